@@ -1,0 +1,182 @@
+//===- ZcCollectiveOps.td - collectives across data-parallel ranks, release ===//
+//
+// Collectives carry no memory-effect interface on purpose: every rank must
+// issue the same collectives in the same order, so none may be CSE'd, hoisted
+// or erased by generic passes even when its result is unused.
+//
+// `ranks` is the number of ranks in the data-parallel group. Shards are the
+// leading axis split evenly; the ZeRO passes pad a parameter (flattened) to a
+// multiple of `ranks` before sharding, so any size works with any world size.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZC_COLLECTIVE_OPS_TD
+#define ZC_COLLECTIVE_OPS_TD
+
+class ZC_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : ZC_Op<mnemonic, traits> {
+  let hasVerifier = 1;
+}
+
+def ZC_AllGatherOp : ZC_CollectiveOp<"all_gather"> {
+  let summary = "Concatenates every rank's shard along axis 0 (blocking)";
+  let description = [{
+    Rank `r` contributes `input` (`[S, ...]`); every rank receives
+    `[ranks * S, ...]` with rank `r`'s shard at rows `[r*S, (r+1)*S)`. Each
+    rank sends `(ranks - 1) * bytes(input)` in a ring implementation.
+
+    Example (ZeRO-3 gathers a parameter before its first use):
+
+    ```mlir
+    %full = zc.all_gather %shard ranks 4 : tensor<16384xf32> -> tensor<65536xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($input) `->` type($result)";
+}
+
+def ZC_ReduceScatterOp : ZC_CollectiveOp<"reduce_scatter"> {
+  let summary = "Reduces across ranks, each rank keeping one slice of axis 0 (blocking)";
+  let description = [{
+    `input` is `[ranks * S, ...]` on every rank; rank `r` receives rows
+    `[r*S, (r+1)*S)` of the elementwise `sum` (or `avg`: the sum divided by
+    `ranks`) over all ranks. Each rank sends
+    `(ranks - 1) / ranks * bytes(input)` in a ring implementation.
+
+    Example (ZeRO-2 shards a final gradient, averaging across ranks):
+
+    ```mlir
+    %g = zc.reduce_scatter avg %dw ranks 4 : tensor<65536xf32> -> tensor<16384xf32>
+    ```
+  }];
+  let arguments = (ins ZC_ReduceKindAttr:$kind, ZC_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$kind $input `ranks` $ranks attr-dict `:` type($input) `->` type($result)";
+}
+
+def ZC_AllReduceOp : ZC_CollectiveOp<"all_reduce", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Reduces across ranks, every rank receiving the whole result (blocking)";
+  let description = [{
+    Every rank receives the elementwise `sum` (or `avg`) of `input` over all
+    ranks. Each rank sends `2 (ranks - 1) / ranks * bytes(input)` in a ring
+    implementation.
+
+    Example (ZeRO-0, plain data parallelism):
+
+    ```mlir
+    %g = zc.all_reduce avg %dw ranks 4 : tensor<784x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_ReduceKindAttr:$kind, ZC_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$kind $input `ranks` $ranks attr-dict `:` type($result)";
+  let hasVerifier = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Asynchronous forms: issue now, `zc.wait` later. The scheduling pass splits
+// each blocking collective into a start/wait pair and moves them apart so the
+// transfer overlaps compute.
+//===----------------------------------------------------------------------===//
+
+def ZC_AllGatherStartOp : ZC_CollectiveOp<"all_gather_start"> {
+  let summary = "Starts an all_gather on the communication stream";
+  let description = [{
+    Same semantics as `zc.all_gather`; the gathered tensor is available from
+    the matching `zc.wait`. `input` must not be modified until then.
+
+    Example:
+
+    ```mlir
+    %h = zc.all_gather_start %shard ranks 4 : tensor<16384xf32> -> !zc.async<tensor<65536xf32>>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_AsyncType:$handle);
+  let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($input) `->` qualified(type($handle))";
+}
+
+def ZC_ReduceScatterStartOp : ZC_CollectiveOp<"reduce_scatter_start"> {
+  let summary = "Starts a reduce_scatter on the communication stream";
+  let description = [{
+    Same semantics as `zc.reduce_scatter`; the shard is available from the
+    matching `zc.wait`.
+
+    Example:
+
+    ```mlir
+    %h = zc.reduce_scatter_start avg %dw ranks 4 : tensor<65536xf32> -> !zc.async<tensor<16384xf32>>
+    ```
+  }];
+  let arguments = (ins ZC_ReduceKindAttr:$kind, ZC_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_AsyncType:$handle);
+  let assemblyFormat = "$kind $input `ranks` $ranks attr-dict `:` type($input) `->` qualified(type($handle))";
+}
+
+def ZC_AllReduceStartOp : ZC_CollectiveOp<"all_reduce_start"> {
+  let summary = "Starts an all_reduce on the communication stream";
+  let description = [{
+    Same semantics as `zc.all_reduce`; the result is available from the
+    matching `zc.wait`.
+
+    Example:
+
+    ```mlir
+    %h = zc.all_reduce_start sum %dw ranks 2 : tensor<784x128xf32> -> !zc.async<tensor<784x128xf32>>
+    ```
+  }];
+  let arguments = (ins ZC_ReduceKindAttr:$kind, ZC_FloatTensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_AsyncType:$handle);
+  let assemblyFormat = "$kind $input `ranks` $ranks attr-dict `:` type($input) `->` qualified(type($handle))";
+}
+
+def ZC_WaitOp : ZC_Op<"wait", [
+    TypesMatchWith<"result is the tensor the handle will produce", "handle", "result",
+                   "::llvm::cast<::mlir::zc::AsyncType>($_self).getValueType()">]> {
+  let summary = "Waits for an async collective and yields its result";
+  let description = [{
+    Blocks the compute stream until the collective behind `handle` has
+    completed (on the CUDA backend: the compute stream waits on the
+    collective's event; no device-wide synchronization). Each handle must be
+    waited on exactly once, in the same block as its start.
+
+    Example:
+
+    ```mlir
+    %full = zc.wait %h : !zc.async<tensor<65536xf32>>
+    ```
+  }];
+  let arguments = (ins ZC_AsyncType:$handle);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$handle attr-dict `:` qualified(type($handle))";
+  let hasVerifier = 1;
+}
+
+def ZC_ReleaseOp : ZC_Op<"release"> {
+  let summary = "Frees a gathered buffer after its last use";
+  let description = [{
+    Marks the end of `input`'s lifetime: its memory (typically a parameter
+    gathered by `zc.all_gather`) goes back to the arena. The release must be
+    the last use of `input`: any use after it in the same block, including a
+    second release, is an error.
+
+    Example (ZeRO-3 frees a gathered parameter after its last forward use):
+
+    ```mlir
+    %full = zc.all_gather %shard ranks 4 : tensor<16384xf32> -> tensor<65536xf32>
+    %w = zc.reshape %full : tensor<65536xf32> -> tensor<128x512xf32>
+    %y = zc.matmul %x, %w : tensor<64x128xf32>, tensor<128x512xf32> -> tensor<64x512xf32>
+    zc.release %full : tensor<65536xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+#endif // ZC_COLLECTIVE_OPS_TD

@@ -1,0 +1,145 @@
+//===- ZcComputeOps.cpp - verifiers of the forward compute ops ------------===//
+
+#include "dialects/zc/ZcDialect.h"
+#include "dialects/zc/ZcVerifyUtils.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace mlir;
+using namespace mlir::zc;
+using namespace mlir::zc::detail;
+
+LogicalResult CastOp::verify() {
+  if (getInput().getType().getElementType() == getResult().getType().getElementType())
+    return emitOpError("casts to the element type it already has (")
+           << getInput().getType().getElementType() << ")";
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs()),
+                   result = tensorOf(getResult());
+  if (failed(verifySameElementType(*this, {lhs, rhs, result})))
+    return failure();
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return emitOpError("operands must have at least 2 axes, got ") << lhs << " and " << rhs;
+  ArrayRef<int64_t> lhsBatch = lhs.getShape().drop_back(2);
+  ArrayRef<int64_t> rhsBatch = rhs.getShape().drop_back(2);
+  // rhs is either shared by every batch element (2-D) or batched like lhs.
+  if (rhs.getRank() != 2 && rhsBatch != lhsBatch)
+    return emitOpError("rhs must be 2-D or have the batch axes of lhs, got ")
+           << lhs << " and " << rhs;
+  int64_t m = lhs.getDimSize(lhs.getRank() - 2), kLhs = lhs.getShape().back();
+  if (getTransposeLhs())
+    std::swap(m, kLhs);
+  int64_t kRhs = rhs.getDimSize(rhs.getRank() - 2), n = rhs.getShape().back();
+  if (getTransposeRhs())
+    std::swap(kRhs, n);
+  if (kLhs != kRhs)
+    return emitOpError() << "contracting sizes differ: lhs has " << kLhs << ", rhs has "
+                         << kRhs;
+  SmallVector<int64_t> expected(lhsBatch);
+  expected.append({m, n});
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result shape must be "
+                         << RankedTensorType::get(expected, result.getElementType())
+                         << ", got " << result;
+  return success();
+}
+
+LogicalResult BiasAddOp::verify() {
+  return verifyLastAxisVector(*this, tensorOf(getInput()), tensorOf(getBias()), "bias");
+}
+
+LogicalResult LayerNormOp::verify() {
+  return verifyLayerNormOperands(*this, tensorOf(getInput()), tensorOf(getGamma()),
+                                 getEpsilon().convertToDouble());
+}
+
+LogicalResult CausalAttentionOp::verify() {
+  return verifyAttentionShape(*this, tensorOf(getQuery()), getNumHeads());
+}
+
+LogicalResult EmbeddingOp::verify() {
+  RankedTensorType table = tensorOf(getTable()), ids = tensorOf(getIds()),
+                   result = tensorOf(getResult());
+  if (table.getRank() != 2)
+    return emitOpError("table must be [vocab, channels], got ") << table;
+  SmallVector<int64_t> expected(ids.getShape());
+  expected.push_back(table.getDimSize(1));
+  RankedTensorType expectedType = RankedTensorType::get(expected, table.getElementType());
+  if (result != expectedType)
+    return emitOpError() << "result must be " << expectedType << " (ids shape + channels), got "
+                         << result;
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType input = tensorOf(getInput()), result = tensorOf(getResult());
+  if (failed(verifySameElementType(*this, {input, result})))
+    return failure();
+  if (input.getNumElements() != result.getNumElements())
+    return emitOpError() << "cannot reshape " << input.getNumElements() << " elements into "
+                         << result.getNumElements();
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType input = tensorOf(getInput()), result = tensorOf(getResult());
+  if (failed(verifySameElementType(*this, {input, result})))
+    return failure();
+  ArrayRef<int64_t> perm = getPermutation();
+  if (static_cast<int64_t>(perm.size()) != input.getRank())
+    return emitOpError() << "permutation has " << perm.size() << " entries for a rank-"
+                         << input.getRank() << " input";
+  SmallVector<bool> seen(perm.size(), false);
+  SmallVector<int64_t> expected;
+  for (int64_t axis : perm) {
+    if (axis < 0 || axis >= input.getRank() || seen[axis])
+      return emitOpError("permutation must list every axis exactly once, got [")
+             << llvm::make_range(perm.begin(), perm.end()) << "]";
+    seen[axis] = true;
+    expected.push_back(input.getDimSize(axis));
+  }
+  if (result.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError() << "result shape must be "
+                         << RankedTensorType::get(expected, input.getElementType()) << ", got "
+                         << result;
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  return verifyBoxInside(*this, getOffsets(), tensorOf(getResult()), tensorOf(getInput()));
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  RankedTensorType result = tensorOf(getResult());
+  int64_t axis = getAxis();
+  if (axis >= result.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for rank " << result.getRank();
+  int64_t total = 0;
+  for (auto [index, value] : llvm::enumerate(getInputs())) {
+    RankedTensorType input = tensorOf(value);
+    if (input.getRank() != result.getRank() ||
+        input.getElementType() != result.getElementType())
+      return emitOpError() << "input #" << index << " " << input
+                           << " must have the result's rank and element type";
+    for (int64_t d = 0; d < result.getRank(); ++d)
+      if (d != axis && input.getDimSize(d) != result.getDimSize(d))
+        return emitOpError() << "input #" << index << " has size " << input.getDimSize(d)
+                             << " on axis " << d << ", the result has "
+                             << result.getDimSize(d);
+    total += input.getDimSize(axis);
+  }
+  if (total != result.getDimSize(axis))
+    return emitOpError() << "inputs add up to " << total << " on axis " << axis
+                         << " but the result has " << result.getDimSize(axis);
+  return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  return verifyLabelsMatchLogits(*this, tensorOf(getLogits()), tensorOf(getLabels()));
+}

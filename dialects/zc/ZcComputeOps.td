@@ -1,0 +1,360 @@
+//===- ZcComputeOps.td - forward compute ops ---------------------------------===//
+//
+// Elementwise ops require identical operand types (no implicit broadcasting);
+// broadcasting is explicit (`zc.bias_add`), so every op's gradient is local.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZC_COMPUTE_OPS_TD
+#define ZC_COMPUTE_OPS_TD
+
+class ZC_ComputeOp<string mnemonic, list<Trait> traits = []>
+    : ZC_Op<mnemonic, !listconcat([Pure], traits)>;
+
+def ZC_AddOp : ZC_ComputeOp<"add", [SameOperandsAndResultType]> {
+  let summary = "Elementwise addition";
+  let description = [{
+    `result[i] = lhs[i] + rhs[i]` for operands of identical type.
+
+    Example:
+
+    ```mlir
+    %c = zc.add %a, %b : tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$lhs, ZC_FloatTensor:$rhs);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def ZC_SubOp : ZC_ComputeOp<"sub", [SameOperandsAndResultType]> {
+  let summary = "Elementwise subtraction";
+  let description = [{
+    `result[i] = lhs[i] - rhs[i]` for operands of identical type.
+
+    Example:
+
+    ```mlir
+    %c = zc.sub %a, %b : tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$lhs, ZC_FloatTensor:$rhs);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def ZC_MulOp : ZC_ComputeOp<"mul", [SameOperandsAndResultType]> {
+  let summary = "Elementwise multiplication";
+  let description = [{
+    `result[i] = lhs[i] * rhs[i]` for operands of identical type.
+
+    Example:
+
+    ```mlir
+    %c = zc.mul %a, %b : tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$lhs, ZC_FloatTensor:$rhs);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def ZC_ReluOp : ZC_ComputeOp<"relu", [SameOperandsAndResultType]> {
+  let summary = "Rectified linear unit";
+  let description = [{
+    `result[i] = max(input[i], 0)`.
+
+    Example:
+
+    ```mlir
+    %y = zc.relu %x : tensor<8x64x512xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def ZC_GeluOp : ZC_ComputeOp<"gelu", [SameOperandsAndResultType]> {
+  let summary = "GELU, tanh approximation";
+  let description = [{
+    `result = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, the form GPT-2 uses.
+
+    Example:
+
+    ```mlir
+    %y = zc.gelu %x : tensor<8x64x512xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def ZC_SoftmaxOp : ZC_ComputeOp<"softmax", [SameOperandsAndResultType]> {
+  let summary = "Softmax over the last axis";
+  let description = [{
+    Numerically stable: `exp(x - max) / sum(exp(x - max))` along the last axis,
+    accumulated in f32.
+
+    Example:
+
+    ```mlir
+    %y = zc.softmax %x : tensor<8x4x64x64xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def ZC_ScaleOp : ZC_ComputeOp<"scale", [SameOperandsAndResultType]> {
+  let summary = "Multiplies every element by a compile-time constant";
+  let description = [{
+    `result[i] = factor * input[i]`.
+
+    Example:
+
+    ```mlir
+    %y = zc.scale %x by 0.125 : tensor<8x64x64xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, F64Attr:$factor);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` type($result)";
+}
+
+def ZC_CastOp : ZC_ComputeOp<"cast", [SameOperandsAndResultShape]> {
+  let summary = "Converts between f32 and bf16";
+  let description = [{
+    Elementwise conversion; f32 -> bf16 rounds to nearest even. The shapes
+    must match and the element types must differ.
+
+    Example:
+
+    ```mlir
+    %h = zc.cast %x : tensor<128x512xf32> -> tensor<128x512xbf16>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_MatmulOp : ZC_ComputeOp<"matmul"> {
+  let summary = "Matrix product, optionally transposed and batched";
+  let description = [{
+    `lhs` is `[batch..., M, K]` (or `[batch..., K, M]` with `transpose_lhs`),
+    `rhs` is `[batch..., K, N]` (or `[batch..., N, K]` with `transpose_rhs`);
+    the result is `[batch..., M, N]`. `rhs` may instead be a plain 2-D matrix
+    shared by every batch element (the usual `x @ W` of a linear layer).
+    Element types of both operands and the result are equal; bf16 products
+    accumulate in f32.
+
+    Example:
+
+    ```mlir
+    %h = zc.matmul %x, %w : tensor<8x64x128xf32>, tensor<128x512xf32> -> tensor<8x64x512xf32>
+    %s = zc.matmul %q, %k transpose_rhs : tensor<8x4x64x32xf32>, tensor<8x4x64x32xf32> -> tensor<8x4x64x64xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$lhs, ZC_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
+    attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_BiasAddOp : ZC_ComputeOp<"bias_add", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Adds a bias vector along the last axis";
+  let description = [{
+    `result[..., j] = input[..., j] + bias[j]`: `bias` is 1-D with the size of
+    the last axis of `input`.
+
+    Example:
+
+    ```mlir
+    %y = zc.bias_add %x, %b : tensor<8x64x512xf32>, tensor<512xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$bias);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $bias attr-dict `:` type($input) `,` type($bias)";
+  let hasVerifier = 1;
+}
+
+def ZC_LayerNormOp : ZC_ComputeOp<"layernorm", [AllTypesMatch<["input", "result"]>,
+                                             AllTypesMatch<["gamma", "beta"]>]> {
+  let summary = "Layer normalization over the last axis, with affine scale and shift";
+  let description = [{
+    `result = (x - mean) / sqrt(var + epsilon) * gamma + beta`, mean and
+    (biased) variance over the last axis, computed in f32. `gamma` and `beta`
+    are 1-D of the last axis' size. `epsilon` defaults to 1e-5.
+
+    Example:
+
+    ```mlir
+    %y = zc.layernorm %x, %g, %b : tensor<8x64x128xf32>, tensor<128xf32>
+    %z = zc.layernorm %x, %g, %b {epsilon = 1.0e-06 : f64} : tensor<8x64x128xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$gamma, ZC_FloatTensor:$beta,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` type($input) `,` type($gamma)";
+  let hasVerifier = 1;
+}
+
+def ZC_CausalAttentionOp : ZC_ComputeOp<"causal_attention",
+    [AllTypesMatch<["query", "key", "value", "result"]>]> {
+  let summary = "Causal multi-head scaled dot-product attention";
+  let description = [{
+    `query`, `key` and `value` are `[B, T, C]` with `C` divisible by
+    `num_heads`. Each is split into `num_heads` heads of size `D = C / H`;
+    head `h` computes `softmax(q k^T / sqrt(D) + mask) v`, where the mask
+    hides future positions (`s > t`), and the heads are concatenated back to
+    `[B, T, C]`. The softmax is computed in f32.
+
+    Example:
+
+    ```mlir
+    %y = zc.causal_attention %q, %k, %v heads 4 : tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$query, ZC_FloatTensor:$key, ZC_FloatTensor:$value,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$query `,` $key `,` $value `heads` $num_heads attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_EmbeddingOp : ZC_ComputeOp<"embedding"> {
+  let summary = "Looks up rows of a table by integer id";
+  let description = [{
+    `table` is `[V, C]`, `ids` any shape `[S...]` of i32 in `[0, V)`; the
+    result is `[S..., C]` with `result[s..., :] = table[ids[s...], :]`.
+    Out-of-range ids are a run-time error.
+
+    Example:
+
+    ```mlir
+    %x = zc.embedding %wte[%tokens] : tensor<256x128xf32>, tensor<8x64xi32> -> tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$table, ZC_IndexTensor:$ids);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$table `[` $ids `]` attr-dict `:` type($table) `,` type($ids) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_ReshapeOp : ZC_ComputeOp<"reshape"> {
+  let summary = "Reinterprets a tensor with another shape of the same size";
+  let description = [{
+    Row-major order is kept; element count and element type are unchanged.
+
+    Example:
+
+    ```mlir
+    %y = zc.reshape %x : tensor<8x64x128xf32> -> tensor<512x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_TransposeOp : ZC_ComputeOp<"transpose"> {
+  let summary = "Permutes the axes of a tensor";
+  let description = [{
+    `result` axis `i` is `input` axis `permutation[i]`.
+
+    Example:
+
+    ```mlir
+    %y = zc.transpose %x [0, 2, 1, 3] : tensor<8x64x4x32xf32> -> tensor<8x4x64x32xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input $permutation attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_SliceOp : ZC_ComputeOp<"slice"> {
+  let summary = "Extracts a contiguous box of a tensor";
+  let description = [{
+    The box starts at `offsets` (one per axis) and has the result's shape;
+    strides are 1. It must lie inside the input.
+
+    Example (the query third of a fused qkv projection):
+
+    ```mlir
+    %q = zc.slice %qkv [0, 0, 0] : tensor<8x64x384xf32> -> tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, DenseI64ArrayAttr:$offsets);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input $offsets attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_ConcatOp : ZC_ComputeOp<"concat"> {
+  let summary = "Joins tensors along one axis";
+  let description = [{
+    All inputs have the result's rank and element type and agree on every
+    axis but `axis`, whose sizes add up to the result's.
+
+    Example:
+
+    ```mlir
+    %qkv = zc.concat %q, %k, %v axis 2 : tensor<8x64x128xf32>, tensor<8x64x128xf32>, tensor<8x64x128xf32> -> tensor<8x64x384xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<ZC_FloatTensor>:$inputs,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$inputs `axis` $axis attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_CrossEntropyOp : ZC_ComputeOp<"cross_entropy"> {
+  let summary = "Mean softmax cross-entropy over all positions";
+  let description = [{
+    `logits` is `[S..., V]`, `labels` is `[S...]` of i32 class ids in
+    `[0, V)`. The result is the mean over all positions of
+    `logsumexp(logits[s, :]) - logits[s, labels[s]]`, in f32.
+
+    Example:
+
+    ```mlir
+    %loss = zc.cross_entropy %logits, %targets : tensor<8x64x256xf32>, tensor<8x64xi32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$logits, ZC_IndexTensor:$labels);
+  let results = (outs ZC_LossTensor:$result);
+  let assemblyFormat = "$logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_MseOp : ZC_ComputeOp<"mse", [AllTypesMatch<["prediction", "target"]>]> {
+  let summary = "Mean squared error";
+  let description = [{
+    `mean((prediction - target)^2)` over every element, in f32.
+
+    Example:
+
+    ```mlir
+    %loss = zc.mse %pred, %y : tensor<32x1xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$prediction, ZC_FloatTensor:$target);
+  let results = (outs ZC_LossTensor:$result);
+  let assemblyFormat = "$prediction `,` $target attr-dict `:` type($prediction) `->` type($result)";
+}
+
+#endif // ZC_COMPUTE_OPS_TD

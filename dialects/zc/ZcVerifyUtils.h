@@ -1,0 +1,47 @@
+//===- ZcVerifyUtils.h - shape checks shared by the zc op verifiers -------===//
+//
+// Private to the dialect's .cpp files. Each helper emits an op error naming the
+// operand and both sizes, so a user sees what to fix without reading the spec.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZCC_DIALECTS_ZC_ZCVERIFYUTILS_H
+#define ZCC_DIALECTS_ZC_ZCVERIFYUTILS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
+namespace mlir::zc::detail {
+
+inline RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// `vector` is 1-D with the size of `input`'s last axis and `input`'s element type.
+LogicalResult verifyLastAxisVector(Operation *op, RankedTensorType input,
+                                   RankedTensorType vector, StringRef vectorName);
+
+/// All of `types` share one element type.
+LogicalResult verifySameElementType(Operation *op, ArrayRef<Type> types);
+
+/// `labels` has `logits`' shape without its last (class) axis.
+LogicalResult verifyLabelsMatchLogits(Operation *op, RankedTensorType logits,
+                                      RankedTensorType labels);
+
+/// `type` is `[B, T, C]` with `C` divisible by `numHeads`.
+LogicalResult verifyAttentionShape(Operation *op, RankedTensorType type, int64_t numHeads);
+
+/// A box of shape `box` at `offsets` lies inside `whole`.
+LogicalResult verifyBoxInside(Operation *op, ArrayRef<int64_t> offsets, RankedTensorType box,
+                              RankedTensorType whole);
+
+/// `gathered` is `shard` with its leading axis multiplied by `ranks` (the
+/// shapes of all_gather; reduce_scatter reversed).
+LogicalResult verifyShardedPair(Operation *op, RankedTensorType shard,
+                                RankedTensorType gathered, int64_t ranks);
+
+/// `layernorm` and `layernorm_grad`: gamma matches the last axis; epsilon > 0.
+LogicalResult verifyLayerNormOperands(Operation *op, RankedTensorType input,
+                                      RankedTensorType gamma, double epsilon);
+
+} // namespace mlir::zc::detail
+
+#endif // ZCC_DIALECTS_ZC_ZCVERIFYUTILS_H

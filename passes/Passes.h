@@ -1,0 +1,19 @@
+//===- Passes.h - declarations and registration of every zcc pass --------===//
+
+#ifndef ZCC_PASSES_PASSES_H
+#define ZCC_PASSES_PASSES_H
+
+#include "dialects/zc/ZcDialect.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::zc {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+} // namespace mlir::zc
+
+#endif // ZCC_PASSES_PASSES_H

@@ -1,0 +1,29 @@
+# lit configuration of the zcc suite: FileCheck tests over zcc-opt and zcc.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ZCC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.zcc_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%zcc_src_root", config.zcc_src_root))
+# Captured variables are scoped to their CHECK-LABEL block.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+if config.zcc_have_cuda:
+    config.available_features.add("cuda")
+if config.zcc_enable_mpi:
+    config.available_features.add("mpi")
+
+tool_dirs = [config.zcc_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["zcc", "zcc-opt"], tool_dirs)
