@@ -14,6 +14,9 @@ namespace mlir::zc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// The checks of `zcc-verify-model`, for callers that are not a pass manager.
+LogicalResult verifyModel(ModuleOp module);
+
 } // namespace mlir::zc
 
 #endif // ZCC_PASSES_PASSES_H

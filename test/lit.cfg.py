@@ -7,8 +7,8 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "ZCC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.zcc_obj_root, "test")
 
@@ -27,3 +27,6 @@ if config.zcc_enable_mpi:
 
 tool_dirs = [config.zcc_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["zcc", "zcc-opt"], tool_dirs)
+# `not`, `count` and FileCheck by name, also where a substitution does not apply.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.zcc_tools_dir, append_path=True)

@@ -6,6 +6,9 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::zc;
 
@@ -44,14 +47,31 @@ FailureOr<llvm::APFloat> mlir::zc::parseF64Param(AsmParser &parser) {
   return llvm::APFloat(value);
 }
 
+/// The shortest decimal text that reads back to the same double (0.05, not
+/// 0.050000000000000003), with a '.' or exponent so it parses as a float.
+static SmallString<32> shortestFloatText(const llvm::APFloat &value) {
+  double v = value.convertToDouble();
+  char buffer[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", precision, v);
+    if (std::strtod(buffer, nullptr) == v)
+      break;
+  }
+  // MLIR's lexer needs a '.' in a float literal, also before an exponent.
+  StringRef digits(buffer);
+  if (digits.contains('.') || digits.contains_insensitive("nan") ||
+      digits.contains_insensitive("inf"))
+    return SmallString<32>(digits);
+  size_t exponent = digits.find('e');
+  SmallString<32> text(digits.take_front(exponent));
+  text += ".0";
+  if (exponent != StringRef::npos)
+    text += digits.drop_front(exponent);
+  return text;
+}
+
 void mlir::zc::printF64Param(AsmPrinter &printer, const llvm::APFloat &value) {
-  // APFloat::toString gives the shortest digits that read back to the same
-  // double; keep a '.' or exponent so the parser sees a float, not an integer.
-  SmallString<32> text;
-  value.toString(text);
-  if (text.find_first_of(".eEnN") == StringRef::npos)
-    text += ".0";
-  printer << text;
+  printer << shortestFloatText(value);
 }
 
 //===----------------------------------------------------------------------===//
@@ -66,9 +86,11 @@ LogicalResult NormalInitAttr::verify(function_ref<InFlightDiagnostic()> emitErro
                                      llvm::APFloat stdFloat, llvm::APFloat meanFloat) {
   double std = stdFloat.convertToDouble(), mean = meanFloat.convertToDouble();
   if (!(std > 0.0) || !std::isfinite(std))
-    return emitError() << "normal initializer needs a positive finite std, got " << std;
+    return emitError() << "normal initializer needs a positive finite std, got "
+                       << shortestFloatText(stdFloat);
   if (!std::isfinite(mean))
-    return emitError() << "normal initializer needs a finite mean, got " << mean;
+    return emitError() << "normal initializer needs a finite mean, got "
+                       << shortestFloatText(meanFloat);
   return success();
 }
 
@@ -78,7 +100,8 @@ LogicalResult UniformInitAttr::verify(function_ref<InFlightDiagnostic()> emitErr
   if (!std::isfinite(low) || !std::isfinite(high))
     return emitError() << "uniform initializer needs finite bounds";
   if (!(low < high))
-    return emitError() << "uniform initializer needs low < high, got [" << low << ", "
-                       << high << ")";
+    return emitError() << "uniform initializer needs low < high, got ["
+                       << shortestFloatText(lowFloat) << ", " << shortestFloatText(highFloat)
+                       << ")";
   return success();
 }

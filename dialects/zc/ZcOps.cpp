@@ -29,10 +29,10 @@ LogicalResult ParamOp::verify() {
 LogicalResult ParamRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, getNameAttr());
   if (!param)
-    return emitOpError() << "'" << getName() << "' does not name a zc.param";
+    return emitOpError() << "'" << getNameAttr() << "' does not name a zc.param";
   if (param.getType() != getType())
     return emitOpError() << "result type " << getType() << " differs from parameter '"
-                         << getName() << "' declared as " << param.getType();
+                         << getNameAttr() << "' declared as " << param.getType();
   return success();
 }
 

@@ -1,4 +1,4 @@
-//===- Driver.cpp - zcc: parse, verify and (later) compile a model -------===//
+//===- Driver.cpp - zcc: parse, verify and compile a model ---------------===//
 //
 // Errors go through MLIR's SourceMgr handler, so every diagnostic reads
 // `file:line:col: error: ...`; any error exits with 1 and leaves no partial
@@ -9,12 +9,14 @@
 #include "zcc/Driver.h"
 #include "zcc/InitAll.h"
 
+#include "passes/Pipelines.h"
+
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -31,6 +33,8 @@ namespace cl = llvm::cl;
 #endif
 
 namespace {
+enum class EmitKind { Mlir };
+
 struct DriverOptions {
   cl::OptionCategory category{"zcc options"};
   cl::opt<std::string> input{cl::Positional, cl::desc("<model.mlir>"), cl::Required,
@@ -40,17 +44,16 @@ struct DriverOptions {
   cl::opt<bool> verifyOnly{"verify-only",
                            cl::desc("Parse and verify the model, write nothing, exit 0 if valid"),
                            cl::cat(category)};
-  enum class Emit { Mlir };
-  cl::opt<Emit> emit{
-      "emit", cl::desc("What to write to -o"), cl::init(Emit::Mlir),
-      cl::values(clEnumValN(Emit::Mlir, "mlir", "the verified model as MLIR (textual)")),
+  cl::opt<EmitKind> emit{
+      "emit", cl::desc("What to write to -o"), cl::init(EmitKind::Mlir),
+      cl::values(clEnumValN(EmitKind::Mlir, "mlir", "the model after zcc's pipeline, as MLIR")),
       cl::cat(category)};
 };
 
-/// Parses `path` into a module and runs op and model verification. Errors are
-/// reported through the context's diagnostic handler.
-OwningOpRef<ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, MLIRContext &context,
-                                StringRef path) {
+/// Parses `path`; parseSourceFile verifies every op and symbol use before
+/// returning. Errors are reported through the context's diagnostic handler.
+OwningOpRef<ModuleOp> parseModel(llvm::SourceMgr &sourceMgr, MLIRContext &context,
+                                 StringRef path) {
   std::string message;
   std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &message);
   if (!file) {
@@ -58,11 +61,17 @@ OwningOpRef<ModuleOp> loadModel(llvm::SourceMgr &sourceMgr, MLIRContext &context
     return nullptr;
   }
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  // parseSourceFile verifies every op (and symbol uses) before returning.
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module || failed(zcc::verifyModel(*module)))
-    return nullptr;
-  return module;
+  return parseSourceFile<ModuleOp>(sourceMgr, &context);
+}
+
+/// Runs zcc's pipeline (the same one `zcc-opt -zcc-pipeline` runs), honouring
+/// MLIR's pass-manager flags such as --mlir-print-ir-after-all.
+LogicalResult runPipeline(ModuleOp module) {
+  PassManager pm(module->getContext());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  zc::buildZccPipeline(pm, zc::ZccPipelineOptions());
+  return pm.run(module);
 }
 } // namespace
 
@@ -71,9 +80,12 @@ int zcc::runZccMain(int argc, char **argv) {
   DriverOptions options;
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "zcc " << ZCC_VERSION << " (MLIR " << LLVM_VERSION_STRING << ")\n";
   });
+  // --help shows zcc's own flags; MLIR's debugging flags stay available and
+  // are listed by --help-hidden.
   cl::HideUnrelatedOptions(options.category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -83,12 +95,14 @@ int zcc::runZccMain(int argc, char **argv) {
   DialectRegistry registry;
   registerZccDialects(registry);
   MLIRContext context(registry);
-  context.loadAllAvailableDialects();
+  // Users read the located message and the source line; the generic dump of
+  // the op that MLIR appends by default is noise outside compiler debugging.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
-  OwningOpRef<ModuleOp> module = loadModel(sourceMgr, context, options.input);
-  if (!module)
+  OwningOpRef<ModuleOp> module = parseModel(sourceMgr, context, options.input);
+  if (!module || failed(runPipeline(*module)))
     return 1;
   if (options.verifyOnly)
     return 0;

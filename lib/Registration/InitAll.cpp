@@ -4,6 +4,7 @@
 
 #include "dialects/zc/ZcDialect.h"
 #include "passes/Passes.h"
+#include "passes/Pipelines.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,4 +20,7 @@ void zcc::registerZccDialects(mlir::DialectRegistry &registry) {
                   mlir::LLVM::LLVMDialect>();
 }
 
-void zcc::registerZccPasses() { mlir::zc::registerZccPasses(); }
+void zcc::registerZccPasses() {
+  mlir::zc::registerZccPasses();
+  mlir::zc::registerZccPipeline();
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Configures (once) and builds zcc with Ninja into ${ZCC_BUILD_DIR:-build}.
+# Prefers clang-22 + lld-22 (faster, half the memory of g++); falls back to the default compiler.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${ZCC_BUILD_DIR:-build}
+
+if [ ! -f "$build_dir/build.ninja" ]; then
+  args=(-G Ninja -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release
+        -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
+        -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit)
+  if command -v clang++-22 >/dev/null && command -v ld.lld-22 >/dev/null; then
+    args+=(-DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 -DLLVM_USE_LINKER=lld)
+  fi
+  cmake "${args[@]}"
+fi
+cmake --build "$build_dir"

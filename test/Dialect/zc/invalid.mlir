@@ -1,0 +1,623 @@
+// RUN: zcc-opt %s -split-input-file -verify-diagnostics
+
+// --- Parameters and initializers ---------------------------------------------
+
+// expected-error @+1 {{normal initializer needs a positive finite std, got -1.0}}
+zc.param @w : tensor<4xf32> = #zc.normal<std = -1.0>
+
+// -----
+
+// expected-error @+1 {{uniform initializer needs low < high, got [1.0, -1.0)}}
+zc.param @w : tensor<4xf32> = #zc.uniform<low = 1.0, high = -1.0>
+
+// -----
+
+// expected-error @+1 {{'zc.param' op parameter 'w' has no elements}}
+zc.param @w : tensor<0x4xf32> = #zc.zeros
+
+// -----
+
+// expected-error @+1 {{'zc.param' op attribute 'type' failed to satisfy constraint}}
+zc.param @w : tensor<4xi32> = #zc.zeros
+
+// -----
+
+// expected-error @+1 {{'zc.param' op attribute 'init' failed to satisfy constraint}}
+zc.param @w : tensor<4xf32> = 1.0 : f32
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'zc.param' op expects parent op 'builtin.module'}}
+  "zc.param"() <{sym_name = "w", type = tensor<4xf32>, init = #zc.zeros}> : () -> ()
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'zc.param_ref' op '@missing' does not name a zc.param}}
+  %0 = zc.param_ref @missing : tensor<4xf32>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<4xf32> = #zc.zeros
+func.func @f() {
+  // expected-error @+1 {{'zc.param_ref' op result type 'tensor<8xf32>' differs from parameter '@w' declared as 'tensor<4xf32>'}}
+  %0 = zc.param_ref @w : tensor<8xf32>
+  return
+}
+
+// --- Forward and return ------------------------------------------------------
+
+// -----
+
+// expected-error @+1 {{'zc.forward' op must return the loss as tensor<f32>, got 'tensor<4xf32>'}}
+zc.forward @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  zc.return %x : tensor<4xf32>
+}
+
+// -----
+
+zc.param @p : tensor<f32> = #zc.zeros
+// expected-error @+1 {{'zc.forward' op takes the batch as arguments, but has none}}
+zc.forward @f() -> tensor<f32> {
+  %0 = zc.param_ref @p : tensor<f32>
+  zc.return %0 : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{'zc.forward' op must return exactly one value, the loss; got 2}}
+zc.forward @f(%x: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  zc.return %x, %x : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+zc.param @p : tensor<f32> = #zc.zeros
+// expected-error @+1 {{'zc.forward' op argument #0 must be a statically shaped tensor, got 'tensor<?xf32>'}}
+zc.forward @f(%x: tensor<?xf32>) -> tensor<f32> {
+  %0 = zc.param_ref @p : tensor<f32>
+  zc.return %0 : tensor<f32>
+}
+
+// -----
+
+zc.forward @f(%x: tensor<f32>, %y: tensor<4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'zc.return' op operand #0 has type 'tensor<4xf32>' but 'f' returns 'tensor<f32>'}}
+  zc.return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<f32>) {
+  // expected-error @+1 {{'zc.return' op expects parent op 'zc.forward'}}
+  zc.return %x : tensor<f32>
+}
+
+// --- Elementwise ops ---------------------------------------------------------
+
+// -----
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{'zc.add' op requires the same type for all operands and results}}
+  %0 = "zc.add"(%a, %b) : (tensor<4xf32>, tensor<5xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xbf16>) {
+  // expected-error @+1 {{'zc.sub' op requires the same type for all operands and results}}
+  %0 = "zc.sub"(%a, %b) : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'zc.mul' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
+  %0 = zc.mul %a, %a : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<?xf32>) {
+  // expected-error @+1 {{'zc.scale' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type values, but got 'tensor<?xf32>'}}
+  %0 = zc.scale %a by 2.0 : tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.relu' op requires the same type for all operands and results}}
+  %0 = "zc.relu"(%a) : (tensor<4xf32>) -> tensor<4xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf16>) {
+  // expected-error @+1 {{'zc.gelu' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type values, but got 'tensor<4xf16>'}}
+  %0 = zc.gelu %a : tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>) {
+  // expected-error @+1 {{'zc.softmax' op requires the same type for all operands and results}}
+  %0 = "zc.softmax"(%a) : (tensor<4x8xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.cast' op casts to the element type it already has ('f32')}}
+  %0 = zc.cast %a : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// --- Matmul ------------------------------------------------------------------
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<7x16xf32>) {
+  // expected-error @+1 {{'zc.matmul' op contracting sizes differ: lhs has 8, rhs has 7}}
+  %0 = zc.matmul %a, %b : tensor<4x8xf32>, tensor<7x16xf32> -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
+  // expected-error @+1 {{'zc.matmul' op result shape must be 'tensor<4x16xf32>', got 'tensor<16x4xf32>'}}
+  %0 = zc.matmul %a, %b : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<16x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<16x8xf32>) {
+  // expected-error @+1 {{'zc.matmul' op contracting sizes differ: lhs has 8, rhs has 16}}
+  %0 = zc.matmul %a, %b : tensor<4x8xf32>, tensor<16x8xf32> -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x4x8xf32>, %b: tensor<3x8x16xf32>) {
+  // expected-error @+1 {{'zc.matmul' op rhs must be 2-D or have the batch axes of lhs}}
+  %0 = zc.matmul %a, %b : tensor<2x4x8xf32>, tensor<3x8x16xf32> -> tensor<2x4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<8xf32>, %b: tensor<8x16xf32>) {
+  // expected-error @+1 {{'zc.matmul' op operands must have at least 2 axes}}
+  %0 = zc.matmul %a, %b : tensor<8xf32>, tensor<8x16xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x8xbf16>, %b: tensor<8x16xf32>) {
+  // expected-error @+1 {{'zc.matmul' op operands and result must share one element type, got 'bf16' and 'f32'}}
+  %0 = zc.matmul %a, %b : tensor<4x8xbf16>, tensor<8x16xf32> -> tensor<4x16xf32>
+  return
+}
+
+// --- Neural-network ops ------------------------------------------------------
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.bias_add' op bias has 4 elements but the input's last axis has 8}}
+  %0 = zc.bias_add %x, %b : tensor<4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'zc.layernorm' op epsilon must be positive, got 0}}
+  %0 = zc.layernorm %x, %g, %g {epsilon = 0.0 : f64} : tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>) {
+  // expected-error @+1 {{'zc.layernorm' op gamma must be 1-D, got 'tensor<4x8xf32>'}}
+  %0 = zc.layernorm %x, %g, %g : tensor<4x8xf32>, tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.causal_attention' op channels (8) are not divisible by the 3 heads}}
+  %0 = zc.causal_attention %x, %x, %x heads 3 : tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<6x8xf32>) {
+  // expected-error @+1 {{'zc.causal_attention' op expects [batch, time, channels] tensors, got 'tensor<6x8xf32>'}}
+  %0 = zc.causal_attention %x, %x, %x heads 2 : tensor<6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.causal_attention' op attribute 'num_heads' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = zc.causal_attention %x, %x, %x heads 0 : tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<16x8xf32>, %ids: tensor<2x6xi32>) {
+  // expected-error @+1 {{'zc.embedding' op result must be 'tensor<2x6x8xf32>' (ids shape + channels), got 'tensor<2x6x16xf32>'}}
+  %0 = zc.embedding %t[%ids] : tensor<16x8xf32>, tensor<2x6xi32> -> tensor<2x6x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<16x8xf32>, %ids: tensor<2x6xf32>) {
+  // expected-error @+1 {{'zc.embedding' op operand #1 must be statically shaped tensor of 32-bit signless integer values, but got 'tensor<2x6xf32>'}}
+  %0 = zc.embedding %t[%ids] : tensor<16x8xf32>, tensor<2x6xf32> -> tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<16xf32>, %ids: tensor<2x6xi32>) {
+  // expected-error @+1 {{'zc.embedding' op table must be [vocab, channels], got 'tensor<16xf32>'}}
+  %0 = zc.embedding %t[%ids] : tensor<16xf32>, tensor<2x6xi32> -> tensor<2x6xf32>
+  return
+}
+
+// --- Shape ops ---------------------------------------------------------------
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'zc.reshape' op cannot reshape 32 elements into 30}}
+  %0 = zc.reshape %x : tensor<4x8xf32> -> tensor<5x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'zc.reshape' op operands and result must share one element type, got 'f32' and 'bf16'}}
+  %0 = zc.reshape %x : tensor<4x8xf32> -> tensor<32xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'zc.transpose' op permutation must list every axis exactly once, got [0, 1, 1]}}
+  %0 = zc.transpose %x [0, 1, 1] : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'zc.transpose' op result shape must be 'tensor<2x8x4xf32>', got 'tensor<2x4x8xf32>'}}
+  %0 = zc.transpose %x [0, 2, 1] : tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'zc.transpose' op permutation has 2 entries for a rank-3 input}}
+  %0 = zc.transpose %x [1, 0] : tensor<2x4x8xf32> -> tensor<4x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'zc.slice' op box [6, 10) on axis 2 is outside [0, 8)}}
+  %0 = zc.slice %x [0, 0, 6] : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'zc.slice' op expects one offset per axis (3), got 2}}
+  %0 = zc.slice %x [0, 0] : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x4xf32>, %b: tensor<3x4xf32>) {
+  // expected-error @+1 {{'zc.concat' op input #1 has size 3 on axis 0, the result has 2}}
+  %0 = zc.concat %a, %b axis 1 : tensor<2x4xf32>, tensor<3x4xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) {
+  // expected-error @+1 {{'zc.concat' op inputs add up to 8 on axis 1 but the result has 9}}
+  %0 = zc.concat %a, %b axis 1 : tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x9xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x4xf32>) {
+  // expected-error @+1 {{'zc.concat' op axis 2 is out of range for rank 2}}
+  %0 = zc.concat %a axis 2 : tensor<2x4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// --- Losses ------------------------------------------------------------------
+
+// -----
+
+func.func @f(%l: tensor<2x6x16xf32>, %y: tensor<2x5xi32>) {
+  // expected-error @+1 {{'zc.cross_entropy' op labels shape 'tensor<2x5xi32>' must be the logits shape without its class axis (logits 'tensor<2x6x16xf32>')}}
+  %0 = zc.cross_entropy %l, %y : tensor<2x6x16xf32>, tensor<2x5xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%l: tensor<2x16xf32>, %y: tensor<2xi32>) {
+  // expected-error @+1 {{'zc.cross_entropy' op result #0 must be 0D tensor of 32-bit float values, but got 'tensor<1xf32>'}}
+  %0 = zc.cross_entropy %l, %y : tensor<2x16xf32>, tensor<2xi32> -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%p: tensor<4xf32>, %t: tensor<5xf32>) {
+  // expected-error @+1 {{'zc.mse' op failed to verify that all of {prediction, target} have same type}}
+  %0 = "zc.mse"(%p, %t) : (tensor<4xf32>, tensor<5xf32>) -> tensor<f32>
+  return
+}
+
+// --- Backward ops ------------------------------------------------------------
+
+// -----
+
+func.func @f(%dy: tensor<4xf32>, %x: tensor<5xf32>) {
+  // expected-error @+1 {{'zc.relu_grad' op requires the same type for all operands and results}}
+  %0 = "zc.relu_grad"(%dy, %x) : (tensor<4xf32>, tensor<5xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<4xf32>, %x: tensor<4xbf16>) {
+  // expected-error @+1 {{'zc.gelu_grad' op requires the same type for all operands and results}}
+  %0 = "zc.gelu_grad"(%dy, %x) : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<4x8xf32>, %y: tensor<4x8xf32>) {
+  // expected-error @+1 {{'zc.softmax_grad' op requires the same type for all operands and results}}
+  %0 = "zc.softmax_grad"(%dy, %y) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.layernorm_grad' op gamma has 4 elements but the input's last axis has 8}}
+  %0:3 = zc.layernorm_grad %dy, %dy, %g : tensor<4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x10xf32>) {
+  // expected-error @+1 {{'zc.causal_attention_grad' op channels (10) are not divisible by the 4 heads}}
+  %0:3 = zc.causal_attention_grad %x, %x, %x, %x heads 4 : tensor<2x6x10xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<2x6x8xf32>, %ids: tensor<2x5xi32>) {
+  // expected-error @+1 {{'zc.embedding_grad' op grad must be 'tensor<2x5x8xf32>' (ids shape + channels), got 'tensor<2x6x8xf32>'}}
+  %0 = zc.embedding_grad %dy[%ids] : tensor<2x6x8xf32>, tensor<2x5xi32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dl: tensor<f32>, %l: tensor<2x16xf32>, %y: tensor<3xi32>) {
+  // expected-error @+1 {{'zc.cross_entropy_grad' op labels shape 'tensor<3xi32>' must be the logits shape without its class axis}}
+  %0 = zc.cross_entropy_grad %dl, %l, %y : tensor<2x16xf32>, tensor<3xi32>
+  return
+}
+
+// -----
+
+func.func @f(%dl: tensor<1xf32>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.mse_grad' op operand #0 must be 0D tensor of 32-bit float values, but got 'tensor<1xf32>'}}
+  %0 = "zc.mse_grad"(%dl, %p, %p) : (tensor<1xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.reduce_sum' op axes must be distinct, sorted and within [0, 3), got [1, 0]}}
+  %0 = zc.reduce_sum %x [1, 0] : tensor<2x6x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.reduce_sum' op result shape must be 'tensor<6x8xf32>', got 'tensor<8xf32>'}}
+  %0 = zc.reduce_sum %x [0] : tensor<2x6x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.slice_grad' op box [20, 28) on axis 2 is outside [0, 24)}}
+  %0 = zc.slice_grad %dy [0, 0, 20] : tensor<2x6x8xf32> -> tensor<2x6x24xf32>
+  return
+}
+
+// --- Collectives, wait and release --------------------------------------------
+
+// -----
+
+func.func @f(%s: tensor<5xf32>) {
+  // expected-error @+1 {{'zc.all_gather' op gathered axis 0 (16) must be 4 ranks x shard axis 0 (5)}}
+  %0 = zc.all_gather %s ranks 4 : tensor<5xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<5xf32>) {
+  // expected-error @+1 {{'zc.all_gather' op attribute 'ranks' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = zc.all_gather %s ranks 0 : tensor<5xf32> -> tensor<0xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<18xf32>) {
+  // expected-error @+1 {{'zc.reduce_scatter' op gathered axis 0 (18) must be 4 ranks x shard axis 0 (4)}}
+  %0 = zc.reduce_scatter sum %g ranks 4 : tensor<18xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4x3xf32>) {
+  // expected-error @+1 {{'zc.reduce_scatter' op shard 'tensor<2x4xf32>' and gathered 'tensor<4x3xf32>' tensors must agree on every axis but the first}}
+  %0 = zc.reduce_scatter sum %g ranks 2 : tensor<4x3xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+2 {{expected ::mlir::zc::ReduceKind to be one of: sum, avg}}
+  // expected-error @+1 {{failed to parse ZC_ReduceKindAttr parameter 'value' which is to be a `::mlir::zc::ReduceKind`}}
+  %0 = zc.all_reduce max %g ranks 2 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.all_reduce' op failed to verify that all of {input, result} have same type}}
+  %0 = "zc.all_reduce"(%g) <{kind = #zc<reduce sum>, ranks = 2 : i64}> : (tensor<4xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<5xf32>) {
+  // expected-error @+1 {{'zc.all_gather_start' op handle must be waited on by exactly one zc.wait}}
+  %h = zc.all_gather_start %s ranks 2 : tensor<5xf32> -> !zc.async<tensor<10xf32>>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<5xf32>) {
+  // expected-error @+1 {{'zc.all_gather_start' op gathered axis 0 (12) must be 2 ranks x shard axis 0 (5)}}
+  %h = zc.all_gather_start %s ranks 2 : tensor<5xf32> -> !zc.async<tensor<12xf32>>
+  %0 = zc.wait %h : !zc.async<tensor<12xf32>>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<10xf32>) {
+  // expected-error @+1 {{'zc.reduce_scatter_start' op handle must be waited on by exactly one zc.wait}}
+  %h = zc.reduce_scatter_start avg %g ranks 2 : tensor<10xf32> -> !zc.async<tensor<5xf32>>
+  %0 = zc.wait %h : !zc.async<tensor<5xf32>>
+  %1 = zc.wait %h : !zc.async<tensor<5xf32>>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<10xf32>) {
+  // expected-error @+1 {{'zc.all_reduce_start' op handle must produce the input's type 'tensor<10xf32>', got 'tensor<5xf32>'}}
+  %h = zc.all_reduce_start sum %g ranks 2 : tensor<10xf32> -> !zc.async<tensor<5xf32>>
+  %0 = zc.wait %h : !zc.async<tensor<5xf32>>
+  return
+}
+
+// -----
+
+func.func @f(%h: !zc.async<tensor<5xf32>>) {
+  // expected-error @+1 {{'zc.wait' op handle must come from a zc.*_start op}}
+  %0 = zc.wait %h : !zc.async<tensor<5xf32>>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<5xf32>, %c: i1) {
+  %h = zc.all_gather_start %s ranks 2 : tensor<5xf32> -> !zc.async<tensor<10xf32>>
+  scf.if %c {
+    // expected-error @+1 {{'zc.wait' op must be in the same block as its zc.*_start op}}
+    %0 = zc.wait %h : !zc.async<tensor<10xf32>>
+  }
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<5xf32>) {
+  %full = zc.all_gather %s ranks 2 : tensor<5xf32> -> tensor<10xf32>
+  // expected-error @+1 {{'zc.release' op must be the last use of its operand, but 'zc.relu' uses it afterwards}}
+  zc.release %full : tensor<10xf32>
+  // expected-note @+1 {{later use here}}
+  %0 = zc.relu %full : tensor<10xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<5xf32>) {
+  %full = zc.all_gather %s ranks 2 : tensor<5xf32> -> tensor<10xf32>
+  // expected-error @+1 {{'zc.release' op must be the last use of its operand, but 'zc.release' uses it afterwards}}
+  zc.release %full : tensor<10xf32>
+  // expected-note @+1 {{later use here}}
+  zc.release %full : tensor<10xf32>
+  return
+}
+
+// -----
+
+func.func @f(%s: tensor<5xi32>) {
+  // expected-error @+1 {{'zc.release' op operand #0 must be statically shaped tensor of 32-bit float or bfloat16 type values, but got 'tensor<5xi32>'}}
+  zc.release %s : tensor<5xi32>
+  return
+}

@@ -1,0 +1,172 @@
+// RUN: zcc-opt %s -split-input-file | zcc-opt -split-input-file | FileCheck %s
+// RUN: zcc-opt %s -split-input-file -mlir-print-op-generic | zcc-opt -split-input-file | FileCheck %s
+
+// Tests that parameters, initializers, param_ref, forward and return round-trip.
+
+// CHECK: zc.param @w : tensor<784x10xf32> = #zc.normal<std = 0.02>
+// CHECK: zc.param @w_mean : tensor<4xf32> = #zc.normal<std = 1.0, mean = 0.5>
+// CHECK: zc.param @b : tensor<10xf32> = #zc.zeros
+// CHECK: zc.param @g : tensor<10xbf16> = #zc.ones {zc.no_decay}
+// CHECK: zc.param @u : tensor<3x5xf32> = #zc.uniform<low = -0.125, high = 0.125>
+// CHECK: zc.param @tiny : tensor<2xf32> = #zc.uniform<low = -1.0e-30, high = 3.0e+20>
+zc.param @w : tensor<784x10xf32> = #zc.normal<std = 0.02>
+zc.param @w_mean : tensor<4xf32> = #zc.normal<std = 1.0, mean = 0.5>
+zc.param @b : tensor<10xf32> = #zc.zeros
+zc.param @g : tensor<10xbf16> = #zc.ones {zc.no_decay}
+zc.param @u : tensor<3x5xf32> = #zc.uniform<low = -0.125, high = 0.125>
+zc.param @tiny : tensor<2xf32> = #zc.uniform<low = -1.0e-30, high = 3.0e20>
+
+// CHECK-LABEL: zc.forward @loss
+// CHECK-SAME: (%[[X:.+]]: tensor<32x784xf32>, %[[Y:.+]]: tensor<32xi32>) -> tensor<f32>
+zc.forward @loss(%x: tensor<32x784xf32>, %y: tensor<32xi32>) -> tensor<f32> {
+  // CHECK: %[[W:.+]] = zc.param_ref @w : tensor<784x10xf32>
+  %w = zc.param_ref @w : tensor<784x10xf32>
+  // CHECK: %[[H:.+]] = zc.matmul %[[X]], %[[W]]
+  %h = zc.matmul %x, %w : tensor<32x784xf32>, tensor<784x10xf32> -> tensor<32x10xf32>
+  // CHECK: %[[L:.+]] = zc.cross_entropy %[[H]], %[[Y]]
+  %l = zc.cross_entropy %h, %y : tensor<32x10xf32>, tensor<32xi32> -> tensor<f32>
+  // CHECK: zc.return %[[L]] : tensor<f32>
+  zc.return %l : tensor<f32>
+}
+
+// -----
+
+// Tests that the elementwise and shape ops round-trip.
+
+// CHECK-LABEL: func.func @elementwise
+func.func @elementwise(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>, %h: tensor<4x8xbf16>) {
+  // CHECK: zc.add %{{.+}}, %{{.+}} : tensor<4x8xf32>
+  %0 = zc.add %a, %b : tensor<4x8xf32>
+  // CHECK: zc.sub %{{.+}}, %{{.+}} : tensor<4x8xf32>
+  %1 = zc.sub %a, %b : tensor<4x8xf32>
+  // CHECK: zc.mul %{{.+}}, %{{.+}} : tensor<4x8xf32>
+  %2 = zc.mul %a, %b : tensor<4x8xf32>
+  // CHECK: zc.scale %{{.+}} by 1.250000e-01 : tensor<4x8xf32>
+  %3 = zc.scale %a by 0.125 : tensor<4x8xf32>
+  // CHECK: zc.relu %{{.+}} : tensor<4x8xf32>
+  %4 = zc.relu %a : tensor<4x8xf32>
+  // CHECK: zc.gelu %{{.+}} : tensor<4x8xbf16>
+  %5 = zc.gelu %h : tensor<4x8xbf16>
+  // CHECK: zc.softmax %{{.+}} : tensor<4x8xf32>
+  %6 = zc.softmax %a : tensor<4x8xf32>
+  // CHECK: zc.cast %{{.+}} : tensor<4x8xf32> -> tensor<4x8xbf16>
+  %7 = zc.cast %a : tensor<4x8xf32> -> tensor<4x8xbf16>
+  // CHECK: zc.cast %{{.+}} : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %8 = zc.cast %h : tensor<4x8xbf16> -> tensor<4x8xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @shapes
+func.func @shapes(%x: tensor<2x6x8xf32>, %y: tensor<2x6x4xf32>) {
+  // CHECK: zc.reshape %{{.+}} : tensor<2x6x8xf32> -> tensor<12x8xf32>
+  %0 = zc.reshape %x : tensor<2x6x8xf32> -> tensor<12x8xf32>
+  // CHECK: zc.transpose %{{.+}} [0, 2, 1] : tensor<2x6x8xf32> -> tensor<2x8x6xf32>
+  %1 = zc.transpose %x [0, 2, 1] : tensor<2x6x8xf32> -> tensor<2x8x6xf32>
+  // CHECK: zc.slice %{{.+}} [0, 1, 4] : tensor<2x6x8xf32> -> tensor<2x5x4xf32>
+  %2 = zc.slice %x [0, 1, 4] : tensor<2x6x8xf32> -> tensor<2x5x4xf32>
+  // CHECK: zc.concat %{{.+}}, %{{.+}} axis 2 : tensor<2x6x8xf32>, tensor<2x6x4xf32> -> tensor<2x6x12xf32>
+  %3 = zc.concat %x, %y axis 2 : tensor<2x6x8xf32>, tensor<2x6x4xf32> -> tensor<2x6x12xf32>
+  return
+}
+
+// -----
+
+// Tests that matmul round-trips with transposes, batching and a shared 2-D rhs.
+
+// CHECK-LABEL: func.func @matmul
+func.func @matmul(%x: tensor<2x6x8xf32>, %w: tensor<8x16xf32>, %wt: tensor<16x8xf32>,
+                  %q: tensor<2x4x6x8xbf16>, %k: tensor<2x4x6x8xbf16>, %m: tensor<8x8xf32>) {
+  // CHECK: zc.matmul %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8x16xf32> -> tensor<2x6x16xf32>
+  %0 = zc.matmul %x, %w : tensor<2x6x8xf32>, tensor<8x16xf32> -> tensor<2x6x16xf32>
+  // CHECK: zc.matmul %{{.+}}, %{{.+}} transpose_rhs : tensor<2x6x8xf32>, tensor<16x8xf32> -> tensor<2x6x16xf32>
+  %1 = zc.matmul %x, %wt transpose_rhs : tensor<2x6x8xf32>, tensor<16x8xf32> -> tensor<2x6x16xf32>
+  // CHECK: zc.matmul %{{.+}}, %{{.+}} transpose_rhs : tensor<2x4x6x8xbf16>, tensor<2x4x6x8xbf16> -> tensor<2x4x6x6xbf16>
+  %2 = zc.matmul %q, %k transpose_rhs : tensor<2x4x6x8xbf16>, tensor<2x4x6x8xbf16> -> tensor<2x4x6x6xbf16>
+  // CHECK: zc.matmul %{{.+}}, %{{.+}} transpose_lhs transpose_rhs : tensor<8x16xf32>, tensor<8x8xf32> -> tensor<16x8xf32>
+  %3 = zc.matmul %w, %m transpose_lhs transpose_rhs : tensor<8x16xf32>, tensor<8x8xf32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+// Tests that the neural-network ops and losses round-trip.
+
+// CHECK-LABEL: func.func @nn
+func.func @nn(%x: tensor<2x6x8xf32>, %b: tensor<8xf32>, %table: tensor<16x8xf32>,
+              %ids: tensor<2x6xi32>, %logits: tensor<2x6x16xf32>) {
+  // CHECK: zc.bias_add %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
+  %0 = zc.bias_add %x, %b : tensor<2x6x8xf32>, tensor<8xf32>
+  // CHECK: zc.layernorm %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
+  %1 = zc.layernorm %x, %b, %b : tensor<2x6x8xf32>, tensor<8xf32>
+  // CHECK: zc.layernorm %{{.+}}, %{{.+}}, %{{.+}} {epsilon = {{.+}} : f64} : tensor<2x6x8xf32>, tensor<8xf32>
+  %2 = zc.layernorm %x, %b, %b {epsilon = 1.0e-6 : f64} : tensor<2x6x8xf32>, tensor<8xf32>
+  // CHECK: zc.causal_attention %{{.+}}, %{{.+}}, %{{.+}} heads 2 : tensor<2x6x8xf32>
+  %3 = zc.causal_attention %x, %x, %x heads 2 : tensor<2x6x8xf32>
+  // CHECK: zc.embedding %{{.+}}[%{{.+}}] : tensor<16x8xf32>, tensor<2x6xi32> -> tensor<2x6x8xf32>
+  %4 = zc.embedding %table[%ids] : tensor<16x8xf32>, tensor<2x6xi32> -> tensor<2x6x8xf32>
+  // CHECK: zc.cross_entropy %{{.+}}, %{{.+}} : tensor<2x6x16xf32>, tensor<2x6xi32> -> tensor<f32>
+  %5 = zc.cross_entropy %logits, %ids : tensor<2x6x16xf32>, tensor<2x6xi32> -> tensor<f32>
+  // CHECK: zc.mse %{{.+}}, %{{.+}} : tensor<2x6x8xf32> -> tensor<f32>
+  %6 = zc.mse %x, %0 : tensor<2x6x8xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that every backward op round-trips.
+
+// CHECK-LABEL: func.func @grads
+func.func @grads(%dy: tensor<2x6x8xf32>, %x: tensor<2x6x8xf32>, %g: tensor<8xf32>,
+                 %ids: tensor<2x6xi32>, %logits: tensor<2x6x16xf32>, %dl: tensor<f32>) {
+  // CHECK: zc.relu_grad %{{.+}}, %{{.+}} : tensor<2x6x8xf32>
+  %0 = zc.relu_grad %dy, %x : tensor<2x6x8xf32>
+  // CHECK: zc.gelu_grad %{{.+}}, %{{.+}} : tensor<2x6x8xf32>
+  %1 = zc.gelu_grad %dy, %x : tensor<2x6x8xf32>
+  // CHECK: zc.softmax_grad %{{.+}}, %{{.+}} : tensor<2x6x8xf32>
+  %2 = zc.softmax_grad %dy, %x : tensor<2x6x8xf32>
+  // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = zc.layernorm_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
+  %3:3 = zc.layernorm_grad %dy, %x, %g : tensor<2x6x8xf32>, tensor<8xf32>
+  // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = zc.causal_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} heads 4 : tensor<2x6x8xf32>
+  %4:3 = zc.causal_attention_grad %dy, %x, %x, %x heads 4 : tensor<2x6x8xf32>
+  // CHECK: zc.embedding_grad %{{.+}}[%{{.+}}] : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<16x8xf32>
+  %5 = zc.embedding_grad %dy[%ids] : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<16x8xf32>
+  // CHECK: zc.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x16xf32>, tensor<2x6xi32>
+  %6 = zc.cross_entropy_grad %dl, %logits, %ids : tensor<2x6x16xf32>, tensor<2x6xi32>
+  // CHECK: zc.mse_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x8xf32>
+  %7 = zc.mse_grad %dl, %x, %dy : tensor<2x6x8xf32>
+  // CHECK: zc.reduce_sum %{{.+}} [0, 1] : tensor<2x6x8xf32> -> tensor<8xf32>
+  %8 = zc.reduce_sum %dy [0, 1] : tensor<2x6x8xf32> -> tensor<8xf32>
+  // CHECK: zc.slice_grad %{{.+}} [0, 0, 8] : tensor<2x6x8xf32> -> tensor<2x6x24xf32>
+  %9 = zc.slice_grad %dy [0, 0, 8] : tensor<2x6x8xf32> -> tensor<2x6x24xf32>
+  return
+}
+
+// -----
+
+// Tests that blocking and async collectives, wait and release round-trip.
+
+// CHECK-LABEL: func.func @collectives
+func.func @collectives(%shard: tensor<5xf32>, %grad: tensor<20xf32>, %g2: tensor<3x4xbf16>) {
+  // CHECK: %[[FULL:.+]] = zc.all_gather %{{.+}} ranks 4 : tensor<5xf32> -> tensor<20xf32>
+  %full = zc.all_gather %shard ranks 4 : tensor<5xf32> -> tensor<20xf32>
+  // CHECK: zc.reduce_scatter avg %{{.+}} ranks 4 : tensor<20xf32> -> tensor<5xf32>
+  %rs = zc.reduce_scatter avg %grad ranks 4 : tensor<20xf32> -> tensor<5xf32>
+  // CHECK: zc.all_reduce sum %{{.+}} ranks 2 : tensor<3x4xbf16>
+  %ar = zc.all_reduce sum %g2 ranks 2 : tensor<3x4xbf16>
+  // CHECK: zc.release %[[FULL]] : tensor<20xf32>
+  zc.release %full : tensor<20xf32>
+
+  // CHECK: %[[H0:.+]] = zc.all_gather_start %{{.+}} ranks 4 : tensor<5xf32> -> !zc.async<tensor<20xf32>>
+  %h0 = zc.all_gather_start %shard ranks 4 : tensor<5xf32> -> !zc.async<tensor<20xf32>>
+  // CHECK: %[[H1:.+]] = zc.reduce_scatter_start sum %{{.+}} ranks 4 : tensor<20xf32> -> !zc.async<tensor<5xf32>>
+  %h1 = zc.reduce_scatter_start sum %grad ranks 4 : tensor<20xf32> -> !zc.async<tensor<5xf32>>
+  // CHECK: %[[H2:.+]] = zc.all_reduce_start avg %{{.+}} ranks 2 : tensor<3x4xbf16> -> !zc.async<tensor<3x4xbf16>>
+  %h2 = zc.all_reduce_start avg %g2 ranks 2 : tensor<3x4xbf16> -> !zc.async<tensor<3x4xbf16>>
+  // CHECK: zc.wait %[[H0]] : !zc.async<tensor<20xf32>>
+  %w0 = zc.wait %h0 : !zc.async<tensor<20xf32>>
+  // CHECK: zc.wait %[[H1]] : !zc.async<tensor<5xf32>>
+  %w1 = zc.wait %h1 : !zc.async<tensor<5xf32>>
+  // CHECK: zc.wait %[[H2]] : !zc.async<tensor<3x4xbf16>>
+  %w2 = zc.wait %h2 : !zc.async<tensor<3x4xbf16>>
+  return
+}

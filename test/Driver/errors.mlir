@@ -1,0 +1,28 @@
+// Tests the driver's error contract: `file:line:col: error: ...` on stderr,
+// exit code 1, and no output file left behind. The driver's stderr is the
+// product here, so these cases check it directly (op verifier errors are
+// tested with -verify-diagnostics under test/Dialect).
+
+// A syntax error, located.
+// RUN: not zcc %S/Inputs/syntax-error.mlir --verify-only 2>&1 | FileCheck %s --check-prefix=SYNTAX
+// SYNTAX: syntax-error.mlir:3:18: error: expected ':'
+
+// A verifier error, located at the op.
+// RUN: not zcc %S/Inputs/verifier-error.mlir --verify-only 2>&1 | FileCheck %s --check-prefix=VERIFY
+// VERIFY: verifier-error.mlir:3:8: error: 'zc.bias_add' op bias has 4 elements but the input's last axis has 8
+
+// A model-level error from the pipeline, located; the exit code is exactly 1
+// and -o is not created.
+// RUN: rm -f %t.out
+// RUN: not zcc %S/Inputs/unused-param.mlir -o %t.out 2>&1 | FileCheck %s --check-prefix=MODEL
+// RUN: test ! -e %t.out
+// RUN: zcc %S/Inputs/unused-param.mlir -o %t.out 2>/dev/null; test $? -eq 1
+// MODEL: unused-param.mlir:2:1: error: 'zc.param' op 'v' is never read by the forward function
+
+// A missing input file.
+// RUN: not zcc %t.does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
+// MISSING: zcc: error: cannot open input file '{{.*}}does-not-exist.mlir'
+
+// An output path that cannot be written.
+// RUN: not zcc %S/Inputs/valid.mlir -o %t.no-such-dir/x.mlir 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// OUTPUT: zcc: error: {{.*}}no-such-dir/x.mlir
