@@ -8,7 +8,7 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev
   libopenblas-dev
   nlohmann-json3-dev libgtest-dev libbenchmark-dev
-  python3 python3-numpy
+  python3
 )
 
 missing=()
