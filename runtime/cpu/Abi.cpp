@@ -1,0 +1,216 @@
+// The extern "C" entry points of zrt_abi.def for the CPU backend: check the dtype, then
+// call the typed kernel. The signatures come from zrt.h, so a definition that drifts from
+// the .def does not compile.
+#include "zrt/zrt.h"
+
+#include "core/Error.h"
+#include "cpu/Attention.h"
+#include "cpu/Elementwise.h"
+#include "cpu/Embedding.h"
+#include "cpu/Layout.h"
+#include "cpu/Loss.h"
+#include "cpu/Matmul.h"
+#include "cpu/Normalization.h"
+#include "cpu/Optimizer.h"
+
+using namespace zrt;
+using namespace zrt::cpu;
+
+namespace {
+/// Calls fn with a typed null pointer selecting the element type of `dtype`.
+template <class F> void dispatch(const char *call, int32_t dtype, F &&fn) {
+  switch (dtype) {
+  case ZRT_DTYPE_F32:
+    fn(static_cast<float *>(nullptr));
+    return;
+  case ZRT_DTYPE_BF16:
+    fn(static_cast<bf16 *>(nullptr));
+    return;
+  default:
+    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
+  }
+}
+
+template <class T> const T *in(const void *p) { return static_cast<const T *>(p); }
+template <class T> T *out(void *p) { return static_cast<T *>(p); }
+
+void checkCount(const char *call, int64_t n) {
+  if (n < 0)
+    fatal(call, "negative element count %lld", static_cast<long long>(n));
+}
+} // namespace
+
+#define ZRT_TYPED(call, dtype, body)                                                             \
+  dispatch(call, dtype, [&](auto *tag) {                                                         \
+    using T = std::remove_pointer_t<decltype(tag)>;                                              \
+    body;                                                                                        \
+  })
+
+extern "C" {
+
+void zrt_add(int32_t dtype, const void *a, const void *b, void *o, int64_t n) {
+  checkCount("zrt_add", n);
+  ZRT_TYPED("zrt_add", dtype, add(in<T>(a), in<T>(b), out<T>(o), n));
+}
+void zrt_sub(int32_t dtype, const void *a, const void *b, void *o, int64_t n) {
+  checkCount("zrt_sub", n);
+  ZRT_TYPED("zrt_sub", dtype, sub(in<T>(a), in<T>(b), out<T>(o), n));
+}
+void zrt_mul(int32_t dtype, const void *a, const void *b, void *o, int64_t n) {
+  checkCount("zrt_mul", n);
+  ZRT_TYPED("zrt_mul", dtype, mul(in<T>(a), in<T>(b), out<T>(o), n));
+}
+void zrt_scale(int32_t dtype, const void *x, void *o, int64_t n, double factor) {
+  checkCount("zrt_scale", n);
+  ZRT_TYPED("zrt_scale", dtype, scale(in<T>(x), out<T>(o), n, factor));
+}
+void zrt_cast(int32_t srcDtype, const void *src, int32_t dstDtype, void *dst, int64_t n) {
+  checkCount("zrt_cast", n);
+  dispatch("zrt_cast", srcDtype, [&](auto *srcTag) {
+    using S = std::remove_pointer_t<decltype(srcTag)>;
+    ZRT_TYPED("zrt_cast", dstDtype, cast(in<S>(src), out<T>(dst), n));
+  });
+}
+void zrt_fill_zero(int32_t dtype, void *x, int64_t n) {
+  checkCount("zrt_fill_zero", n);
+  ZRT_TYPED("zrt_fill_zero", dtype,
+            parallelFor(n, kElementGrain, [&](int64_t i) { out<T>(x)[i] = T(0.0f); }));
+}
+void zrt_bias_add(int32_t dtype, const void *x, const void *bias, void *o, int64_t rows,
+                  int64_t cols) {
+  ZRT_TYPED("zrt_bias_add", dtype, biasAdd(in<T>(x), in<T>(bias), out<T>(o), rows, cols));
+}
+void zrt_relu(int32_t dtype, const void *x, void *o, int64_t n) {
+  ZRT_TYPED("zrt_relu", dtype, relu(in<T>(x), out<T>(o), n));
+}
+void zrt_relu_grad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
+  ZRT_TYPED("zrt_relu_grad", dtype, reluGrad(in<T>(dy), in<T>(x), out<T>(dx), n));
+}
+void zrt_gelu(int32_t dtype, const void *x, void *o, int64_t n) {
+  ZRT_TYPED("zrt_gelu", dtype, gelu(in<T>(x), out<T>(o), n));
+}
+void zrt_gelu_grad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
+  ZRT_TYPED("zrt_gelu_grad", dtype, geluGrad(in<T>(dy), in<T>(x), out<T>(dx), n));
+}
+
+void zrt_softmax(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols) {
+  ZRT_TYPED("zrt_softmax", dtype, softmax(in<T>(x), out<T>(y), rows, cols));
+}
+void zrt_softmax_grad(int32_t dtype, const void *dy, const void *y, void *dx, int64_t rows,
+                      int64_t cols) {
+  ZRT_TYPED("zrt_softmax_grad", dtype, softmaxGrad(in<T>(dy), in<T>(y), out<T>(dx), rows, cols));
+}
+void zrt_layernorm(int32_t dtype, const void *x, const void *gamma, const void *beta, void *y,
+                   int64_t rows, int64_t cols, double eps) {
+  ZRT_TYPED("zrt_layernorm", dtype,
+            layernorm(in<T>(x), in<T>(gamma), in<T>(beta), out<T>(y), rows, cols, eps));
+}
+void zrt_layernorm_grad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx,
+                        void *dgamma, void *dbeta, int64_t rows, int64_t cols, double eps) {
+  ZRT_TYPED("zrt_layernorm_grad", dtype,
+            layernormGrad(in<T>(dy), in<T>(x), in<T>(gamma), out<T>(dx), out<T>(dgamma),
+                          out<T>(dbeta), rows, cols, eps));
+}
+
+static void checkHeads(const char *call, int64_t channels, int64_t heads) {
+  if (heads <= 0 || channels % heads != 0)
+    fatal(call, "%lld channels are not divisible into %lld heads",
+          static_cast<long long>(channels), static_cast<long long>(heads));
+}
+void zrt_causal_attention(int32_t dtype, const void *q, const void *k, const void *v, void *o,
+                          int64_t batch, int64_t time, int64_t channels, int64_t heads) {
+  checkHeads("zrt_causal_attention", channels, heads);
+  ZRT_TYPED("zrt_causal_attention", dtype,
+            causalAttention(in<T>(q), in<T>(k), in<T>(v), out<T>(o), batch, time, channels, heads));
+}
+void zrt_causal_attention_grad(int32_t dtype, const void *dout, const void *q, const void *k,
+                               const void *v, void *dq, void *dk, void *dv, int64_t batch,
+                               int64_t time, int64_t channels, int64_t heads) {
+  checkHeads("zrt_causal_attention_grad", channels, heads);
+  ZRT_TYPED("zrt_causal_attention_grad", dtype,
+            causalAttentionGrad(in<T>(dout), in<T>(q), in<T>(k), in<T>(v), out<T>(dq),
+                                out<T>(dk), out<T>(dv), batch, time, channels, heads));
+}
+
+void zrt_matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch, int64_t m,
+                int64_t n, int64_t k, int32_t transA, int32_t transB, int32_t bShared) {
+  if (batch < 0 || m < 0 || n < 0 || k < 0)
+    fatal("zrt_matmul", "negative size (batch %lld, m %lld, n %lld, k %lld)",
+          static_cast<long long>(batch), static_cast<long long>(m), static_cast<long long>(n),
+          static_cast<long long>(k));
+  MatmulShape shape{batch, m, n, k, transA != 0, transB != 0, bShared != 0};
+  ZRT_TYPED("zrt_matmul", dtype, matmul(in<T>(a), in<T>(b), out<T>(c), shape));
+}
+
+void zrt_embedding(int32_t dtype, const void *table, const void *ids, void *o, int64_t count,
+                   int64_t vocab, int64_t channels) {
+  ZRT_TYPED("zrt_embedding", dtype,
+            embedding(in<T>(table), in<int32_t>(ids), out<T>(o), count, vocab, channels));
+}
+void zrt_embedding_grad(int32_t dtype, const void *dy, const void *ids, void *dtable,
+                        int64_t count, int64_t vocab, int64_t channels) {
+  ZRT_TYPED("zrt_embedding_grad", dtype,
+            embeddingGrad(in<T>(dy), in<int32_t>(ids), out<T>(dtable), count, vocab, channels));
+}
+void zrt_cross_entropy(int32_t dtype, const void *logits, const void *labels, void *loss,
+                       int64_t rows, int64_t classes) {
+  ZRT_TYPED("zrt_cross_entropy", dtype,
+            crossEntropy(in<T>(logits), in<int32_t>(labels), out<float>(loss), rows, classes));
+}
+void zrt_cross_entropy_grad(int32_t dtype, const void *dloss, const void *logits,
+                            const void *labels, void *dlogits, int64_t rows, int64_t classes) {
+  ZRT_TYPED("zrt_cross_entropy_grad", dtype,
+            crossEntropyGrad(in<float>(dloss), in<T>(logits), in<int32_t>(labels),
+                             out<T>(dlogits), rows, classes));
+}
+void zrt_mse(int32_t dtype, const void *pred, const void *target, void *loss, int64_t n) {
+  ZRT_TYPED("zrt_mse", dtype, mse(in<T>(pred), in<T>(target), out<float>(loss), n));
+}
+void zrt_mse_grad(int32_t dtype, const void *dloss, const void *pred, const void *target,
+                  void *dpred, int64_t n) {
+  ZRT_TYPED("zrt_mse_grad", dtype,
+            mseGrad(in<float>(dloss), in<T>(pred), in<T>(target), out<T>(dpred), n));
+}
+
+void zrt_reduce_sum(int32_t dtype, const void *x, void *o, const void *shape, int32_t rank,
+                    int32_t axesMask) {
+  ZRT_TYPED("zrt_reduce_sum", dtype,
+            reduceSum(in<T>(x), out<T>(o), in<int64_t>(shape), rank, axesMask));
+}
+void zrt_transpose(int32_t dtype, const void *x, void *o, const void *shape, int32_t rank,
+                   const void *perm) {
+  ZRT_TYPED("zrt_transpose", dtype,
+            transpose(in<T>(x), out<T>(o), in<int64_t>(shape), rank, in<int64_t>(perm)));
+}
+void zrt_slice(int32_t dtype, const void *x, const void *xShape, void *o, const void *outShape,
+               int32_t rank, const void *offsets) {
+  ZRT_TYPED("zrt_slice", dtype,
+            slice(in<T>(x), in<int64_t>(xShape), out<T>(o), in<int64_t>(outShape), rank,
+                  in<int64_t>(offsets)));
+}
+void zrt_insert(int32_t dtype, const void *box, const void *boxShape, void *dst,
+                const void *dstShape, int32_t rank, const void *offsets) {
+  ZRT_TYPED("zrt_insert", dtype,
+            insert(in<T>(box), in<int64_t>(boxShape), out<T>(dst), in<int64_t>(dstShape), rank,
+                   in<int64_t>(offsets)));
+}
+
+void zrt_adamw(void *param, int32_t gradDtype, const void *grad, void *m, void *v,
+               void *paramBf16, int64_t n, double lr, double beta1, double beta2, double eps,
+               double weightDecay, int64_t step) {
+  if (step < 1)
+    fatal("zrt_adamw", "step must start at 1, got %lld", static_cast<long long>(step));
+  AdamWConfig cfg{lr, beta1, beta2, eps, weightDecay, step};
+  ZRT_TYPED("zrt_adamw", gradDtype,
+            adamw(out<float>(param), in<T>(grad), out<float>(m), out<float>(v),
+                  out<bf16>(paramBf16), n, cfg));
+}
+void zrt_sgd_momentum(void *param, int32_t gradDtype, const void *grad, void *buf,
+                      void *paramBf16, int64_t n, double lr, double momentum,
+                      double weightDecay) {
+  ZRT_TYPED("zrt_sgd_momentum", gradDtype,
+            sgdMomentum(out<float>(param), in<T>(grad), out<float>(buf), out<bf16>(paramBf16), n,
+                        lr, momentum, weightDecay));
+}
+
+} // extern "C"

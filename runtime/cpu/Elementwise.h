@@ -1,0 +1,77 @@
+// Elementwise CPU kernels, forward and backward, for f32, bf16 (f32 math) and f64 (tests).
+#ifndef ZRT_CPU_ELEMENTWISE_H
+#define ZRT_CPU_ELEMENTWISE_H
+
+#include <cmath>
+#include <cstdint>
+
+#include "cpu/Parallel.h"
+
+namespace zrt::cpu {
+
+template <class T, class Op>
+void binary(const T *a, const T *b, T *out, int64_t n, Op op) {
+  parallelFor(n, kElementGrain, [&](int64_t i) {
+    out[i] = T(op(static_cast<Acc<T>>(a[i]), static_cast<Acc<T>>(b[i])));
+  });
+}
+
+template <class T, class Op>
+void unary(const T *x, T *out, int64_t n, Op op) {
+  parallelFor(n, kElementGrain,
+              [&](int64_t i) { out[i] = T(op(static_cast<Acc<T>>(x[i]))); });
+}
+
+template <class T> void add(const T *a, const T *b, T *out, int64_t n) {
+  binary(a, b, out, n, [](auto x, auto y) { return x + y; });
+}
+template <class T> void sub(const T *a, const T *b, T *out, int64_t n) {
+  binary(a, b, out, n, [](auto x, auto y) { return x - y; });
+}
+template <class T> void mul(const T *a, const T *b, T *out, int64_t n) {
+  binary(a, b, out, n, [](auto x, auto y) { return x * y; });
+}
+template <class T> void scale(const T *x, T *out, int64_t n, double factor) {
+  Acc<T> f = static_cast<Acc<T>>(factor);
+  unary(x, out, n, [f](auto v) { return v * f; });
+}
+template <class Src, class Dst> void cast(const Src *src, Dst *dst, int64_t n) {
+  parallelFor(n, kElementGrain, [&](int64_t i) { dst[i] = Dst(static_cast<float>(src[i])); });
+}
+
+/// out[r, c] = x[r, c] + bias[c].
+template <class T>
+void biasAdd(const T *x, const T *bias, T *out, int64_t rows, int64_t cols) {
+  parallelFor(rows, kElementGrain / (cols + 1) + 1, [&](int64_t r) {
+    for (int64_t c = 0; c < cols; ++c)
+      out[r * cols + c] = T(static_cast<Acc<T>>(x[r * cols + c]) + static_cast<Acc<T>>(bias[c]));
+  });
+}
+
+template <class T> void relu(const T *x, T *out, int64_t n) {
+  unary(x, out, n, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+}
+template <class T> void reluGrad(const T *dy, const T *x, T *dx, int64_t n) {
+  binary(dy, x, dx, n, [](auto g, auto v) { return v > 0 ? g : decltype(g)(0); });
+}
+
+/// GELU, tanh form (GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+template <class A> inline A geluValue(A x) {
+  const A s = A(0.7978845608028654), c = A(0.044715);
+  return A(0.5) * x * (A(1) + std::tanh(s * (x + c * x * x * x)));
+}
+template <class A> inline A geluDerivative(A x) {
+  const A s = A(0.7978845608028654), c = A(0.044715);
+  A t = std::tanh(s * (x + c * x * x * x));
+  return A(0.5) * (A(1) + t) + A(0.5) * x * (A(1) - t * t) * s * (A(1) + A(3) * c * x * x);
+}
+template <class T> void gelu(const T *x, T *out, int64_t n) {
+  unary(x, out, n, [](auto v) { return geluValue(v); });
+}
+template <class T> void geluGrad(const T *dy, const T *x, T *dx, int64_t n) {
+  binary(dy, x, dx, n, [](auto g, auto v) { return g * geluDerivative(v); });
+}
+
+} // namespace zrt::cpu
+
+#endif // ZRT_CPU_ELEMENTWISE_H

@@ -1,0 +1,38 @@
+// The runtime's C ABI: the one contract between code zcc emits and the runtime (see zrt_abi.def).
+#ifndef ZRT_ZRT_H
+#define ZRT_ZRT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Element types of tensors passed through the ABI.
+typedef enum zrt_dtype { ZRT_DTYPE_F32 = 0, ZRT_DTYPE_BF16 = 1 } zrt_dtype;
+
+#define ZRT_VOID void
+#define ZRT_RI32 int32_t
+#define ZRT_RI64 int64_t
+#define ZRT_I32(name) int32_t name
+#define ZRT_I64(name) int64_t name
+#define ZRT_F64(name) double name
+#define ZRT_PTR(name) void *name
+#define ZRT_CPTR(name) const void *name
+#define ZRT_FN(ret, name, params) ret name params;
+#include "zrt/zrt_abi.def"
+#undef ZRT_FN
+#undef ZRT_VOID
+#undef ZRT_RI32
+#undef ZRT_RI64
+#undef ZRT_I32
+#undef ZRT_I64
+#undef ZRT_F64
+#undef ZRT_PTR
+#undef ZRT_CPTR
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // ZRT_ZRT_H

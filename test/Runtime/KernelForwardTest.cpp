@@ -1,0 +1,231 @@
+// Forward kernels against naive f64 references on odd shapes; bf16 paths against f32 with
+// bf16 tolerances; optimizer steps against PyTorch's update formulas.
+#include "KernelTestUtils.h"
+
+#include "cpu/Attention.h"
+#include "cpu/Elementwise.h"
+#include "cpu/Layout.h"
+#include "cpu/Loss.h"
+#include "cpu/Matmul.h"
+#include "cpu/Normalization.h"
+#include "cpu/Optimizer.h"
+
+using namespace zrt;
+using namespace zrt::cpu;
+using namespace zrt::test;
+
+namespace {
+
+/// Naive reference: C[b] = op(A[b]) op(B[b]).
+Vec naiveMatmul(const Vec &a, const Vec &b, const MatmulShape &s) {
+  Vec c(s.batch * s.m * s.n, 0.0);
+  for (int64_t bi = 0; bi < s.batch; ++bi) {
+    const double *A = a.data() + bi * s.m * s.k;
+    const double *B = b.data() + (s.bShared ? 0 : bi * s.k * s.n);
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < s.k; ++p)
+          sum += (s.transA ? A[p * s.m + i] : A[i * s.k + p]) *
+                 (s.transB ? B[j * s.k + p] : B[p * s.n + j]);
+        c[bi * s.m * s.n + i * s.n + j] = sum;
+      }
+  }
+  return c;
+}
+
+TEST(KernelForward, MatmulF32AndBf16AllLayouts) {
+  for (int layout = 0; layout < 8; ++layout) {
+    MatmulShape s{3, 7, 13, 19, bool(layout & 1), bool(layout & 2), bool(layout & 4)};
+    const int64_t bBatch = s.bShared ? 1 : s.batch;
+    Vec a = randomVec(s.batch * s.m * s.k, 100 + layout), b = randomVec(bBatch * s.k * s.n, 200);
+    Vec ref = naiveMatmul(a, b, s);
+
+    auto af = convert<float>(a), bf = convert<float>(b);
+    std::vector<float> cf(ref.size());
+    matmul(af.data(), bf.data(), cf.data(), s);
+    EXPECT_LE(worstRelativeError(toDouble(cf), ref, 1e-5, 1e-5), 1.0) << "f32 layout " << layout;
+
+    // bf16 inputs are exact in f64, so compare with the reference on the rounded inputs:
+    // only the bf16 rounding of the output (2^-8 relative) remains.
+    auto ah = convert<bf16>(a), bh = convert<bf16>(b);
+    std::vector<bf16> ch(ref.size());
+    matmul(ah.data(), bh.data(), ch.data(), s);
+    Vec refRounded = naiveMatmul(toDouble(ah), toDouble(bh), s);
+    EXPECT_LE(worstRelativeError(toDouble(ch), refRounded, 1e-2, 8e-3), 1.0)
+        << "bf16 layout " << layout;
+  }
+}
+
+TEST(KernelForward, CausalAttentionMatchesNaiveMaskedSoftmax) {
+  const int64_t B = 2, T = 7, C = 12, H = 4, D = C / H, n = B * T * C;
+  Vec q = randomVec(n, 1), k = randomVec(n, 2), v = randomVec(n, 3), ref(n, 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t) {
+        std::vector<double> score(T, -INFINITY);
+        double maxScore = -INFINITY;
+        for (int64_t s = 0; s <= t; ++s) {
+          double dot = 0;
+          for (int64_t d = 0; d < D; ++d)
+            dot += q[(b * T + t) * C + h * D + d] * k[(b * T + s) * C + h * D + d];
+          score[s] = dot / std::sqrt(double(D));
+          maxScore = std::max(maxScore, score[s]);
+        }
+        double sum = 0;
+        for (int64_t s = 0; s <= t; ++s)
+          sum += std::exp(score[s] - maxScore);
+        for (int64_t s = 0; s <= t; ++s)
+          for (int64_t d = 0; d < D; ++d)
+            ref[(b * T + t) * C + h * D + d] +=
+                std::exp(score[s] - maxScore) / sum * v[(b * T + s) * C + h * D + d];
+      }
+  auto qf = convert<float>(q), kf = convert<float>(k), vf = convert<float>(v);
+  std::vector<float> out(n);
+  causalAttention(qf.data(), kf.data(), vf.data(), out.data(), B, T, C, H);
+  EXPECT_LE(worstRelativeError(toDouble(out), ref, 1e-5, 1e-4), 1.0);
+
+  auto qh = convert<bf16>(q), kh = convert<bf16>(k), vh = convert<bf16>(v);
+  std::vector<bf16> outh(n);
+  causalAttention(qh.data(), kh.data(), vh.data(), outh.data(), B, T, C, H);
+  EXPECT_LE(worstRelativeError(toDouble(outh), ref, 2e-2, 2e-2), 1.0);
+}
+
+TEST(KernelForward, LayerNormAndSoftmaxRows) {
+  const int64_t rows = 9, cols = 33;
+  Vec x = randomVec(rows * cols, 4, -5, 5), g = randomVec(cols, 5), b = randomVec(cols, 6);
+  Vec lnRef(rows * cols), smRef(rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0, maxV = -INFINITY, sum = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      mean += x[r * cols + c] / cols, maxV = std::max(maxV, x[r * cols + c]);
+    for (int64_t c = 0; c < cols; ++c)
+      var += (x[r * cols + c] - mean) * (x[r * cols + c] - mean) / cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      lnRef[r * cols + c] = (x[r * cols + c] - mean) / std::sqrt(var + 1e-5) * g[c] + b[c];
+      sum += std::exp(x[r * cols + c] - maxV);
+    }
+    for (int64_t c = 0; c < cols; ++c)
+      smRef[r * cols + c] = std::exp(x[r * cols + c] - maxV) / sum;
+  }
+  auto xf = convert<float>(x), gf = convert<float>(g), bf = convert<float>(b);
+  std::vector<float> ln(rows * cols), sm(rows * cols);
+  layernorm(xf.data(), gf.data(), bf.data(), ln.data(), rows, cols, 1e-5);
+  softmax(xf.data(), sm.data(), rows, cols);
+  EXPECT_LE(worstRelativeError(toDouble(ln), lnRef, 1e-5, 1e-4), 1.0);
+  EXPECT_LE(worstRelativeError(toDouble(sm), smRef, 1e-7, 1e-5), 1.0);
+}
+
+TEST(KernelForward, SoftmaxAndCrossEntropyStableForLargeLogits) {
+  std::vector<float> logits = {1000.f, 1001.f, 999.f, -1000.f, -1001.f, -999.f}, y(6);
+  softmax(logits.data(), y.data(), 2, 3);
+  for (float v : y)
+    EXPECT_TRUE(std::isfinite(v));
+  std::vector<int32_t> labels = {1, 2};
+  float loss = 0;
+  crossEntropy(logits.data(), labels.data(), &loss, 2, 3);
+  // Both rows are a shifted [1, 2, 0]: loss = logsumexp([1,2,0]) - 2 for each.
+  double expected = std::log(std::exp(1.0) + std::exp(2.0) + 1.0) - 2.0;
+  EXPECT_NEAR(loss, expected, 1e-5);
+}
+
+TEST(KernelForward, ElementwiseBf16AgreesWithF32) {
+  const int64_t n = 1001;
+  Vec x = randomVec(n, 7, -4, 4), y = randomVec(n, 8, -4, 4);
+  auto xf = convert<float>(x), yf = convert<float>(y);
+  auto xh = convert<bf16>(x), yh = convert<bf16>(y);
+  std::vector<float> of(n);
+  std::vector<bf16> oh(n);
+  gelu(xh.data(), oh.data(), n);
+  gelu(convert<float>(toDouble(xh)).data(), of.data(), n);
+  EXPECT_LE(worstRelativeError(toDouble(oh), toDouble(of), 1e-2, 8e-3), 1.0);
+  mul(xh.data(), yh.data(), oh.data(), n);
+  mul(convert<float>(toDouble(xh)).data(), convert<float>(toDouble(yh)).data(), of.data(), n);
+  EXPECT_LE(worstRelativeError(toDouble(oh), toDouble(of), 1e-3, 8e-3), 1.0);
+}
+
+TEST(KernelForward, Bf16RoundsToNearestEven) {
+  EXPECT_EQ(bf16(1.0f).bits, 0x3f80);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1.0).
+  EXPECT_EQ(bf16(1.0f + 1.0f / 256).bits, 0x3f80);
+  // 1 + 3 * 2^-8 is halfway between 1 + 2^-7 and 1 + 2^-6: ties go to 1 + 2^-6.
+  EXPECT_EQ(bf16(1.0f + 3.0f / 256).bits, 0x3f82);
+  EXPECT_EQ(float(bf16(-2.5f)), -2.5f);
+  EXPECT_TRUE(std::isnan(float(bf16(NAN))));
+  EXPECT_TRUE(std::isinf(float(bf16(INFINITY))));
+}
+
+TEST(KernelForward, ReduceSumTransposeSliceInsert) {
+  const int64_t shape[3] = {3, 4, 5};
+  Vec x = randomVec(60, 9);
+  Vec sum02(4), t(60), box(2 * 2 * 3);
+  reduceSum(x.data(), sum02.data(), shape, 3, 0b101);
+  for (int64_t j = 0; j < 4; ++j) {
+    double s = 0;
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t l = 0; l < 5; ++l)
+        s += x[i * 20 + j * 5 + l];
+    EXPECT_NEAR(sum02[j], s, 1e-12);
+  }
+  const int64_t perm[3] = {2, 0, 1};
+  transpose(x.data(), t.data(), shape, 3, perm);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t l = 0; l < 5; ++l)
+        EXPECT_EQ(t[l * 12 + i * 4 + j], x[i * 20 + j * 5 + l]);
+  const int64_t boxShape[3] = {2, 2, 3}, offsets[3] = {1, 2, 1};
+  slice(x.data(), shape, box.data(), boxShape, 3, offsets);
+  Vec back(60, 0.0);
+  insert(box.data(), boxShape, back.data(), shape, 3, offsets);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t l = 0; l < 5; ++l) {
+        bool inside = i >= 1 && j >= 2 && l >= 1 && l < 4;
+        EXPECT_EQ(back[i * 20 + j * 5 + l], inside ? x[i * 20 + j * 5 + l] : 0.0);
+      }
+}
+
+TEST(KernelForward, AdamWMatchesTorchFormulaOverSteps) {
+  const int64_t n = 17;
+  const double lr = 1e-2, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1;
+  Vec p = randomVec(n, 10), m(n, 0), v(n, 0);
+  auto pf = convert<float>(p);
+  std::vector<float> mf(n, 0), vf(n, 0);
+  std::vector<bf16> copy(n);
+  for (int64_t step = 1; step <= 3; ++step) {
+    Vec g = randomVec(n, 20 + step);
+    auto gf = convert<float>(g);
+    adamw(pf.data(), gf.data(), mf.data(), vf.data(), copy.data(), n,
+          AdamWConfig{lr, b1, b2, eps, wd, step});
+    for (int64_t i = 0; i < n; ++i) { // torch.optim.AdamW, in f64
+      double gi = double(gf[i]);
+      p[i] *= 1 - lr * wd;
+      m[i] = b1 * m[i] + (1 - b1) * gi;
+      v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+      double denom = std::sqrt(v[i]) / std::sqrt(1 - std::pow(b2, step)) + eps;
+      p[i] -= lr / (1 - std::pow(b1, step)) * m[i] / denom;
+    }
+  }
+  EXPECT_LE(worstRelativeError(toDouble(pf), p, 1e-6, 1e-5), 1.0);
+  EXPECT_LE(worstRelativeError(toDouble(copy), p, 1e-3, 8e-3), 1.0);
+}
+
+TEST(KernelForward, SgdMomentumMatchesTorchFormula) {
+  const int64_t n = 9;
+  const double lr = 0.1, mu = 0.9, wd = 0.01;
+  Vec p = randomVec(n, 30), buf(n, 0);
+  auto pf = convert<float>(p);
+  std::vector<float> bf(n, 0);
+  for (int step = 0; step < 3; ++step) {
+    auto gh = convert<bf16>(randomVec(n, 40 + step)); // a bf16 gradient
+    sgdMomentum(pf.data(), gh.data(), bf.data(), nullptr, n, lr, mu, wd);
+    for (int64_t i = 0; i < n; ++i) {
+      double g = double(float(gh[i])) + wd * p[i];
+      buf[i] = mu * buf[i] + g;
+      p[i] -= lr * buf[i];
+    }
+  }
+  EXPECT_LE(worstRelativeError(toDouble(pf), p, 1e-6, 1e-5), 1.0);
+}
+
+} // namespace
