@@ -11,9 +11,22 @@ extern "C" {
 /// Element types of tensors passed through the ABI.
 typedef enum zrt_dtype { ZRT_DTYPE_F32 = 0, ZRT_DTYPE_BF16 = 1 } zrt_dtype;
 
+/// Per-rank counters for the executable's logs, indexed by collective kind:
+/// 0 all_gather, 1 reduce_scatter, 2 all_reduce, 3 broadcast. Bytes sent follow
+/// the ring algorithms: all_gather and reduce_scatter (N-1) x shard bytes,
+/// all_reduce 2 (N-1)/N x buffer bytes, broadcast the buffer from the root.
+typedef struct zrt_counters {
+  int64_t calls[4];
+  int64_t bytes_sent[4];
+  double wait_seconds;       /* compute thread blocked in zrt_wait / blocking collectives */
+  int64_t arena_bytes;       /* size of the arena */
+  int64_t arena_high_water;  /* largest offset + bytes handed out by zrt_arena_ptr */
+} zrt_counters;
+
 #define ZRT_VOID void
 #define ZRT_RI32 int32_t
 #define ZRT_RI64 int64_t
+#define ZRT_RPTR void *
 #define ZRT_I32(name) int32_t name
 #define ZRT_I64(name) int64_t name
 #define ZRT_F64(name) double name
@@ -25,6 +38,7 @@ typedef enum zrt_dtype { ZRT_DTYPE_F32 = 0, ZRT_DTYPE_BF16 = 1 } zrt_dtype;
 #undef ZRT_VOID
 #undef ZRT_RI32
 #undef ZRT_RI64
+#undef ZRT_RPTR
 #undef ZRT_I32
 #undef ZRT_I64
 #undef ZRT_F64

@@ -1,0 +1,57 @@
+// The communicator interface (the analogue of MPI_Comm / ncclComm_t): collectives across the
+// data-parallel ranks. Implementations: MPI (cpu/MpiCommunicator.cpp) and a single rank
+// (core/LocalCommunicator.cpp); NCCL joins with the CUDA backend.
+#ifndef ZRT_CORE_COMMUNICATOR_H
+#define ZRT_CORE_COMMUNICATOR_H
+
+#include <cstdint>
+#include <memory>
+
+namespace zrt {
+
+enum class Collective : int32_t { AllGather = 0, ReduceScatter = 1, AllReduce = 2, Broadcast = 3 };
+constexpr int kCollectiveKinds = 4;
+const char *collectiveName(Collective kind); // the ABI call's name, for messages
+
+/// One collective call. `count` is per rank for AllGather (elements each rank
+/// contributes) and ReduceScatter (elements each rank receives), the whole
+/// buffer for AllReduce and Broadcast. `send` may equal `recv` only for
+/// AllReduce and Broadcast.
+struct CollectiveArgs {
+  Collective kind;
+  int32_t dtype; // zrt_dtype
+  const void *send;
+  void *recv;
+  int64_t count;
+  bool average; // reduce: divide the sum by the rank count
+  int32_t root; // broadcast
+};
+
+size_t dtypeSize(int32_t dtype);
+
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// Runs `args` to completion. Every rank calls with matching arguments in the
+  /// same order; the averaging of `average` is done by the caller.
+  virtual void run(const CollectiveArgs &args) = 0;
+  /// Compares (sequence number, kind, dtype, count) across ranks and stops
+  /// every rank with a message naming the call if they differ: a mismatched
+  /// collective would otherwise hang or corrupt memory.
+  virtual void checkAgreement(const CollectiveArgs &args, int64_t sequence) = 0;
+  /// Stops every rank of the job; never returns.
+  [[noreturn]] virtual void abortAll(int exitCode) = 0;
+  virtual void finalize() = 0;
+};
+
+std::unique_ptr<Communicator> createLocalCommunicator();
+/// Initializes MPI (MPI_THREAD_MULTIPLE requested, SERIALIZED required).
+std::unique_ptr<Communicator> createMpiCommunicator(int *argc, char ***argv);
+/// True when the process was started by an MPI launcher (mpirun, srun).
+bool launchedByMpi();
+
+} // namespace zrt
+
+#endif // ZRT_CORE_COMMUNICATOR_H

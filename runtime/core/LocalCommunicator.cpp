@@ -1,0 +1,62 @@
+// The communicator of a single-rank run (no launcher): every collective is a copy.
+#include "core/Communicator.h"
+
+#include <cstdlib>
+#include <initializer_list>
+#include <cstring>
+
+#include "core/Error.h"
+
+namespace zrt {
+
+const char *collectiveName(Collective kind) {
+  switch (kind) {
+  case Collective::AllGather:
+    return "zrt_all_gather";
+  case Collective::ReduceScatter:
+    return "zrt_reduce_scatter";
+  case Collective::AllReduce:
+    return "zrt_all_reduce";
+  case Collective::Broadcast:
+    return "zrt_broadcast";
+  }
+  return "zrt_collective";
+}
+
+size_t dtypeSize(int32_t dtype) { return dtype == 1 ? 2 : 4; }
+
+bool launchedByMpi() {
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(name))
+      return true;
+  return false;
+}
+
+namespace {
+class LocalCommunicator final : public Communicator {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void run(const CollectiveArgs &args) override {
+    size_t bytes = static_cast<size_t>(args.count) * dtypeSize(args.dtype);
+    if (bytes && args.send != args.recv && args.kind != Collective::Broadcast)
+      std::memmove(args.recv, args.send, bytes);
+  }
+  void checkAgreement(const CollectiveArgs &, int64_t) override {}
+  [[noreturn]] void abortAll(int exitCode) override { std::exit(exitCode); }
+  void finalize() override {}
+};
+} // namespace
+
+std::unique_ptr<Communicator> createLocalCommunicator() {
+  return std::make_unique<LocalCommunicator>();
+}
+
+#ifndef ZRT_HAVE_MPI
+std::unique_ptr<Communicator> createMpiCommunicator(int *, char ***) {
+  fatal("zrt_init", "started by an MPI launcher, but this runtime was built without MPI "
+                    "(ZCC_ENABLE_MPI=OFF)");
+}
+#endif
+
+} // namespace zrt

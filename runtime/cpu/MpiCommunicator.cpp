@@ -1,0 +1,120 @@
+// The MPI communicator of the CPU backend. Collectives are issued by one thread (the
+// communication stream's), so MPI_THREAD_SERIALIZED suffices; MULTIPLE is asked for.
+#include "core/Communicator.h"
+
+#include <mpi.h>
+
+#include <cstdlib>
+
+#include "core/Error.h"
+#include "zrt/bf16.h"
+
+namespace zrt {
+namespace {
+
+/// bf16 sum for MPI (which has no bf16): add in f32, round once.
+void bf16Sum(void *in, void *inout, int *len, MPI_Datatype *) {
+  const bf16 *a = static_cast<const bf16 *>(in);
+  bf16 *b = static_cast<bf16 *>(inout);
+  for (int i = 0; i < *len; ++i)
+    b[i] = bf16(float(a[i]) + float(b[i]));
+}
+
+void mpiCheck(int code, const char *call) {
+  if (code == MPI_SUCCESS)
+    return;
+  char message[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, message, &length);
+  fatal(call, "MPI error: %s", message);
+}
+
+[[noreturn]] void abortHook(int exitCode) {
+  MPI_Abort(MPI_COMM_WORLD, exitCode);
+  std::_Exit(exitCode);
+}
+
+class MpiCommunicator final : public Communicator {
+public:
+  MpiCommunicator(int *argc, char ***argv) {
+    int provided = 0;
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    setErrorRank(rank_);
+    setAbortHook(abortHook);
+    // Errors come back as codes and go through fatal(), which names the call.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (provided < MPI_THREAD_SERIALIZED)
+      fatal("zrt_init", "MPI provides thread level %d; zrt needs MPI_THREAD_SERIALIZED", provided);
+    MPI_Op_create(bf16Sum, /*commute=*/1, &bf16SumOp_);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void run(const CollectiveArgs &a) override {
+    const char *call = collectiveName(a.kind);
+    MPI_Datatype type = a.dtype == 1 ? MPI_UINT16_T : MPI_FLOAT;
+    MPI_Op sum = a.dtype == 1 ? bf16SumOp_ : MPI_SUM;
+    int count = static_cast<int>(a.count);
+    if (a.count > INT32_MAX)
+      fatal(call, "%lld elements exceed MPI's int count", static_cast<long long>(a.count));
+    switch (a.kind) {
+    case Collective::AllGather:
+      mpiCheck(MPI_Allgather(a.send, count, type, a.recv, count, type, MPI_COMM_WORLD), call);
+      return;
+    case Collective::ReduceScatter:
+      mpiCheck(MPI_Reduce_scatter_block(a.send, a.recv, count, type, sum, MPI_COMM_WORLD), call);
+      return;
+    case Collective::AllReduce:
+      mpiCheck(MPI_Allreduce(a.send == a.recv ? MPI_IN_PLACE : a.send, a.recv, count, type, sum,
+                             MPI_COMM_WORLD),
+               call);
+      return;
+    case Collective::Broadcast:
+      mpiCheck(MPI_Bcast(a.recv, count, type, a.root, MPI_COMM_WORLD), call);
+      return;
+    }
+  }
+
+  void checkAgreement(const CollectiveArgs &a, int64_t sequence) override {
+    // One small allreduce gives every rank the max and (negated) min of each
+    // field, so every rank reaches the same verdict and none is left waiting.
+    int64_t local[4] = {sequence, static_cast<int64_t>(a.kind), a.dtype, a.count};
+    int64_t both[8], reduced[8];
+    for (int i = 0; i < 4; ++i) {
+      both[i] = local[i];
+      both[i + 4] = -local[i];
+    }
+    const char *call = collectiveName(a.kind);
+    mpiCheck(MPI_Allreduce(both, reduced, 8, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD), call);
+    static const char *const fields[4] = {"sequence number", "collective kind", "dtype",
+                                          "element count"};
+    for (int i = 0; i < 4; ++i)
+      if (reduced[i] != -reduced[i + 4])
+        fatal(call,
+              "ranks disagree on collective #%lld: %s is %lld here, ranks have values in "
+              "[%lld, %lld]",
+              static_cast<long long>(sequence), fields[i], static_cast<long long>(local[i]),
+              static_cast<long long>(-reduced[i + 4]), static_cast<long long>(reduced[i]));
+  }
+
+  [[noreturn]] void abortAll(int exitCode) override { abortHook(exitCode); }
+
+  void finalize() override {
+    MPI_Op_free(&bf16SumOp_);
+    MPI_Finalize();
+  }
+
+private:
+  int rank_ = 0, size_ = 1;
+  MPI_Op bf16SumOp_ = MPI_OP_NULL;
+};
+} // namespace
+
+std::unique_ptr<Communicator> createMpiCommunicator(int *argc, char ***argv) {
+  return std::make_unique<MpiCommunicator>(argc, argv);
+}
+
+} // namespace zrt

@@ -1,0 +1,196 @@
+// The process-level half of the C ABI on the CPU backend: start-up and world-size check, the
+// arena, counters, and collectives issued on the communication stream.
+#include "zrt/zrt.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "core/Arena.h"
+#include "core/CommStream.h"
+#include "core/Communicator.h"
+#include "core/Error.h"
+#include "cpu/Elementwise.h"
+
+using namespace zrt;
+
+namespace {
+
+struct RuntimeState {
+  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<CommStream> stream;
+  Arena arena;
+  zrt_counters counters{};
+  int64_t sequence = 0;
+  bool checkAgreement = true;
+};
+
+RuntimeState *state = nullptr;
+
+RuntimeState &current(const char *call) {
+  if (!state)
+    fatal(call, "zrt_init was not called");
+  return *state;
+}
+
+/// Bytes this rank sends for one collective under the ring algorithms.
+int64_t bytesSent(const CollectiveArgs &a, int ranks, int rank) {
+  int64_t bytes = a.count * static_cast<int64_t>(dtypeSize(a.dtype));
+  switch (a.kind) {
+  case Collective::AllGather:
+  case Collective::ReduceScatter:
+    return (ranks - 1) * bytes;
+  case Collective::AllReduce:
+    return 2 * (ranks - 1) * bytes / ranks;
+  case Collective::Broadcast:
+    return rank == a.root && ranks > 1 ? bytes : 0;
+  }
+  return 0;
+}
+
+void checkBuffer(const char *call, const char *what, const void *p, int64_t elements,
+                 size_t elementSize) {
+  if (elements > 0 && !p)
+    fatal(call, "%s is null", what);
+  if (reinterpret_cast<uintptr_t>(p) % elementSize != 0)
+    fatal(call, "%s %p is not aligned to its %zu-byte elements", what, p, elementSize);
+}
+
+/// Validates `a` on the calling thread (so errors name the caller's call), counts
+/// it, and queues it on the communication stream.
+int64_t issue(const CollectiveArgs &a) {
+  const char *call = collectiveName(a.kind);
+  RuntimeState &s = current(call);
+  const int ranks = s.comm->size();
+  if (a.dtype != ZRT_DTYPE_F32 && a.dtype != ZRT_DTYPE_BF16)
+    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", a.dtype);
+  if (a.count < 0)
+    fatal(call, "negative element count %lld", static_cast<long long>(a.count));
+  const size_t elementSize = dtypeSize(a.dtype);
+  int64_t sendElements = a.kind == Collective::ReduceScatter ? a.count * ranks : a.count;
+  int64_t recvElements = a.kind == Collective::AllGather ? a.count * ranks : a.count;
+  if (a.kind != Collective::Broadcast)
+    checkBuffer(call, "send buffer", a.send, sendElements, elementSize);
+  checkBuffer(call, "receive buffer", a.recv, recvElements, elementSize);
+  if ((a.kind == Collective::AllGather || a.kind == Collective::ReduceScatter) && a.count > 0) {
+    auto *sendBegin = static_cast<const char *>(a.send);
+    auto *recvBegin = static_cast<const char *>(a.recv);
+    if (sendBegin < recvBegin + recvElements * elementSize &&
+        recvBegin < sendBegin + sendElements * elementSize)
+      fatal(call, "send and receive buffers overlap");
+  }
+  if (a.kind == Collective::Broadcast && (a.root < 0 || a.root >= ranks))
+    fatal(call, "root %d is outside [0, %d)", a.root, ranks);
+
+  int kind = static_cast<int>(a.kind);
+  s.counters.calls[kind] += 1;
+  s.counters.bytes_sent[kind] += bytesSent(a, ranks, s.comm->rank());
+  const int64_t sequence = ++s.sequence;
+  Communicator *comm = s.comm.get();
+  const bool check = s.checkAgreement && ranks > 1;
+  return s.stream->enqueue([a, sequence, comm, check, ranks] {
+    if (check)
+      comm->checkAgreement(a, sequence);
+    comm->run(a);
+    if (a.average && ranks > 1) {
+      int64_t n = a.count; // reduce_scatter: the shard; all_reduce: the buffer
+      if (a.dtype == ZRT_DTYPE_BF16)
+        cpu::scale(static_cast<bf16 *>(a.recv), static_cast<bf16 *>(a.recv), n, 1.0 / ranks);
+      else
+        cpu::scale(static_cast<float *>(a.recv), static_cast<float *>(a.recv), n, 1.0 / ranks);
+    }
+  });
+}
+
+void waitFor(int64_t handle, const char *call) {
+  RuntimeState &s = current(call);
+  s.counters.wait_seconds += s.stream->wait(handle, call);
+}
+
+CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv, int64_t count,
+                    int32_t average = 0, int32_t root = 0) {
+  return CollectiveArgs{kind, dtype, send, recv, count, average != 0, root};
+}
+
+} // namespace
+
+extern "C" {
+
+void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
+  if (state)
+    fatal("zrt_init", "called twice");
+  state = new RuntimeState();
+  state->comm = launchedByMpi() ? createMpiCommunicator(nullptr, nullptr) : createLocalCommunicator();
+  const int ranks = state->comm->size(), rank = state->comm->rank();
+  if (expectedWorldSize != ranks) {
+    // Every rank sees the same mismatch: each reports it and leaves cleanly,
+    // before any collective could wait for a rank that is not there.
+    std::fprintf(stderr,
+                 "zrt: rank %d: zrt_init: this program was compiled for %lld ranks but started "
+                 "with %d; run it with mpirun -np %lld\n",
+                 rank, static_cast<long long>(expectedWorldSize), ranks,
+                 static_cast<long long>(expectedWorldSize));
+    state->comm->finalize();
+    std::exit(1);
+  }
+  if (const char *checks = std::getenv("ZRT_COLLECTIVE_CHECKS"))
+    state->checkAgreement = std::strcmp(checks, "0") != 0;
+  state->stream = std::make_unique<CommStream>();
+  state->arena.allocate(arenaBytes);
+  state->counters.arena_bytes = arenaBytes;
+  return arenaBytes > 0 ? state->arena.at(0, 0, "zrt_init") : nullptr;
+}
+
+void zrt_finalize() {
+  RuntimeState &s = current("zrt_finalize");
+  s.stream->drain();
+  s.stream.reset();
+  s.comm->finalize();
+  delete state;
+  state = nullptr;
+}
+
+int32_t zrt_rank() { return current("zrt_rank").comm->rank(); }
+int32_t zrt_world_size() { return current("zrt_world_size").comm->size(); }
+
+void *zrt_arena_ptr(int64_t offset, int64_t bytes) {
+  RuntimeState &s = current("zrt_arena_ptr");
+  void *p = s.arena.at(offset, bytes, "zrt_arena_ptr");
+  s.counters.arena_high_water = s.arena.highWater();
+  return p;
+}
+
+void zrt_get_counters(void *out) {
+  std::memcpy(out, &current("zrt_get_counters").counters, sizeof(zrt_counters));
+}
+
+int64_t zrt_all_gather_start(int32_t dtype, const void *send, void *recv, int64_t count) {
+  return issue(args(Collective::AllGather, dtype, send, recv, count));
+}
+int64_t zrt_reduce_scatter_start(int32_t dtype, const void *send, void *recv, int64_t count,
+                                 int32_t average) {
+  return issue(args(Collective::ReduceScatter, dtype, send, recv, count, average));
+}
+int64_t zrt_all_reduce_start(int32_t dtype, const void *send, void *recv, int64_t count,
+                             int32_t average) {
+  return issue(args(Collective::AllReduce, dtype, send, recv, count, average));
+}
+void zrt_wait(int64_t handle) { waitFor(handle, "zrt_wait"); }
+
+void zrt_all_gather(int32_t dtype, const void *send, void *recv, int64_t count) {
+  waitFor(zrt_all_gather_start(dtype, send, recv, count), "zrt_all_gather");
+}
+void zrt_reduce_scatter(int32_t dtype, const void *send, void *recv, int64_t count,
+                        int32_t average) {
+  waitFor(zrt_reduce_scatter_start(dtype, send, recv, count, average), "zrt_reduce_scatter");
+}
+void zrt_all_reduce(int32_t dtype, const void *send, void *recv, int64_t count, int32_t average) {
+  waitFor(zrt_all_reduce_start(dtype, send, recv, count, average), "zrt_all_reduce");
+}
+void zrt_broadcast(int32_t dtype, void *buf, int64_t count, int32_t root) {
+  waitFor(issue(args(Collective::Broadcast, dtype, buf, buf, count, 0, root)), "zrt_broadcast");
+}
+
+} // extern "C"
