@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/Error.h"
+#include "cpu/Normalization.h"
 #include "cpu/Parallel.h"
 
 namespace zrt::cpu {
@@ -22,22 +23,6 @@ inline void checkLabels(const char *call, const int32_t *labels, int64_t rows, i
     if (labels[r] < 0 || labels[r] >= classes)
       fatal(call, "label %" PRId32 " at position %" PRId64 " is outside [0, %" PRId64 ")",
             labels[r], r, classes);
-}
-
-/// logsumexp of one row as (max, log sum exp(x - max)), kept apart so that
-/// callers subtract logits from the max before adding the small log term:
-/// max + log(sum) rounds away the loss when logits are large.
-template <class A> struct LogSumExp {
-  A max, logSum;
-};
-template <class T, class A = Acc<T>> inline LogSumExp<A> rowLogSumExp(const T *row, int64_t classes) {
-  A maxValue = static_cast<A>(row[0]);
-  for (int64_t c = 1; c < classes; ++c)
-    maxValue = std::max(maxValue, static_cast<A>(row[c]));
-  A sum = 0;
-  for (int64_t c = 0; c < classes; ++c)
-    sum += std::exp(static_cast<A>(row[c]) - maxValue);
-  return {maxValue, std::log(sum)};
 }
 
 template <class T>

@@ -11,21 +11,30 @@
 
 namespace zrt::cpu {
 
+/// logsumexp of one row as (max, log sum exp(x - max)), kept apart so that
+/// callers subtract logits from the max before adding the small log term:
+/// max + log(sum) rounds away the loss when logits are large.
+template <class A> struct LogSumExp {
+  A max, logSum;
+};
+template <class T, class A = Acc<T>> inline LogSumExp<A> rowLogSumExp(const T *row, int64_t classes) {
+  A maxValue = static_cast<A>(row[0]);
+  for (int64_t c = 1; c < classes; ++c)
+    maxValue = std::max(maxValue, static_cast<A>(row[c]));
+  A sum = 0;
+  for (int64_t c = 0; c < classes; ++c)
+    sum += std::exp(static_cast<A>(row[c]) - maxValue);
+  return {maxValue, std::log(sum)};
+}
+
 /// Numerically stable: subtracts the row maximum before exponentiating.
 template <class T> void softmax(const T *x, T *y, int64_t rows, int64_t cols) {
   using A = Acc<T>;
   parallelFor(rows, 64, [&](int64_t r) {
     const T *xr = x + r * cols;
-    T *yr = y + r * cols;
-    A maxValue = static_cast<A>(xr[0]);
-    for (int64_t c = 1; c < cols; ++c)
-      maxValue = std::max(maxValue, static_cast<A>(xr[c]));
-    A sum = 0;
+    LogSumExp<A> lse = rowLogSumExp(xr, cols);
     for (int64_t c = 0; c < cols; ++c)
-      sum += std::exp(static_cast<A>(xr[c]) - maxValue);
-    A inv = A(1) / sum;
-    for (int64_t c = 0; c < cols; ++c)
-      yr[c] = T(std::exp(static_cast<A>(xr[c]) - maxValue) * inv);
+      y[r * cols + c] = T(std::exp((static_cast<A>(xr[c]) - lse.max) - lse.logSum));
   });
 }
 
