@@ -35,6 +35,7 @@ void batchedGemm(const T *a, const T *b, T *c, const MatmulShape &s, Gemm gemm) 
 /// created on first use and kept for the life of the process.
 struct BF16Matmul {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine}; // CPU streams execute in the calling thread
   std::mutex mutex;
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
   std::map<Key, dnnl::matmul> primitives;
@@ -65,7 +66,6 @@ struct BF16Matmul {
       }
       primitive = it->second;
     }
-    dnnl::stream stream(engine);
     dnnl::memory aMem(aDesc, engine, const_cast<bf16 *>(a));
     dnnl::memory bMem(bDesc, engine, const_cast<bf16 *>(b));
     dnnl::memory cMem(cDesc, engine, c);
