@@ -34,6 +34,12 @@ inline void attentionRow(const T *q, const T *k, int64_t t, int64_t C, int64_t D
   for (int64_t s = 0; s <= t; ++s)
     p[s] /= sum;
 }
+/// Runs fn(base) for every (batch, head) in parallel, where `base` is the
+/// offset of that head's first channel at time 0 in a [B, T, C] tensor.
+template <class F> void forEachHead(int64_t B, int64_t Tn, int64_t C, int64_t H, F &&fn) {
+  const int64_t D = C / H;
+  parallelFor(B * H, 1, [&](int64_t bh) { fn((bh / H) * Tn * C + (bh % H) * D); });
+}
 } // namespace detail
 
 template <class T>
@@ -42,9 +48,7 @@ void causalAttention(const T *q, const T *k, const T *v, T *out, int64_t B, int6
   using A = Acc<T>;
   const int64_t D = C / H;
   const A scale = A(1) / std::sqrt(A(D));
-  parallelFor(B * H, 1, [&](int64_t bh) {
-    int64_t b = bh / H, h = bh % H;
-    const int64_t base = b * Tn * C + h * D;
+  detail::forEachHead(B, Tn, C, H, [&](int64_t base) {
     std::vector<A> p(Tn), acc(D);
     for (int64_t t = 0; t < Tn; ++t) {
       detail::attentionRow(q + base, k + base, t, C, D, scale, p.data());
@@ -66,9 +70,7 @@ void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *d
   using A = Acc<T>;
   const int64_t D = C / H;
   const A scale = A(1) / std::sqrt(A(D));
-  parallelFor(B * H, 1, [&](int64_t bh) {
-    int64_t b = bh / H, h = bh % H;
-    const int64_t base = b * Tn * C + h * D;
+  detail::forEachHead(B, Tn, C, H, [&](int64_t base) {
     std::vector<A> p(Tn), dp(Tn), dqAcc(D), dkAcc(Tn * D, A(0)), dvAcc(Tn * D, A(0));
     for (int64_t t = 0; t < Tn; ++t) {
       detail::attentionRow(q + base, k + base, t, C, D, scale, p.data());
