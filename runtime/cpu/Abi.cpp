@@ -5,8 +5,10 @@
 
 #include "core/Error.h"
 #include "cpu/Attention.h"
+#include "cpu/Dispatch.h"
 #include "cpu/Elementwise.h"
 #include "cpu/Embedding.h"
+#include "cpu/IsaKernels.h"
 #include "cpu/Layout.h"
 #include "cpu/Loss.h"
 #include "cpu/Matmul.h"
@@ -17,34 +19,11 @@ using namespace zrt;
 using namespace zrt::cpu;
 
 namespace {
-/// Calls fn with a typed null pointer selecting the element type of `dtype`.
-template <class F> void dispatch(const char *call, int32_t dtype, F &&fn) {
-  switch (dtype) {
-  case ZRT_DTYPE_F32:
-    fn(static_cast<float *>(nullptr));
-    return;
-  case ZRT_DTYPE_BF16:
-    fn(static_cast<bf16 *>(nullptr));
-    return;
-  default:
-    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
-  }
-}
-
-template <class T> const T *in(const void *p) { return static_cast<const T *>(p); }
-template <class T> T *out(void *p) { return static_cast<T *>(p); }
-
 void checkCount(const char *call, int64_t n) {
   if (n < 0)
     fatal(call, "negative element count %lld", static_cast<long long>(n));
 }
 } // namespace
-
-#define ZRT_TYPED(call, dtype, body)                                                             \
-  dispatch(call, dtype, [&](auto *tag) {                                                         \
-    using T = std::remove_pointer_t<decltype(tag)>;                                              \
-    body;                                                                                        \
-  })
 
 extern "C" {
 
@@ -87,14 +66,16 @@ void zrt_relu_grad(int32_t dtype, const void *dy, const void *x, void *dx, int64
   ZRT_TYPED("zrt_relu_grad", dtype, reluGrad(in<T>(dy), in<T>(x), out<T>(dx), n));
 }
 void zrt_gelu(int32_t dtype, const void *x, void *o, int64_t n) {
-  ZRT_TYPED("zrt_gelu", dtype, gelu(in<T>(x), out<T>(o), n));
+  checkCount("zrt_gelu", n);
+  isaKernels().gelu(dtype, x, o, n);
 }
 void zrt_gelu_grad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
-  ZRT_TYPED("zrt_gelu_grad", dtype, geluGrad(in<T>(dy), in<T>(x), out<T>(dx), n));
+  checkCount("zrt_gelu_grad", n);
+  isaKernels().geluGrad(dtype, dy, x, dx, n);
 }
 
 void zrt_softmax(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols) {
-  ZRT_TYPED("zrt_softmax", dtype, softmax(in<T>(x), out<T>(y), rows, cols));
+  isaKernels().softmax(dtype, x, y, rows, cols);
 }
 void zrt_softmax_grad(int32_t dtype, const void *dy, const void *y, void *dx, int64_t rows,
                       int64_t cols) {
@@ -120,16 +101,14 @@ static void checkHeads(const char *call, int64_t channels, int64_t heads) {
 void zrt_causal_attention(int32_t dtype, const void *q, const void *k, const void *v, void *o,
                           int64_t batch, int64_t time, int64_t channels, int64_t heads) {
   checkHeads("zrt_causal_attention", channels, heads);
-  ZRT_TYPED("zrt_causal_attention", dtype,
-            causalAttention(in<T>(q), in<T>(k), in<T>(v), out<T>(o), batch, time, channels, heads));
+  isaKernels().causalAttention(dtype, q, k, v, o, batch, time, channels, heads);
 }
 void zrt_causal_attention_grad(int32_t dtype, const void *dout, const void *q, const void *k,
                                const void *v, void *dq, void *dk, void *dv, int64_t batch,
                                int64_t time, int64_t channels, int64_t heads) {
   checkHeads("zrt_causal_attention_grad", channels, heads);
-  ZRT_TYPED("zrt_causal_attention_grad", dtype,
-            causalAttentionGrad(in<T>(dout), in<T>(q), in<T>(k), in<T>(v), out<T>(dq),
-                                out<T>(dk), out<T>(dv), batch, time, channels, heads));
+  isaKernels().causalAttentionGrad(dtype, dout, q, k, v, dq, dk, dv, batch, time, channels,
+                                   heads);
 }
 
 void zrt_matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch, int64_t m,

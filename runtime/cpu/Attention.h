@@ -12,6 +12,7 @@
 #include "cpu/Parallel.h"
 
 namespace zrt::cpu {
+inline namespace ZRT_ISA {
 
 namespace detail {
 /// Softmax probabilities p[0..t] of query row t of one (batch, head).
@@ -104,6 +105,7 @@ void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *d
   });
 }
 
+} // namespace ZRT_ISA
 } // namespace zrt::cpu
 
 #endif // ZRT_CPU_ATTENTION_H

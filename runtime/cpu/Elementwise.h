@@ -10,6 +10,7 @@
 #include "cpu/Parallel.h"
 
 namespace zrt::cpu {
+inline namespace ZRT_ISA {
 
 /// Elementwise loops run in chunks: threads split the chunks, and each chunk's
 /// plain inner loop is what the compiler vectorizes.
@@ -109,6 +110,7 @@ template <class T> void geluGrad(const T *dy, const T *x, T *dx, int64_t n) {
   binary(dy, x, dx, n, [](auto g, auto v) { return g * geluDerivative(v); });
 }
 
+} // namespace ZRT_ISA
 } // namespace zrt::cpu
 
 #endif // ZRT_CPU_ELEMENTWISE_H

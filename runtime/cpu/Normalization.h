@@ -10,6 +10,7 @@
 #include "cpu/Parallel.h"
 
 namespace zrt::cpu {
+inline namespace ZRT_ISA {
 
 /// logsumexp of one row as (max, log sum exp(x - max)), kept apart so that
 /// callers subtract logits from the max before adding the small log term:
@@ -124,6 +125,7 @@ void layernormGrad(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, T 
   });
 }
 
+} // namespace ZRT_ISA
 } // namespace zrt::cpu
 
 #endif // ZRT_CPU_NORMALIZATION_H

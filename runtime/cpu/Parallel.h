@@ -6,7 +6,15 @@
 
 #include "zrt/bf16.h"
 
+// The kernels in this header and in the headers built on it are compiled once per x86 ISA
+// level (cpu/IsaKernels.cpp). Each compilation puts them in its own inline namespace, so the
+// linker never merges an AVX-512 instance of a template into code that runs on any CPU.
+#ifndef ZRT_ISA
+#define ZRT_ISA generic
+#endif
+
 namespace zrt::cpu {
+inline namespace ZRT_ISA {
 
 /// Runs fn(i) for i in [0, n); in parallel only when there is at least `grain`
 /// work, since waking the thread team costs a few microseconds.
@@ -26,6 +34,7 @@ template <class T> using Acc = typename AccOf<T>::type;
 /// Elementwise work items below this run on one thread.
 constexpr int64_t kElementGrain = 1 << 15;
 
+} // namespace ZRT_ISA
 } // namespace zrt::cpu
 
 #endif // ZRT_CPU_PARALLEL_H

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "core/Arena.h"
@@ -58,9 +59,9 @@ void checkBuffer(const char *call, const char *what, const void *p, int64_t elem
     fatal(call, "%s %p is not aligned to its %zu-byte elements", what, p, elementSize);
 }
 
-/// Validates `a` on the calling thread (so errors name the caller's call), counts
-/// it, and queues it on the communication stream.
-int64_t issue(const CollectiveArgs &a) {
+/// Validates `a` on the calling thread (so errors name the caller's call), counts it,
+/// and returns the work that runs it (on the communication stream or inline).
+std::function<void()> prepare(const CollectiveArgs &a) {
   const char *call = collectiveName(a.kind);
   RuntimeState &s = current(call);
   const int ranks = s.comm->size();
@@ -90,7 +91,7 @@ int64_t issue(const CollectiveArgs &a) {
   const int64_t sequence = ++s.sequence;
   Communicator *comm = s.comm.get();
   const bool check = s.checkAgreement && ranks > 1;
-  return s.stream->enqueue([a, sequence, comm, check, ranks] {
+  return [a, sequence, comm, check, ranks] {
     if (check)
       comm->checkAgreement(a, sequence);
     comm->run(a);
@@ -101,7 +102,20 @@ int64_t issue(const CollectiveArgs &a) {
       else
         cpu::scale(static_cast<float *>(a.recv), static_cast<float *>(a.recv), n, 1.0 / ranks);
     }
-  });
+  };
+}
+
+/// Queues `a` on the communication stream; returns its handle for zrt_wait.
+int64_t issue(const CollectiveArgs &a) {
+  std::function<void()> work = prepare(a);
+  return current(collectiveName(a.kind)).stream->enqueue(std::move(work));
+}
+
+/// Runs `a` on the calling thread after the collectives issued before it.
+void runBlocking(const CollectiveArgs &a) {
+  std::function<void()> work = prepare(a);
+  RuntimeState &s = current(collectiveName(a.kind));
+  s.counters.wait_seconds += s.stream->runInline(work);
 }
 
 void waitFor(int64_t handle, const char *call) {
@@ -180,17 +194,17 @@ int64_t zrt_all_reduce_start(int32_t dtype, const void *send, void *recv, int64_
 void zrt_wait(int64_t handle) { waitFor(handle, "zrt_wait"); }
 
 void zrt_all_gather(int32_t dtype, const void *send, void *recv, int64_t count) {
-  waitFor(zrt_all_gather_start(dtype, send, recv, count), "zrt_all_gather");
+  runBlocking(args(Collective::AllGather, dtype, send, recv, count));
 }
 void zrt_reduce_scatter(int32_t dtype, const void *send, void *recv, int64_t count,
                         int32_t average) {
-  waitFor(zrt_reduce_scatter_start(dtype, send, recv, count, average), "zrt_reduce_scatter");
+  runBlocking(args(Collective::ReduceScatter, dtype, send, recv, count, average));
 }
 void zrt_all_reduce(int32_t dtype, const void *send, void *recv, int64_t count, int32_t average) {
-  waitFor(zrt_all_reduce_start(dtype, send, recv, count, average), "zrt_all_reduce");
+  runBlocking(args(Collective::AllReduce, dtype, send, recv, count, average));
 }
 void zrt_broadcast(int32_t dtype, void *buf, int64_t count, int32_t root) {
-  waitFor(issue(args(Collective::Broadcast, dtype, buf, buf, count, 0, root)), "zrt_broadcast");
+  runBlocking(args(Collective::Broadcast, dtype, buf, buf, count, 0, root));
 }
 
 } // extern "C"

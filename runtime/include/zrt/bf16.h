@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <cstring>
 
+// Always inlined: the CPU kernels are compiled once per ISA level, and an out-of-line copy
+// of a conversion built for AVX-512 must never be what generic code links against.
 #if defined(__CUDACC__)
-#define ZRT_HD __host__ __device__
+#define ZRT_HD __host__ __device__ __forceinline__
 #else
-#define ZRT_HD
+#define ZRT_HD __attribute__((always_inline)) inline
 #endif
 
 namespace zrt {

@@ -1,0 +1,49 @@
+// One ISA level's instance of the compute-bound kernels. CMake compiles this file once per
+// level with -DZRT_ISA=<level> and that level's -march; ZRT_ISA also names the inline
+// namespace the kernel templates are instantiated in (cpu/Parallel.h), so the instances of
+// different levels never merge at link time.
+#include "cpu/Attention.h"
+#include "cpu/Dispatch.h"
+#include "cpu/Elementwise.h"
+#include "cpu/IsaKernels.h"
+#include "cpu/Normalization.h"
+
+#define ZRT_STRINGIFY_(x) #x
+#define ZRT_STRINGIFY(x) ZRT_STRINGIFY_(x)
+#define ZRT_CONCAT_(a, b) a##b
+#define ZRT_CONCAT(a, b) ZRT_CONCAT_(a, b)
+
+namespace zrt::cpu {
+namespace {
+
+void geluEntry(int32_t dtype, const void *x, void *o, int64_t n) {
+  ZRT_TYPED("zrt_gelu", dtype, gelu(in<T>(x), out<T>(o), n));
+}
+void geluGradEntry(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
+  ZRT_TYPED("zrt_gelu_grad", dtype, geluGrad(in<T>(dy), in<T>(x), out<T>(dx), n));
+}
+void softmaxEntry(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols) {
+  ZRT_TYPED("zrt_softmax", dtype, softmax(in<T>(x), out<T>(y), rows, cols));
+}
+void attentionEntry(int32_t dtype, const void *q, const void *k, const void *v, void *o,
+                    int64_t batch, int64_t time, int64_t channels, int64_t heads) {
+  ZRT_TYPED("zrt_causal_attention", dtype,
+            causalAttention(in<T>(q), in<T>(k), in<T>(v), out<T>(o), batch, time, channels, heads));
+}
+void attentionGradEntry(int32_t dtype, const void *dout, const void *q, const void *k,
+                        const void *v, void *dq, void *dk, void *dv, int64_t batch, int64_t time,
+                        int64_t channels, int64_t heads) {
+  ZRT_TYPED("zrt_causal_attention_grad", dtype,
+            causalAttentionGrad(in<T>(dout), in<T>(q), in<T>(k), in<T>(v), out<T>(dq),
+                                out<T>(dk), out<T>(dv), batch, time, channels, heads));
+}
+
+} // namespace
+
+extern const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA);
+const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA) = {
+    ZRT_STRINGIFY(ZRT_ISA), geluEntry, geluGradEntry, softmaxEntry, attentionEntry,
+    attentionGradEntry,
+};
+
+} // namespace zrt::cpu

@@ -1,0 +1,32 @@
+// The compute-bound CPU kernels (exp/tanh per element: gelu, softmax, attention), compiled
+// once per x86 ISA level and chosen once per process from the CPU's features. Memory-bound
+// kernels stay generic: wider vectors do not make them faster.
+#ifndef ZRT_CPU_ISAKERNELS_H
+#define ZRT_CPU_ISAKERNELS_H
+
+#include <cstdint>
+
+namespace zrt::cpu {
+
+/// One ISA level's entry points; same arguments as the zrt_* calls of the same name.
+struct IsaKernels {
+  const char *isa; // "avx512", "avx2" or "generic"
+  void (*gelu)(int32_t dtype, const void *x, void *out, int64_t n);
+  void (*geluGrad)(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n);
+  void (*softmax)(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols);
+  void (*causalAttention)(int32_t dtype, const void *q, const void *k, const void *v, void *out,
+                          int64_t batch, int64_t time, int64_t channels, int64_t heads);
+  void (*causalAttentionGrad)(int32_t dtype, const void *dout, const void *q, const void *k,
+                              const void *v, void *dq, void *dk, void *dv, int64_t batch,
+                              int64_t time, int64_t channels, int64_t heads);
+};
+
+/// The best level this CPU runs, unless ZRT_ISA=generic|avx2|avx512 asks for another
+/// (a level the CPU lacks is a fatal error, not a SIGILL later).
+const IsaKernels &isaKernels();
+/// The named level if this build has it and the CPU runs it, else null.
+const IsaKernels *isaKernelsFor(const char *isa);
+
+} // namespace zrt::cpu
+
+#endif // ZRT_CPU_ISAKERNELS_H

@@ -1,0 +1,94 @@
+// Every ISA level of the compute-bound kernels (cpu/IsaKernels.h) this CPU runs agrees with
+// the f64 kernels: the -march builds must change speed, never results beyond f32 rounding.
+#include "KernelTestUtils.h"
+
+#include "cpu/Attention.h"
+#include "cpu/Elementwise.h"
+#include "cpu/IsaKernels.h"
+#include "cpu/Normalization.h"
+#include "zrt/zrt.h"
+
+using namespace zrt;
+using namespace zrt::cpu;
+using namespace zrt::test;
+
+namespace {
+
+void expectClose(const std::string &what, const std::vector<float> &got, const Vec &want,
+                 double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::abs(want[i]))) << what << " at " << i;
+}
+
+std::vector<const IsaKernels *> levelsThisCpuRuns() {
+  std::vector<const IsaKernels *> levels;
+  for (const char *isa : {"generic", "avx2", "avx512"})
+    if (const IsaKernels *k = isaKernelsFor(isa))
+      levels.push_back(k);
+  return levels;
+}
+
+TEST(IsaKernels, GenericIsAlwaysThereAndUnknownLevelsAreNot) {
+  ASSERT_NE(isaKernelsFor("generic"), nullptr);
+  EXPECT_EQ(isaKernelsFor("sse9"), nullptr);
+  EXPECT_NE(isaKernels().isa, nullptr);
+}
+
+TEST(IsaKernels, EveryLevelMatchesF64) {
+  // Odd sizes leave vector remainders; 70001 elements cross the parallel grain.
+  const int64_t n = 70001;
+  Vec x = randomVec(n, 1, -6, 6), dy = randomVec(n, 2);
+  Vec gelu64(n), geluGrad64(n);
+  gelu(x.data(), gelu64.data(), n);
+  geluGrad(dy.data(), x.data(), geluGrad64.data(), n);
+
+  const int64_t rows = 37, cols = 301;
+  Vec logits = randomVec(rows * cols, 3, -20, 20), soft64(rows * cols);
+  softmax(logits.data(), soft64.data(), rows, cols);
+
+  const int64_t B = 2, T = 19, C = 24, H = 3;
+  Vec q = randomVec(B * T * C, 4), k = randomVec(B * T * C, 5), v = randomVec(B * T * C, 6);
+  Vec dout = randomVec(B * T * C, 7), att64(B * T * C), dq64(B * T * C), dk64(B * T * C),
+      dv64(B * T * C);
+  causalAttention(q.data(), k.data(), v.data(), att64.data(), B, T, C, H);
+  causalAttentionGrad(dout.data(), q.data(), k.data(), v.data(), dq64.data(), dk64.data(),
+                      dv64.data(), B, T, C, H);
+
+  for (const IsaKernels *level : levelsThisCpuRuns()) {
+    SCOPED_TRACE(level->isa);
+    auto xf = convert<float>(x), dyf = convert<float>(dy);
+    std::vector<float> o(n);
+    level->gelu(ZRT_DTYPE_F32, xf.data(), o.data(), n);
+    expectClose("gelu", o, gelu64, 1e-5);
+    level->geluGrad(ZRT_DTYPE_F32, dyf.data(), xf.data(), o.data(), n);
+    expectClose("gelu_grad", o, geluGrad64, 1e-5);
+
+    auto lf = convert<float>(logits);
+    std::vector<float> s(rows * cols);
+    level->softmax(ZRT_DTYPE_F32, lf.data(), s.data(), rows, cols);
+    expectClose("softmax", s, soft64, 1e-5);
+
+    auto qf = convert<float>(q), kf = convert<float>(k), vf = convert<float>(v),
+         df = convert<float>(dout);
+    std::vector<float> a(B * T * C), dq(B * T * C), dk(B * T * C), dv(B * T * C);
+    level->causalAttention(ZRT_DTYPE_F32, qf.data(), kf.data(), vf.data(), a.data(), B, T, C, H);
+    expectClose("attention", a, att64, 1e-5);
+    level->causalAttentionGrad(ZRT_DTYPE_F32, df.data(), qf.data(), kf.data(), vf.data(),
+                               dq.data(), dk.data(), dv.data(), B, T, C, H);
+    expectClose("attention dq", dq, dq64, 1e-4);
+    expectClose("attention dk", dk, dk64, 1e-4);
+    expectClose("attention dv", dv, dv64, 1e-4);
+
+    // bf16 goes through the same level with f32 math: within bf16 rounding of f32.
+    auto xb = convert<bf16>(x);
+    std::vector<bf16> ob(n);
+    level->gelu(ZRT_DTYPE_BF16, xb.data(), ob.data(), n);
+    Vec xRounded = toDouble(xb), want(n);
+    gelu(xRounded.data(), want.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_NEAR(float(ob[i]), want[i], 1e-2 * (1 + std::abs(want[i]))) << "bf16 gelu at " << i;
+  }
+}
+
+} // namespace
