@@ -4,6 +4,9 @@
 #define ZCC_PASSES_PASSES_H
 
 #include "dialects/zc/ZcDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::zc {

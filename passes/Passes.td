@@ -35,4 +35,135 @@ def ZccVerifyModel : Pass<"zcc-verify-model", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccShardBatch : Pass<"zcc-shard-batch", "mlir::ModuleOp"> {
+  let summary = "Gives each rank and micro-batch its slice of the global batch";
+  let description = [{
+    The forward function is written for the global batch (axis 0 of every
+    argument). With `ranks` N and `micro-batches` K, every rank runs K
+    micro-batches of B / (N K) rows per step, so the global batch, and the loss
+    curve, do not depend on the world size. The pass divides axis 0 of the
+    arguments and re-derives every result type of the forward function from its
+    operands. The batch must stay the leading axis: a transpose, slice or
+    concat across it, or a reshape that does not keep it leading, is an error, as
+    is a batch that N K does not divide.
+
+    ```mlir
+    // ranks=2: tensor<64x784xf32> -> tensor<32x784xf32>, and so on downstream
+    ```
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1", "Data-parallel ranks">,
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "Micro-batches per step (gradient accumulation)">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
+def ZccAutodiff : Pass<"zcc-autodiff", "mlir::ModuleOp"> {
+  let summary = "Derives the backward pass: zc.forward -> func.func @<name>_step";
+  let description = [{
+    Reverse-mode differentiation of the forward function with one rule per op
+    (docs/dialect.md). The result is a function with the forward's arguments
+    that returns the loss and ends with one `zc.grad_accumulate` per parameter
+    (contributions of a parameter read several times are summed). Ops that do
+    not reach the loss, or that no parameter reaches, get no gradient work.
+
+    ```mlir
+    zc.forward @f(%x: tensor<2x4xf32>, %y: tensor<2xi32>) -> tensor<f32> {
+      %w = zc.param_ref @w : tensor<4x3xf32>
+      %h = zc.matmul %x, %w : ...
+      %l = zc.cross_entropy %h, %y : ...
+      zc.return %l : tensor<f32>
+    }
+    // becomes
+    func.func @f_step(%x: ..., %y: ...) -> tensor<f32> attributes {zc.role = "step"} {
+      ... forward ...
+      %one = arith.constant dense<1.0> : tensor<f32>
+      %dh = zc.cross_entropy_grad %one, %h, %y : ...
+      %dw = zc.matmul %x, %dh transpose_lhs : ...
+      zc.grad_accumulate @w, %dw : tensor<4x3xf32>
+      return %l : tensor<f32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::zc::ZcDialect", "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def ZccOptimizer : Pass<"zcc-optimizer", "mlir::ModuleOp"> {
+  let summary = "Adds the optimizer: state tensors and func.func @<name>_update";
+  let description = [{
+    Creates `func.func @<model>_update(%lr: f64, %step: i64)` with, per
+    parameter, a `zc.grad_ref`, the update (`zc.adamw` or `zc.sgd`) and a
+    `zc.grad_zero`, plus the `zc.state` tensors the update keeps (fp32, zero at
+    start). Hyperparameters come from the module's `zc.optimizer` dictionary
+    attribute (keys `kind`, `beta1`, `beta2`, `eps`, `weight_decay`,
+    `momentum`, `lr`), then from this pass's options, which win. Parameters of
+    rank < 2 (biases, norm gains) and those marked `{zc.no_decay}` get no weight
+    decay, as in GPT-2 / nanoGPT training.
+
+    ```mlir
+    zc.state @w.exp_avg : tensor<4x3xf32> of @w
+    zc.state @w.exp_avg_sq : tensor<4x3xf32> of @w
+    func.func @f_update(%lr: f64, %step: i64) attributes {zc.role = "update"} {
+      %g = zc.grad_ref @w : tensor<4x3xf32>
+      zc.adamw @w, %g state(@w.exp_avg, @w.exp_avg_sq) lr %lr step %step {...} : tensor<4x3xf32>
+      zc.grad_zero @w
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", "\"\"", "adamw or sgd (default: the model's, else adamw)">,
+    Option<"beta1", "beta1", "double", "-1", "AdamW beta1 (default 0.9)">,
+    Option<"beta2", "beta2", "double", "-1", "AdamW beta2 (default 0.999)">,
+    Option<"eps", "eps", "double", "-1", "AdamW epsilon (default 1e-8)">,
+    Option<"weightDecay", "weight-decay", "double", "-1", "Decoupled weight decay (default 0.01)">,
+    Option<"momentum", "momentum", "double", "-1", "SGD momentum (default 0.9)">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect", "::mlir::func::FuncDialect"];
+}
+
+def ZccDataParallel : Pass<"zcc-data-parallel", "mlir::ModuleOp"> {
+  let summary = "ZeRO stage 0: averages every gradient across ranks before the update";
+  let description = [{
+    Plain data parallelism: in the update function every `zc.grad_ref` is
+    followed by `zc.all_reduce avg ... ranks N`, so each rank applies the mean
+    gradient of the global batch. With `micro-batches` K > 1 the accumulated sum
+    is also scaled by 1/K. Communication happens once per step, whatever K.
+
+    ```mlir
+    %g = zc.grad_ref @w : tensor<4x3xf32>
+    %g_avg = zc.all_reduce avg %g ranks 2 : tensor<4x3xf32>
+    zc.adamw @w, %g_avg ...
+    ```
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1", "Data-parallel ranks">,
+    Option<"microBatches", "micro-batches", "int64_t", "1", "Micro-batches per step">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
+def ZccLowerToLLVM : Pass<"zcc-lower-to-llvm", "mlir::ModuleOp"> {
+  let summary = "Plans the arena and lowers zc to runtime calls in the LLVM dialect";
+  let description = [{
+    Every tensor gets an offset in the rank's arena: parameters, gradients and
+    optimizer state in a persistent region, the step's and the update's values
+    in a scratch region reused once a value is dead (first fit over the live
+    ranges; views such as `zc.reshape` share their input's bytes). Each zc op
+    becomes calls to the runtime's C ABI (runtime/include/zrt/zrt_abi.def);
+    the step and update functions become `zcc_step(arena, inputs...) -> f32`
+    and `zcc_update(arena, lr, step)`. The model's description (parameters and
+    their initializers and offsets, inputs, arena size, optimizer defaults,
+    world size) is emitted as the JSON string `zcc_model_json`, which the
+    executable's main reads.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1", "World size the executable checks at start">,
+    Option<"microBatches", "micro-batches", "int64_t", "1", "Micro-batches per step">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // ZCC_PASSES_TD

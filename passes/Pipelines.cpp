@@ -1,7 +1,7 @@
 //===- Pipelines.cpp - the one pipeline zcc runs -------------------------===//
 //
-// Passes join this pipeline as their issues land: autodiff, optimizer, the ZeRO
-// stage, bucketing, scheduling, recomputation, memory planning, lowering.
+// Passes join this pipeline as their issues land: bucketing, scheduling,
+// recomputation and the ZeRO stages 1-3 come next.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,15 +10,62 @@
 #include "passes/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+
+std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (options.worldSize < 1)
+    os << "--world-size must be at least 1, got " << options.worldSize;
+  else if (options.gradAccum < 1)
+    os << "--grad-accum must be at least 1, got " << options.gradAccum;
+  else if (options.zeroStage < 0 || options.zeroStage > 3)
+    os << "--zero-stage must be 0, 1, 2 or 3, got " << options.zeroStage;
+  else if (options.zeroStage > 0)
+    os << "--zero-stage " << options.zeroStage
+       << " is not implemented yet; stage 0 (plain data parallelism) is";
+  else if (options.precision != "fp32")
+    os << "--precision " << options.precision << " is not implemented yet; fp32 is";
+  else if (!options.optimizer.empty() && options.optimizer != "adamw" && options.optimizer != "sgd")
+    os << "--optimizer must be adamw or sgd, got " << options.optimizer;
+  return message;
+}
 
 void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &options) {
   // 1. Reject modules that are not a trainable model before any work.
   pm.addPass(createZccVerifyModel());
+  // 2. Each rank's micro-batch of the global batch.
+  pm.addPass(createZccShardBatch({options.worldSize, options.gradAccum}));
+  // 3. Backward, then the optimizer's update function and state.
+  pm.addPass(createZccAutodiff());
+  ZccOptimizerOptions optimizer;
+  optimizer.kind = options.optimizer;
+  pm.addPass(createZccOptimizer(optimizer));
+  // 4. ZeRO stage 0: average the gradients across ranks once per step.
+  pm.addPass(createZccDataParallel({options.worldSize, options.gradAccum}));
+  pm.addPass(createCSEPass());
+  if (!options.lower)
+    return;
+  // 5. Memory plan and runtime calls in the LLVM dialect.
+  pm.addPass(createZccLowerToLLVM({options.worldSize, options.gradAccum}));
 }
 
 void mlir::zc::registerZccPipeline() {
-  PassPipelineRegistration<ZccPipelineOptions>(
-      "zcc-pipeline", "The whole zcc pipeline, as the zcc driver runs it", buildZccPipeline);
+  registerPassPipeline(
+      "zcc-pipeline", "The whole zcc pipeline, as the zcc driver runs it",
+      [](OpPassManager &pm, StringRef text, function_ref<LogicalResult(const Twine &)> error) {
+        ZccPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string problem = checkPipelineOptions(options);
+        if (!problem.empty())
+          return error(problem);
+        buildZccPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const ::mlir::detail::PassOptions &)> handler) {
+        handler(ZccPipelineOptions());
+      });
 }

@@ -10,7 +10,27 @@ namespace mlir::zc {
 
 /// The knobs of the pipeline; the driver's flags map onto these one to one,
 /// and `zcc-opt -zcc-pipeline="..."` accepts the same names.
-struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {};
+struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
+  Option<int64_t> worldSize{*this, "world-size", llvm::cl::desc("Data-parallel ranks"),
+                            llvm::cl::init(1)};
+  Option<int64_t> zeroStage{*this, "zero-stage",
+                            llvm::cl::desc("ZeRO stage: 0 replicates everything"),
+                            llvm::cl::init(0)};
+  Option<int64_t> gradAccum{*this, "grad-accum",
+                            llvm::cl::desc("Micro-batches per optimizer step"), llvm::cl::init(1)};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("adamw or sgd (default: the model's, else adamw)"),
+                                llvm::cl::init("")};
+  Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32 (bf16: not yet)"),
+                                llvm::cl::init("fp32")};
+  Option<bool> lower{*this, "lower",
+                     llvm::cl::desc("Lower to the LLVM dialect (off: stop after the zc passes)"),
+                     llvm::cl::init(true)};
+};
+
+/// What is wrong with the options' values, or an empty string; the pipeline
+/// builder assumes they are valid.
+std::string checkPipelineOptions(const ZccPipelineOptions &options);
 
 /// Appends zcc's whole pipeline to `pm`. `zcc` and `zcc-opt -zcc-pipeline`
 /// both call this, so they run exactly the same passes.

@@ -18,5 +18,6 @@ include "dialects/zc/ZcModelOps.td"
 include "dialects/zc/ZcComputeOps.td"
 include "dialects/zc/ZcGradOps.td"
 include "dialects/zc/ZcCollectiveOps.td"
+include "dialects/zc/ZcTrainOps.td"
 
 #endif // ZC_OPS_TD

@@ -18,6 +18,21 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -33,7 +48,7 @@ namespace cl = llvm::cl;
 #endif
 
 namespace {
-enum class EmitKind { Mlir };
+enum class EmitKind { Mlir, Llvm, Obj, Exe };
 
 struct DriverOptions {
   cl::OptionCategory category{"zcc options"};
@@ -45,9 +60,27 @@ struct DriverOptions {
                            cl::desc("Parse and verify the model, write nothing, exit 0 if valid"),
                            cl::cat(category)};
   cl::opt<EmitKind> emit{
-      "emit", cl::desc("What to write to -o"), cl::init(EmitKind::Mlir),
-      cl::values(clEnumValN(EmitKind::Mlir, "mlir", "the model after zcc's pipeline, as MLIR")),
+      "emit", cl::desc("What to write to -o"), cl::init(EmitKind::Exe),
+      cl::values(clEnumValN(EmitKind::Mlir, "mlir", "the module after zcc's pipeline, as MLIR"),
+                 clEnumValN(EmitKind::Llvm, "llvm", "LLVM IR"),
+                 clEnumValN(EmitKind::Obj, "obj", "an object file"),
+                 clEnumValN(EmitKind::Exe, "exe", "the training executable (default)")),
       cl::cat(category)};
+  cl::opt<int64_t> worldSize{"world-size", cl::desc("Ranks the executable runs on (mpirun -np N)"),
+                             cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> zeroStage{"zero-stage",
+                             cl::desc("ZeRO stage: 0 = plain data parallelism (1-3: not yet)"),
+                             cl::init(0), cl::cat(category)};
+  cl::opt<int64_t> gradAccum{"grad-accum",
+                             cl::desc("Micro-batches per step; the model's batch is the global "
+                                      "batch, split over ranks x micro-batches"),
+                             cl::init(1), cl::cat(category)};
+  cl::opt<std::string> optimizer{"optimizer", cl::desc("adamw or sgd (default: the model's zc.optimizer, else adamw)"),
+                                 cl::init(""), cl::cat(category)};
+  cl::opt<std::string> precision{"precision", cl::desc("fp32 (bf16: not yet)"), cl::init("fp32"),
+                                 cl::cat(category)};
+  cl::opt<std::string> target{"target", cl::desc("cpu (cuda: not yet)"), cl::init("cpu"),
+                              cl::cat(category)};
 };
 
 /// Parses `path`; parseSourceFile verifies every op and symbol use before
@@ -66,12 +99,62 @@ OwningOpRef<ModuleOp> parseModel(llvm::SourceMgr &sourceMgr, MLIRContext &contex
 
 /// Runs zcc's pipeline (the same one `zcc-opt -zcc-pipeline` runs), honouring
 /// MLIR's pass-manager flags such as --mlir-print-ir-after-all.
-LogicalResult runPipeline(ModuleOp module) {
+LogicalResult runPipeline(ModuleOp module, const zc::ZccPipelineOptions &pipeline) {
   PassManager pm(module->getContext());
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
-  zc::buildZccPipeline(pm, zc::ZccPipelineOptions());
+  zc::buildZccPipeline(pm, pipeline);
   return pm.run(module);
+}
+
+/// LLVM dialect -> LLVM IR.
+std::unique_ptr<llvm::Module> translate(ModuleOp module, llvm::LLVMContext &llvmContext) {
+  std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(module, llvmContext, "zcc_model");
+  if (!llvmModule)
+    llvm::errs() << "zcc: error: translation to LLVM IR failed\n";
+  return llvmModule;
+}
+
+/// Writes `llvmModule` as an object file for the host, in process.
+bool emitObject(llvm::Module &llvmModule, llvm::raw_pwrite_stream &os) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    llvm::errs() << "zcc: error: " << error << "\n";
+    return false;
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, "x86-64", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
+  llvmModule.setDataLayout(machine->createDataLayout());
+  llvmModule.setTargetTriple(triple);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, os, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    llvm::errs() << "zcc: error: this target cannot emit object files\n";
+    return false;
+  }
+  codegen.run(llvmModule);
+  return true;
+}
+
+#include "zcc/RuntimeLink.inc"
+
+/// Links `object` with the runtime into `output` with the C++ compiler zcc was built with.
+bool linkExecutable(StringRef object, StringRef output) {
+  std::vector<std::string> args = {ZCC_LINK_DRIVER, object.str(), "-o", output.str()};
+  for (const char *item : {ZCC_LINK_ITEMS})
+    args.push_back(item);
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(args[0], argRefs, std::nullopt, {}, 0, 0, &error);
+  if (rc != 0) {
+    llvm::errs() << "zcc: error: linking " << output << " failed"
+                 << (error.empty() ? "" : ": " + error) << " (" << args[0] << ")\n";
+    return false;
+  }
+  return true;
 }
 } // namespace
 
@@ -92,8 +175,28 @@ int zcc::runZccMain(int argc, char **argv) {
       "zcc: compiles a training graph in the zc dialect into a sharded data-parallel "
       "training executable\n\n  zcc model.mlir --verify-only\n  zcc model.mlir -o out.mlir\n");
 
+  zc::ZccPipelineOptions pipeline;
+  pipeline.worldSize = options.worldSize;
+  pipeline.zeroStage = options.zeroStage;
+  pipeline.gradAccum = options.gradAccum;
+  pipeline.optimizer = options.optimizer;
+  pipeline.precision = options.precision;
+  std::string problem = zc::checkPipelineOptions(pipeline);
+  if (problem.empty() && options.target != "cpu")
+    problem = "--target " + options.target + " is not implemented yet; cpu is";
+  if (!problem.empty()) {
+    llvm::errs() << "zcc: error: " << problem << "\n";
+    return 1;
+  }
+  if (options.emit == EmitKind::Exe && options.output == "-" && !options.verifyOnly) {
+    llvm::errs() << "zcc: error: an executable needs -o FILE (or --emit=mlir|llvm)\n";
+    return 1;
+  }
+
   DialectRegistry registry;
   registerZccDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
   MLIRContext context(registry);
   // Users read the located message and the source line; the generic dump of
   // the op that MLIR appends by default is noise outside compiler debugging.
@@ -102,19 +205,67 @@ int zcc::runZccMain(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
   OwningOpRef<ModuleOp> module = parseModel(sourceMgr, context, options.input);
-  if (!module || failed(runPipeline(*module)))
+  if (!module)
+    return 1;
+  if (options.verifyOnly) // the model checks only: nothing to lower
+    pipeline.lower = false;
+  if (failed(runPipeline(*module, pipeline)))
     return 1;
   if (options.verifyOnly)
     return 0;
 
   std::string message;
-  std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(options.output, &message);
-  if (!out) {
-    llvm::errs() << "zcc: error: " << message << "\n";
+  if (options.emit == EmitKind::Mlir) {
+    std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(options.output, &message);
+    if (!out) {
+      llvm::errs() << "zcc: error: " << message << "\n";
+      return 1;
+    }
+    module->print(out->os());
+    out->os() << "\n";
+    out->keep();
+    return 0;
+  }
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule = translate(*module, llvmContext);
+  if (!llvmModule)
+    return 1;
+  if (options.emit == EmitKind::Llvm || options.emit == EmitKind::Obj) {
+    std::unique_ptr<llvm::ToolOutputFile> out = openOutputFile(options.output, &message);
+    if (!out) {
+      llvm::errs() << "zcc: error: " << message << "\n";
+      return 1;
+    }
+    if (options.emit == EmitKind::Llvm)
+      llvmModule->print(out->os(), nullptr);
+    else if (!emitObject(*llvmModule, out->os()))
+      return 1;
+    out->keep();
+    return 0;
+  }
+
+  // An executable: the object goes to a temporary file that is always removed.
+  SmallString<128> objectPath;
+  int fd = -1;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("zcc", "o", fd, objectPath)) {
+    llvm::errs() << "zcc: error: cannot create a temporary object file: " << ec.message() << "\n";
     return 1;
   }
-  module->print(out->os());
-  out->os() << "\n";
-  out->keep();
+  llvm::FileRemover removeObject(objectPath);
+  {
+    llvm::raw_fd_ostream objectOut(fd, /*shouldClose=*/true);
+    if (!emitObject(*llvmModule, objectOut))
+      return 1;
+  }
+  // Link to a temporary name first so a failed link leaves no partial executable.
+  std::string partial = options.output + ".partial";
+  llvm::FileRemover removePartial(partial);
+  if (!linkExecutable(objectPath, partial))
+    return 1;
+  if (std::error_code ec = llvm::sys::fs::rename(partial, options.output)) {
+    llvm::errs() << "zcc: error: cannot write " << options.output << ": " << ec.message() << "\n";
+    return 1;
+  }
   return 0;
 }

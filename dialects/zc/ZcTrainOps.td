@@ -1,0 +1,116 @@
+//===- ZcTrainOps.td - the training step's state: gradients, optimizer ----===//
+//
+// What autodiff and the optimizer pass produce: per-parameter gradient buffers
+// that persist across the micro-batches of one step, optimizer state tensors, and
+// in-place update ops. These are the only zc ops with memory effects besides the
+// collectives; the lowering gives every symbol below one persistent arena buffer.
+
+#ifndef ZC_TRAIN_OPS_TD
+#define ZC_TRAIN_OPS_TD
+
+def ZC_StateOp : ZC_Op<"state", [Symbol, HasParent<"::mlir::ModuleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Optimizer state of one parameter: a module-level fp32 tensor";
+  let description = [{
+    A persistent tensor the optimizer keeps for parameter `@param` (AdamW's
+    `exp_avg` and `exp_avg_sq`, SGD's `momentum`). It starts at zero. Created by
+    the optimizer pass; the ZeRO passes shard it like its parameter.
+
+    Example:
+
+    ```mlir
+    zc.state @w.exp_avg : tensor<784x10xf32> of @w
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<ZC_FloatTensor>:$type,
+                       FlatSymbolRefAttr:$param);
+  let assemblyFormat = "$sym_name `:` $type `of` $param attr-dict";
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+  }];
+}
+
+def ZC_GradAccumulateOp : ZC_Op<"grad_accumulate", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Adds a gradient into the parameter's gradient buffer";
+  let description = [{
+    The end of a parameter's backward: `grad` is added to the gradient buffer
+    of `@param`, which holds the sum over the micro-batches of the current step
+    until the update reads it (`zc.grad_ref`) and clears it (`zc.grad_zero`).
+    Written by autodiff once per parameter, after all contributions are summed.
+
+    Example: `zc.grad_accumulate @w, %dw : tensor<784x10xf32>`
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, Arg<ZC_FloatTensor, "", []>:$grad);
+  let assemblyFormat = "$param `,` $grad attr-dict `:` type($grad)";
+}
+
+def ZC_GradRefOp : ZC_Op<"grad_ref", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Reads the accumulated gradient of a parameter";
+  let description = [{
+    The sum of the `zc.grad_accumulate` contributions since the last
+    `zc.grad_zero`; its type is the parameter's.
+
+    Example: `%g = zc.grad_ref @w : tensor<784x10xf32>`
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
+def ZC_GradZeroOp : ZC_Op<"grad_zero", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Clears a parameter's gradient buffer for the next step";
+  let description = [{
+    Example: `zc.grad_zero @w`
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let assemblyFormat = "$param attr-dict";
+}
+
+def ZC_AdamWOp : ZC_Op<"adamw", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "AdamW update of a parameter in place (PyTorch's formula)";
+  let description = [{
+    `p -= lr * (m_hat / (sqrt(v_hat) + eps) + weight_decay * p)` with bias-corrected
+    moments kept in the two `zc.state` tensors; decoupled weight decay as in
+    `torch.optim.AdamW`. `lr` and `step` (counting from 1) are run-time values.
+
+    Example:
+
+    ```mlir
+    zc.adamw @w, %g state(@w.exp_avg, @w.exp_avg_sq) lr %lr step %step
+        {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.1} : tensor<784x10xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, ZC_FloatTensor:$grad,
+                       FlatSymbolRefAttr:$exp_avg, FlatSymbolRefAttr:$exp_avg_sq,
+                       F64:$lr, I64:$step, F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
+                       F64Attr:$weight_decay);
+  let assemblyFormat = [{
+    $param `,` $grad `state` `(` $exp_avg `,` $exp_avg_sq `)` `lr` $lr `step` $step attr-dict
+    `:` type($grad)
+  }];
+}
+
+def ZC_SgdOp : ZC_Op<"sgd", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "SGD with momentum, in place (PyTorch's formula)";
+  let description = [{
+    `g += weight_decay * p; buf = momentum * buf + g` (
+    buf starts at zero); `p -= lr * buf`, as `torch.optim.SGD` without dampening or Nesterov.
+
+    Example:
+
+    ```mlir
+    zc.sgd @w, %g state(@w.momentum) lr %lr {momentum = 0.9, weight_decay = 0.0} : tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, ZC_FloatTensor:$grad,
+                       FlatSymbolRefAttr:$momentum_buffer, F64:$lr, F64Attr:$momentum,
+                       F64Attr:$weight_decay);
+  let assemblyFormat = [{
+    $param `,` $grad `state` `(` $momentum_buffer `)` `lr` $lr attr-dict `:` type($grad)
+  }];
+}
+
+#endif // ZC_TRAIN_OPS_TD

@@ -1,0 +1,349 @@
+//===- Autodiff.cpp - reverse-mode differentiation of the forward ---------===//
+//
+// `zc.forward @f` becomes `func.func @f_step` (attribute `zc.role = "step"`): the
+// forward ops, then their gradients in reverse order, then one `zc.grad_accumulate`
+// per parameter. Only ops both reached from a parameter and reaching the loss are
+// differentiated, so a branch that does not reach the loss costs nothing. A value
+// with several uses (a tied embedding) gets the sum of its contributions. The rules
+// are the table of docs/dialect.md, one function per op below.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::zc {
+#define GEN_PASS_DEF_ZCCAUTODIFF
+#include "passes/Passes.h.inc"
+} // namespace mlir::zc
+
+using namespace mlir;
+using namespace mlir::zc;
+
+namespace {
+
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// The gradients of the values of one function, summed as contributions arrive.
+class GradientMap {
+public:
+  explicit GradientMap(ImplicitLocOpBuilder &b) : b(b) {}
+
+  void add(Value value, Value contribution) {
+    auto [it, inserted] = grads.try_emplace(value, contribution);
+    if (!inserted)
+      it->second = AddOp::create(b, contribution.getType(), it->second, contribution);
+  }
+  Value lookup(Value value) const { return grads.lookup(value); }
+
+private:
+  ImplicitLocOpBuilder &b;
+  DenseMap<Value, Value> grads;
+};
+
+/// Emits the gradients of `op`'s operands given `dy`, the gradient of its (first)
+/// result, through `accumulate(operand, grad)`; `active(operand)` says whether an
+/// operand needs one at all. Fails on an op without a rule.
+class Rules {
+public:
+  Rules(ImplicitLocOpBuilder &b, function_ref<bool(Value)> active,
+        function_ref<void(Value, Value)> accumulate)
+      : b(b), active(active), accumulate(accumulate) {}
+
+  LogicalResult apply(Operation *op, ArrayRef<Value> resultGrads) {
+    Value dy = resultGrads.front();
+    return TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](AddOp o) {
+          give(o.getLhs(), [&] { return dy; });
+          give(o.getRhs(), [&] { return dy; });
+          return success();
+        })
+        .Case([&](SubOp o) {
+          give(o.getLhs(), [&] { return dy; });
+          give(o.getRhs(), [&] { return negate(dy); });
+          return success();
+        })
+        .Case([&](MulOp o) {
+          give(o.getLhs(), [&] { return Value(MulOp::create(b, dy.getType(), dy, o.getRhs())); });
+          give(o.getRhs(), [&] { return Value(MulOp::create(b, dy.getType(), dy, o.getLhs())); });
+          return success();
+        })
+        .Case([&](ScaleOp o) {
+          give(o.getInput(), [&] {
+            return Value(ScaleOp::create(b, dy.getType(), dy, o.getFactorAttr()));
+          });
+          return success();
+        })
+        .Case([&](CastOp o) {
+          give(o.getInput(), [&] { return Value(CastOp::create(b, o.getInput().getType(), dy)); });
+          return success();
+        })
+        .Case([&](ReluOp o) {
+          give(o.getInput(), [&] { return Value(ReluGradOp::create(b, dy.getType(), dy, o.getInput())); });
+          return success();
+        })
+        .Case([&](GeluOp o) {
+          give(o.getInput(), [&] { return Value(GeluGradOp::create(b, dy.getType(), dy, o.getInput())); });
+          return success();
+        })
+        .Case([&](SoftmaxOp o) {
+          give(o.getInput(), [&] {
+            return Value(SoftmaxGradOp::create(b, dy.getType(), dy, o.getResult()));
+          });
+          return success();
+        })
+        .Case([&](BiasAddOp o) {
+          give(o.getInput(), [&] { return dy; });
+          give(o.getBias(), [&] {
+            int64_t rank = tensorType(dy).getRank();
+            SmallVector<int64_t> leading = llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
+            return Value(ReduceSumOp::create(b, o.getBias().getType(), dy, leading));
+          });
+          return success();
+        })
+        .Case([&](LayerNormOp o) {
+          if (!active(o.getInput()) && !active(o.getGamma()) && !active(o.getBeta()))
+            return success();
+          auto g = LayerNormGradOp::create(b, o.getInput().getType(), o.getGamma().getType(),
+                                           o.getBeta().getType(), dy, o.getInput(), o.getGamma(),
+                                           o.getEpsilonAttr());
+          give(o.getInput(), [&] { return g.getInputGrad(); });
+          give(o.getGamma(), [&] { return g.getGammaGrad(); });
+          give(o.getBeta(), [&] { return g.getBetaGrad(); });
+          return success();
+        })
+        .Case([&](CausalAttentionOp o) {
+          Type t = o.getQuery().getType();
+          auto g = CausalAttentionGradOp::create(b, t, t, t, dy, o.getQuery(), o.getKey(),
+                                                 o.getValue(), o.getNumHeadsAttr());
+          give(o.getQuery(), [&] { return g.getQueryGrad(); });
+          give(o.getKey(), [&] { return g.getKeyGrad(); });
+          give(o.getValue(), [&] { return g.getValueGrad(); });
+          return success();
+        })
+        .Case([&](EmbeddingOp o) {
+          give(o.getTable(), [&] {
+            return Value(EmbeddingGradOp::create(b, o.getTable().getType(), dy, o.getIds()));
+          });
+          return success();
+        })
+        .Case([&](CrossEntropyOp o) {
+          give(o.getLogits(), [&] {
+            return Value(CrossEntropyGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(),
+                                                    o.getLabels()));
+          });
+          return success();
+        })
+        .Case([&](MseOp o) {
+          Value dPrediction;
+          auto prediction = [&] {
+            if (!dPrediction)
+              dPrediction = MseGradOp::create(b, o.getPrediction().getType(), dy,
+                                              o.getPrediction(), o.getTarget());
+            return dPrediction;
+          };
+          give(o.getPrediction(), prediction);
+          give(o.getTarget(), [&] { return negate(prediction()); });
+          return success();
+        })
+        .Case([&](ReshapeOp o) {
+          give(o.getInput(), [&] { return Value(ReshapeOp::create(b, o.getInput().getType(), dy)); });
+          return success();
+        })
+        .Case([&](TransposeOp o) {
+          give(o.getInput(), [&] {
+            ArrayRef<int64_t> perm = o.getPermutation();
+            SmallVector<int64_t> inverse(perm.size());
+            for (auto [i, p] : llvm::enumerate(perm))
+              inverse[p] = i;
+            return Value(TransposeOp::create(b, o.getInput().getType(), dy, inverse));
+          });
+          return success();
+        })
+        .Case([&](SliceOp o) {
+          give(o.getInput(), [&] {
+            return Value(SliceGradOp::create(b, o.getInput().getType(), dy, o.getOffsets()));
+          });
+          return success();
+        })
+        .Case([&](ConcatOp o) {
+          int64_t axis = o.getAxis(), offset = 0;
+          for (Value input : o.getInputs()) {
+            SmallVector<int64_t> offsets(tensorType(dy).getRank(), 0);
+            offsets[axis] = offset;
+            give(input, [&] { return Value(SliceOp::create(b, input.getType(), dy, offsets)); });
+            offset += tensorType(input).getDimSize(axis);
+          }
+          return success();
+        })
+        .Case([&](MatmulOp o) { return matmul(o, dy); })
+        .Default([&](Operation *other) {
+          return other->emitOpError("has no gradient rule (autodiff)");
+        });
+  }
+
+private:
+  /// Calls `make` and accumulates its result only when `operand` needs a gradient.
+  void give(Value operand, function_ref<Value()> make) {
+    if (active(operand))
+      accumulate(operand, make());
+  }
+
+  Value negate(Value v) { return ScaleOp::create(b, v.getType(), v, b.getF64FloatAttr(-1.0)); }
+
+  RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, t.getElementType());
+  }
+
+  /// Swaps the last two axes of `v`.
+  Value transposeLast2(Value v) {
+    RankedTensorType t = tensorType(v);
+    int64_t r = t.getRank();
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, r));
+    std::swap(perm[r - 1], perm[r - 2]);
+    SmallVector<int64_t> shape(t.getShape());
+    std::swap(shape[r - 1], shape[r - 2]);
+    return TransposeOp::create(b, withShape(t, shape), v, perm);
+  }
+
+  /// Flattens the leading (batch) axes into the row axis: [..., R, C] -> [P*R, C].
+  Value flattenRows(Value v) {
+    RankedTensorType t = tensorType(v);
+    int64_t cols = t.getShape().back();
+    return ReshapeOp::create(b, withShape(t, {t.getNumElements() / cols, cols}), v);
+  }
+
+  /// C = op(A) op(B). dA = dC op(B)^T and dB = op(A)^T dC, written with the
+  /// transpose flags so no transpose is materialized, except where the op's
+  /// layout rules (only the rhs may be a shared 2-D matrix) force one.
+  LogicalResult matmul(MatmulOp o, Value dC) {
+    Value A = o.getLhs(), B = o.getRhs();
+    bool tA = o.getTransposeLhs(), tB = o.getTransposeRhs();
+    RankedTensorType aType = tensorType(A), bType = tensorType(B);
+    bool shared = bType.getRank() == 2 && aType.getRank() > 2;
+    give(A, [&]() -> Value {
+      if (!tA) // dA = dC op(B)^T
+        return MatmulOp::create(b, aType, dC, B, false, !tB);
+      if (!shared) // dA = op(B) dC^T
+        return MatmulOp::create(b, aType, B, dC, tB, true);
+      // dA^T = dC op(B)^T, then swap back (a 2-D lhs cannot meet a batched rhs).
+      SmallVector<int64_t> shape(aType.getShape());
+      std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
+      Value dAt = MatmulOp::create(b, withShape(aType, shape), dC, B, false, !tB);
+      return transposeLast2(dAt);
+    });
+    give(B, [&]() -> Value {
+      Value lhs = A, grad = dC;
+      bool lhsTransposed = tA;
+      if (shared) { // sum over the batch: flatten it into the rows
+        if (tA) {
+          lhs = transposeLast2(A);
+          lhsTransposed = false;
+        }
+        lhs = flattenRows(lhs);
+        grad = flattenRows(dC);
+      }
+      if (!tB) // dB = op(A)^T dC
+        return MatmulOp::create(b, bType, lhs, grad, !lhsTransposed, false);
+      // dB = dC^T op(A)
+      return MatmulOp::create(b, bType, grad, lhs, true, lhsTransposed);
+    });
+    return success();
+  }
+
+  ImplicitLocOpBuilder &b;
+  function_ref<bool(Value)> active;
+  function_ref<void(Value, Value)> accumulate;
+};
+
+/// Builds `func.func @<name>_step` from `forward`.
+LogicalResult differentiate(ForwardOp forward) {
+  OpBuilder moduleBuilder(forward);
+  auto step = func::FuncOp::create(moduleBuilder, forward.getLoc(),
+                                   (forward.getSymName() + "_step").str(),
+                                   forward.getFunctionType());
+  step->setAttr("zc.role", moduleBuilder.getStringAttr("step"));
+  if (ArrayAttr argAttrs = forward.getArgAttrsAttr())
+    step.setArgAttrsAttr(argAttrs);
+  IRMapping mapping;
+  forward.getBody().cloneInto(&step.getBody(), step.getBody().end(), mapping);
+  Block &body = step.getBody().front();
+  auto ret = cast<ReturnOp>(body.getTerminator());
+  Value loss = ret.getOperand(0);
+
+  // Active ops: reached from a parameter (forward sweep) and reaching the loss
+  // (backward sweep).
+  DenseSet<Value> fromParams, toLoss;
+  for (Operation &op : body.without_terminator()) {
+    bool reached = isa<ParamRefOp>(op) ||
+                   llvm::any_of(op.getOperands(), [&](Value v) { return fromParams.contains(v); });
+    if (reached)
+      fromParams.insert(op.result_begin(), op.result_end());
+  }
+  toLoss.insert(loss);
+  for (Operation &op : llvm::reverse(body.without_terminator()))
+    if (llvm::any_of(op.getResults(), [&](Value v) { return toLoss.contains(v); }))
+      toLoss.insert(op.operand_begin(), op.operand_end());
+  auto active = [&](Value v) { return fromParams.contains(v) && toLoss.contains(v); };
+
+  ImplicitLocOpBuilder b(forward.getLoc(), ret);
+  GradientMap grads(b);
+  auto one = DenseElementsAttr::get(tensorType(loss), b.getF32FloatAttr(1.0f).getValue());
+  grads.add(loss, arith::ConstantOp::create(b, one));
+
+  // Collect first: the rules append ops to the same block.
+  SmallVector<Operation *> forwardOps;
+  for (Operation &op : body.without_terminator())
+    forwardOps.push_back(&op);
+  llvm::MapVector<StringAttr, Value> paramGrads;
+  for (Operation *op : llvm::reverse(forwardOps)) {
+    SmallVector<Value> resultGrads;
+    for (Value r : op->getResults())
+      resultGrads.push_back(grads.lookup(r));
+    if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
+      continue; // does not reach the loss, or no parameter behind it
+    b.setLoc(op->getLoc());
+    if (auto ref = dyn_cast<ParamRefOp>(op)) {
+      auto [it, inserted] = paramGrads.try_emplace(ref.getNameAttr().getAttr(), resultGrads[0]);
+      if (!inserted) // the same parameter read twice
+        it->second = AddOp::create(b, it->second.getType(), it->second, resultGrads[0]);
+      continue;
+    }
+    if (op->getNumResults() != 1)
+      return op->emitOpError("has no gradient rule (autodiff)");
+    auto accumulate = [&](Value v, Value g) { grads.add(v, g); };
+    Rules rules(b, active, accumulate);
+    if (failed(rules.apply(op, resultGrads)))
+      return failure();
+  }
+  b.setLoc(forward.getLoc());
+  for (auto &[name, grad] : paramGrads)
+    GradAccumulateOp::create(b, FlatSymbolRefAttr::get(name), grad);
+
+  func::ReturnOp::create(b, ret.getOperands());
+  ret.erase();
+  forward.erase();
+
+  // Forward ops that do not reach the loss are left without uses: drop them.
+  for (Operation *op : llvm::reverse(forwardOps))
+    if (isOpTriviallyDead(op))
+      op->erase();
+  return success();
+}
+
+struct ZccAutodiffPass : zc::impl::ZccAutodiffBase<ZccAutodiffPass> {
+  void runOnOperation() override {
+    SmallVector<ForwardOp> forwards(getOperation().getOps<ForwardOp>());
+    for (ForwardOp forward : forwards)
+      if (failed(differentiate(forward)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,629 @@
+//===- LowerToLLVM.cpp - zc -> runtime calls in the LLVM dialect ----------===//
+//
+// After the memory plan every tensor is an arena offset, so each zc op becomes a
+// call into the runtime's C ABI on pointers `arena + offset`. The ABI is read from
+// runtime/include/zrt/zrt_abi.def, the same list the runtime compiles against, so a
+// call whose arity or argument types drift from the runtime fails here.
+//
+// Emitted entry points (what the executable's main calls):
+//   float zcc_step(void *arena, void *const *inputs)   forward + backward of one micro-batch
+//   void  zcc_update(void *arena, double lr, int64_t step)   communication + optimizer
+//   const char zcc_model_json[]                        the model's description
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/MemoryPlan.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::zc {
+#define GEN_PASS_DEF_ZCCLOWERTOLLVM
+#include "passes/Passes.h.inc"
+} // namespace mlir::zc
+
+using namespace mlir;
+using namespace mlir::zc;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The runtime ABI, from the X-macro list.
+//===----------------------------------------------------------------------===//
+
+enum class Abi : char { Void, I32, I64, F64, Ptr };
+struct AbiFunction {
+  const char *name;
+  Abi result;
+  std::vector<Abi> params;
+};
+
+const std::vector<AbiFunction> &runtimeAbi() {
+  static const std::vector<AbiFunction> table = {
+#define ZRT_VOID Abi::Void
+#define ZRT_RI32 Abi::I32
+#define ZRT_RI64 Abi::I64
+#define ZRT_RPTR Abi::Ptr
+#define ZRT_I32(name) Abi::I32
+#define ZRT_I64(name) Abi::I64
+#define ZRT_F64(name) Abi::F64
+#define ZRT_PTR(name) Abi::Ptr
+#define ZRT_CPTR(name) Abi::Ptr
+#define ZRT_UNPACK(...) __VA_ARGS__
+#define ZRT_FN(ret, name, params) {#name, ret, {ZRT_UNPACK params}},
+#include "zrt/zrt_abi.def"
+  };
+  return table;
+}
+
+int32_t dtypeCode(Type element) { return element.isBF16() ? 1 : 0; }
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+int64_t numel(Value v) { return tensorType(v).getNumElements(); }
+
+/// Product of all but the last axis, and the last axis: the rows x cols view
+/// the row-wise kernels (softmax, layernorm, bias_add, cross-entropy) take.
+std::pair<int64_t, int64_t> rowsCols(Value v) {
+  RankedTensorType t = tensorType(v);
+  int64_t cols = t.getRank() ? t.getShape().back() : 1;
+  return {t.getNumElements() / cols, cols};
+}
+
+class Lowering {
+public:
+  Lowering(ModuleOp module, const MemoryPlan &plan)
+      : module(module), plan(plan), ctx(module.getContext()), ptrType(LLVM::LLVMPointerType::get(ctx)),
+        i8(IntegerType::get(ctx, 8)), i32(IntegerType::get(ctx, 32)),
+        i64(IntegerType::get(ctx, 64)), f32(Float32Type::get(ctx)), f64(Float64Type::get(ctx)) {}
+
+  LogicalResult lowerFunction(func::FuncOp fn, bool isStep);
+  void emitModelJson(StringRef model, const llvm::json::Value &json);
+
+private:
+  Type llvmType(Abi kind) {
+    switch (kind) {
+    case Abi::Void: return LLVM::LLVMVoidType::get(ctx);
+    case Abi::I32: return i32;
+    case Abi::I64: return i64;
+    case Abi::F64: return f64;
+    case Abi::Ptr: return ptrType;
+    }
+    llvm_unreachable("abi kind");
+  }
+
+  LLVM::LLVMFuncOp runtimeFunction(StringRef name) {
+    if (auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+      return fn;
+    const AbiFunction *entry = nullptr;
+    for (const AbiFunction &f : runtimeAbi())
+      if (name == f.name)
+        entry = &f;
+    assert(entry && "call to a function that zrt_abi.def does not list");
+    SmallVector<Type> params;
+    for (Abi p : entry->params)
+      params.push_back(llvmType(p));
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    return LLVM::LLVMFuncOp::create(b, module.getLoc(), name,
+                                    LLVM::LLVMFunctionType::get(llvmType(entry->result), params));
+  }
+
+  /// A call into the runtime; the argument list is checked against the ABI.
+  Value call(ImplicitLocOpBuilder &b, StringRef name, ArrayRef<Value> args) {
+    LLVM::LLVMFuncOp fn = runtimeFunction(name);
+    assert(fn.getNumArguments() == args.size() && "runtime call arity differs from the ABI");
+    auto op = LLVM::CallOp::create(b, fn, args);
+    return op.getNumResults() ? op.getResult() : Value();
+  }
+
+  Value constI32(ImplicitLocOpBuilder &b, int64_t v) { return LLVM::ConstantOp::create(b, i32, v); }
+  Value constI64(ImplicitLocOpBuilder &b, int64_t v) { return LLVM::ConstantOp::create(b, i64, v); }
+  Value constF64(ImplicitLocOpBuilder &b, double v) {
+    return LLVM::ConstantOp::create(b, f64, b.getF64FloatAttr(v));
+  }
+  Value dtype(ImplicitLocOpBuilder &b, Value tensor) {
+    return constI32(b, dtypeCode(tensorType(tensor).getElementType()));
+  }
+
+  Value arenaAt(ImplicitLocOpBuilder &b, int64_t offset) {
+    return LLVM::GEPOp::create(b, ptrType, i8, arena, ArrayRef<LLVM::GEPArg>{offset});
+  }
+
+  /// A read-only global holding `data`; identical contents share one global.
+  Value constantGlobal(ImplicitLocOpBuilder &b, DenseElementsAttr data) {
+    auto [it, inserted] = constantGlobals.try_emplace(data, "");
+    if (inserted) {
+      it->second = ("zcc_const_" + Twine(constantGlobals.size() - 1)).str();
+      OpBuilder mb = OpBuilder::atBlockBegin(module.getBody());
+      Type elem = data.getElementType();
+      auto arrayType = LLVM::LLVMArrayType::get(elem, data.getNumElements());
+      auto flat = DenseElementsAttr::getFromRawBuffer(
+          RankedTensorType::get({data.getNumElements()}, elem), data.getRawData());
+      if (data.isSplat())
+        flat = DenseElementsAttr::get(RankedTensorType::get({data.getNumElements()}, elem),
+                                      data.getSplatValue<Attribute>());
+      LLVM::GlobalOp::create(mb, module.getLoc(), arrayType, /*isConstant=*/true,
+                             LLVM::Linkage::Internal, it->second, flat, /*alignment=*/64);
+    }
+    return LLVM::AddressOfOp::create(b, ptrType, it->second);
+  }
+  Value i64Array(ImplicitLocOpBuilder &b, ArrayRef<int64_t> values) {
+    return constantGlobal(
+        b, DenseElementsAttr::get(RankedTensorType::get({(int64_t)values.size()}, i64), values));
+  }
+  Value shapeOf(ImplicitLocOpBuilder &b, Value tensor) {
+    return i64Array(b, tensorType(tensor).getShape());
+  }
+
+  /// Where the bytes of `v` are.
+  FailureOr<Value> pointer(ImplicitLocOpBuilder &b, Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return inputs.lookup(arg);
+    if (plan.argumentOf.count(v))
+      return inputs.lookup(plan.argumentOf.lookup(v));
+    if (auto constant = v.getDefiningOp<arith::ConstantOp>()) {
+      auto data = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!data)
+        return constant.emitOpError("only dense tensor constants are lowered");
+      return constantGlobal(b, data);
+    }
+    auto it = plan.valueOffset.find(v);
+    if (it == plan.valueOffset.end())
+      return emitError(v.getLoc(), "value has no place in the memory plan");
+    return arenaAt(b, it->second);
+  }
+
+  Value inputsScalar(Value v) { return scalars.lookup(v); }
+  LogicalResult lowerOp(Operation *op, ImplicitLocOpBuilder &b);
+  LogicalResult lowerMatmul(MatmulOp op, ImplicitLocOpBuilder &b, ArrayRef<Value> p);
+
+  ModuleOp module;
+  const MemoryPlan &plan;
+  MLIRContext *ctx;
+  Type ptrType, i8, i32, i64, f32, f64;
+  Value arena;
+  DenseMap<BlockArgument, Value> inputs;
+  DenseMap<Value, Value> scalars; // the update's lr and step
+  llvm::MapVector<Attribute, std::string> constantGlobals;
+};
+
+LogicalResult Lowering::lowerMatmul(MatmulOp op, ImplicitLocOpBuilder &b, ArrayRef<Value> p) {
+  RankedTensorType lhs = tensorType(op.getLhs()), rhs = tensorType(op.getRhs());
+  bool tA = op.getTransposeLhs(), tB = op.getTransposeRhs();
+  int64_t r = lhs.getRank(), rr = rhs.getRank();
+  int64_t m = tA ? lhs.getDimSize(r - 1) : lhs.getDimSize(r - 2);
+  int64_t k = tA ? lhs.getDimSize(r - 2) : lhs.getDimSize(r - 1);
+  int64_t n = tB ? rhs.getDimSize(rr - 2) : rhs.getDimSize(rr - 1);
+  int64_t batch = lhs.getNumElements() / (m * k);
+  bool shared = rr == 2 && r > 2;
+  if (shared && !tA) { // one GEMM over all rows instead of `batch` small ones
+    m *= batch;
+    batch = 1;
+    shared = false;
+  }
+  call(b, "zrt_matmul",
+       {dtype(b, op.getLhs()), p[0], p[1], p[2], constI64(b, batch), constI64(b, m),
+        constI64(b, n), constI64(b, k), constI32(b, tA), constI32(b, tB), constI32(b, shared)});
+  return success();
+}
+
+LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
+  // No code: views and references of planned bytes, constants (globals), ends of lifetimes.
+  if (isa<ParamRefOp, GradRefOp, ReshapeOp, arith::ConstantOp, ReleaseOp>(op))
+    return success();
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    if (ret.getNumOperands() == 0) {
+      LLVM::ReturnOp::create(b, ValueRange{});
+      return success();
+    }
+    FailureOr<Value> loss = pointer(b, ret.getOperand(0));
+    if (failed(loss))
+      return failure();
+    Value value = LLVM::LoadOp::create(b, f32, *loss);
+    LLVM::ReturnOp::create(b, ValueRange{value});
+    return success();
+  }
+
+  // Operands, then results, as pointers.
+  SmallVector<Value> p;
+  for (Value v : op->getOperands()) {
+    if (!isa<RankedTensorType>(v.getType()))
+      continue;
+    FailureOr<Value> ptr = pointer(b, v);
+    if (failed(ptr))
+      return failure();
+    p.push_back(*ptr);
+  }
+  for (Value v : op->getResults()) {
+    if (!isa<RankedTensorType>(v.getType()))
+      return op->emitOpError("is not lowered yet: its result is not a tensor "
+                             "(asynchronous collectives come with the scheduling pass)");
+    FailureOr<Value> ptr = pointer(b, v);
+    if (failed(ptr))
+      return failure();
+    p.push_back(*ptr);
+  }
+  auto I64 = [&](int64_t v) { return constI64(b, v); };
+  auto I32 = [&](int64_t v) { return constI32(b, v); };
+  auto persistent = [&](const llvm::MapVector<StringAttr, int64_t> &table, FlatSymbolRefAttr name) {
+    return arenaAt(b, table.lookup(name.getAttr()));
+  };
+  Value dt = op->getNumOperands() && isa<RankedTensorType>(op->getOperand(0).getType())
+                 ? dtype(b, op->getOperand(0))
+                 : Value();
+
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<AddOp, SubOp, MulOp>([&](Operation *o) {
+        StringRef fn = isa<AddOp>(o) ? "zrt_add" : isa<SubOp>(o) ? "zrt_sub" : "zrt_mul";
+        call(b, fn, {dt, p[0], p[1], p[2], I64(numel(o->getResult(0)))});
+        return success();
+      })
+      .Case([&](ScaleOp o) {
+        call(b, "zrt_scale", {dt, p[0], p[1], I64(numel(o)), constF64(b, o.getFactor().convertToDouble())});
+        return success();
+      })
+      .Case([&](CastOp o) {
+        call(b, "zrt_cast", {dt, p[0], dtype(b, o.getResult()), p[1], I64(numel(o))});
+        return success();
+      })
+      .Case<ReluOp, GeluOp>([&](Operation *o) {
+        call(b, isa<ReluOp>(o) ? "zrt_relu" : "zrt_gelu", {dt, p[0], p[1], I64(numel(o->getResult(0)))});
+        return success();
+      })
+      .Case<ReluGradOp, GeluGradOp>([&](Operation *o) {
+        call(b, isa<ReluGradOp>(o) ? "zrt_relu_grad" : "zrt_gelu_grad",
+             {dt, p[0], p[1], p[2], I64(numel(o->getResult(0)))});
+        return success();
+      })
+      .Case([&](BiasAddOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_bias_add", {dt, p[0], p[1], p[2], I64(rows), I64(cols)});
+        return success();
+      })
+      .Case([&](SoftmaxOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_softmax", {dt, p[0], p[1], I64(rows), I64(cols)});
+        return success();
+      })
+      .Case([&](SoftmaxGradOp o) {
+        auto [rows, cols] = rowsCols(o.getGrad());
+        call(b, "zrt_softmax_grad", {dt, p[0], p[1], p[2], I64(rows), I64(cols)});
+        return success();
+      })
+      .Case([&](LayerNormOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_layernorm", {dt, p[0], p[1], p[2], p[3], I64(rows), I64(cols),
+                                  constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](LayerNormGradOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_layernorm_grad", {dt, p[0], p[1], p[2], p[3], p[4], p[5], I64(rows), I64(cols),
+                                       constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](CausalAttentionOp o) {
+        ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
+        call(b, "zrt_causal_attention", {dt, p[0], p[1], p[2], p[3], I64(s[0]), I64(s[1]),
+                                         I64(s[2]), I64(o.getNumHeads())});
+        return success();
+      })
+      .Case([&](CausalAttentionGradOp o) {
+        ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
+        call(b, "zrt_causal_attention_grad", {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6],
+                                              I64(s[0]), I64(s[1]), I64(s[2]), I64(o.getNumHeads())});
+        return success();
+      })
+      .Case([&](MatmulOp o) { return lowerMatmul(o, b, p); })
+      .Case([&](EmbeddingOp o) {
+        RankedTensorType table = tensorType(o.getTable());
+        call(b, "zrt_embedding", {dt, p[0], p[1], p[2], I64(numel(o.getIds())),
+                                  I64(table.getDimSize(0)), I64(table.getDimSize(1))});
+        return success();
+      })
+      .Case([&](EmbeddingGradOp o) {
+        RankedTensorType table = tensorType(o.getResult());
+        call(b, "zrt_embedding_grad", {dt, p[0], p[1], p[2], I64(numel(o.getIds())),
+                                       I64(table.getDimSize(0)), I64(table.getDimSize(1))});
+        return success();
+      })
+      .Case([&](CrossEntropyOp o) {
+        auto [rows, classes] = rowsCols(o.getLogits());
+        call(b, "zrt_cross_entropy", {dt, p[0], p[1], p[2], I64(rows), I64(classes)});
+        return success();
+      })
+      .Case([&](CrossEntropyGradOp o) {
+        auto [rows, classes] = rowsCols(o.getLogits());
+        call(b, "zrt_cross_entropy_grad",
+             {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(rows), I64(classes)});
+        return success();
+      })
+      .Case([&](MseOp o) {
+        call(b, "zrt_mse", {dt, p[0], p[1], p[2], I64(numel(o.getPrediction()))});
+        return success();
+      })
+      .Case([&](MseGradOp o) {
+        call(b, "zrt_mse_grad", {dtype(b, o.getPrediction()), p[0], p[1], p[2], p[3],
+                                 I64(numel(o.getPrediction()))});
+        return success();
+      })
+      .Case([&](ReduceSumOp o) {
+        int32_t mask = 0;
+        for (int64_t axis : o.getAxes())
+          mask |= 1 << axis;
+        call(b, "zrt_reduce_sum", {dt, p[0], p[1], shapeOf(b, o.getInput()),
+                                   I32(tensorType(o.getInput()).getRank()), I32(mask)});
+        return success();
+      })
+      .Case([&](TransposeOp o) {
+        call(b, "zrt_transpose", {dt, p[0], p[1], shapeOf(b, o.getInput()),
+                                  I32(tensorType(o.getInput()).getRank()), i64Array(b, o.getPermutation())});
+        return success();
+      })
+      .Case([&](SliceOp o) {
+        call(b, "zrt_slice", {dt, p[0], shapeOf(b, o.getInput()), p[1], shapeOf(b, o.getResult()),
+                              I32(tensorType(o.getInput()).getRank()), i64Array(b, o.getOffsets())});
+        return success();
+      })
+      .Case([&](SliceGradOp o) {
+        call(b, "zrt_fill_zero", {dt, p[1], I64(numel(o.getResult()))});
+        call(b, "zrt_insert", {dt, p[0], shapeOf(b, o.getGrad()), p[1], shapeOf(b, o.getResult()),
+                               I32(tensorType(o.getGrad()).getRank()), i64Array(b, o.getOffsets())});
+        return success();
+      })
+      .Case([&](ConcatOp o) {
+        int64_t rank = tensorType(o.getResult()).getRank(), offset = 0;
+        Value out = p.back();
+        for (auto [i, input] : llvm::enumerate(o.getInputs())) {
+          SmallVector<int64_t> offsets(rank, 0);
+          offsets[o.getAxis()] = offset;
+          call(b, "zrt_insert", {dt, p[i], shapeOf(b, input), out, shapeOf(b, o.getResult()),
+                                 I32(rank), i64Array(b, offsets)});
+          offset += tensorType(input).getDimSize(o.getAxis());
+        }
+        return success();
+      })
+      .Case([&](AllReduceOp o) {
+        call(b, "zrt_all_reduce", {dt, p[0], p[1], I64(numel(o.getInput())),
+                                   I32(o.getKind() == ReduceKind::avg)});
+        return success();
+      })
+      .Case([&](AllGatherOp o) {
+        call(b, "zrt_all_gather", {dt, p[0], p[1], I64(numel(o.getInput()))});
+        return success();
+      })
+      .Case([&](ReduceScatterOp o) {
+        call(b, "zrt_reduce_scatter", {dt, p[0], p[1], I64(numel(o.getResult())),
+                                       I32(o.getKind() == ReduceKind::avg)});
+        return success();
+      })
+      .Case([&](GradAccumulateOp o) {
+        Value grad = persistent(plan.gradOffset, o.getParamAttr());
+        call(b, "zrt_add", {dt, grad, p[0], grad, I64(numel(o.getGrad()))});
+        return success();
+      })
+      .Case([&](GradZeroOp o) {
+        auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(o, o.getParamAttr());
+        call(b, "zrt_fill_zero", {constI32(b, dtypeCode(param.getTensorType().getElementType())),
+                                  persistent(plan.gradOffset, o.getParamAttr()),
+                                  I64(param.getTensorType().getNumElements())});
+        return success();
+      })
+      .Case([&](AdamWOp o) {
+        Value null = LLVM::ZeroOp::create(b, ptrType);
+        call(b, "zrt_adamw",
+             {persistent(plan.paramOffset, o.getParamAttr()), dt, p[0],
+              persistent(plan.stateOffset, o.getExpAvgAttr()),
+              persistent(plan.stateOffset, o.getExpAvgSqAttr()), null, I64(numel(o.getGrad())),
+              inputsScalar(o.getLr()), constF64(b, o.getBeta1().convertToDouble()),
+              constF64(b, o.getBeta2().convertToDouble()), constF64(b, o.getEps().convertToDouble()),
+              constF64(b, o.getWeightDecay().convertToDouble()), inputsScalar(o.getStep())});
+        return success();
+      })
+      .Case([&](SgdOp o) {
+        Value null = LLVM::ZeroOp::create(b, ptrType);
+        call(b, "zrt_sgd_momentum",
+             {persistent(plan.paramOffset, o.getParamAttr()), dt, p[0],
+              persistent(plan.stateOffset, o.getMomentumBufferAttr()), null,
+              I64(numel(o.getGrad())), inputsScalar(o.getLr()),
+              constF64(b, o.getMomentum().convertToDouble()),
+              constF64(b, o.getWeightDecay().convertToDouble())});
+        return success();
+      })
+      .Default([](Operation *o) {
+        return o->emitOpError("has no lowering to the runtime");
+      });
+}
+
+LogicalResult Lowering::lowerFunction(func::FuncOp fn, bool isStep) {
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  auto type = isStep ? LLVM::LLVMFunctionType::get(f32, {ptrType, ptrType})
+                     : LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptrType, f64, i64});
+  auto llvmFn = LLVM::LLVMFuncOp::create(mb, fn.getLoc(), isStep ? "zcc_step" : "zcc_update", type);
+  Block *entry = llvmFn.addEntryBlock(mb);
+  ImplicitLocOpBuilder b(fn.getLoc(), entry, entry->end());
+  arena = entry->getArgument(0);
+  inputs.clear();
+  scalars.clear();
+  Block &body = fn.getBody().front();
+  if (isStep) {
+    for (BlockArgument arg : body.getArguments()) {
+      Value slot = LLVM::GEPOp::create(b, ptrType, ptrType, entry->getArgument(1),
+                                       ArrayRef<LLVM::GEPArg>{(int64_t)arg.getArgNumber()});
+      inputs[arg] = LLVM::LoadOp::create(b, ptrType, slot);
+    }
+  } else {
+    scalars[body.getArgument(0)] = entry->getArgument(1);
+    scalars[body.getArgument(1)] = entry->getArgument(2);
+  }
+  for (Operation &op : body) {
+    b.setLoc(op.getLoc());
+    if (failed(lowerOp(&op, b)))
+      return failure();
+  }
+  return success();
+}
+
+void Lowering::emitModelJson(StringRef model, const llvm::json::Value &json) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << json;
+  text.push_back('\0');
+  OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(i8, text.size());
+  LLVM::GlobalOp::create(mb, module.getLoc(), type, /*isConstant=*/true, LLVM::Linkage::External,
+                         "zcc_model_json", StringAttr::get(ctx, text));
+}
+
+llvm::json::Array shapeJson(RankedTensorType t) {
+  llvm::json::Array shape;
+  for (int64_t d : t.getShape())
+    shape.push_back(d);
+  return shape;
+}
+std::string dtypeName(Type t) { return t.isBF16() ? "bf16" : t.isF32() ? "f32" : t.isInteger(32) ? "i32" : "?"; }
+
+llvm::json::Object initJson(Attribute init) {
+  if (isa<ZerosInitAttr>(init))
+    return llvm::json::Object{{"kind", "zeros"}};
+  if (isa<OnesInitAttr>(init))
+    return llvm::json::Object{{"kind", "ones"}};
+  if (auto n = dyn_cast<NormalInitAttr>(init))
+    return llvm::json::Object{{"kind", "normal"}, {"std", n.getStd().convertToDouble()},
+            {"mean", n.getMean().convertToDouble()}};
+  auto u = cast<UniformInitAttr>(init);
+  return llvm::json::Object{{"kind", "uniform"}, {"low", u.getLow().convertToDouble()},
+          {"high", u.getHigh().convertToDouble()}};
+}
+
+/// What the executable's data loader feeds each argument: the `zc.input`
+/// argument attribute when given, else the common signatures (tokens and
+/// next-token targets; features and class labels; features and regression targets).
+FailureOr<SmallVector<std::string>> inputRoles(func::FuncOp step) {
+  SmallVector<std::string> roles;
+  ArrayRef<Type> types = step.getArgumentTypes();
+  for (unsigned i = 0; i < types.size(); ++i)
+    if (auto role = step.getArgAttrOfType<StringAttr>(i, "zc.input"))
+      roles.push_back(role.str());
+  if (roles.size() == types.size())
+    return roles;
+  roles.clear();
+  if (types.size() == 2) {
+    auto a = cast<RankedTensorType>(types[0]), b = cast<RankedTensorType>(types[1]);
+    bool aInt = a.getElementType().isInteger(32), bInt = b.getElementType().isInteger(32);
+    if (aInt && bInt && a.getShape() == b.getShape())
+      return SmallVector<std::string>{"tokens", "targets"};
+    if (!aInt && bInt && b.getRank() == 1)
+      return SmallVector<std::string>{"features", "labels"};
+    if (!aInt && !bInt)
+      return SmallVector<std::string>{"features", "values"};
+  }
+  return step.emitOpError("cannot tell what data feeds the arguments: mark each with "
+                          "{zc.input = \"tokens\" | \"targets\" | \"features\" | \"labels\" | \"values\"}");
+}
+
+/// How many distinct values an integer input takes: the rows of the embedding it
+/// indexes, or the classes of the cross-entropy it labels (through reshapes).
+int64_t idRange(Value v) {
+  for (Operation *user : v.getUsers()) {
+    if (auto e = dyn_cast<EmbeddingOp>(user); e && e.getIds() == v)
+      return tensorType(e.getTable()).getDimSize(0);
+    if (auto ce = dyn_cast<CrossEntropyOp>(user); ce && ce.getLabels() == v)
+      return tensorType(ce.getLogits()).getShape().back();
+    if (auto view = dyn_cast<ReshapeOp>(user))
+      if (int64_t range = idRange(view.getResult()))
+        return range;
+  }
+  return 0;
+}
+
+struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp step, update;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      auto role = fn->getAttrOfType<StringAttr>("zc.role");
+      if (role && role.getValue() == "step")
+        step = fn;
+      else if (role && role.getValue() == "update")
+        update = fn;
+    }
+    if (!step || !update) {
+      module.emitError("nothing to lower: run zcc-autodiff and zcc-optimizer first");
+      return signalPassFailure();
+    }
+    FailureOr<SmallVector<std::string>> roles = inputRoles(step);
+    if (failed(roles))
+      return signalPassFailure();
+    FailureOr<MemoryPlan> plan = planMemory(module, {step, update});
+    if (failed(plan))
+      return signalPassFailure();
+
+    // The description main() reads, before the zc symbols go away.
+    llvm::json::Array params, states, inputs;
+    for (ParamOp param : module.getOps<ParamOp>()) {
+      RankedTensorType t = param.getTensorType();
+      params.push_back(llvm::json::Object{
+          {"name", param.getSymName()}, {"shape", shapeJson(t)},
+          {"dtype", dtypeName(t.getElementType())}, {"init", initJson(param.getInit())},
+          {"offset", plan->paramOffset.lookup(param.getSymNameAttr())},
+          {"grad_offset", plan->gradOffset.lookup(param.getSymNameAttr())},
+          {"bytes", tensorBytes(t)}});
+    }
+    for (StateOp state : module.getOps<StateOp>())
+      states.push_back(llvm::json::Object{
+          {"name", state.getSymName()}, {"param", state.getParam()},
+          {"offset", plan->stateOffset.lookup(state.getSymNameAttr())},
+          {"bytes", tensorBytes(state.getTensorType())}});
+    for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
+      auto t = cast<RankedTensorType>(type);
+      inputs.push_back(llvm::json::Object{{"role", (*roles)[i]}, {"shape", shapeJson(t)},
+                                          {"dtype", dtypeName(t.getElementType())},
+                                          {"bytes", tensorBytes(t)},
+                                          {"classes", idRange(step.getArgument(i))}});
+    }
+    llvm::json::Object optimizer;
+    if (auto dict = module->getAttrOfType<DictionaryAttr>("zc.optimizer"))
+      for (NamedAttribute entry : dict)
+        if (auto number = dyn_cast<FloatAttr>(entry.getValue()))
+          optimizer[entry.getName().getValue()] = number.getValueAsDouble();
+    module.walk([&](Operation *op) {
+      if (isa<AdamWOp>(op))
+        optimizer["kind"] = "adamw";
+      else if (isa<SgdOp>(op))
+        optimizer["kind"] = "sgd";
+    });
+    llvm::json::Object model{
+        {"format", 1},
+        {"model", step.getSymName().drop_back(strlen("_step")).str()},
+        {"world_size", static_cast<int64_t>(ranks)},
+        {"micro_batches", static_cast<int64_t>(microBatches)},
+        {"arena_bytes", plan->totalBytes()},
+        {"persistent_bytes", plan->persistentBytes},
+        {"scratch_bytes", plan->scratchBytes},
+        {"params", std::move(params)},
+        {"states", std::move(states)},
+        {"inputs", std::move(inputs)},
+        {"optimizer", std::move(optimizer)}};
+
+    Lowering lowering(module, *plan);
+    if (failed(lowering.lowerFunction(step, /*isStep=*/true)) ||
+        failed(lowering.lowerFunction(update, /*isStep=*/false)))
+      return signalPassFailure();
+    lowering.emitModelJson(model["model"].getAsString().value_or(""), llvm::json::Value(std::move(model)));
+
+    // Everything is now LLVM: drop the zc symbols and the lowered functions.
+    SmallVector<Operation *> erase;
+    for (Operation &op : module.getBody()->getOperations())
+      if (isa<func::FuncOp, ParamOp, StateOp>(op))
+        erase.push_back(&op);
+    for (Operation *op : erase)
+      op->erase();
+    module->removeAttr("zc.optimizer");
+  }
+};
+
+} // namespace

@@ -1,0 +1,125 @@
+//===- MemoryPlan.cpp - arena offsets from live ranges --------------------===//
+
+#include "passes/MemoryPlan.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::zc;
+
+int64_t mlir::zc::tensorBytes(RankedTensorType type) {
+  return type.getNumElements() * (type.getElementTypeBitWidth() / 8);
+}
+
+namespace {
+int64_t aligned(int64_t bytes) { return llvm::alignTo(bytes, kArenaAlignment); }
+
+/// A buffer of the scratch region: its bytes and the op indices it lives over.
+struct Interval {
+  Value root;
+  int64_t bytes, start, end, offset = -1;
+};
+
+/// First fit: the lowest offset where `bytes` fit between the buffers live now
+/// (sorted by offset).
+int64_t firstFit(const std::vector<Interval *> &live, int64_t bytes) {
+  int64_t candidate = 0;
+  for (Interval *other : live) {
+    if (other->offset >= candidate + bytes)
+      break;
+    candidate = std::max(candidate, other->offset + aligned(other->bytes));
+  }
+  return candidate;
+}
+
+/// Plans one function's scratch values; returns the region size it needs.
+FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
+  Block &body = fn.getBody().front();
+  DenseMap<Value, Value> rootOf;            // view -> the value owning the bytes
+  DenseMap<Value, int64_t> persistentOf;    // reference -> its persistent offset
+  llvm::MapVector<Value, Interval> intervals;
+  int64_t index = 0;
+  for (Operation &op : body) {
+    for (Value operand : op.getOperands()) {
+      Value root = rootOf.lookup(operand);
+      if (!root)
+        root = operand;
+      auto it = intervals.find(root);
+      if (it != intervals.end())
+        it->second.end = index;
+    }
+    if (auto ref = dyn_cast<ParamRefOp>(op)) {
+      persistentOf[ref.getResult()] = plan.paramOffset.lookup(ref.getNameAttr().getAttr());
+    } else if (auto ref = dyn_cast<GradRefOp>(op)) {
+      persistentOf[ref.getResult()] = plan.gradOffset.lookup(ref.getParamAttr().getAttr());
+    } else if (auto view = dyn_cast<ReshapeOp>(op)) {
+      Value input = view.getInput();
+      if (persistentOf.count(input))
+        persistentOf[view.getResult()] = persistentOf[input];
+      else if (auto arg = dyn_cast<BlockArgument>(input))
+        plan.argumentOf[view.getResult()] = arg;
+      else if (plan.argumentOf.count(input))
+        plan.argumentOf[view.getResult()] = plan.argumentOf.lookup(input);
+      else
+        rootOf[view.getResult()] = rootOf.lookup(input) ? rootOf.lookup(input) : input;
+    } else if (!isa<arith::ConstantOp>(op)) {
+      for (Value result : op.getResults()) {
+        auto type = dyn_cast<RankedTensorType>(result.getType());
+        if (!type)
+          return op.emitOpError("has a result the memory planner cannot place: ")
+                 << result.getType();
+        intervals[result] = Interval{result, tensorBytes(type), index, index};
+      }
+    }
+    ++index;
+  }
+
+  // Linear scan in definition order.
+  std::vector<Interval *> live; // sorted by offset
+  int64_t regionBytes = 0;
+  for (auto &entry : intervals) {
+    Interval &current = entry.second;
+    llvm::erase_if(live, [&](Interval *other) { return other->end < current.start; });
+    current.offset = firstFit(live, current.bytes);
+    live.insert(llvm::upper_bound(live, current.offset,
+                                  [](int64_t offset, Interval *other) {
+                                    return offset < other->offset;
+                                  }),
+                &current);
+    regionBytes = std::max(regionBytes, current.offset + aligned(current.bytes));
+  }
+
+  for (auto &entry : intervals)
+    plan.valueOffset[entry.first] = plan.persistentBytes + entry.second.offset;
+  for (auto &[view, root] : rootOf)
+    plan.valueOffset[view] = plan.valueOffset.lookup(root);
+  for (auto &[ref, offset] : persistentOf)
+    plan.valueOffset[ref] = offset;
+  return regionBytes;
+}
+} // namespace
+
+FailureOr<MemoryPlan> mlir::zc::planMemory(ModuleOp module, ArrayRef<func::FuncOp> functions) {
+  MemoryPlan plan;
+  int64_t offset = 0;
+  auto place = [&](int64_t bytes) {
+    int64_t at = offset;
+    offset += aligned(bytes);
+    return at;
+  };
+  for (ParamOp param : module.getOps<ParamOp>())
+    plan.paramOffset[param.getSymNameAttr()] = place(tensorBytes(param.getTensorType()));
+  for (ParamOp param : module.getOps<ParamOp>())
+    plan.gradOffset[param.getSymNameAttr()] = place(tensorBytes(param.getTensorType()));
+  for (StateOp state : module.getOps<StateOp>())
+    plan.stateOffset[state.getSymNameAttr()] = place(tensorBytes(state.getTensorType()));
+  plan.persistentBytes = offset;
+  for (func::FuncOp fn : functions) {
+    FailureOr<int64_t> scratch = planFunction(fn, plan);
+    if (failed(scratch))
+      return failure();
+    plan.scratchBytes = std::max(plan.scratchBytes, *scratch);
+  }
+  return plan;
+}

@@ -1,0 +1,46 @@
+//===- MemoryPlan.h - every tensor's place in the rank's arena -----------===//
+//
+// One arena per rank: a persistent region (parameters, their gradients, optimizer
+// state) followed by a scratch region that the step and the update functions
+// share (they never run at the same time). Scratch values get offsets by first fit
+// over their live ranges; views (`zc.reshape`) and references (`zc.param_ref`,
+// `zc.grad_ref`) take their source's bytes. All offsets are 64-byte aligned.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZCC_PASSES_MEMORYPLAN_H
+#define ZCC_PASSES_MEMORYPLAN_H
+
+#include "dialects/zc/ZcDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::zc {
+
+constexpr int64_t kArenaAlignment = 64;
+
+/// Bytes of a static tensor.
+int64_t tensorBytes(RankedTensorType type);
+
+struct MemoryPlan {
+  /// Persistent buffers by symbol: a parameter, its gradient, a state tensor.
+  llvm::MapVector<StringAttr, int64_t> paramOffset, gradOffset, stateOffset;
+  int64_t persistentBytes = 0;
+  /// Arena offsets of the values of the planned functions (arguments excluded:
+  /// the batch comes from the caller's buffers).
+  DenseMap<Value, int64_t> valueOffset;
+  /// Views of a function argument: they read the caller's buffer.
+  DenseMap<Value, BlockArgument> argumentOf;
+  /// Largest scratch region any function needs, after `persistentBytes`.
+  int64_t scratchBytes = 0;
+  int64_t totalBytes() const { return persistentBytes + scratchBytes; }
+};
+
+/// Plans `functions` (values defined by ops with results; arith.constant
+/// excluded: constants are read-only globals). Fails on an op whose result
+/// cannot be placed.
+FailureOr<MemoryPlan> planMemory(ModuleOp module, ArrayRef<func::FuncOp> functions);
+
+} // namespace mlir::zc
+
+#endif // ZCC_PASSES_MEMORYPLAN_H

@@ -1,0 +1,164 @@
+//===- ShardBatch.cpp - each rank's micro-batch slice of the global batch --===//
+//
+// Divides axis 0 of the forward's arguments by ranks x micro-batches and re-derives
+// every result type from its operands, one rule per op. Ops whose operands keep
+// their types keep theirs; an op that would move or cut the batch axis is an error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::zc {
+#define GEN_PASS_DEF_ZCCSHARDBATCH
+#include "passes/Passes.h.inc"
+} // namespace mlir::zc
+
+using namespace mlir;
+using namespace mlir::zc;
+
+namespace {
+
+RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+/// The result type of `op` for its current operand types; `oldResult` is the
+/// type before sharding. Fails with a diagnostic when the batch axis would not
+/// stay the leading axis of the result.
+FailureOr<Type> inferResult(Operation *op, RankedTensorType oldResult, int64_t parts,
+                            function_ref<bool(Value)> isChanged) {
+  auto batchMoved = [&](const Twine &why) -> FailureOr<Type> {
+    return op->emitOpError("cannot be split across the batch: ") << why;
+  };
+  return TypeSwitch<Operation *, FailureOr<Type>>(op)
+      .Case<AddOp, SubOp, MulOp, ScaleOp, ReluOp, GeluOp, SoftmaxOp, BiasAddOp, LayerNormOp,
+            CausalAttentionOp>([](Operation *o) -> FailureOr<Type> {
+        return o->getOperand(0).getType();
+      })
+      .Case<CrossEntropyOp, MseOp, ParamRefOp>([&](Operation *) -> FailureOr<Type> {
+        return Type(oldResult);
+      })
+      .Case([&](CastOp o) -> FailureOr<Type> {
+        return Type(withShape(oldResult, tensorType(o.getInput()).getShape()));
+      })
+      .Case([&](EmbeddingOp o) -> FailureOr<Type> {
+        SmallVector<int64_t> shape(tensorType(o.getIds()).getShape());
+        shape.push_back(tensorType(o.getTable()).getDimSize(1));
+        return Type(withShape(oldResult, shape));
+      })
+      .Case([&](MatmulOp o) -> FailureOr<Type> {
+        RankedTensorType lhs = tensorType(o.getLhs()), rhs = tensorType(o.getRhs());
+        if (!isChanged(o.getLhs()))
+          return batchMoved("only the rhs holds the batch");
+        if (lhs.getRank() == 2 && o.getTransposeLhs())
+          return batchMoved("a transposed 2-D lhs holds the batch in its columns");
+        SmallVector<int64_t> shape(lhs.getShape().drop_back(2));
+        int64_t r = lhs.getRank();
+        shape.push_back(o.getTransposeLhs() ? lhs.getDimSize(r - 1) : lhs.getDimSize(r - 2));
+        int64_t rr = rhs.getRank();
+        shape.push_back(o.getTransposeRhs() ? rhs.getDimSize(rr - 2) : rhs.getDimSize(rr - 1));
+        return Type(withShape(oldResult, shape));
+      })
+      .Case([&](ReshapeOp o) -> FailureOr<Type> {
+        int64_t oldIn = 1;
+        for (int64_t d : oldResult.getShape())
+          oldIn *= d;
+        int64_t newIn = tensorType(o.getInput()).getNumElements();
+        if (newIn == oldIn)
+          return Type(oldResult);
+        int64_t factor = oldIn / newIn;
+        if (oldResult.getRank() == 0 || oldResult.getDimSize(0) % factor != 0)
+          return batchMoved("the result's leading axis does not hold the batch");
+        SmallVector<int64_t> shape(oldResult.getShape());
+        shape[0] /= factor;
+        return Type(withShape(oldResult, shape));
+      })
+      .Case([&](TransposeOp o) -> FailureOr<Type> {
+        ArrayRef<int64_t> perm = o.getPermutation();
+        if (perm.front() != 0)
+          return batchMoved("the permutation moves axis 0");
+        RankedTensorType in = tensorType(o.getInput());
+        SmallVector<int64_t> shape;
+        for (int64_t p : perm)
+          shape.push_back(in.getDimSize(p));
+        return Type(withShape(oldResult, shape));
+      })
+      .Case([&](SliceOp o) -> FailureOr<Type> {
+        RankedTensorType in = tensorType(o.getInput());
+        // A changed tensor's axis 0 shrank by exactly `parts`.
+        if (o.getOffsets().front() != 0 || oldResult.getDimSize(0) != in.getDimSize(0) * parts)
+          return batchMoved("the slice cuts axis 0");
+        SmallVector<int64_t> shape(oldResult.getShape());
+        shape[0] = in.getDimSize(0);
+        return Type(withShape(oldResult, shape));
+      })
+      .Case([&](ConcatOp o) -> FailureOr<Type> {
+        if (o.getAxis() == 0)
+          return batchMoved("the concat joins along axis 0");
+        SmallVector<int64_t> shape(tensorType(o.getInputs().front()).getShape());
+        shape[o.getAxis()] = oldResult.getDimSize(o.getAxis());
+        return Type(withShape(oldResult, shape));
+      })
+      .Default([](Operation *o) -> FailureOr<Type> {
+        return o->emitOpError("has no batch-splitting rule");
+      });
+}
+
+struct ZccShardBatchPass : zc::impl::ZccShardBatchBase<ZccShardBatchPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (ranks < 1 || microBatches < 1) {
+      getOperation().emitError("ranks and micro-batches must be positive");
+      return signalPassFailure();
+    }
+    int64_t parts = ranks * microBatches;
+    if (parts == 1)
+      return;
+    for (ForwardOp forward : getOperation().getOps<ForwardOp>())
+      if (failed(shard(forward, parts)))
+        return signalPassFailure();
+  }
+
+  LogicalResult shard(ForwardOp forward, int64_t parts) {
+    Block &body = forward.getBody().front();
+    SmallVector<Type> inputs;
+    for (BlockArgument arg : body.getArguments()) {
+      RankedTensorType t = tensorType(arg);
+      if (t.getRank() == 0 || t.getDimSize(0) % parts != 0)
+        return forward.emitOpError("the batch of argument #")
+               << arg.getArgNumber() << " (" << t << ") does not split into " << ranks
+               << " ranks x " << microBatches << " micro-batches";
+      SmallVector<int64_t> shape(t.getShape());
+      shape[0] /= parts;
+      arg.setType(withShape(t, shape));
+      inputs.push_back(arg.getType());
+    }
+    forward.setFunctionType(FunctionType::get(&getContext(), inputs,
+                                              forward.getFunctionType().getResults()));
+    DenseSet<Value> changed(body.args_begin(), body.args_end());
+    for (Operation &op : body.without_terminator()) {
+      if (llvm::none_of(op.getOperands(), [&](Value v) { return changed.contains(v); }))
+        continue;
+      for (OpResult result : op.getResults()) {
+        auto old = dyn_cast<RankedTensorType>(result.getType());
+        if (!old)
+          return op.emitOpError("has a non-tensor result");
+        FailureOr<Type> type =
+            inferResult(&op, old, parts, [&](Value v) { return changed.contains(v); });
+        if (failed(type))
+          return failure();
+        if (*type != old) {
+          result.setType(*type);
+          changed.insert(result);
+        }
+      }
+    }
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,55 @@
+#include "main/ModelInfo.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/Error.h"
+
+namespace zrt::train {
+
+ModelInfo parseModelInfo(const char *text) {
+  ModelInfo info;
+  try {
+    nlohmann::json j = nlohmann::json::parse(text);
+    if (j.at("format").get<int>() != 1)
+      fatal("zcc_model_json", "unknown format %d", j.at("format").get<int>());
+    info.model = j.at("model").get<std::string>();
+    info.worldSize = j.at("world_size").get<int64_t>();
+    info.microBatches = j.at("micro_batches").get<int64_t>();
+    info.arenaBytes = j.at("arena_bytes").get<int64_t>();
+    info.persistentBytes = j.at("persistent_bytes").get<int64_t>();
+    const nlohmann::json &opt = j.at("optimizer");
+    info.optimizer = opt.value("kind", std::string("adamw"));
+    info.defaultLr = opt.value("lr", info.optimizer == "sgd" ? 0.01 : 1e-3);
+    for (const nlohmann::json &p : j.at("params")) {
+      ParamInfo param;
+      param.name = p.at("name").get<std::string>();
+      param.shape = p.at("shape").get<std::vector<int64_t>>();
+      param.offset = p.at("offset").get<int64_t>();
+      param.gradOffset = p.at("grad_offset").get<int64_t>();
+      param.bytes = p.at("bytes").get<int64_t>();
+      if (p.at("dtype").get<std::string>() != "f32")
+        fatal("zcc_model_json", "parameter %s: only f32 parameters are supported", param.name.c_str());
+      const nlohmann::json &init = p.at("init");
+      param.init.kind = init.at("kind").get<std::string>();
+      param.init.std = init.value("std", 0.0);
+      param.init.mean = init.value("mean", 0.0);
+      param.init.low = init.value("low", 0.0);
+      param.init.high = init.value("high", 0.0);
+      info.params.push_back(param);
+    }
+    for (const nlohmann::json &in : j.at("inputs")) {
+      InputInfo input;
+      input.role = in.at("role").get<std::string>();
+      input.shape = in.at("shape").get<std::vector<int64_t>>();
+      input.dtype = in.at("dtype").get<std::string>();
+      input.bytes = in.at("bytes").get<int64_t>();
+      input.classes = in.value("classes", int64_t(0));
+      info.inputs.push_back(input);
+    }
+  } catch (const nlohmann::json::exception &e) {
+    fatal("zcc_model_json", "malformed model description: %s", e.what());
+  }
+  return info;
+}
+
+} // namespace zrt::train

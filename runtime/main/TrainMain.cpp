@@ -1,0 +1,265 @@
+// main() of every executable zcc links: reads the model description the compiler
+// emitted, starts the runtime, initializes the parameters (seeded, identical for every
+// world size), then runs the steps: K micro-batches of zcc_step, one zcc_update.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/Error.h"
+#include "main/Data.h"
+#include "main/ModelInfo.h"
+#include "main/Random.h"
+#include "zrt/zrt.h"
+
+extern "C" {
+extern const char zcc_model_json[];
+float zcc_step(void *arena, void *const *inputs);
+void zcc_update(void *arena, double lr, int64_t step);
+}
+
+using namespace zrt;
+using namespace zrt::train;
+
+namespace {
+
+struct Flags {
+  std::string data, logJson, initWeights, exportWeights, schedule = "constant";
+  bool synthetic = false;
+  int64_t steps = 100, warmup = 0, logEvery = 10;
+  uint64_t seed = 1337;
+  double lr = -1;
+};
+
+const char *kUsage =
+    "usage: train.bin [--data FILE | --synthetic] [flags]\n"
+    "  --data FILE            text file (bytes are tokens) or .bin file of uint16 tokens\n"
+    "  --synthetic            seeded learnable data generated here (same for every world size)\n"
+    "  --steps N              optimizer steps (default 100)\n"
+    "  --lr X                 peak learning rate (default: the model's, else 1e-3)\n"
+    "  --lr-schedule S        constant | cosine (to lr/10 at the last step)\n"
+    "  --warmup N             linear warmup steps (default 0)\n"
+    "  --seed N               seed of the initial weights and synthetic data (default 1337)\n"
+    "  --log-every N          print a line every N steps (default 10)\n"
+    "  --log-json FILE        one JSON object per logged step\n"
+    "  --init-weights FILE    initial parameters: raw f32, parameters in model order\n"
+    "  --export-weights FILE  final parameters in the same format\n"
+    "  --help\n";
+
+Flags parseFlags(int argc, char **argv) {
+  Flags f;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "train.bin: %s needs a value\n%s", a.c_str(), kUsage);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    auto integer = [&]() -> int64_t {
+      std::string v = value();
+      char *end = nullptr;
+      long long n = std::strtoll(v.c_str(), &end, 10);
+      if (*end || n < 0) {
+        std::fprintf(stderr, "train.bin: %s expects a non-negative integer, got '%s'\n", a.c_str(), v.c_str());
+        std::exit(2);
+      }
+      return n;
+    };
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", kUsage);
+      std::exit(0);
+    } else if (a == "--data") f.data = value();
+    else if (a == "--synthetic") f.synthetic = true;
+    else if (a == "--steps") f.steps = integer();
+    else if (a == "--lr") {
+      std::string v = value();
+      char *end = nullptr;
+      f.lr = std::strtod(v.c_str(), &end);
+      if (*end || !(f.lr > 0)) {
+        std::fprintf(stderr, "train.bin: --lr expects a positive number, got '%s'\n", v.c_str());
+        std::exit(2);
+      }
+    } else if (a == "--lr-schedule") {
+      f.schedule = value();
+      if (f.schedule != "constant" && f.schedule != "cosine") {
+        std::fprintf(stderr, "train.bin: --lr-schedule is constant or cosine, got '%s'\n", f.schedule.c_str());
+        std::exit(2);
+      }
+    } else if (a == "--warmup") f.warmup = integer();
+    else if (a == "--seed") f.seed = static_cast<uint64_t>(integer());
+    else if (a == "--log-every") f.logEvery = std::max<int64_t>(1, integer());
+    else if (a == "--log-json") f.logJson = value();
+    else if (a == "--init-weights") f.initWeights = value();
+    else if (a == "--export-weights") f.exportWeights = value();
+    else {
+      std::fprintf(stderr, "train.bin: unknown flag '%s'\n%s", a.c_str(), kUsage);
+      std::exit(2);
+    }
+  }
+  return f;
+}
+
+void initialize(const ParamInfo &p, float *w, uint64_t seed) {
+  uint64_t key = streamKey(p.name, seed);
+  for (int64_t i = 0; i < p.elements(); ++i) {
+    const Initializer &init = p.init;
+    if (init.kind == "zeros") w[i] = 0.f;
+    else if (init.kind == "ones") w[i] = 1.f;
+    else if (init.kind == "normal") w[i] = static_cast<float>(init.mean + init.std * normal(key, i));
+    else w[i] = static_cast<float>(init.low + (init.high - init.low) * uniform01(key, i));
+  }
+}
+
+void readWeights(const ModelInfo &m, char *arena, const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    fatal("train", "cannot open --init-weights %s", path.c_str());
+  for (const ParamInfo &p : m.params)
+    if (!file.read(arena + p.offset, p.bytes))
+      fatal("train", "%s ends inside parameter %s", path.c_str(), p.name.c_str());
+  if (file.peek() != EOF)
+    fatal("train", "%s is longer than the model's parameters", path.c_str());
+}
+
+void writeWeights(const ModelInfo &m, const char *arena, const std::string &path) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream file(tmp, std::ios::binary);
+    for (const ParamInfo &p : m.params)
+      file.write(arena + p.offset, p.bytes);
+    if (!file)
+      fatal("train", "cannot write %s", tmp.c_str());
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) // atomic: no half-written file
+    fatal("train", "cannot rename %s to %s", tmp.c_str(), path.c_str());
+}
+
+double learningRate(const Flags &f, double peak, int64_t step /* from 0 */) {
+  if (step < f.warmup)
+    return peak * double(step + 1) / double(f.warmup);
+  if (f.schedule == "constant" || f.steps <= f.warmup + 1)
+    return peak;
+  double progress = double(step - f.warmup) / double(f.steps - 1 - f.warmup);
+  double minLr = peak / 10;
+  return minLr + 0.5 * (1 + std::cos(M_PI * progress)) * (peak - minLr);
+}
+
+int64_t parameterCount(const ModelInfo &m) {
+  int64_t n = 0;
+  for (const ParamInfo &p : m.params)
+    n += p.elements();
+  return n;
+}
+
+int64_t bytesSent(const zrt_counters &c) {
+  int64_t total = 0;
+  for (int64_t b : c.bytes_sent)
+    total += b;
+  return total;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Flags flags = parseFlags(argc, argv);
+  ModelInfo model = parseModelInfo(zcc_model_json);
+  char *arena = static_cast<char *>(zrt_init(model.worldSize, model.arenaBytes));
+  const int rank = zrt_rank(), ranks = zrt_world_size();
+
+  // Parameters on every rank from the same seed; gradients and state start at zero.
+  std::memset(arena, 0, model.persistentBytes);
+  if (!flags.initWeights.empty())
+    readWeights(model, arena, flags.initWeights);
+  else
+    for (const ParamInfo &p : model.params)
+      initialize(p, reinterpret_cast<float *>(arena + p.offset), flags.seed);
+
+  std::unique_ptr<DataSource> data = openData(model, flags.data, flags.synthetic, flags.seed);
+  std::vector<std::vector<char>> storage;
+  std::vector<void *> buffers;
+  for (const InputInfo &in : model.inputs) {
+    storage.emplace_back(in.bytes);
+    buffers.push_back(storage.back().data());
+  }
+  const int64_t rows = model.rowsPerMicroBatch(), K = model.microBatches;
+  const int64_t globalRows = rows * K * ranks;
+  int64_t tokensPerRow = 1;
+  for (const InputInfo &in : model.inputs)
+    if (in.role == "tokens")
+      tokensPerRow = in.shape.size() == 2 ? in.shape[1] : 1;
+  const double peakLr = flags.lr > 0 ? flags.lr : model.defaultLr;
+
+  FILE *log = nullptr;
+  if (rank == 0) {
+    std::printf("zcc: model %s, %zu parameter tensors (%lld values), %d rank(s) x %lld micro-batch(es) "
+                "of %lld rows, global batch %lld, data: %s, arena %lld bytes per rank\n",
+                model.model.c_str(), model.params.size(), static_cast<long long>(parameterCount(model)),
+                ranks, static_cast<long long>(K), static_cast<long long>(rows),
+                static_cast<long long>(globalRows), data->describe().c_str(),
+                static_cast<long long>(model.arenaBytes));
+    if (!flags.logJson.empty() && !(log = std::fopen(flags.logJson.c_str(), "w")))
+      fatal("train", "cannot open --log-json %s", flags.logJson.c_str());
+  }
+
+  zrt_counters before{};
+  zrt_get_counters(&before);
+  double totalSeconds = 0;
+  float lastLoss = 0;
+  for (int64_t step = 0; step < flags.steps; ++step) {
+    auto start = std::chrono::steady_clock::now();
+    double lossSum = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      // Rows of this rank's micro-batch k in the step's global batch.
+      int64_t first = step * globalRows + (rank * K + k) * rows;
+      for (int64_t r = 0; r < rows; ++r)
+        data->fillRow(first + r, r, buffers);
+      lossSum += zcc_step(arena, buffers.data());
+    }
+    double lr = learningRate(flags, peakLr, step);
+    zcc_update(arena, lr, step + 1);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    totalSeconds += seconds;
+
+    // The logged loss is the global batch's mean.
+    float loss = static_cast<float>(lossSum / K), mean = loss;
+    if (ranks > 1)
+      zrt_all_reduce(ZRT_DTYPE_F32, &loss, &mean, 1, 1);
+    lastLoss = mean;
+    zrt_counters now{};
+    zrt_get_counters(&now);
+    if (rank == 0 && ((step + 1) % flags.logEvery == 0 || step == 0 || step + 1 == flags.steps)) {
+      double perSecond = double(globalRows * tokensPerRow) / seconds;
+      const char *unit = tokensPerRow > 1 ? "tokens_per_s" : "samples_per_s";
+      std::printf("step %5lld | loss %.6f | lr %.3e | %8.2f ms | %10.0f %s | peak %lld B | comm %lld B\n",
+                  static_cast<long long>(step + 1), mean, lr, seconds * 1e3, perSecond, unit,
+                  static_cast<long long>(now.arena_bytes),
+                  static_cast<long long>(bytesSent(now) - bytesSent(before)));
+      if (log)
+        std::fprintf(log,
+                     "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"step_ms\": %.4f, \"%s\": %.2f, "
+                     "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f}\n",
+                     static_cast<long long>(step + 1), mean, lr, seconds * 1e3, unit, perSecond,
+                     static_cast<long long>(now.arena_bytes),
+                     static_cast<long long>(bytesSent(now) - bytesSent(before)),
+                     now.wait_seconds - before.wait_seconds);
+    }
+    before = now;
+  }
+  if (rank == 0) {
+    std::printf("zcc: %lld steps in %.2f s (%.2f ms/step), final loss %.6f\n",
+                static_cast<long long>(flags.steps), totalSeconds,
+                flags.steps ? totalSeconds * 1e3 / flags.steps : 0.0, lastLoss);
+    if (!flags.exportWeights.empty())
+      writeWeights(model, arena, flags.exportWeights);
+  }
+  if (log)
+    std::fclose(log);
+  zrt_finalize();
+  return 0;
+}
