@@ -188,10 +188,6 @@ int zcc::runZccMain(int argc, char **argv) {
     llvm::errs() << "zcc: error: " << problem << "\n";
     return 1;
   }
-  if (options.emit == EmitKind::Exe && options.output == "-" && !options.verifyOnly) {
-    llvm::errs() << "zcc: error: an executable needs -o FILE (or --emit=mlir|llvm)\n";
-    return 1;
-  }
 
   DialectRegistry registry;
   registerZccDialects(registry);
@@ -207,6 +203,10 @@ int zcc::runZccMain(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseModel(sourceMgr, context, options.input);
   if (!module)
     return 1;
+  if (options.emit == EmitKind::Exe && options.output == "-" && !options.verifyOnly) {
+    llvm::errs() << "zcc: error: an executable needs -o FILE (or --emit=mlir|llvm)\n";
+    return 1;
+  }
   if (options.verifyOnly) // the model checks only: nothing to lower
     pipeline.lower = false;
   if (failed(runPipeline(*module, pipeline)))

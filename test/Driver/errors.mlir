@@ -24,5 +24,5 @@
 // MISSING: zcc: error: cannot open input file '{{.*}}does-not-exist.mlir'
 
 // An output path that cannot be written.
-// RUN: not zcc %S/Inputs/valid.mlir -o %t.no-such-dir/x.mlir 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// RUN: not zcc %zcc_src_root/examples/mlp.mlir --emit=mlir -o %t.no-such-dir/x.mlir 2>&1 | FileCheck %s --check-prefix=OUTPUT
 // OUTPUT: zcc: error: {{.*}}no-such-dir/x.mlir

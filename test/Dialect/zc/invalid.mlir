@@ -621,3 +621,57 @@ func.func @f(%s: tensor<5xi32>) {
   zc.release %s : tensor<5xi32>
   return
 }
+
+// -----
+
+// --- Gradient and optimizer state ----------------------------------------------
+
+zc.param @w : tensor<4x3xf32> = #zc.zeros
+// expected-error @+1 {{'zc.state' op shape of 'tensor<3x4xf32>' differs from parameter @w declared as 'tensor<4x3xf32>'}}
+zc.state @w.m : tensor<3x4xf32> of @w
+
+// -----
+
+zc.param @w : tensor<4x3xf32> = #zc.zeros
+func.func @f(%g: tensor<4x4xf32>) {
+  // expected-error @+1 {{'zc.grad_accumulate' op type 'tensor<4x4xf32>' differs from parameter '@w' declared as 'tensor<4x3xf32>'}}
+  zc.grad_accumulate @w, %g : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'zc.grad_ref' op '@nope' does not name a zc.param}}
+  %g = zc.grad_ref @nope : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'zc.grad_zero' op '@nope' does not name a zc.param}}
+  zc.grad_zero @nope
+  return
+}
+
+// -----
+
+zc.param @w : tensor<4xf32> = #zc.zeros
+zc.param @v : tensor<4xf32> = #zc.zeros
+zc.state @v.m : tensor<4xf32> of @v
+zc.state @w.v : tensor<4xf32> of @w
+func.func @f(%g: tensor<4xf32>, %lr: f64, %step: i64) {
+  // expected-error @+1 {{'zc.adamw' op state '@v.m' belongs to @v, not @w}}
+  zc.adamw @w, %g state(@v.m, @w.v) lr %lr step %step {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0} : tensor<4xf32>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<4xf32> = #zc.zeros
+func.func @f(%g: tensor<4xf32>, %lr: f64) {
+  // expected-error @+1 {{'zc.sgd' op '@w.buf' does not name a zc.state}}
+  zc.sgd @w, %g state(@w.buf) lr %lr {momentum = 0.9, weight_decay = 0.0} : tensor<4xf32>
+  return
+}

@@ -170,3 +170,31 @@ func.func @collectives(%shard: tensor<5xf32>, %grad: tensor<20xf32>, %g2: tensor
   %w2 = zc.wait %h2 : !zc.async<tensor<3x4xbf16>>
   return
 }
+
+// -----
+
+// Tests that gradient buffers, optimizer state and updates round-trip.
+
+// CHECK: zc.state @w.exp_avg : tensor<4x3xf32> of @w
+// CHECK: zc.state @b.momentum : tensor<3xf32> of @b
+zc.param @w : tensor<4x3xf32> = #zc.zeros
+zc.param @b : tensor<3xf32> = #zc.zeros
+zc.state @w.exp_avg : tensor<4x3xf32> of @w
+zc.state @w.exp_avg_sq : tensor<4x3xf32> of @w
+zc.state @b.momentum : tensor<3xf32> of @b
+
+// CHECK-LABEL: func.func @train
+func.func @train(%dw: tensor<4x3xf32>, %lr: f64, %step: i64) {
+  // CHECK: zc.grad_accumulate @w, %{{.+}} : tensor<4x3xf32>
+  zc.grad_accumulate @w, %dw : tensor<4x3xf32>
+  // CHECK: %[[G:.+]] = zc.grad_ref @w : tensor<4x3xf32>
+  %g = zc.grad_ref @w : tensor<4x3xf32>
+  // CHECK: zc.adamw @w, %[[G]] state(@w.exp_avg, @w.exp_avg_sq) lr %{{.+}} step %{{.+}} {beta1 = 9.000000e-01 : f64
+  zc.adamw @w, %g state(@w.exp_avg, @w.exp_avg_sq) lr %lr step %step {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.1 : f64} : tensor<4x3xf32>
+  // CHECK: zc.grad_zero @w
+  zc.grad_zero @w
+  %gb = zc.grad_ref @b : tensor<3xf32>
+  // CHECK: zc.sgd @b, %{{.+}} state(@b.momentum) lr %{{.+}} {momentum = 9.000000e-01 : f64
+  zc.sgd @b, %gb state(@b.momentum) lr %lr {momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<3xf32>
+  return
+}
