@@ -130,8 +130,8 @@ struct ZccShardBatchPass : zc::impl::ZccShardBatchBase<ZccShardBatchPass> {
       RankedTensorType t = tensorType(arg);
       if (t.getRank() == 0 || t.getDimSize(0) % parts != 0)
         return forward.emitOpError("the batch of argument #")
-               << arg.getArgNumber() << " (" << t << ") does not split into " << ranks
-               << " ranks x " << microBatches << " micro-batches";
+               << arg.getArgNumber() << " (" << t << ") does not split into " << static_cast<int64_t>(ranks)
+               << " ranks x " << static_cast<int64_t>(microBatches) << " micro-batches";
       SmallVector<int64_t> shape(t.getShape());
       shape[0] /= parts;
       arg.setType(withShape(t, shape));

@@ -1,0 +1,112 @@
+// RUN: zcc-opt %s -split-input-file -zcc-autodiff -verify-diagnostics | FileCheck %s
+
+// Tests the matmul, bias_add, relu and cross-entropy rules, and that the forward
+// becomes @<name>_step with one grad_accumulate per parameter.
+
+zc.param @w : tensor<4x3xf32> = #zc.normal<std = 0.1>
+zc.param @b : tensor<3xf32> = #zc.zeros
+// CHECK-LABEL: func.func @mlp_step
+// CHECK-SAME: attributes {zc.role = "step"}
+zc.forward @mlp(%x: tensor<2x4xf32>, %y: tensor<2xi32>) -> tensor<f32> {
+  %w = zc.param_ref @w : tensor<4x3xf32>
+  %b = zc.param_ref @b : tensor<3xf32>
+  %h = zc.matmul %x, %w : tensor<2x4xf32>, tensor<4x3xf32> -> tensor<2x3xf32>
+  %hb = zc.bias_add %h, %b : tensor<2x3xf32>, tensor<3xf32>
+  %r = zc.relu %hb : tensor<2x3xf32>
+  %l = zc.cross_entropy %r, %y : tensor<2x3xf32>, tensor<2xi32> -> tensor<f32>
+  zc.return %l : tensor<f32>
+}
+// CHECK: %[[L:.+]] = zc.cross_entropy %[[R:.+]], %{{.+}}
+// CHECK: %[[ONE:.+]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[DR:.+]] = zc.cross_entropy_grad %[[ONE]], %[[R]], %{{.+}}
+// CHECK: %[[DHB:.+]] = zc.relu_grad %[[DR]], %[[HB:.+]] : tensor<2x3xf32>
+// CHECK: %[[DB:.+]] = zc.reduce_sum %[[DHB]] [0] : tensor<2x3xf32> -> tensor<3xf32>
+// The input %x needs no gradient: only dW is computed.
+// CHECK-NOT: transpose_rhs
+// CHECK: %[[DW:.+]] = zc.matmul %{{.+}}, %[[DHB]] transpose_lhs : tensor<2x4xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
+// CHECK: zc.grad_accumulate @b, %[[DB]]
+// CHECK: zc.grad_accumulate @w, %[[DW]]
+// CHECK: return %[[L]] : tensor<f32>
+// CHECK-NOT: zc.forward
+
+// -----
+
+// Tests that a parameter read twice (tied embedding and LM head) gets the sum of
+// both contributions, and that a branch not reaching the loss costs nothing.
+
+zc.param @wte : tensor<8x4xf32> = #zc.normal<std = 0.1>
+// CHECK-LABEL: func.func @lm_step
+zc.forward @lm(%ids: tensor<2x3xi32>, %tgt: tensor<2x3xi32>) -> tensor<f32> {
+  %wte = zc.param_ref @wte : tensor<8x4xf32>
+  %e = zc.embedding %wte[%ids] : tensor<8x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>
+  %unused = zc.gelu %e : tensor<2x3x4xf32>
+  %wte2 = zc.param_ref @wte : tensor<8x4xf32>
+  %logits = zc.matmul %e, %wte2 transpose_rhs : tensor<2x3x4xf32>, tensor<8x4xf32> -> tensor<2x3x8xf32>
+  %l = zc.cross_entropy %logits, %tgt : tensor<2x3x8xf32>, tensor<2x3xi32> -> tensor<f32>
+  zc.return %l : tensor<f32>
+}
+// CHECK-NOT: zc.gelu
+// CHECK: %[[DL:.+]] = zc.cross_entropy_grad
+// The shared 2-D rhs: its gradient sums over the batch by flattening the rows.
+// CHECK-DAG: %[[DE:.+]] = zc.matmul %[[DL]], %{{.+}} : tensor<2x3x8xf32>, tensor<8x4xf32> -> tensor<2x3x4xf32>
+// CHECK-DAG: %[[FD:.+]] = zc.reshape %[[DL]] : tensor<2x3x8xf32> -> tensor<6x8xf32>
+// CHECK-DAG: %[[FE:.+]] = zc.reshape %{{.+}} : tensor<2x3x4xf32> -> tensor<6x4xf32>
+// CHECK: %[[DW2:.+]] = zc.matmul %[[FD]], %[[FE]] transpose_lhs : tensor<6x8xf32>, tensor<6x4xf32> -> tensor<8x4xf32>
+// CHECK: %[[DW1:.+]] = zc.embedding_grad %[[DE]][%{{.+}}] : tensor<2x3x4xf32>, tensor<2x3xi32> -> tensor<8x4xf32>
+// CHECK: %[[SUM:.+]] = zc.add %[[DW2]], %[[DW1]] : tensor<8x4xf32>
+// CHECK: zc.grad_accumulate @wte, %[[SUM]]
+
+// -----
+
+// Tests the layernorm, attention, gelu, sub/mul/scale, slice/concat, reshape and
+// transpose rules.
+
+zc.param @g : tensor<4xf32> = #zc.ones
+zc.param @beta : tensor<4xf32> = #zc.zeros
+zc.param @m : tensor<1x2x4xf32> = #zc.ones
+// CHECK-LABEL: func.func @blocks_step
+zc.forward @blocks(%x: tensor<1x2x4xf32>, %t: tensor<1x2x4xf32>) -> tensor<f32> {
+  %g = zc.param_ref @g : tensor<4xf32>
+  %beta = zc.param_ref @beta : tensor<4xf32>
+  %m = zc.param_ref @m : tensor<1x2x4xf32>
+  %xm = zc.mul %x, %m : tensor<1x2x4xf32>
+  %n = zc.layernorm %xm, %g, %beta : tensor<1x2x4xf32>, tensor<4xf32>
+  %a = zc.causal_attention %n, %n, %n heads 2 : tensor<1x2x4xf32>
+  %s = zc.slice %a [0, 0, 0] : tensor<1x2x4xf32> -> tensor<1x2x2xf32>
+  %c = zc.concat %s, %s axis 2 : tensor<1x2x2xf32>, tensor<1x2x2xf32> -> tensor<1x2x4xf32>
+  %tr = zc.transpose %c [0, 2, 1] : tensor<1x2x4xf32> -> tensor<1x4x2xf32>
+  %rs = zc.reshape %tr : tensor<1x4x2xf32> -> tensor<1x2x4xf32>
+  %ge = zc.gelu %rs : tensor<1x2x4xf32>
+  %d = zc.sub %ge, %n : tensor<1x2x4xf32>
+  %sc = zc.scale %d by 0.5 : tensor<1x2x4xf32>
+  %l = zc.mse %sc, %t : tensor<1x2x4xf32> -> tensor<f32>
+  zc.return %l : tensor<f32>
+}
+// CHECK: zc.mse_grad
+// CHECK: zc.scale %{{.+}} by 5.000000e-01
+// CHECK: zc.scale %{{.+}} by -1.000000e+00
+// CHECK: zc.gelu_grad
+// CHECK: zc.reshape %{{.+}} : tensor<1x2x4xf32> -> tensor<1x4x2xf32>
+// CHECK: zc.transpose %{{.+}} [0, 2, 1] : tensor<1x4x2xf32> -> tensor<1x2x4xf32>
+// CHECK: zc.slice %{{.+}} [0, 0, 0] : tensor<1x2x4xf32> -> tensor<1x2x2xf32>
+// CHECK: zc.slice %{{.+}} [0, 0, 2] : tensor<1x2x4xf32> -> tensor<1x2x2xf32>
+// CHECK: zc.add
+// CHECK: zc.slice_grad %{{.+}} [0, 0, 0] : tensor<1x2x2xf32> -> tensor<1x2x4xf32>
+// CHECK: zc.causal_attention_grad %{{.+}} heads 2
+// CHECK: zc.layernorm_grad
+// CHECK: zc.mul %{{.+}}, %{{.+}} : tensor<1x2x4xf32>
+// CHECK-DAG: zc.grad_accumulate @m
+// CHECK-DAG: zc.grad_accumulate @g
+// CHECK-DAG: zc.grad_accumulate @beta
+
+// -----
+
+zc.param @w : tensor<4xf32> = #zc.zeros
+zc.forward @bad(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<f32> {
+  %w = zc.param_ref @w : tensor<4xf32>
+  %h = zc.add %x, %w : tensor<4xf32>
+  %a = zc.all_reduce sum %h ranks 2 : tensor<4xf32>
+  // expected-error @-1 {{'zc.all_reduce' op has no gradient rule (autodiff)}}
+  %l = zc.mse %a, %y : tensor<4xf32> -> tensor<f32>
+  zc.return %l : tensor<f32>
+}
