@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Trains one model at several world sizes and checks the per-step losses agree.
+
+Same model, seed and global batch: the loss curve must not depend on the world size
+(the model's batch is the global batch; zcc splits it over ranks x micro-batches).
+
+usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE DATA-FLAGS... -- CONFIG...
+CONFIG: "np=N" or "np=N,accum=K"; the first config is the reference.
+"""
+import json, os, subprocess, sys, tempfile
+
+def run(zcc, model, steps, data, np_, accum, work):
+    exe = os.path.join(work, f"train-np{np_}-k{accum}.bin")
+    subprocess.run([zcc, model, "-o", exe, "--world-size", str(np_), "--grad-accum", str(accum)],
+                   check=True)
+    log = os.path.join(work, f"log-np{np_}-k{accum}.jsonl")
+    cmd = [exe, "--steps", str(steps), "--log-every", "1", "--log-json", log] + data
+    if np_ > 1:
+        cmd = ["mpirun", "-np", str(np_)] + cmd
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=600)
+    return [json.loads(line)["loss"] for line in open(log)]
+
+def main():
+    zcc, model, steps, tol = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    rest = sys.argv[5:]
+    split = rest.index("--")
+    data, configs = rest[:split], rest[split + 1:]
+    env = os.environ
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    with tempfile.TemporaryDirectory() as work:
+        curves = {}
+        for config in configs:
+            fields = dict(kv.split("=") for kv in config.split(","))
+            curves[config] = run(zcc, model, steps, data, int(fields["np"]), int(fields.get("accum", 1)), work)
+        reference = curves[configs[0]]
+        assert len(reference) == steps, f"expected {steps} logged steps, got {len(reference)}"
+        if reference[-1] >= reference[0]:
+            sys.exit(f"FAIL: the loss did not go down ({reference[0]} -> {reference[-1]})")
+        worst = 0.0
+        for config, curve in curves.items():
+            for step, (a, b) in enumerate(zip(reference, curve)):
+                rel = abs(a - b) / abs(a)
+                worst = max(worst, rel)
+                if rel > tol:
+                    sys.exit(f"FAIL: {config} step {step + 1}: loss {b} vs {a} ({configs[0]}), "
+                             f"relative difference {rel:.2e} > {tol}")
+        print(f"PASS: {len(configs)} configurations, {steps} steps, loss {reference[0]:.5f} -> "
+              f"{reference[-1]:.5f}, worst relative difference {worst:.2e}")
+
+if __name__ == "__main__":
+    main()
