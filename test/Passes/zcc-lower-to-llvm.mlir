@@ -1,4 +1,5 @@
 // RUN: zcc-opt %s -zcc-pipeline="world-size=2" | FileCheck %s
+// RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-lower-to-llvm | FileCheck %s --check-prefix=ONE-RANK
 
 // Tests the lowering: the step and update entry points, runtime calls on arena
 // offsets (persistent parameters, gradients and state first, then scratch), the
@@ -29,3 +30,7 @@ zc.forward @f(%x: tensor<4x4xf32>, %y: tensor<4xi32>) -> tensor<f32> {
 // CHECK: llvm.call @zrt_fill_zero
 // CHECK: llvm.mlir.global external constant @zcc_model_json("{{.*}}\22world_size\22:2
 // CHECK-NOT: zc.
+// Without zcc-data-parallel there is nothing to communicate.
+// ONE-RANK-LABEL: llvm.func @zcc_update
+// ONE-RANK-NOT: zrt_all_reduce
+// ONE-RANK: llvm.call @zrt_adamw
