@@ -28,7 +28,6 @@ using namespace mlir::zc;
 
 namespace {
 
-RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 /// The gradients of the values of one function, summed as contributions arrive.
 class GradientMap {
@@ -101,7 +100,7 @@ public:
         .Case([&](BiasAddOp o) {
           give(o.getInput(), [&] { return dy; });
           give(o.getBias(), [&] {
-            int64_t rank = tensorType(dy).getRank();
+            int64_t rank = tensorOf(dy).getRank();
             SmallVector<int64_t> leading = llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
             return Value(ReduceSumOp::create(b, o.getBias().getType(), dy, leading));
           });
@@ -175,10 +174,10 @@ public:
         .Case([&](ConcatOp o) {
           int64_t axis = o.getAxis(), offset = 0;
           for (Value input : o.getInputs()) {
-            SmallVector<int64_t> offsets(tensorType(dy).getRank(), 0);
+            SmallVector<int64_t> offsets(tensorOf(dy).getRank(), 0);
             offsets[axis] = offset;
             give(input, [&] { return Value(SliceOp::create(b, input.getType(), dy, offsets)); });
-            offset += tensorType(input).getDimSize(axis);
+            offset += tensorOf(input).getDimSize(axis);
           }
           return success();
         })
@@ -197,26 +196,22 @@ private:
 
   Value negate(Value v) { return ScaleOp::create(b, v.getType(), v, b.getF64FloatAttr(-1.0)); }
 
-  RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
-    return RankedTensorType::get(shape, t.getElementType());
-  }
-
   /// Swaps the last two axes of `v`.
   Value transposeLast2(Value v) {
-    RankedTensorType t = tensorType(v);
+    RankedTensorType t = tensorOf(v);
     int64_t r = t.getRank();
     SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, r));
     std::swap(perm[r - 1], perm[r - 2]);
     SmallVector<int64_t> shape(t.getShape());
     std::swap(shape[r - 1], shape[r - 2]);
-    return TransposeOp::create(b, withShape(t, shape), v, perm);
+    return TransposeOp::create(b, t.clone(shape), v, perm);
   }
 
   /// Flattens the leading (batch) axes into the row axis: [..., R, C] -> [P*R, C].
   Value flattenRows(Value v) {
-    RankedTensorType t = tensorType(v);
+    RankedTensorType t = tensorOf(v);
     int64_t cols = t.getShape().back();
-    return ReshapeOp::create(b, withShape(t, {t.getNumElements() / cols, cols}), v);
+    return ReshapeOp::create(b, t.clone({t.getNumElements() / cols, cols}), v);
   }
 
   /// C = op(A) op(B). dA = dC op(B)^T and dB = op(A)^T dC, written with the
@@ -225,7 +220,7 @@ private:
   LogicalResult matmul(MatmulOp o, Value dC) {
     Value A = o.getLhs(), B = o.getRhs();
     bool tA = o.getTransposeLhs(), tB = o.getTransposeRhs();
-    RankedTensorType aType = tensorType(A), bType = tensorType(B);
+    RankedTensorType aType = tensorOf(A), bType = tensorOf(B);
     bool shared = bType.getRank() == 2 && aType.getRank() > 2;
     give(A, [&]() -> Value {
       if (!tA) // dA = dC op(B)^T
@@ -235,7 +230,7 @@ private:
       // dA^T = dC op(B)^T, then swap back (a 2-D lhs cannot meet a batched rhs).
       SmallVector<int64_t> shape(aType.getShape());
       std::swap(shape[shape.size() - 1], shape[shape.size() - 2]);
-      Value dAt = MatmulOp::create(b, withShape(aType, shape), dC, B, false, !tB);
+      Value dAt = MatmulOp::create(b, aType.clone(shape), dC, B, false, !tB);
       return transposeLast2(dAt);
     });
     give(B, [&]() -> Value {
@@ -294,7 +289,7 @@ LogicalResult differentiate(ForwardOp forward) {
 
   ImplicitLocOpBuilder b(forward.getLoc(), ret);
   GradientMap grads(b);
-  auto one = DenseElementsAttr::get(tensorType(loss), b.getF32FloatAttr(1.0f).getValue());
+  auto one = DenseElementsAttr::get(tensorOf(loss), b.getF32FloatAttr(1.0f).getValue());
   grads.add(loss, arith::ConstantOp::create(b, one));
 
   // Collect first: the rules append ops to the same block.

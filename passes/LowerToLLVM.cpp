@@ -60,13 +60,12 @@ const std::vector<AbiFunction> &runtimeAbi() {
 }
 
 int32_t dtypeCode(Type element) { return element.isBF16() ? 1 : 0; }
-RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
-int64_t numel(Value v) { return tensorType(v).getNumElements(); }
+int64_t numel(Value v) { return tensorOf(v).getNumElements(); }
 
 /// Product of all but the last axis, and the last axis: the rows x cols view
 /// the row-wise kernels (softmax, layernorm, bias_add, cross-entropy) take.
 std::pair<int64_t, int64_t> rowsCols(Value v) {
-  RankedTensorType t = tensorType(v);
+  RankedTensorType t = tensorOf(v);
   int64_t cols = t.getRank() ? t.getShape().back() : 1;
   return {t.getNumElements() / cols, cols};
 }
@@ -123,7 +122,7 @@ private:
     return LLVM::ConstantOp::create(b, f64, b.getF64FloatAttr(v));
   }
   Value dtype(ImplicitLocOpBuilder &b, Value tensor) {
-    return constI32(b, dtypeCode(tensorType(tensor).getElementType()));
+    return constI32(b, dtypeCode(tensorOf(tensor).getElementType()));
   }
 
   Value arenaAt(ImplicitLocOpBuilder &b, int64_t offset) {
@@ -153,7 +152,7 @@ private:
         b, DenseElementsAttr::get(RankedTensorType::get({(int64_t)values.size()}, i64), values));
   }
   Value shapeOf(ImplicitLocOpBuilder &b, Value tensor) {
-    return i64Array(b, tensorType(tensor).getShape());
+    return i64Array(b, tensorOf(tensor).getShape());
   }
 
   /// Where the bytes of `v` are.
@@ -189,7 +188,7 @@ private:
 };
 
 LogicalResult Lowering::lowerMatmul(MatmulOp op, ImplicitLocOpBuilder &b, ArrayRef<Value> p) {
-  RankedTensorType lhs = tensorType(op.getLhs()), rhs = tensorType(op.getRhs());
+  RankedTensorType lhs = tensorOf(op.getLhs()), rhs = tensorOf(op.getRhs());
   bool tA = op.getTransposeLhs(), tB = op.getTransposeRhs();
   int64_t r = lhs.getRank(), rr = rhs.getRank();
   int64_t m = tA ? lhs.getDimSize(r - 1) : lhs.getDimSize(r - 2);
@@ -304,26 +303,26 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         return success();
       })
       .Case([&](CausalAttentionOp o) {
-        ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
+        ArrayRef<int64_t> s = tensorOf(o.getQuery()).getShape();
         call(b, "zrt_causal_attention", {dt, p[0], p[1], p[2], p[3], I64(s[0]), I64(s[1]),
                                          I64(s[2]), I64(o.getNumHeads())});
         return success();
       })
       .Case([&](CausalAttentionGradOp o) {
-        ArrayRef<int64_t> s = tensorType(o.getQuery()).getShape();
+        ArrayRef<int64_t> s = tensorOf(o.getQuery()).getShape();
         call(b, "zrt_causal_attention_grad", {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6],
                                               I64(s[0]), I64(s[1]), I64(s[2]), I64(o.getNumHeads())});
         return success();
       })
       .Case([&](MatmulOp o) { return lowerMatmul(o, b, p); })
       .Case([&](EmbeddingOp o) {
-        RankedTensorType table = tensorType(o.getTable());
+        RankedTensorType table = tensorOf(o.getTable());
         call(b, "zrt_embedding", {dt, p[0], p[1], p[2], I64(numel(o.getIds())),
                                   I64(table.getDimSize(0)), I64(table.getDimSize(1))});
         return success();
       })
       .Case([&](EmbeddingGradOp o) {
-        RankedTensorType table = tensorType(o.getResult());
+        RankedTensorType table = tensorOf(o.getResult());
         call(b, "zrt_embedding_grad", {dt, p[0], p[1], p[2], I64(numel(o.getIds())),
                                        I64(table.getDimSize(0)), I64(table.getDimSize(1))});
         return success();
@@ -353,34 +352,34 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         for (int64_t axis : o.getAxes())
           mask |= 1 << axis;
         call(b, "zrt_reduce_sum", {dt, p[0], p[1], shapeOf(b, o.getInput()),
-                                   I32(tensorType(o.getInput()).getRank()), I32(mask)});
+                                   I32(tensorOf(o.getInput()).getRank()), I32(mask)});
         return success();
       })
       .Case([&](TransposeOp o) {
         call(b, "zrt_transpose", {dt, p[0], p[1], shapeOf(b, o.getInput()),
-                                  I32(tensorType(o.getInput()).getRank()), i64Array(b, o.getPermutation())});
+                                  I32(tensorOf(o.getInput()).getRank()), i64Array(b, o.getPermutation())});
         return success();
       })
       .Case([&](SliceOp o) {
         call(b, "zrt_slice", {dt, p[0], shapeOf(b, o.getInput()), p[1], shapeOf(b, o.getResult()),
-                              I32(tensorType(o.getInput()).getRank()), i64Array(b, o.getOffsets())});
+                              I32(tensorOf(o.getInput()).getRank()), i64Array(b, o.getOffsets())});
         return success();
       })
       .Case([&](SliceGradOp o) {
         call(b, "zrt_fill_zero", {dt, p[1], I64(numel(o.getResult()))});
         call(b, "zrt_insert", {dt, p[0], shapeOf(b, o.getGrad()), p[1], shapeOf(b, o.getResult()),
-                               I32(tensorType(o.getGrad()).getRank()), i64Array(b, o.getOffsets())});
+                               I32(tensorOf(o.getGrad()).getRank()), i64Array(b, o.getOffsets())});
         return success();
       })
       .Case([&](ConcatOp o) {
-        int64_t rank = tensorType(o.getResult()).getRank(), offset = 0;
+        int64_t rank = tensorOf(o.getResult()).getRank(), offset = 0;
         Value out = p.back();
         for (auto [i, input] : llvm::enumerate(o.getInputs())) {
           SmallVector<int64_t> offsets(rank, 0);
           offsets[o.getAxis()] = offset;
           call(b, "zrt_insert", {dt, p[i], shapeOf(b, input), out, shapeOf(b, o.getResult()),
                                  I32(rank), i64Array(b, offsets)});
-          offset += tensorType(input).getDimSize(o.getAxis());
+          offset += tensorOf(input).getDimSize(o.getAxis());
         }
         return success();
       })
@@ -528,9 +527,9 @@ FailureOr<SmallVector<std::string>> inputRoles(func::FuncOp step) {
 int64_t idRange(Value v) {
   for (Operation *user : v.getUsers()) {
     if (auto e = dyn_cast<EmbeddingOp>(user); e && e.getIds() == v)
-      return tensorType(e.getTable()).getDimSize(0);
+      return tensorOf(e.getTable()).getDimSize(0);
     if (auto ce = dyn_cast<CrossEntropyOp>(user); ce && ce.getLabels() == v)
-      return tensorType(ce.getLogits()).getShape().back();
+      return tensorOf(ce.getLogits()).getShape().back();
     if (auto view = dyn_cast<ReshapeOp>(user))
       if (int64_t range = idRange(view.getResult()))
         return range;

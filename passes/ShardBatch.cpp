@@ -20,10 +20,6 @@ using namespace mlir::zc;
 
 namespace {
 
-RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
-RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape, t.getElementType());
-}
 
 /// The result type of `op` for its current operand types; `oldResult` is the
 /// type before sharding. Fails with a diagnostic when the batch axis would not
@@ -42,15 +38,15 @@ FailureOr<Type> inferResult(Operation *op, RankedTensorType oldResult, int64_t p
         return Type(oldResult);
       })
       .Case([&](CastOp o) -> FailureOr<Type> {
-        return Type(withShape(oldResult, tensorType(o.getInput()).getShape()));
+        return Type(oldResult.clone(tensorOf(o.getInput()).getShape()));
       })
       .Case([&](EmbeddingOp o) -> FailureOr<Type> {
-        SmallVector<int64_t> shape(tensorType(o.getIds()).getShape());
-        shape.push_back(tensorType(o.getTable()).getDimSize(1));
-        return Type(withShape(oldResult, shape));
+        SmallVector<int64_t> shape(tensorOf(o.getIds()).getShape());
+        shape.push_back(tensorOf(o.getTable()).getDimSize(1));
+        return Type(oldResult.clone(shape));
       })
       .Case([&](MatmulOp o) -> FailureOr<Type> {
-        RankedTensorType lhs = tensorType(o.getLhs()), rhs = tensorType(o.getRhs());
+        RankedTensorType lhs = tensorOf(o.getLhs()), rhs = tensorOf(o.getRhs());
         if (!isChanged(o.getLhs()))
           return batchMoved("only the rhs holds the batch");
         if (lhs.getRank() == 2 && o.getTransposeLhs())
@@ -60,13 +56,13 @@ FailureOr<Type> inferResult(Operation *op, RankedTensorType oldResult, int64_t p
         shape.push_back(o.getTransposeLhs() ? lhs.getDimSize(r - 1) : lhs.getDimSize(r - 2));
         int64_t rr = rhs.getRank();
         shape.push_back(o.getTransposeRhs() ? rhs.getDimSize(rr - 2) : rhs.getDimSize(rr - 1));
-        return Type(withShape(oldResult, shape));
+        return Type(oldResult.clone(shape));
       })
       .Case([&](ReshapeOp o) -> FailureOr<Type> {
         int64_t oldIn = 1;
         for (int64_t d : oldResult.getShape())
           oldIn *= d;
-        int64_t newIn = tensorType(o.getInput()).getNumElements();
+        int64_t newIn = tensorOf(o.getInput()).getNumElements();
         if (newIn == oldIn)
           return Type(oldResult);
         int64_t factor = oldIn / newIn;
@@ -74,33 +70,33 @@ FailureOr<Type> inferResult(Operation *op, RankedTensorType oldResult, int64_t p
           return batchMoved("the result's leading axis does not hold the batch");
         SmallVector<int64_t> shape(oldResult.getShape());
         shape[0] /= factor;
-        return Type(withShape(oldResult, shape));
+        return Type(oldResult.clone(shape));
       })
       .Case([&](TransposeOp o) -> FailureOr<Type> {
         ArrayRef<int64_t> perm = o.getPermutation();
         if (perm.front() != 0)
           return batchMoved("the permutation moves axis 0");
-        RankedTensorType in = tensorType(o.getInput());
+        RankedTensorType in = tensorOf(o.getInput());
         SmallVector<int64_t> shape;
         for (int64_t p : perm)
           shape.push_back(in.getDimSize(p));
-        return Type(withShape(oldResult, shape));
+        return Type(oldResult.clone(shape));
       })
       .Case([&](SliceOp o) -> FailureOr<Type> {
-        RankedTensorType in = tensorType(o.getInput());
+        RankedTensorType in = tensorOf(o.getInput());
         // A changed tensor's axis 0 shrank by exactly `parts`.
         if (o.getOffsets().front() != 0 || oldResult.getDimSize(0) != in.getDimSize(0) * parts)
           return batchMoved("the slice cuts axis 0");
         SmallVector<int64_t> shape(oldResult.getShape());
         shape[0] = in.getDimSize(0);
-        return Type(withShape(oldResult, shape));
+        return Type(oldResult.clone(shape));
       })
       .Case([&](ConcatOp o) -> FailureOr<Type> {
         if (o.getAxis() == 0)
           return batchMoved("the concat joins along axis 0");
-        SmallVector<int64_t> shape(tensorType(o.getInputs().front()).getShape());
+        SmallVector<int64_t> shape(tensorOf(o.getInputs().front()).getShape());
         shape[o.getAxis()] = oldResult.getDimSize(o.getAxis());
-        return Type(withShape(oldResult, shape));
+        return Type(oldResult.clone(shape));
       })
       .Default([](Operation *o) -> FailureOr<Type> {
         return o->emitOpError("has no batch-splitting rule");
@@ -127,14 +123,14 @@ struct ZccShardBatchPass : zc::impl::ZccShardBatchBase<ZccShardBatchPass> {
     Block &body = forward.getBody().front();
     SmallVector<Type> inputs;
     for (BlockArgument arg : body.getArguments()) {
-      RankedTensorType t = tensorType(arg);
+      RankedTensorType t = tensorOf(arg);
       if (t.getRank() == 0 || t.getDimSize(0) % parts != 0)
         return forward.emitOpError("the batch of argument #")
                << arg.getArgNumber() << " (" << t << ") does not split into " << static_cast<int64_t>(ranks)
                << " ranks x " << static_cast<int64_t>(microBatches) << " micro-batches";
       SmallVector<int64_t> shape(t.getShape());
       shape[0] /= parts;
-      arg.setType(withShape(t, shape));
+      arg.setType(t.clone(shape));
       inputs.push_back(arg.getType());
     }
     forward.setFunctionType(FunctionType::get(&getContext(), inputs,

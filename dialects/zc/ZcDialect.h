@@ -42,6 +42,9 @@ void printF64Param(AsmPrinter &printer, const llvm::APFloat &value);
 namespace mlir::zc {
 /// True for the attributes `zc.param` accepts as an initializer.
 bool isInitializerAttr(Attribute attr);
+
+/// The static tensor type of a zc value (every zc tensor operand and result is one).
+inline RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 } // namespace mlir::zc
 
 #endif // ZCC_DIALECTS_ZC_ZCDIALECT_H

@@ -8,12 +8,12 @@
 #ifndef ZCC_DIALECTS_ZC_ZCVERIFYUTILS_H
 #define ZCC_DIALECTS_ZC_ZCVERIFYUTILS_H
 
+#include "dialects/zc/ZcDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 
 namespace mlir::zc::detail {
 
-inline RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 /// `vector` is 1-D with the size of `input`'s last axis and `input`'s element type.
 LogicalResult verifyLastAxisVector(Operation *op, RankedTensorType input,
