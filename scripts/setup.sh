@@ -9,6 +9,7 @@ PACKAGES=(
   libopenblas-dev libdnnl-dev
   nlohmann-json3-dev libgtest-dev libbenchmark-dev
   python3
+  python3-torch python3-numpy   # the numerical reference of the training tests
 )
 
 missing=()

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Trains an example model with zcc and with PyTorch from the same weights on the same batches.
+
+The PyTorch side is an independent implementation of the example's architecture (torch ops,
+torch autograd, torch.optim.AdamW); the two must give the same per-step losses. Initial weights
+come from PyTorch's own generator and reach train.bin through --init-weights (raw f32 in the
+model's parameter order); train.bin's --export-weights is compared with PyTorch's final weights.
+
+usage: torch_reference.py ZCC MODEL.mlir mlp|gpt STEPS TOLERANCE [--np N] [--lr LR] DATA-FLAGS...
+DATA-FLAGS are train.bin's: --synthetic (MLP teacher data) or --data FILE (GPT text).
+Prints both step times; --time-threads N times PyTorch with N threads (default 1, as train.bin's ranks).
+"""
+import argparse, json, math, os, re, subprocess, sys, tempfile, time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+# ---------------------------------------------------------------------------------------------
+# The model file: parameters in declaration order (train.bin's raw weight order) and the batch.
+
+def read_model(path):
+    text = open(path).read()
+    params = []
+    for name, dims in re.findall(r"^zc\.param @(\w+) : tensor<([0-9x]+)xf32>", text, re.M):
+        params.append((name, [int(d) for d in dims.split("x")]))
+    forward = re.search(r"^zc\.forward @\w+\(%\w+: tensor<(\d+)x", text, re.M)
+    heads = re.search(r"causal_attention .* heads (\d+)", text)
+    return params, int(forward.group(1)), int(heads.group(1)) if heads else 0
+
+# ---------------------------------------------------------------------------------------------
+# train.bin's data (runtime/main/Data.cpp, Random.h), rebuilt here bit for bit.
+
+M64 = (1 << 64) - 1
+
+def splitmix64(x):
+    x = (x + np.uint64(0x9E3779B97F4A7C15)) & np.uint64(M64)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+def stream_key(name, seed):
+    h = 1469598103934665603
+    for c in name.encode():
+        h = ((h ^ c) * 1099511628211) & M64
+    with np.errstate(over="ignore"):
+        return int(splitmix64(np.uint64(h) ^ splitmix64(np.uint64(seed))))
+
+def uniform01(key, i):
+    with np.errstate(over="ignore"):
+        r = splitmix64(np.uint64(key) + splitmix64(i.astype(np.uint64)))
+    return ((r >> np.uint64(11)).astype(np.float64) + 0.5) * (1.0 / 9007199254740992.0)
+
+def normal(key, i):
+    u1, u2 = uniform01(key, 2 * i), uniform01(key, 2 * i + 1)
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(6.283185307179586 * u2)
+
+class TeacherData:
+    """--synthetic for (features, labels): Gaussian rows labelled by a fixed random linear teacher."""
+    def __init__(self, features, classes, seed):
+        self.features, self.key = features, stream_key("features", seed)
+        teacher = normal(stream_key("teacher", seed), np.arange(features * classes, dtype=np.uint64))
+        self.teacher = (teacher / math.sqrt(features)).reshape(features, classes)
+
+    def batch(self, first_row, rows):
+        index = np.arange(first_row * self.features, (first_row + rows) * self.features, dtype=np.uint64)
+        x = normal(self.key, index).astype(np.float32).reshape(rows, self.features)
+        labels = (x.astype(np.float64) @ self.teacher).argmax(axis=1)
+        return torch.from_numpy(x), torch.from_numpy(labels)
+
+class TextData:
+    """--data FILE (bytes as tokens): row q is the window at (q * T) mod (length - T - 1)."""
+    def __init__(self, path, context):
+        self.tokens, self.context = np.frombuffer(open(path, "rb").read(), dtype=np.uint8), context
+
+    def batch(self, first_row, rows):
+        windows = len(self.tokens) - self.context - 1
+        starts = [(q * self.context) % windows for q in range(first_row, first_row + rows)]
+        x = np.stack([self.tokens[s:s + self.context] for s in starts]).astype(np.int64)
+        y = np.stack([self.tokens[s + 1:s + 1 + self.context] for s in starts]).astype(np.int64)
+        return torch.from_numpy(x), torch.from_numpy(y)
+
+# ---------------------------------------------------------------------------------------------
+# The architectures (examples/mlp.mlir, examples/gen_gpt.py). Weights are [in, out] as in zc.matmul.
+
+def mlp_loss(w, x, labels):
+    h = x
+    layers = sum(1 for name in w if name.endswith("_w"))
+    for l in range(1, layers + 1):
+        h = h @ w[f"fc{l}_w"] + w[f"fc{l}_b"]
+        if l < layers:
+            h = F.relu(h)
+    return F.cross_entropy(h, labels)
+
+def gpt_loss(w, tokens, targets, heads):
+    B, T = tokens.shape
+    C = w["wte"].shape[1]
+    D = C // heads
+    mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+    x = w["wte"][tokens] + w["wpe"][:T]
+    layer = 0
+    while f"h{layer}_qkv_w" in w:
+        p = lambda n: w[f"h{layer}_{n}"]
+        h = F.layer_norm(x, (C,), p("ln1_g"), p("ln1_b"), eps=1e-5)
+        q, k, v = (h @ p("qkv_w") + p("qkv_b")).split(C, dim=-1)
+        q, k, v = (t.view(B, T, heads, D).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(D)
+        attn = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
+        attn = attn.transpose(1, 2).reshape(B, T, C)
+        x = x + attn @ p("attn_proj_w") + p("attn_proj_b")
+        h = F.layer_norm(x, (C,), p("ln2_g"), p("ln2_b"), eps=1e-5)
+        h = F.gelu(h @ p("fc_w") + p("fc_b"), approximate="tanh")
+        x = x + h @ p("fc_proj_w") + p("fc_proj_b")
+        layer += 1
+    x = F.layer_norm(x, (C,), w["ln_f_g"], w["ln_f_b"], eps=1e-5)
+    logits = x @ w["wte"].t()
+    return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
+
+def initial_weights(params, seed):
+    """PyTorch's own initialization, deliberately not zcc's: train.bin must take these weights."""
+    gen = torch.Generator().manual_seed(seed)
+    weights = {}
+    for name, shape in params:
+        if name.endswith(("_g",)):
+            t = 1.0 + 0.1 * torch.randn(shape, generator=gen)
+        elif len(shape) == 1:
+            t = 0.02 * torch.randn(shape, generator=gen)
+        else:
+            t = torch.randn(shape, generator=gen) / math.sqrt(shape[0])
+        weights[name] = t.float()
+    return weights
+
+# ---------------------------------------------------------------------------------------------
+
+def train_torch(kind, params, weights, data, batch, heads, steps, lr):
+    w = {name: weights[name].clone().requires_grad_(True) for name, _ in params}
+    # zcc's default AdamW: weight decay 0.01 on matrices, none on biases and norm gains.
+    decay = [w[n] for n, s in params if len(s) >= 2]
+    no_decay = [w[n] for n, s in params if len(s) < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    losses, seconds = [], []
+    for step in range(steps):
+        x, y = data.batch(step * batch, batch)
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = mlp_loss(w, x, y) if kind == "mlp" else gpt_loss(w, x, y, heads)
+        loss.backward()
+        opt.step()
+        seconds.append(time.perf_counter() - start)
+        losses.append(loss.item())
+    return losses, {n: t.detach() for n, t in w.items()}, seconds
+
+def train_zcc(zcc, model, params, weights, steps, lr, ranks, data_flags, work):
+    exe = os.path.join(work, "train.bin")
+    subprocess.run([zcc, model, "-o", exe, "--world-size", str(ranks)], check=True)
+    init, final, log = (os.path.join(work, f) for f in ("init.f32", "final.f32", "log.jsonl"))
+    with open(init, "wb") as f:
+        for name, _ in params:
+            f.write(weights[name].contiguous().numpy().astype("<f4").tobytes())
+    cmd = [exe, "--steps", str(steps), "--lr", str(lr), "--log-every", "1", "--log-json", log,
+           "--init-weights", init, "--export-weights", final] + data_flags
+    if ranks > 1:
+        cmd = ["mpirun", "-np", str(ranks)] + cmd
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=600)
+    records = [json.loads(line) for line in open(log)]
+    raw = np.fromfile(final, dtype="<f4")
+    out, offset = {}, 0
+    for name, shape in params:
+        n = int(np.prod(shape))
+        out[name] = torch.from_numpy(raw[offset:offset + n].reshape(shape).copy())
+        offset += n
+    if offset != raw.size:
+        sys.exit(f"FAIL: --export-weights wrote {raw.size} values, the model has {offset}")
+    return [r["loss"] for r in records], out, [r["step_ms"] / 1e3 for r in records]
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("zcc"); ap.add_argument("model"); ap.add_argument("kind", choices=["mlp", "gpt"])
+    ap.add_argument("steps", type=int); ap.add_argument("tolerance", type=float)
+    ap.add_argument("--np", type=int, default=1)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--time-threads", type=int, default=1)
+    args, data_flags = ap.parse_known_args()
+    torch.set_num_threads(args.time_threads)
+
+    params, batch, heads = read_model(args.model)
+    if data_flags[:1] == ["--synthetic"]:
+        data = TeacherData(params[0][1][0], params[-1][1][0], 1337)  # train.bin's default --seed
+    elif data_flags[:1] == ["--data"] and len(data_flags) == 2:
+        data = TextData(data_flags[1], dict(params)["wpe"][0])
+    else:
+        sys.exit("data flags: --synthetic | --data FILE")
+    weights = initial_weights(params, args.seed)
+
+    ref_losses, ref_final, ref_seconds = train_torch(args.kind, params, weights, data, batch, heads,
+                                                     args.steps, args.lr)
+    os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                      OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    with tempfile.TemporaryDirectory() as work:
+        losses, final, seconds = train_zcc(args.zcc, args.model, params, weights, args.steps, args.lr,
+                                           args.np, data_flags, work)
+
+    if len(losses) != args.steps:
+        sys.exit(f"FAIL: train.bin logged {len(losses)} steps, expected {args.steps}")
+    if ref_losses[-1] >= ref_losses[0]:
+        sys.exit(f"FAIL: PyTorch's loss did not go down ({ref_losses[0]} -> {ref_losses[-1]})")
+    worst = 0.0
+    for step, (a, b) in enumerate(zip(ref_losses, losses)):
+        rel = abs(a - b) / abs(a)
+        worst = max(worst, rel)
+        if rel > args.tolerance:
+            sys.exit(f"FAIL: step {step + 1}: zcc loss {b} vs PyTorch {a}, relative difference "
+                     f"{rel:.2e} > {args.tolerance}")
+    # Final weights, all tensors together. Rounding differences do not stay small in every weight:
+    # Adam divides by sqrt(v), so a gradient that is zero up to rounding (the key bias: softmax
+    # ignores a per-query constant) takes steps of +-lr from noise, and a ReLU unit at the edge of
+    # its kink can switch for one sample in one run and not the other. Seen: 2e-6 to 3.5e-4.
+    diff = math.sqrt(sum(((final[n] - ref_final[n]) ** 2).sum().item() for n, _ in params))
+    norm = math.sqrt(sum((ref_final[n] ** 2).sum().item() for n, _ in params))
+    worst_weights = diff / norm
+    if worst_weights > 1e-3:
+        sys.exit(f"FAIL: final weights differ from PyTorch's by {worst_weights:.2e} (relative norm)")
+    median = lambda s: sorted(s)[len(s) // 2] * 1e3
+    print(f"PASS: {args.kind} np={args.np}, {args.steps} steps, loss {ref_losses[0]:.5f} -> {ref_losses[-1]:.5f}, "
+          f"worst relative loss difference {worst:.2e}, final weights {worst_weights:.2e}; median step "
+          f"zcc {median(seconds):.2f} ms, PyTorch ({args.time_threads} thread(s)) {median(ref_seconds):.2f} ms")
+
+if __name__ == "__main__":
+    main()
