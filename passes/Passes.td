@@ -59,6 +59,39 @@ def ZccShardBatch : Pass<"zcc-shard-batch", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccMixedPrecision : Pass<"zcc-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "Runs the forward function in bf16 from fp32 master parameters";
+  let description = [{
+    `--precision bf16`: every compute op of the forward function reads and
+    writes bf16 tensors (the runtime's kernels accumulate in f32 inside), so
+    activations, and the backward pass that autodiff derives from them, take
+    half the memory and bandwidth. Parameters stay fp32: they are the master
+    weights the optimizer updates with fp32 moments. Each is cast to bf16 once
+    per micro-batch where the forward reads it, and autodiff turns that cast
+    into a cast of the bf16 gradient back to fp32, so gradients are
+    accumulated, averaged across ranks and applied in fp32.
+
+    Ops that stay fp32: `zc.embedding` gathers rows of the fp32 table (its
+    gradient is a scatter-add, which bf16 would round at every repeated id),
+    and the losses return their fp32 scalar. Float inputs (features, values)
+    are cast on entry; user-written `zc.cast`s are kept as written.
+
+    ```mlir
+    %w = zc.param_ref @w : tensor<784x256xf32>
+    %h = zc.matmul %x, %w : tensor<64x784xf32>, tensor<784x256xf32> -> tensor<64x256xf32>
+    // becomes
+    %w = zc.param_ref @w : tensor<784x256xf32>
+    %w_bf16 = zc.cast %w : tensor<784x256xf32> -> tensor<784x256xbf16>
+    %h = zc.matmul %x_bf16, %w_bf16 : tensor<64x784xbf16>, tensor<784x256xbf16> -> tensor<64x256xbf16>
+    ```
+  }];
+  let options = [
+    Option<"computeType", "compute-type", "std::string", "\"bf16\"",
+           "Element type of the forward's compute: bf16 (f32 leaves the module alone)">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccAutodiff : Pass<"zcc-autodiff", "mlir::ModuleOp"> {
   let summary = "Derives the backward pass: zc.forward -> func.func @<name>_step";
   let description = [{

@@ -26,8 +26,8 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
   else if (options.zeroStage > 0)
     os << "--zero-stage " << options.zeroStage
        << " is not implemented yet; stage 0 (plain data parallelism) is";
-  else if (options.precision != "fp32")
-    os << "--precision " << options.precision << " is not implemented yet; fp32 is";
+  else if (options.precision != "fp32" && options.precision != "bf16")
+    os << "--precision must be fp32 or bf16, got " << options.precision;
   else if (!options.optimizer.empty() && options.optimizer != "adamw" && options.optimizer != "sgd")
     os << "--optimizer must be adamw or sgd, got " << options.optimizer;
   return message;
@@ -38,17 +38,21 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   pm.addPass(createZccVerifyModel());
   // 2. Each rank's micro-batch of the global batch.
   pm.addPass(createZccShardBatch({options.worldSize, options.gradAccum}));
-  // 3. Backward, then the optimizer's update function and state.
+  // 3. bf16 compute from fp32 master weights, decided before autodiff so the
+  //    backward pass inherits it.
+  if (options.precision == "bf16")
+    pm.addPass(createZccMixedPrecision({"bf16"}));
+  // 4. Backward, then the optimizer's update function and state.
   pm.addPass(createZccAutodiff());
   ZccOptimizerOptions optimizer;
   optimizer.kind = options.optimizer;
   pm.addPass(createZccOptimizer(optimizer));
-  // 4. ZeRO stage 0: average the gradients across ranks once per step.
+  // 5. ZeRO stage 0: average the gradients across ranks once per step.
   pm.addPass(createZccDataParallel({options.worldSize, options.gradAccum}));
   pm.addPass(createCSEPass());
   if (!options.lower)
     return;
-  // 5. Memory plan and runtime calls in the LLVM dialect.
+  // 6. Memory plan and runtime calls in the LLVM dialect.
   pm.addPass(createZccLowerToLLVM({options.worldSize, options.gradAccum}));
 }
 

@@ -21,7 +21,7 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("adamw or sgd (default: the model's, else adamw)"),
                                 llvm::cl::init("")};
-  Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32 (bf16: not yet)"),
+  Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32, or bf16 compute with fp32 master weights"),
                                 llvm::cl::init("fp32")};
   Option<bool> lower{*this, "lower",
                      llvm::cl::desc("Lower to the LLVM dialect (off: stop after the zc passes)"),

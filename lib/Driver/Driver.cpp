@@ -77,7 +77,7 @@ struct DriverOptions {
                              cl::init(1), cl::cat(category)};
   cl::opt<std::string> optimizer{"optimizer", cl::desc("adamw or sgd (default: the model's zc.optimizer, else adamw)"),
                                  cl::init(""), cl::cat(category)};
-  cl::opt<std::string> precision{"precision", cl::desc("fp32 (bf16: not yet)"), cl::init("fp32"),
+  cl::opt<std::string> precision{"precision", cl::desc("fp32, or bf16 compute with fp32 master weights and optimizer state"), cl::init("fp32"),
                                  cl::cat(category)};
   cl::opt<std::string> target{"target", cl::desc("cpu (cuda: not yet)"), cl::init("cpu"),
                               cl::cat(category)};

@@ -15,25 +15,48 @@ namespace zrt::cpu {
 inline namespace ZRT_ISA {
 
 namespace detail {
-/// Softmax probabilities p[0..t] of query row t of one (batch, head).
+/// One head's [T, D] slice of a [B, T, C] tensor (starting at `x`), as contiguous rows in A.
 template <class T, class A>
-inline void attentionRow(const T *q, const T *k, int64_t t, int64_t C, int64_t D, A scale,
-                         A *p) {
-  A maxValue = -INFINITY;
-  for (int64_t s = 0; s <= t; ++s) {
-    A dot = 0;
+void loadRows(const T *x, int64_t Tn, int64_t C, int64_t D, A *out) {
+  for (int64_t s = 0; s < Tn; ++s)
     for (int64_t d = 0; d < D; ++d)
-      dot += static_cast<A>(q[t * C + d]) * static_cast<A>(k[s * C + d]);
-    p[s] = dot * scale;
+      out[s * D + d] = static_cast<A>(x[s * C + d]);
+}
+/// The same slice transposed to [D, T]: loops over key positions become unit-stride
+/// and independent, so they vectorize (a dot product over d, a serial chain of
+/// additions, does not without reordering the sum).
+template <class T, class A>
+void loadColumns(const T *x, int64_t Tn, int64_t C, int64_t D, A *out) {
+  for (int64_t s = 0; s < Tn; ++s)
+    for (int64_t d = 0; d < D; ++d)
+      out[d * Tn + s] = static_cast<A>(x[s * C + d]);
+}
+/// Softmax probabilities p[0..t] of query row `q` (D values) against keys 0..t,
+/// given the keys as columns kT [D, T]. Each score sums over d in order.
+template <class A>
+inline void attentionRow(const A *q, const A *kT, int64_t Tn, int64_t t, int64_t D, A scale,
+                         A *p) {
+  const int64_t n = t + 1;
+  std::fill(p, p + n, A(0));
+  for (int64_t d = 0; d < D; ++d) {
+    const A qd = q[d];
+    const A *keys = kT + d * Tn;
+    for (int64_t s = 0; s < n; ++s)
+      p[s] += qd * keys[s];
+  }
+  A maxValue = -INFINITY;
+  for (int64_t s = 0; s < n; ++s) {
+    p[s] *= scale;
     maxValue = std::max(maxValue, p[s]);
   }
   A sum = 0;
-  for (int64_t s = 0; s <= t; ++s) {
+  for (int64_t s = 0; s < n; ++s) {
     p[s] = std::exp(p[s] - maxValue);
     sum += p[s];
   }
-  for (int64_t s = 0; s <= t; ++s)
-    p[s] /= sum;
+  const A inv = A(1) / sum;
+  for (int64_t s = 0; s < n; ++s)
+    p[s] *= inv;
 }
 /// Runs fn(base) for every (batch, head) in parallel, where `base` is the
 /// offset of that head's first channel at time 0 in a [B, T, C] tensor.
@@ -50,13 +73,19 @@ void causalAttention(const T *q, const T *k, const T *v, T *out, int64_t B, int6
   const int64_t D = C / H;
   const A scale = A(1) / std::sqrt(A(D));
   detail::forEachHead(B, Tn, C, H, [&](int64_t base) {
-    std::vector<A> p(Tn), acc(D);
+    std::vector<A> qh(Tn * D), kT(D * Tn), vh(Tn * D), p(Tn), acc(D);
+    detail::loadRows(q + base, Tn, C, D, qh.data());
+    detail::loadColumns(k + base, Tn, C, D, kT.data());
+    detail::loadRows(v + base, Tn, C, D, vh.data());
     for (int64_t t = 0; t < Tn; ++t) {
-      detail::attentionRow(q + base, k + base, t, C, D, scale, p.data());
+      detail::attentionRow(qh.data() + t * D, kT.data(), Tn, t, D, scale, p.data());
       std::fill(acc.begin(), acc.end(), A(0));
-      for (int64_t s = 0; s <= t; ++s)
+      for (int64_t s = 0; s <= t; ++s) {
+        const A ps = p[s];
+        const A *vs = vh.data() + s * D;
         for (int64_t d = 0; d < D; ++d)
-          acc[d] += p[s] * static_cast<A>(v[base + s * C + d]);
+          acc[d] += ps * vs[d];
+      }
       for (int64_t d = 0; d < D; ++d)
         out[base + t * C + d] = T(acc[d]);
     }
@@ -72,26 +101,40 @@ void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *d
   const int64_t D = C / H;
   const A scale = A(1) / std::sqrt(A(D));
   detail::forEachHead(B, Tn, C, H, [&](int64_t base) {
+    std::vector<A> qh(Tn * D), kh(Tn * D), kT(D * Tn), vT(D * Tn), gh(Tn * D);
     std::vector<A> p(Tn), dp(Tn), dqAcc(D), dkAcc(Tn * D, A(0)), dvAcc(Tn * D, A(0));
+    detail::loadRows(q + base, Tn, C, D, qh.data());
+    detail::loadRows(k + base, Tn, C, D, kh.data());
+    detail::loadColumns(k + base, Tn, C, D, kT.data());
+    detail::loadColumns(v + base, Tn, C, D, vT.data());
+    detail::loadRows(dout + base, Tn, C, D, gh.data());
     for (int64_t t = 0; t < Tn; ++t) {
-      detail::attentionRow(q + base, k + base, t, C, D, scale, p.data());
+      const A *qt = qh.data() + t * D, *g = gh.data() + t * D;
+      detail::attentionRow(qt, kT.data(), Tn, t, D, scale, p.data());
+      // dp[s] = dout_t . v_s; dv_s += p[s] dout_t.
+      std::fill(dp.begin(), dp.begin() + t + 1, A(0));
+      for (int64_t d = 0; d < D; ++d) {
+        const A gd = g[d];
+        const A *values = vT.data() + d * Tn;
+        for (int64_t s = 0; s <= t; ++s)
+          dp[s] += gd * values[s];
+      }
       A dotPdp = 0;
       for (int64_t s = 0; s <= t; ++s) {
-        A dot = 0;
-        for (int64_t d = 0; d < D; ++d) {
-          A g = static_cast<A>(dout[base + t * C + d]);
-          dot += g * static_cast<A>(v[base + s * C + d]);
-          dvAcc[s * D + d] += p[s] * g;
-        }
-        dp[s] = dot;
-        dotPdp += p[s] * dot;
+        dotPdp += p[s] * dp[s];
+        A *dvs = dvAcc.data() + s * D;
+        for (int64_t d = 0; d < D; ++d)
+          dvs[d] += p[s] * g[d];
       }
+      // Through the softmax: ds = p (dp - p.dp), then dq_t += ds k_s and dk_s += ds q_t.
       std::fill(dqAcc.begin(), dqAcc.end(), A(0));
       for (int64_t s = 0; s <= t; ++s) {
-        A ds = p[s] * (dp[s] - dotPdp) * scale;
+        const A ds = p[s] * (dp[s] - dotPdp) * scale;
+        const A *ks = kh.data() + s * D;
+        A *dks = dkAcc.data() + s * D;
         for (int64_t d = 0; d < D; ++d) {
-          dqAcc[d] += ds * static_cast<A>(k[base + s * C + d]);
-          dkAcc[s * D + d] += ds * static_cast<A>(q[base + t * C + d]);
+          dqAcc[d] += ds * ks[d];
+          dks[d] += ds * qt[d];
         }
       }
       for (int64_t d = 0; d < D; ++d)

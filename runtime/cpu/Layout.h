@@ -3,8 +3,10 @@
 #ifndef ZRT_CPU_LAYOUT_H
 #define ZRT_CPU_LAYOUT_H
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 
 #include "core/Error.h"
 #include "cpu/Parallel.h"
@@ -40,40 +42,85 @@ inline Dims stridesOf(const int64_t *shape, int rank) {
 /// Sums over the axes whose bit is set in `axesMask`; the output has the
 /// remaining axes in order. Each output element sums its inputs in index
 /// order, so results do not depend on the thread count.
+///
+/// Neighbouring axes that are both reduced or both kept are merged first. When
+/// the innermost merged axis is kept (bias gradients: [rows, C] -> [C]), whole
+/// contiguous rows are added into a column block of accumulators, which
+/// vectorizes; otherwise each output sums its inputs one by one.
 template <class T>
 void reduceSum(const T *x, T *out, const int64_t *shape, int rank, int32_t axesMask) {
   using A = Acc<T>;
   checkRank("zrt_reduce_sum", rank);
-  Dims strides = stridesOf(shape, rank);
+  // Merged axes, outermost first.
+  Dims dims{};
+  std::array<bool, kMaxRank> isReduced{};
+  int merged = 0;
+  for (int i = 0; i < rank; ++i) {
+    bool r = axesMask & (1 << i);
+    if (merged > 0 && isReduced[merged - 1] == r) {
+      dims[merged - 1] *= shape[i];
+    } else {
+      dims[merged] = shape[i];
+      isReduced[merged++] = r;
+    }
+  }
+  Dims strides = stridesOf(dims.data(), merged);
   Dims keptDims{}, keptStrides{}, redDims{}, redStrides{};
   int kept = 0, reduced = 0;
   int64_t outCount = 1, redCount = 1;
-  for (int i = 0; i < rank; ++i) {
-    if (axesMask & (1 << i)) {
-      redDims[reduced] = shape[i];
+  for (int i = 0; i < merged; ++i) {
+    if (isReduced[i]) {
+      redDims[reduced] = dims[i];
       redStrides[reduced++] = strides[i];
-      redCount *= shape[i];
+      redCount *= dims[i];
     } else {
-      keptDims[kept] = shape[i];
+      keptDims[kept] = dims[i];
       keptStrides[kept++] = strides[i];
-      outCount *= shape[i];
+      outCount *= dims[i];
     }
   }
-  parallelFor(outCount, 64, [&](int64_t o) {
-    int64_t base = 0, rem = o;
-    for (int i = kept - 1; i >= 0; --i) {
-      base += (rem % keptDims[i]) * keptStrides[i];
-      rem /= keptDims[i];
+  auto reducedOffset = [&](int64_t r) {
+    int64_t offset = 0;
+    for (int i = reduced - 1; i >= 0; --i) {
+      offset += (r % redDims[i]) * redStrides[i];
+      r /= redDims[i];
     }
-    A sum = 0;
-    for (int64_t r = 0; r < redCount; ++r) {
-      int64_t offset = base, rr = r;
-      for (int i = reduced - 1; i >= 0; --i) {
-        offset += (rr % redDims[i]) * redStrides[i];
-        rr /= redDims[i];
+    return offset;
+  };
+  auto keptOffset = [&](int64_t o, int upTo) {
+    int64_t offset = 0;
+    for (int i = upTo - 1; i >= 0; --i) {
+      offset += (o % keptDims[i]) * keptStrides[i];
+      o /= keptDims[i];
+    }
+    return offset;
+  };
+
+  if (merged > 0 && !isReduced[merged - 1] && reduced > 0) {
+    // Innermost axis kept and contiguous: blocks of columns, rows added in order.
+    constexpr int64_t kBlock = 256;
+    const int64_t columns = dims[merged - 1], outer = outCount / columns;
+    const int64_t blocks = (columns + kBlock - 1) / kBlock;
+    parallelFor(outer * blocks, 1, [&](int64_t task) {
+      int64_t o = task / blocks, c0 = (task % blocks) * kBlock;
+      int64_t width = std::min(kBlock, columns - c0);
+      A acc[kBlock] = {};
+      const T *base = x + keptOffset(o, kept - 1) + c0;
+      for (int64_t r = 0; r < redCount; ++r) {
+        const T *row = base + reducedOffset(r);
+        for (int64_t c = 0; c < width; ++c)
+          acc[c] += static_cast<A>(row[c]);
       }
-      sum += static_cast<A>(x[offset]);
-    }
+      for (int64_t c = 0; c < width; ++c)
+        out[o * columns + c0 + c] = T(acc[c]);
+    });
+    return;
+  }
+  parallelFor(outCount, 64, [&](int64_t o) {
+    const T *base = x + keptOffset(o, kept);
+    A sum = 0;
+    for (int64_t r = 0; r < redCount; ++r)
+      sum += static_cast<A>(base[reducedOffset(r)]);
     out[o] = T(sum);
   });
 }
@@ -99,11 +146,13 @@ void transpose(const T *x, T *out, const int64_t *shape, int rank, const int64_t
   });
 }
 
-/// Calls fn(boxIndex, wholeIndex) for every element of a box of `boxShape` at
-/// `offsets` inside a tensor of `wholeShape`, after checking it fits.
+/// Calls copy(boxOffset, wholeOffset, count) for every contiguous run of a box
+/// of `boxShape` at `offsets` inside a tensor of `wholeShape`, after checking it
+/// fits. A run is the box's innermost axis, merged with the axes inside which the
+/// box covers the whole tensor.
 template <class F>
-void forEachBoxElement(const char *call, const int64_t *boxShape, const int64_t *wholeShape,
-                       int rank, const int64_t *offsets, F &&fn) {
+void forEachBoxRun(const char *call, const int64_t *boxShape, const int64_t *wholeShape, int rank,
+                   const int64_t *offsets, F &&copy) {
   checkRank(call, rank);
   for (int i = 0; i < rank; ++i)
     if (offsets[i] < 0 || offsets[i] + boxShape[i] > wholeShape[i])
@@ -111,28 +160,39 @@ void forEachBoxElement(const char *call, const int64_t *boxShape, const int64_t 
             static_cast<long long>(offsets[i]), static_cast<long long>(offsets[i] + boxShape[i]),
             i, static_cast<long long>(wholeShape[i]));
   Dims wholeStrides = stridesOf(wholeShape, rank);
-  parallelFor(numElements(boxShape, rank), kElementGrain, [&](int64_t b) {
-    int64_t offset = 0, rem = b;
-    for (int i = rank - 1; i >= 0; --i) {
+  // Axes [inner, rank) form one run: the box spans them whole, except the outermost of them.
+  int inner = rank;
+  int64_t run = 1;
+  while (inner > 0) {
+    --inner;
+    run *= boxShape[inner];
+    if (boxShape[inner] != wholeShape[inner])
+      break;
+  }
+  int64_t innerOffset = rank ? offsets[inner] * wholeStrides[inner] : 0;
+  int64_t runs = numElements(boxShape, inner);
+  parallelFor(runs, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(run, 1)), [&](int64_t b) {
+    int64_t offset = innerOffset, rem = b;
+    for (int i = inner - 1; i >= 0; --i) {
       offset += (rem % boxShape[i] + offsets[i]) * wholeStrides[i];
       rem /= boxShape[i];
     }
-    fn(b, offset);
+    copy(b * run, offset, run);
   });
 }
 
 template <class T>
 void slice(const T *x, const int64_t *xShape, T *out, const int64_t *outShape, int rank,
            const int64_t *offsets) {
-  forEachBoxElement("zrt_slice", outShape, xShape, rank, offsets,
-                    [&](int64_t b, int64_t w) { out[b] = x[w]; });
+  forEachBoxRun("zrt_slice", outShape, xShape, rank, offsets,
+                [&](int64_t b, int64_t w, int64_t n) { std::memcpy(out + b, x + w, n * sizeof(T)); });
 }
 
 template <class T>
 void insert(const T *box, const int64_t *boxShape, T *dst, const int64_t *dstShape, int rank,
             const int64_t *offsets) {
-  forEachBoxElement("zrt_insert", boxShape, dstShape, rank, offsets,
-                    [&](int64_t b, int64_t w) { dst[w] = box[b]; });
+  forEachBoxRun("zrt_insert", boxShape, dstShape, rank, offsets,
+                [&](int64_t b, int64_t w, int64_t n) { std::memcpy(dst + w, box + b, n * sizeof(T)); });
 }
 
 } // namespace zrt::cpu

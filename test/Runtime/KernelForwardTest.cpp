@@ -185,6 +185,59 @@ TEST(KernelForward, ReduceSumTransposeSliceInsert) {
       }
 }
 
+/// Every axis set of a rank-4 tensor whose innermost axis spans two 256-column
+/// blocks and a remainder, against a direct sum.
+TEST(KernelForward, ReduceSumEveryAxisSet) {
+  const int64_t shape[4] = {3, 2, 5, 517};
+  const int64_t n = 3 * 2 * 5 * 517;
+  Vec x = randomVec(n, 11);
+  for (int32_t mask = 0; mask < 16; ++mask) {
+    int64_t outCount = 1;
+    for (int i = 0; i < 4; ++i)
+      if (!(mask & (1 << i)))
+        outCount *= shape[i];
+    Vec got(outCount), want(outCount, 0.0);
+    reduceSum(x.data(), got.data(), shape, 4, mask);
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t idx[4], rem = e, o = 0;
+      for (int i = 3; i >= 0; --i) {
+        idx[i] = rem % shape[i];
+        rem /= shape[i];
+      }
+      for (int i = 0; i < 4; ++i)
+        if (!(mask & (1 << i)))
+          o = o * shape[i] + idx[i];
+      want[o] += x[e];
+    }
+    for (int64_t o = 0; o < outCount; ++o)
+      ASSERT_NEAR(got[o], want[o], 1e-10) << "mask " << mask << " output " << o;
+  }
+}
+
+/// Boxes that span some inner axes whole (one contiguous run per outer index), none,
+/// or the whole tensor: slice then insert puts back exactly the box.
+TEST(KernelForward, SliceInsertEveryBoxKind) {
+  const int64_t shape[3] = {4, 3, 6};
+  Vec x = randomVec(72, 12);
+  struct Box { int64_t dims[3], offsets[3]; };
+  const Box boxes[] = {{{2, 3, 6}, {1, 0, 0}}, {{4, 2, 6}, {0, 1, 0}}, {{3, 2, 4}, {1, 1, 2}},
+                       {{4, 3, 6}, {0, 0, 0}}, {{1, 1, 1}, {3, 2, 5}}, {{4, 3, 2}, {0, 0, 4}}};
+  for (const Box &box : boxes) {
+    Vec part(box.dims[0] * box.dims[1] * box.dims[2]), back(72, 0.0);
+    slice(x.data(), shape, part.data(), box.dims, 3, box.offsets);
+    insert(part.data(), box.dims, back.data(), shape, 3, box.offsets);
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < 3; ++j)
+        for (int64_t l = 0; l < 6; ++l) {
+          bool inside = i >= box.offsets[0] && i < box.offsets[0] + box.dims[0] && j >= box.offsets[1] &&
+                        j < box.offsets[1] + box.dims[1] && l >= box.offsets[2] &&
+                        l < box.offsets[2] + box.dims[2];
+          ASSERT_EQ(back[i * 18 + j * 6 + l], inside ? x[i * 18 + j * 6 + l] : 0.0)
+              << "box " << box.dims[0] << "x" << box.dims[1] << "x" << box.dims[2];
+        }
+  }
+}
+
 TEST(KernelForward, AdamWMatchesTorchFormulaOverSteps) {
   const int64_t n = 17;
   const double lr = 1e-2, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1;
