@@ -26,3 +26,9 @@
 // An output path that cannot be written.
 // RUN: not zcc %zcc_src_root/examples/mlp.mlir --emit=mlir -o %t.no-such-dir/x.mlir 2>&1 | FileCheck %s --check-prefix=OUTPUT
 // OUTPUT: zcc: error: {{.*}}no-such-dir/x.mlir
+
+// Option values the pipeline does not support.
+// RUN: not zcc %zcc_src_root/examples/mlp.mlir --precision fp16 -o %t.fp16 2>&1 | FileCheck %s --check-prefix=PRECISION
+// PRECISION: zcc: error: --precision must be fp32 or bf16, got fp16
+// RUN: not zcc %zcc_src_root/examples/mlp.mlir --world-size 0 -o %t.ws 2>&1 | FileCheck %s --check-prefix=WORLD
+// WORLD: zcc: error: --world-size must be at least 1, got 0
