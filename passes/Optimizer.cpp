@@ -94,8 +94,18 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
     Block *entry = update.addEntryBlock();
     Value lr = entry->getArgument(0), stepIndex = entry->getArgument(1);
 
+    // Parameters the loss does not depend on get no gradient from autodiff; like
+    // torch.optim with a None gradient, the optimizer leaves them (and their decay) alone.
+    DenseSet<StringAttr> hasGradient;
+    step.walk([&](GradAccumulateOp acc) { hasGradient.insert(acc.getParamAttr().getAttr()); });
+
     SmallVector<ParamOp> params(module.getOps<ParamOp>());
     for (ParamOp param : params) {
+      if (!hasGradient.contains(param.getSymNameAttr())) {
+        param.emitWarning("'") << param.getSymName()
+                               << "' does not reach the loss: it gets no gradient and is never updated";
+        continue;
+      }
       RankedTensorType type = param.getTensorType();
       auto stateType = RankedTensorType::get(type.getShape(), b.getF32Type());
       auto state = [&](StringRef role) {

@@ -45,3 +45,28 @@ module attributes {zc.optimizer = {betas = 0.9}} {
     zc.return %l : tensor<f32>
   }
 }
+
+// -----
+
+// A parameter the loss does not depend on gets no gradient, no state and no update
+// (as torch.optim skips a parameter whose gradient is None), with a warning.
+zc.param @w : tensor<4x3xf32> = #zc.normal<std = 0.1>
+// expected-warning @+1 {{'u' does not reach the loss: it gets no gradient and is never updated}}
+zc.param @u : tensor<4x3xf32> = #zc.normal<std = 0.1>
+// CHECK-NOT: zc.state @u
+// CHECK-LABEL: func.func @dead_update
+// CHECK-NOT: @u
+// CHECK: zc.adamw @w
+// CHECK-NOT: @u
+// CHECK: return
+// SGD-LABEL: func.func @dead_update
+// SGD-NOT: @u
+// SGD: return
+zc.forward @dead(%x: tensor<2x4xf32>, %y: tensor<2xi32>) -> tensor<f32> {
+  %w = zc.param_ref @w : tensor<4x3xf32>
+  %u = zc.param_ref @u : tensor<4x3xf32>
+  %h = zc.matmul %x, %w : tensor<2x4xf32>, tensor<4x3xf32> -> tensor<2x3xf32>
+  %unused = zc.matmul %x, %u : tensor<2x4xf32>, tensor<4x3xf32> -> tensor<2x3xf32>
+  %loss = zc.cross_entropy %h, %y : tensor<2x3xf32>, tensor<2xi32> -> tensor<f32>
+  zc.return %loss : tensor<f32>
+}
