@@ -15,8 +15,8 @@ const char *collectiveName(Collective kind); // the ABI call's name, for message
 
 /// One collective call. `count` is per rank for AllGather (elements each rank
 /// contributes) and ReduceScatter (elements each rank receives), the whole
-/// buffer for AllReduce and Broadcast. `send` may equal `recv` only for
-/// AllReduce and Broadcast.
+/// buffer for AllReduce and Broadcast. `send` may equal `recv` for AllReduce and
+/// Broadcast; for AllGather `send` may be this rank's own slice of `recv` (in place).
 struct CollectiveArgs {
   Collective kind;
   int32_t dtype; // zrt_dtype
@@ -25,6 +25,10 @@ struct CollectiveArgs {
   int64_t count;
   bool average; // reduce: divide the sum by the rank count
   int32_t root; // broadcast
+  /// ReduceScatter: the elements `send` holds, when fewer than ranks * count (a
+  /// ZeRO shard's padding): the missing tail counts as zeros, and the receive
+  /// buffer's part beyond them is zero-filled. -1: ranks * count.
+  int64_t total = -1;
 };
 
 size_t dtypeSize(int32_t dtype);

@@ -38,9 +38,14 @@ public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void run(const CollectiveArgs &args) override {
-    size_t bytes = static_cast<size_t>(args.count) * dtypeSize(args.dtype);
-    if (bytes && args.send != args.recv && args.kind != Collective::Broadcast)
-      std::memmove(args.recv, args.send, bytes);
+    size_t size = dtypeSize(args.dtype), bytes = static_cast<size_t>(args.count) * size;
+    size_t valid = args.kind == Collective::ReduceScatter && args.total >= 0 && args.total < args.count
+                       ? static_cast<size_t>(args.total) * size
+                       : bytes;
+    if (valid && args.send != args.recv && args.kind != Collective::Broadcast)
+      std::memmove(args.recv, args.send, valid);
+    if (valid < bytes) // a padded shard's tail
+      std::memset(static_cast<char *>(args.recv) + valid, 0, bytes - valid);
   }
   void checkAgreement(const CollectiveArgs &, int64_t) override {}
   [[noreturn]] void abortAll(int exitCode) override { std::exit(exitCode); }

@@ -4,6 +4,10 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
 #include <cstdlib>
 
 #include "core/Error.h"
@@ -61,10 +65,26 @@ public:
     if (a.count > INT32_MAX)
       fatal(call, "%lld elements exceed MPI's int count", static_cast<long long>(a.count));
     switch (a.kind) {
-    case Collective::AllGather:
-      mpiCheck(MPI_Allgather(a.send, count, type, a.recv, count, type, MPI_COMM_WORLD), call);
+    case Collective::AllGather: {
+      const size_t bytes = static_cast<size_t>(a.count) * dtypeSize(a.dtype);
+      bool inPlace = a.send == static_cast<const char *>(a.recv) + rank_ * bytes;
+      mpiCheck(MPI_Allgather(inPlace ? MPI_IN_PLACE : a.send, count, type, a.recv, count, type,
+                             MPI_COMM_WORLD),
+               call);
       return;
+    }
     case Collective::ReduceScatter:
+      if (a.total >= 0 && a.total < a.count * size_) {
+        // Padded: rank r receives the valid part of its slice, then zeros.
+        std::vector<int> counts(size_);
+        for (int r = 0; r < size_; ++r)
+          counts[r] = static_cast<int>(std::clamp<int64_t>(a.total - r * a.count, 0, a.count));
+        mpiCheck(MPI_Reduce_scatter(a.send, a.recv, counts.data(), type, sum, MPI_COMM_WORLD), call);
+        const size_t size = dtypeSize(a.dtype);
+        std::memset(static_cast<char *>(a.recv) + counts[rank_] * size, 0,
+                    (a.count - counts[rank_]) * size);
+        return;
+      }
       mpiCheck(MPI_Reduce_scatter_block(a.send, a.recv, count, type, sum, MPI_COMM_WORLD), call);
       return;
     case Collective::AllReduce:

@@ -70,14 +70,23 @@ std::function<void()> prepare(const CollectiveArgs &a) {
   if (a.count < 0)
     fatal(call, "negative element count %lld", static_cast<long long>(a.count));
   const size_t elementSize = dtypeSize(a.dtype);
-  int64_t sendElements = a.kind == Collective::ReduceScatter ? a.count * ranks : a.count;
+  if (a.kind == Collective::ReduceScatter && a.total > a.count * ranks)
+    fatal(call, "%lld valid elements do not fit %d shards of %lld", static_cast<long long>(a.total),
+          ranks, static_cast<long long>(a.count));
+  int64_t sendElements = a.kind == Collective::ReduceScatter
+                             ? (a.total >= 0 ? a.total : a.count * ranks)
+                             : a.count;
   int64_t recvElements = a.kind == Collective::AllGather ? a.count * ranks : a.count;
   if (a.kind != Collective::Broadcast)
     checkBuffer(call, "send buffer", a.send, sendElements, elementSize);
   checkBuffer(call, "receive buffer", a.recv, recvElements, elementSize);
-  if ((a.kind == Collective::AllGather || a.kind == Collective::ReduceScatter) && a.count > 0) {
-    auto *sendBegin = static_cast<const char *>(a.send);
-    auto *recvBegin = static_cast<const char *>(a.recv);
+  auto *sendBegin = static_cast<const char *>(a.send);
+  auto *recvBegin = static_cast<const char *>(a.recv);
+  // In place: this rank's slice of the gathered buffer is its contribution.
+  bool inPlaceGather = a.kind == Collective::AllGather &&
+                       sendBegin == recvBegin + s.comm->rank() * a.count * elementSize;
+  if ((a.kind == Collective::AllGather || a.kind == Collective::ReduceScatter) && a.count > 0 &&
+      !inPlaceGather) {
     if (sendBegin < recvBegin + recvElements * elementSize &&
         recvBegin < sendBegin + sendElements * elementSize)
       fatal(call, "send and receive buffers overlap");
@@ -124,8 +133,8 @@ void waitFor(int64_t handle, const char *call) {
 }
 
 CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv, int64_t count,
-                    int32_t average = 0, int32_t root = 0) {
-  return CollectiveArgs{kind, dtype, send, recv, count, average != 0, root};
+                    int32_t average = 0, int32_t root = 0, int64_t total = -1) {
+  return CollectiveArgs{kind, dtype, send, recv, count, average != 0, root, total};
 }
 
 } // namespace
@@ -199,6 +208,12 @@ void zrt_all_gather(int32_t dtype, const void *send, void *recv, int64_t count) 
 void zrt_reduce_scatter(int32_t dtype, const void *send, void *recv, int64_t count,
                         int32_t average) {
   runBlocking(args(Collective::ReduceScatter, dtype, send, recv, count, average));
+}
+void zrt_reduce_scatter_padded(int32_t dtype, const void *send, void *recv, int64_t count,
+                               int64_t total, int32_t average) {
+  if (total < 0)
+    fatal("zrt_reduce_scatter_padded", "negative element count %lld", static_cast<long long>(total));
+  runBlocking(args(Collective::ReduceScatter, dtype, send, recv, count, average, 0, total));
 }
 void zrt_all_reduce(int32_t dtype, const void *send, void *recv, int64_t count, int32_t average) {
   runBlocking(args(Collective::AllReduce, dtype, send, recv, count, average));

@@ -51,6 +51,42 @@ TEST_F(Collectives, ReduceScatterSumAndAverage) {
   }
 }
 
+/// ZeRO's padded shards: `total` valid elements, fewer than ranks * count (also fewer
+/// than ranks, so some shards are all padding): the tail counts as zeros and each
+/// rank's shard is zero past the valid part, in f32 and bf16.
+TEST_F(Collectives, ReduceScatterPaddedShards) {
+  for (int64_t total : {int64_t(1), int64_t(2 * ranks + 1), int64_t(4 * ranks)}) {
+    const int64_t count = (total + ranks - 1) / ranks;
+    std::vector<float> send(total), shard(count, -7.f);
+    std::vector<zrt::bf16> sendBf(total), shardBf(count, zrt::bf16(-7.f));
+    for (int64_t j = 0; j < total; ++j) {
+      send[j] = rank + j;
+      sendBf[j] = zrt::bf16(float(rank + j));
+    }
+    zrt_reduce_scatter_padded(ZRT_DTYPE_F32, send.data(), shard.data(), count, total, 1);
+    zrt_reduce_scatter_padded(ZRT_DTYPE_BF16, sendBf.data(), shardBf.data(), count, total, 0);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t j = rank * count + i;
+      float sum = j < total ? ranks * j + ranks * (ranks - 1) / 2.0f : 0.f;
+      EXPECT_FLOAT_EQ(shard[i], sum / ranks) << "total " << total << " element " << j;
+      EXPECT_NEAR(float(shardBf[i]), sum, std::abs(sum) / 128 + 1e-6) << "total " << total;
+    }
+  }
+}
+
+/// ZeRO-1/2's parameter sync: every rank updated its own slice of a full buffer,
+/// which is then gathered in place.
+TEST_F(Collectives, AllGatherInPlace) {
+  const int64_t count = 6;
+  std::vector<float> full(count * ranks, -1.f);
+  for (int64_t i = 0; i < count; ++i)
+    full[rank * count + i] = rank * 10 + i;
+  zrt_all_gather(ZRT_DTYPE_F32, full.data() + rank * count, full.data(), count);
+  for (int r = 0; r < ranks; ++r)
+    for (int64_t i = 0; i < count; ++i)
+      EXPECT_EQ(full[r * count + i], r * 10 + i);
+}
+
 TEST_F(Collectives, AllReduceInPlaceOutOfPlaceAndBf16) {
   const int64_t count = 13; // not a multiple of any rank count here
   std::vector<float> x(count), y(count);
