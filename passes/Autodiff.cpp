@@ -290,7 +290,11 @@ LogicalResult differentiate(ForwardOp forward) {
   ImplicitLocOpBuilder b(forward.getLoc(), ret);
   GradientMap grads(b);
   auto one = DenseElementsAttr::get(tensorOf(loss), b.getF32FloatAttr(1.0f).getValue());
-  grads.add(loss, arith::ConstantOp::create(b, one));
+  auto seed = arith::ConstantOp::create(b, one);
+  // Marks where the backward pass starts: ZeRO-3 gathers a parameter once for its
+  // forward uses and again for its backward uses.
+  seed->setAttr(kBackwardSeedAttr, b.getUnitAttr());
+  grads.add(loss, seed);
 
   // Collect first: the rules append ops to the same block.
   SmallVector<Operation *> forwardOps;

@@ -129,6 +129,24 @@ private:
     return LLVM::GEPOp::create(b, ptrType, i8, arena, ArrayRef<LLVM::GEPArg>{offset});
   }
 
+  /// This rank's shard of a buffer of whole shards: base + rank * shardBytes.
+  Value rankShard(ImplicitLocOpBuilder &b, Value base, int64_t shardBytes) {
+    Value rank = LLVM::SExtOp::create(b, i64, call(b, "zrt_rank", {}));
+    Value offset = LLVM::MulOp::create(b, rank, constI64(b, shardBytes));
+    return LLVM::GEPOp::create(b, ptrType, i8, base, ValueRange{offset});
+  }
+
+  /// Where an optimizer updates `param`: the whole parameter, its stored shard
+  /// (stage 3), or this rank's shard of the whole stored parameter (stages 1, 2).
+  Value updatedParam(ImplicitLocOpBuilder &b, FlatSymbolRefAttr name, Operation *user) {
+    Value base = arenaAt(b, plan.paramOffset.lookup(name.getAttr()));
+    auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(user, name);
+    ParamSharding sharding = ParamSharding::of(param);
+    if (!sharding.partitioned() || sharding.param)
+      return base;
+    return rankShard(b, base, sharding.shardElements() * (param.getTensorType().getElementTypeBitWidth() / 8));
+  }
+
   /// A read-only global holding `data`; identical contents share one global.
   Value constantGlobal(ImplicitLocOpBuilder &b, DenseElementsAttr data) {
     auto [it, inserted] = constantGlobals.try_emplace(data, "");
@@ -393,8 +411,29 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         return success();
       })
       .Case([&](ReduceScatterOp o) {
-        call(b, "zrt_reduce_scatter", {dt, p[0], p[1], I64(numel(o.getResult())),
-                                       I32(o.getKind() == ReduceKind::avg)});
+        int64_t shard = numel(o.getResult()), total = numel(o.getInput());
+        int64_t ranks = static_cast<int64_t>(o.getRanks());
+        if (total == shard * ranks)
+          call(b, "zrt_reduce_scatter", {dt, p[0], p[1], I64(shard), I32(o.getKind() == ReduceKind::avg)});
+        else // ZeRO's padded shards
+          call(b, "zrt_reduce_scatter_padded", {dt, p[0], p[1], I64(shard), I64(total),
+                                                I32(o.getKind() == ReduceKind::avg)});
+        return success();
+      })
+      .Case([&](GatherParamOp o) {
+        auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(o, o.getParamAttr());
+        call(b, "zrt_all_gather", {dtype(b, o.getResult()), persistent(plan.paramOffset, o.getParamAttr()), p[0],
+                                   I64(ParamSharding::of(param).shardElements())});
+        return success();
+      })
+      .Case([&](AllGatherParamOp o) {
+        auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(o, o.getParamAttr());
+        RankedTensorType type = param.getTensorType();
+        int64_t shard = ParamSharding::of(param).shardElements();
+        Value whole = persistent(plan.paramOffset, o.getParamAttr());
+        call(b, "zrt_all_gather", {constI32(b, dtypeCode(type.getElementType())),
+                                   rankShard(b, whole, shard * (type.getElementTypeBitWidth() / 8)),
+                                   whole, I64(shard)});
         return success();
       })
       .Case([&](GradAccumulateOp o) {
@@ -406,13 +445,13 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(o, o.getParamAttr());
         call(b, "zrt_fill_zero", {constI32(b, dtypeCode(param.getTensorType().getElementType())),
                                   persistent(plan.gradOffset, o.getParamAttr()),
-                                  I64(param.getTensorType().getNumElements())});
+                                  I64(ParamSharding::of(param).gradStorage())});
         return success();
       })
       .Case([&](AdamWOp o) {
         Value null = LLVM::ZeroOp::create(b, ptrType);
         call(b, "zrt_adamw",
-             {persistent(plan.paramOffset, o.getParamAttr()), dt, p[0],
+             {updatedParam(b, o.getParamAttr(), o), dt, p[0],
               persistent(plan.stateOffset, o.getExpAvgAttr()),
               persistent(plan.stateOffset, o.getExpAvgSqAttr()), null, I64(numel(o.getGrad())),
               inputsScalar(o.getLr()), constF64(b, o.getBeta1().convertToDouble()),
@@ -423,7 +462,7 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       .Case([&](SgdOp o) {
         Value null = LLVM::ZeroOp::create(b, ptrType);
         call(b, "zrt_sgd_momentum",
-             {persistent(plan.paramOffset, o.getParamAttr()), dt, p[0],
+             {updatedParam(b, o.getParamAttr(), o), dt, p[0],
               persistent(plan.stateOffset, o.getMomentumBufferAttr()), null,
               I64(numel(o.getGrad())), inputsScalar(o.getLr()),
               constF64(b, o.getMomentum().convertToDouble()),
@@ -565,12 +604,20 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
     llvm::json::Array params, states, inputs;
     for (ParamOp param : module.getOps<ParamOp>()) {
       RankedTensorType t = param.getTensorType();
+      ParamSharding sharding = ParamSharding::of(param);
+      int64_t elementBytes = t.getElementTypeBitWidth() / 8;
       params.push_back(llvm::json::Object{
           {"name", param.getSymName()}, {"shape", shapeJson(t)},
           {"dtype", dtypeName(t.getElementType())}, {"init", initJson(param.getInit())},
           {"offset", plan->paramOffset.lookup(param.getSymNameAttr())},
           {"grad_offset", plan->gradOffset.lookup(param.getSymNameAttr())},
-          {"bytes", tensorBytes(t)}});
+          {"bytes", tensorBytes(t)},
+          // ZeRO layout (ParamSharding): how the stored buffers relate to the tensor.
+          {"shards", sharding.ranks},
+          {"shard_elements", sharding.shardElements()},
+          {"sharded_param", sharding.param},
+          {"param_storage_bytes", sharding.paramStorage() * elementBytes},
+          {"grad_storage_bytes", sharding.gradStorage() * elementBytes}});
     }
     for (StateOp state : module.getOps<StateOp>())
       states.push_back(llvm::json::Object{

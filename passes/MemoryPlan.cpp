@@ -69,7 +69,13 @@ FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
         if (!type)
           return op.emitOpError("has a result the memory planner cannot place: ")
                  << result.getType();
-        intervals[result] = Interval{result, tensorBytes(type), index, index};
+        int64_t bytes = tensorBytes(type);
+        if (auto gather = dyn_cast<GatherParamOp>(op)) // the gathered shards, padding included
+          bytes = ParamSharding::of(SymbolTable::lookupNearestSymbolFrom<ParamOp>(
+                                        gather, gather.getParamAttr()))
+                      .paddedElements() *
+                  (type.getElementTypeBitWidth() / 8);
+        intervals[result] = Interval{result, bytes, index, index};
       }
     }
     ++index;
@@ -108,10 +114,14 @@ FailureOr<MemoryPlan> mlir::zc::planMemory(ModuleOp module, ArrayRef<func::FuncO
     offset += aligned(bytes);
     return at;
   };
+  // ZeRO: a shard, or the whole tensor padded to whole shards (ParamSharding).
+  auto elementBytes = [](ParamOp param) { return param.getTensorType().getElementTypeBitWidth() / 8; };
   for (ParamOp param : module.getOps<ParamOp>())
-    plan.paramOffset[param.getSymNameAttr()] = place(tensorBytes(param.getTensorType()));
+    plan.paramOffset[param.getSymNameAttr()] =
+        place(ParamSharding::of(param).paramStorage() * elementBytes(param));
   for (ParamOp param : module.getOps<ParamOp>())
-    plan.gradOffset[param.getSymNameAttr()] = place(tensorBytes(param.getTensorType()));
+    plan.gradOffset[param.getSymNameAttr()] =
+        place(ParamSharding::of(param).gradStorage() * elementBytes(param));
   for (StateOp state : module.getOps<StateOp>())
     plan.stateOffset[state.getSymNameAttr()] = place(tensorBytes(state.getTensorType()));
   plan.persistentBytes = offset;

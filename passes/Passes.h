@@ -17,6 +17,10 @@ namespace mlir::zc {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// Set by zcc-autodiff on the constant that seeds the backward pass: the ops
+/// before it in the step function are the forward pass.
+constexpr llvm::StringLiteral kBackwardSeedAttr = "zc.backward_seed";
+
 /// The checks of `zcc-verify-model`, for callers that are not a pass manager.
 LogicalResult verifyModel(ModuleOp module);
 

@@ -178,6 +178,50 @@ def ZccDataParallel : Pass<"zcc-data-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccZero : Pass<"zcc-zero", "mlir::ModuleOp"> {
+  let summary = "ZeRO stages 1-3: partitions optimizer state, gradients and parameters";
+  let description = [{
+    Replaces `zcc-data-parallel` for stage >= 1. Every parameter with a
+    gradient is split over the `ranks` into shards of `ceil(numel / ranks)`
+    elements (flattened, zero-padded; the `zc.shards` attribute on its
+    `zc.param`), and its `zc.state`s become 1-D shards.
+
+    * Stage 1: the update reduce-scatters (average) the step's whole gradient,
+      runs the optimizer on this rank's shard, and `zc.all_gather_param`
+      refreshes the whole parameter from every rank's updated shard.
+    * Stage 2: the gradient buffer holds only the shard (`zc.shard_grad`); each
+      micro-batch's gradient is reduce-scattered right after its last
+      contribution in the backward pass and added into the shard, so the whole
+      gradient dies there.
+    * Stage 3: the parameter itself is stored as a shard (`zc.shard_param`):
+      `zc.gather_param` all-gathers it right before its first use in the
+      forward pass and `zc.release` frees it right after its last forward use;
+      the same again for its uses in the backward pass. Parameters with at most
+      `persistence-threshold` elements stay whole (as DeepSpeed's
+      `stage3_param_persistence_threshold`), sharded like stage 2.
+
+    ```mlir
+    // stage 3, ranks=2: in the step function
+    %w = zc.param_ref @w : tensor<4x3xf32>
+    // becomes
+    %w = zc.gather_param @w : tensor<4x3xf32>
+    %h = zc.matmul %x, %w ...
+    zc.release %w : tensor<4x3xf32>
+    ...
+    %gs = zc.reduce_scatter avg %dw ranks 2 : tensor<4x3xf32> -> tensor<6xf32>
+    zc.grad_accumulate @w, %gs : tensor<6xf32>
+    ```
+  }];
+  let options = [
+    Option<"stage", "stage", "int64_t", "1", "ZeRO stage: 1, 2 or 3">,
+    Option<"ranks", "ranks", "int64_t", "1", "Data-parallel ranks">,
+    Option<"microBatches", "micro-batches", "int64_t", "1", "Micro-batches per step">,
+    Option<"persistenceThreshold", "persistence-threshold", "int64_t", "0",
+           "Stage 3: parameters with at most this many elements stay whole">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccLowerToLLVM : Pass<"zcc-lower-to-llvm", "mlir::ModuleOp"> {
   let summary = "Plans the arena and lowers zc to runtime calls in the LLVM dialect";
   let description = [{

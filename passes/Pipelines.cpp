@@ -23,9 +23,8 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--grad-accum must be at least 1, got " << options.gradAccum;
   else if (options.zeroStage < 0 || options.zeroStage > 3)
     os << "--zero-stage must be 0, 1, 2 or 3, got " << options.zeroStage;
-  else if (options.zeroStage > 0)
-    os << "--zero-stage " << options.zeroStage
-       << " is not implemented yet; stage 0 (plain data parallelism) is";
+  else if (options.persistenceThreshold < 0)
+    os << "--param-persistence-threshold must be non-negative, got " << options.persistenceThreshold;
   else if (options.precision != "fp32" && options.precision != "bf16")
     os << "--precision must be fp32 or bf16, got " << options.precision;
   else if (!options.optimizer.empty() && options.optimizer != "adamw" && options.optimizer != "sgd")
@@ -47,8 +46,14 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   ZccOptimizerOptions optimizer;
   optimizer.kind = options.optimizer;
   pm.addPass(createZccOptimizer(optimizer));
-  // 5. ZeRO stage 0: average the gradients across ranks once per step.
-  pm.addPass(createZccDataParallel({options.worldSize, options.gradAccum}));
+  // 5. Gradient averaging across ranks: ZeRO stage 0 all-reduces every gradient
+  //    once per step; stages 1-3 partition the training state (one rank has
+  //    nothing to partition).
+  if (options.zeroStage == 0 || options.worldSize == 1)
+    pm.addPass(createZccDataParallel({options.worldSize, options.gradAccum}));
+  else
+    pm.addPass(createZccZero({options.zeroStage, options.worldSize, options.gradAccum,
+                              options.persistenceThreshold}));
   pm.addPass(createCSEPass());
   if (!options.lower)
     return;

@@ -16,6 +16,10 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
   Option<int64_t> zeroStage{*this, "zero-stage",
                             llvm::cl::desc("ZeRO stage: 0 replicates everything"),
                             llvm::cl::init(0)};
+  Option<int64_t> persistenceThreshold{
+      *this, "param-persistence-threshold",
+      llvm::cl::desc("ZeRO-3: parameters with at most this many elements stay whole"),
+      llvm::cl::init(0)};
   Option<int64_t> gradAccum{*this, "grad-accum",
                             llvm::cl::desc("Micro-batches per optimizer step"), llvm::cl::init(1)};
   Option<std::string> optimizer{*this, "optimizer",

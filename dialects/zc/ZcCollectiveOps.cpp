@@ -27,7 +27,13 @@ LogicalResult AllGatherOp::verify() {
 }
 
 LogicalResult ReduceScatterOp::verify() {
-  return verifyShardedPair(*this, tensorOf(getResult()), tensorOf(getInput()), getRanks());
+  // ZeRO's padded form: any input, flattened and zero-padded to `ranks` 1-D shards.
+  RankedTensorType input = tensorOf(getInput()), result = tensorOf(getResult());
+  int64_t ranks = getRanks();
+  if (result.getRank() == 1 && input.getElementType() == result.getElementType() &&
+      result.getDimSize(0) == (input.getNumElements() + ranks - 1) / ranks)
+    return success();
+  return verifyShardedPair(*this, result, input, ranks);
 }
 
 LogicalResult AllGatherStartOp::verify() {

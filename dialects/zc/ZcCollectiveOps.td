@@ -44,6 +44,10 @@ def ZC_ReduceScatterOp : ZC_CollectiveOp<"reduce_scatter"> {
     `ranks`) over all ranks. Each rank sends
     `(ranks - 1) / ranks * bytes(input)` in a ring implementation.
 
+    Padded form (ZeRO's shards): a 1-D result of `ceil(numel(input) / ranks)`
+    elements takes the input flattened and zero-padded to `ranks` shards; rank
+    `r` keeps shard `r`.
+
     Example (ZeRO-2 shards a final gradient, averaging across ranks):
 
     ```mlir

@@ -45,6 +45,31 @@ bool isInitializerAttr(Attribute attr);
 
 /// The static tensor type of a zc value (every zc tensor operand and result is one).
 inline RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// ZeRO partitioning of one parameter's training state, read from the discardable
+/// attributes the zcc-zero pass puts on its zc.param:
+///   zc.shards = N    the state is split over N ranks: optimizer state (stage >= 1)
+///   zc.shard_grad    the gradient buffer holds only this rank's shard (stage >= 2)
+///   zc.shard_param   the parameter itself is stored as a shard (stage 3)
+/// A shard is ceil(elements / N) elements of the flattened tensor; rank r owns
+/// [r * shard, (r + 1) * shard), zero-padded past the end, so any size works with
+/// any rank count. Buffers that keep the whole tensor but are updated shard-wise
+/// are padded to N * shard elements.
+struct ParamSharding {
+  static constexpr llvm::StringLiteral kShards = "zc.shards", kShardGrad = "zc.shard_grad",
+                                       kShardParam = "zc.shard_param";
+  int64_t elements = 0, ranks = 1;
+  bool grad = false, param = false;
+
+  static ParamSharding of(ParamOp param);
+  bool partitioned() const { return ranks > 1; }
+  int64_t shardElements() const { return (elements + ranks - 1) / ranks; }
+  int64_t paddedElements() const { return shardElements() * ranks; }
+  /// Elements of the persistent buffers.
+  int64_t paramStorage() const { return param ? shardElements() : paddedElements(); }
+  int64_t gradStorage() const { return grad ? shardElements() : paddedElements(); }
+  int64_t stateStorage() const { return shardElements(); }
+};
 } // namespace mlir::zc
 
 #endif // ZCC_DIALECTS_ZC_ZCDIALECT_H

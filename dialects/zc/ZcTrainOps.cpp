@@ -9,6 +9,16 @@
 using namespace mlir;
 using namespace mlir::zc;
 
+ParamSharding ParamSharding::of(ParamOp param) {
+  ParamSharding s;
+  s.elements = param.getTensorType().getNumElements();
+  if (auto ranks = param->getAttrOfType<IntegerAttr>(kShards))
+    s.ranks = std::max<int64_t>(1, ranks.getInt());
+  s.grad = s.partitioned() && param->hasAttr(kShardGrad);
+  s.param = s.partitioned() && param->hasAttr(kShardParam);
+  return s;
+}
+
 namespace {
 FailureOr<ParamOp> lookupParam(Operation *op, FlatSymbolRefAttr name,
                                SymbolTableCollection &symbolTable) {
@@ -30,6 +40,27 @@ LogicalResult verifyParamTyped(Operation *op, FlatSymbolRefAttr name, Type type,
   return success();
 }
 
+/// `value` must have the type of the parameter `name`, or when its state is
+/// partitioned (`shardWise`), the 1-D type of one shard.
+LogicalResult verifyParamOrShardTyped(Operation *op, FlatSymbolRefAttr name, Type type,
+                                      bool (*shardWise)(const ParamSharding &),
+                                      SymbolTableCollection &symbolTable) {
+  FailureOr<ParamOp> param = lookupParam(op, name, symbolTable);
+  if (failed(param))
+    return failure();
+  ParamSharding sharding = ParamSharding::of(*param);
+  if (!shardWise(sharding))
+    return verifyParamTyped(op, name, type, symbolTable);
+  auto shard = RankedTensorType::get({sharding.shardElements()}, param->getTensorType().getElementType());
+  if (type != shard)
+    return op->emitOpError() << "type " << type << " differs from the shard " << shard
+                             << " of parameter '" << name << "' (split over " << sharding.ranks
+                             << " ranks)";
+  return success();
+}
+bool gradIsShard(const ParamSharding &s) { return s.grad; }
+bool updateIsShardWise(const ParamSharding &s) { return s.partitioned(); }
+
 /// `name` must be a zc.state of `param`.
 LogicalResult verifyStateOf(Operation *op, FlatSymbolRefAttr name, FlatSymbolRefAttr param,
                             SymbolTableCollection &symbolTable) {
@@ -47,20 +78,46 @@ LogicalResult StateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FailureOr<ParamOp> param = lookupParam(*this, getParamAttr(), symbolTable);
   if (failed(param))
     return failure();
-  if (param->getTensorType().getShape() != getTensorType().getShape())
+  ParamSharding sharding = ParamSharding::of(*param);
+  SmallVector<int64_t> expected(param->getTensorType().getShape());
+  if (sharding.partitioned())
+    expected = {sharding.shardElements()};
+  if (ArrayRef<int64_t>(expected) != getTensorType().getShape())
     return emitOpError() << "shape of " << getType() << " differs from parameter "
-                         << getParamAttr() << " declared as " << param->getType();
+                         << getParamAttr() << " declared as " << param->getType()
+                         << (sharding.partitioned() ? " (its shard)" : "");
   if (!getTensorType().getElementType().isF32())
     return emitOpError() << "optimizer state is kept in f32, got " << getType();
   return success();
 }
 
 LogicalResult GradAccumulateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyParamTyped(*this, getParamAttr(), getGrad().getType(), symbolTable);
+  return verifyParamOrShardTyped(*this, getParamAttr(), getGrad().getType(), gradIsShard, symbolTable);
 }
 
 LogicalResult GradRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyParamOrShardTyped(*this, getParamAttr(), getType(), gradIsShard, symbolTable);
+}
+
+LogicalResult GatherParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<ParamOp> param = lookupParam(*this, getParamAttr(), symbolTable);
+  if (failed(param))
+    return failure();
+  if (!ParamSharding::of(*param).param)
+    return emitOpError() << "parameter " << getParamAttr()
+                         << " is stored whole: read it with zc.param_ref";
   return verifyParamTyped(*this, getParamAttr(), getType(), symbolTable);
+}
+
+LogicalResult AllGatherParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  FailureOr<ParamOp> param = lookupParam(*this, getParamAttr(), symbolTable);
+  if (failed(param))
+    return failure();
+  ParamSharding sharding = ParamSharding::of(*param);
+  if (!sharding.partitioned() || sharding.param)
+    return emitOpError() << "parameter " << getParamAttr()
+                         << " must be stored whole and updated shard-wise (zc.shards, no zc.shard_param)";
+  return success();
 }
 
 LogicalResult GradZeroOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
@@ -68,7 +125,8 @@ LogicalResult GradZeroOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 LogicalResult AdamWOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  if (failed(verifyParamTyped(*this, getParamAttr(), getGrad().getType(), symbolTable)) ||
+  if (failed(verifyParamOrShardTyped(*this, getParamAttr(), getGrad().getType(), updateIsShardWise,
+                                     symbolTable)) ||
       failed(verifyStateOf(*this, getExpAvgAttr(), getParamAttr(), symbolTable)) ||
       failed(verifyStateOf(*this, getExpAvgSqAttr(), getParamAttr(), symbolTable)))
     return failure();
@@ -76,7 +134,8 @@ LogicalResult AdamWOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 LogicalResult SgdOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  if (failed(verifyParamTyped(*this, getParamAttr(), getGrad().getType(), symbolTable)) ||
+  if (failed(verifyParamOrShardTyped(*this, getParamAttr(), getGrad().getType(), updateIsShardWise,
+                                     symbolTable)) ||
       failed(verifyStateOf(*this, getMomentumBufferAttr(), getParamAttr(), symbolTable)))
     return failure();
   return success();

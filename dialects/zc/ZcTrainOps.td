@@ -69,12 +69,41 @@ def ZC_GradZeroOp : ZC_Op<"grad_zero", [DeclareOpInterfaceMethods<SymbolUserOpIn
   let assemblyFormat = "$param attr-dict";
 }
 
+def ZC_GatherParamOp : ZC_Op<"gather_param", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "All-gathers a sharded parameter into a whole temporary tensor (ZeRO-3)";
+  let description = [{
+    Every rank contributes its shard of `@param` (stored as a shard:
+    `zc.shard_param`); the result is the whole parameter, live until a
+    `zc.release` or its last use. Each rank sends `(ranks - 1)` shards.
+
+    Example: `%w = zc.gather_param @w : tensor<784x256xf32>`
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$param attr-dict `:` type($result)";
+}
+
+def ZC_AllGatherParamOp : ZC_Op<"all_gather_param", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Refreshes a whole parameter from the shards every rank updated (ZeRO-1/2)";
+  let description = [{
+    After a shard-wise optimizer step each rank holds the new values of its own
+    shard of `@param` only; this all-gathers the shards in place, so every rank
+    again holds the whole updated parameter.
+
+    Example: `zc.all_gather_param @w`
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param);
+  let assemblyFormat = "$param attr-dict";
+}
+
 def ZC_AdamWOp : ZC_Op<"adamw", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "AdamW update of a parameter in place (PyTorch's formula)";
   let description = [{
     `p -= lr * (m_hat / (sqrt(v_hat) + eps) + weight_decay * p)` with bias-corrected
     moments kept in the two `zc.state` tensors; decoupled weight decay as in
     `torch.optim.AdamW`. `lr` and `step` (counting from 1) are run-time values.
+    When the parameter is partitioned (`zc.shards`), `grad` and the states are
+    this rank's 1-D shard and only that shard of the parameter is updated.
 
     Example:
 

@@ -69,8 +69,13 @@ struct DriverOptions {
   cl::opt<int64_t> worldSize{"world-size", cl::desc("Ranks the executable runs on (mpirun -np N)"),
                              cl::init(1), cl::cat(category)};
   cl::opt<int64_t> zeroStage{"zero-stage",
-                             cl::desc("ZeRO stage: 0 = plain data parallelism (1-3: not yet)"),
+                             cl::desc("ZeRO stage: 0 = plain data parallelism, 1 = + sharded optimizer state, "
+                                      "2 = + sharded gradients, 3 = + sharded parameters"),
                              cl::init(0), cl::cat(category)};
+  cl::opt<int64_t> persistenceThreshold{
+      "param-persistence-threshold",
+      cl::desc("ZeRO-3: parameters with at most this many elements stay whole on every rank"),
+      cl::init(0), cl::cat(category)};
   cl::opt<int64_t> gradAccum{"grad-accum",
                              cl::desc("Micro-batches per step; the model's batch is the global "
                                       "batch, split over ranks x micro-batches"),
@@ -179,6 +184,7 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.worldSize = options.worldSize;
   pipeline.zeroStage = options.zeroStage;
   pipeline.gradAccum = options.gradAccum;
+  pipeline.persistenceThreshold = options.persistenceThreshold;
   pipeline.optimizer = options.optimizer;
   pipeline.precision = options.precision;
   std::string problem = zc::checkPipelineOptions(pipeline);

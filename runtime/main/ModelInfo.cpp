@@ -27,6 +27,13 @@ ModelInfo parseModelInfo(const char *text) {
       param.offset = p.at("offset").get<int64_t>();
       param.gradOffset = p.at("grad_offset").get<int64_t>();
       param.bytes = p.at("bytes").get<int64_t>();
+      param.shards = p.value("shards", int64_t(1));
+      param.shardElements = p.value("shard_elements", param.bytes / 4);
+      param.shardedParam = p.value("sharded_param", false);
+      param.paramStorageBytes = p.value("param_storage_bytes", param.bytes);
+      param.gradStorageBytes = p.value("grad_storage_bytes", param.bytes);
+      info.paramBytes += param.paramStorageBytes;
+      info.gradBytes += param.gradStorageBytes;
       if (p.at("dtype").get<std::string>() != "f32")
         fatal("zcc_model_json", "parameter %s: only f32 parameters are supported", param.name.c_str());
       const nlohmann::json &init = p.at("init");
@@ -37,6 +44,8 @@ ModelInfo parseModelInfo(const char *text) {
       param.init.high = init.value("high", 0.0);
       info.params.push_back(param);
     }
+    for (const nlohmann::json &state : j.at("states"))
+      info.optimizerBytes += state.at("bytes").get<int64_t>();
     for (const nlohmann::json &in : j.at("inputs")) {
       InputInfo input;
       input.role = in.at("role").get<std::string>();

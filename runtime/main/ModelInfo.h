@@ -3,6 +3,7 @@
 #ifndef ZRT_MAIN_MODELINFO_H
 #define ZRT_MAIN_MODELINFO_H
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,7 +20,19 @@ struct ParamInfo {
   std::vector<int64_t> shape;
   int64_t offset = 0, gradOffset = 0, bytes = 0;
   Initializer init;
+  // ZeRO layout: `shards` ranks each own `shardElements` of the flattened tensor;
+  // a sharded parameter stores only this rank's shard (zero-padded past the end).
+  int64_t shards = 1, shardElements = 0, paramStorageBytes = 0, gradStorageBytes = 0;
+  bool shardedParam = false;
   int64_t elements() const { return bytes / 4; }
+  /// The elements of the whole tensor this rank stores: [first, first + count).
+  int64_t storedFirst(int rank) const { return shardedParam ? rank * shardElements : 0; }
+  int64_t storedCount(int rank) const {
+    if (!shardedParam)
+      return elements();
+    int64_t first = storedFirst(rank);
+    return first >= elements() ? 0 : std::min(shardElements, elements() - first);
+  }
 };
 
 struct InputInfo {
@@ -33,6 +46,8 @@ struct InputInfo {
 struct ModelInfo {
   std::string model, optimizer = "adamw";
   int64_t worldSize = 1, microBatches = 1, arenaBytes = 0, persistentBytes = 0;
+  /// Model-state bytes per rank in the arena's persistent region, by kind.
+  int64_t paramBytes = 0, gradBytes = 0, optimizerBytes = 0;
   double defaultLr = 1e-3;
   std::vector<ParamInfo> params;
   std::vector<InputInfo> inputs;

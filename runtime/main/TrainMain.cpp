@@ -105,34 +105,57 @@ Flags parseFlags(int argc, char **argv) {
   return f;
 }
 
-void initialize(const ParamInfo &p, float *w, uint64_t seed) {
+/// Element i of the whole tensor depends on (name, seed, i) only, so a rank that
+/// stores a ZeRO-3 shard computes exactly its slice of the same tensor.
+void initialize(const ParamInfo &p, float *w, uint64_t seed, int rank) {
   uint64_t key = streamKey(p.name, seed);
-  for (int64_t i = 0; i < p.elements(); ++i) {
+  const int64_t first = p.storedFirst(rank), count = p.storedCount(rank);
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t i = first + j;
     const Initializer &init = p.init;
-    if (init.kind == "zeros") w[i] = 0.f;
-    else if (init.kind == "ones") w[i] = 1.f;
-    else if (init.kind == "normal") w[i] = static_cast<float>(init.mean + init.std * normal(key, i));
-    else w[i] = static_cast<float>(init.low + (init.high - init.low) * uniform01(key, i));
+    if (init.kind == "zeros") w[j] = 0.f;
+    else if (init.kind == "ones") w[j] = 1.f;
+    else if (init.kind == "normal") w[j] = static_cast<float>(init.mean + init.std * normal(key, i));
+    else w[j] = static_cast<float>(init.low + (init.high - init.low) * uniform01(key, i));
   }
 }
 
-void readWeights(const ModelInfo &m, char *arena, const std::string &path) {
+void readWeights(const ModelInfo &m, char *arena, const std::string &path, int rank) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
     fatal("train", "cannot open --init-weights %s", path.c_str());
-  for (const ParamInfo &p : m.params)
-    if (!file.read(arena + p.offset, p.bytes))
+  std::vector<char> whole;
+  for (const ParamInfo &p : m.params) {
+    whole.resize(p.bytes);
+    if (!file.read(whole.data(), p.bytes))
       fatal("train", "%s ends inside parameter %s", path.c_str(), p.name.c_str());
+    std::memcpy(arena + p.offset, whole.data() + p.storedFirst(rank) * 4, p.storedCount(rank) * 4);
+  }
   if (file.peek() != EOF)
     fatal("train", "%s is longer than the model's parameters", path.c_str());
 }
 
-void writeWeights(const ModelInfo &m, const char *arena, const std::string &path) {
+/// Every rank takes part (ZeRO-3 shards are all-gathered); rank 0 writes.
+void writeWeights(const ModelInfo &m, const char *arena, const std::string &path, int rank) {
+  std::vector<std::vector<float>> whole;
+  for (const ParamInfo &p : m.params) {
+    const float *stored = reinterpret_cast<const float *>(arena + p.offset);
+    if (!p.shardedParam) {
+      whole.emplace_back(stored, stored + p.elements());
+      continue;
+    }
+    std::vector<float> gathered(p.shards * p.shardElements);
+    zrt_all_gather(ZRT_DTYPE_F32, stored, gathered.data(), p.shardElements);
+    gathered.resize(p.elements());
+    whole.push_back(std::move(gathered));
+  }
+  if (rank != 0)
+    return;
   std::string tmp = path + ".tmp";
   {
     std::ofstream file(tmp, std::ios::binary);
-    for (const ParamInfo &p : m.params)
-      file.write(arena + p.offset, p.bytes);
+    for (const std::vector<float> &w : whole)
+      file.write(reinterpret_cast<const char *>(w.data()), w.size() * sizeof(float));
     if (!file)
       fatal("train", "cannot write %s", tmp.c_str());
   }
@@ -175,10 +198,10 @@ int main(int argc, char **argv) {
   // Parameters on every rank from the same seed; gradients and state start at zero.
   std::memset(arena, 0, model.persistentBytes);
   if (!flags.initWeights.empty())
-    readWeights(model, arena, flags.initWeights);
+    readWeights(model, arena, flags.initWeights, rank);
   else
     for (const ParamInfo &p : model.params)
-      initialize(p, reinterpret_cast<float *>(arena + p.offset), flags.seed);
+      initialize(p, reinterpret_cast<float *>(arena + p.offset), flags.seed, rank);
 
   std::unique_ptr<DataSource> data = openData(model, flags.data, flags.synthetic, flags.seed);
   std::vector<std::vector<char>> storage;
@@ -203,6 +226,9 @@ int main(int argc, char **argv) {
                 ranks, static_cast<long long>(K), static_cast<long long>(rows),
                 static_cast<long long>(globalRows), data->describe().c_str(),
                 static_cast<long long>(model.arenaBytes));
+    std::printf("zcc: model state per rank: params %lld B, grads %lld B, optimizer %lld B\n",
+                static_cast<long long>(model.paramBytes), static_cast<long long>(model.gradBytes),
+                static_cast<long long>(model.optimizerBytes));
     if (!flags.logJson.empty() && !(log = std::fopen(flags.logJson.c_str(), "w")))
       fatal("train", "cannot open --log-json %s", flags.logJson.c_str());
   }
@@ -243,11 +269,13 @@ int main(int argc, char **argv) {
       if (log)
         std::fprintf(log,
                      "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"step_ms\": %.4f, \"%s\": %.2f, "
-                     "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f}\n",
+                     "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f, "
+                     "\"param_bytes\": %lld, \"grad_bytes\": %lld, \"optimizer_bytes\": %lld}\n",
                      static_cast<long long>(step + 1), mean, lr, seconds * 1e3, unit, perSecond,
                      static_cast<long long>(now.arena_bytes),
                      static_cast<long long>(bytesSent(now) - bytesSent(before)),
-                     now.wait_seconds - before.wait_seconds);
+                     now.wait_seconds - before.wait_seconds, static_cast<long long>(model.paramBytes),
+                     static_cast<long long>(model.gradBytes), static_cast<long long>(model.optimizerBytes));
     }
     before = now;
   }
@@ -255,9 +283,9 @@ int main(int argc, char **argv) {
     std::printf("zcc: %lld steps in %.2f s (%.2f ms/step), final loss %.6f\n",
                 static_cast<long long>(flags.steps), totalSeconds,
                 flags.steps ? totalSeconds * 1e3 / flags.steps : 0.0, lastLoss);
-    if (!flags.exportWeights.empty())
-      writeWeights(model, arena, flags.exportWeights);
   }
+  if (!flags.exportWeights.empty())
+    writeWeights(model, arena, flags.exportWeights, rank);
   if (log)
     std::fclose(log);
   zrt_finalize();

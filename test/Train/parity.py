@@ -5,15 +5,20 @@ Same model, seed and global batch: the loss curve must not depend on the world s
 (the model's batch is the global batch; zcc splits it over ranks x micro-batches).
 
 usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE DATA-FLAGS... -- CONFIG...
-CONFIG: "np=N" or "np=N,accum=K"; the first config is the reference.
+CONFIG: "np=N" plus optional ",accum=K", ",zero=S", ",precision=bf16", ",persist=T";
+the first config is the reference.
 """
 import json, os, subprocess, sys, tempfile
 
-def run(zcc, model, steps, data, np_, accum, work):
-    exe = os.path.join(work, f"train-np{np_}-k{accum}.bin")
-    subprocess.run([zcc, model, "-o", exe, "--world-size", str(np_), "--grad-accum", str(accum)],
-                   check=True)
-    log = os.path.join(work, f"log-np{np_}-k{accum}.jsonl")
+def run(zcc, model, steps, data, fields, work):
+    np_ = int(fields["np"])
+    tag = "-".join(f"{k}{v}" for k, v in sorted(fields.items()))
+    exe = os.path.join(work, f"train-{tag}.bin")
+    subprocess.run([zcc, model, "-o", exe, "--world-size", str(np_),
+                    "--grad-accum", fields.get("accum", "1"), "--zero-stage", fields.get("zero", "0"),
+                    "--precision", fields.get("precision", "fp32"),
+                    "--param-persistence-threshold", fields.get("persist", "0")], check=True)
+    log = os.path.join(work, f"log-{tag}.jsonl")
     cmd = [exe, "--steps", str(steps), "--log-every", "1", "--log-json", log] + data
     if np_ > 1:
         cmd = ["mpirun", "-np", str(np_)] + cmd
@@ -32,7 +37,7 @@ def main():
         curves = {}
         for config in configs:
             fields = dict(kv.split("=") for kv in config.split(","))
-            curves[config] = run(zcc, model, steps, data, int(fields["np"]), int(fields.get("accum", 1)), work)
+            curves[config] = run(zcc, model, steps, data, fields, work)
         reference = curves[configs[0]]
         assert len(reference) == steps, f"expected {steps} logged steps, got {len(reference)}"
         if reference[-1] >= reference[0]:
