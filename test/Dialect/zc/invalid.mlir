@@ -675,3 +675,44 @@ func.func @f(%g: tensor<4xf32>, %lr: f64) {
   zc.sgd @w, %g state(@w.buf) lr %lr {momentum = 0.9, weight_decay = 0.0} : tensor<4xf32>
   return
 }
+
+// -----
+
+zc.param @w : tensor<4xf32> = #zc.zeros
+func.func @f() {
+  // expected-error @+1 {{'zc.gather_param' op parameter @w is stored whole: read it with zc.param_ref}}
+  %w = zc.gather_param @w : tensor<4xf32>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<4xf32> = #zc.zeros {zc.shards = 2 : i64, zc.shard_param}
+func.func @f() {
+  // expected-error @+1 {{'zc.all_gather_param' op parameter @w must be stored whole and updated shard-wise (zc.shards, no zc.shard_param)}}
+  zc.all_gather_param @w
+  return
+}
+
+// -----
+
+zc.param @w : tensor<3x5xf32> = #zc.zeros {zc.shards = 2 : i64, zc.shard_grad}
+func.func @f(%g: tensor<3x5xf32>) {
+  // expected-error @+1 {{'zc.grad_accumulate' op type 'tensor<3x5xf32>' differs from the shard 'tensor<8xf32>' of parameter '@w' (split over 2 ranks)}}
+  zc.grad_accumulate @w, %g : tensor<3x5xf32>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<3x5xf32> = #zc.zeros {zc.shards = 2 : i64}
+// expected-error @+1 {{'zc.state' op shape of 'tensor<3x5xf32>' differs from parameter @w declared as 'tensor<3x5xf32>' (its shard)}}
+zc.state @w.m : tensor<3x5xf32> of @w
+
+// -----
+
+func.func @f(%x: tensor<15xf32>) {
+  // expected-error @+1 {{'zc.reduce_scatter' op}}
+  %s = zc.reduce_scatter avg %x ranks 2 : tensor<15xf32> -> tensor<7xf32>
+  return
+}

@@ -198,3 +198,34 @@ func.func @train(%dw: tensor<4x3xf32>, %lr: f64, %step: i64) {
   zc.sgd @b, %gb state(@b.momentum) lr %lr {momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<3xf32>
   return
 }
+
+// -----
+
+// Tests that ZeRO's sharded parameters round-trip: 15 elements over 2 ranks are shards
+// of 8 (the last padded); gradients and state of a zc.shard_grad parameter are shards.
+
+// CHECK: zc.param @w : tensor<3x5xf32> = #zc.zeros {zc.shard_grad, zc.shard_param, zc.shards = 2 : i64}
+// CHECK: zc.state @w.exp_avg : tensor<8xf32> of @w
+zc.param @w : tensor<3x5xf32> = #zc.zeros {zc.shard_grad, zc.shard_param, zc.shards = 2 : i64}
+zc.state @w.exp_avg : tensor<8xf32> of @w
+zc.state @w.exp_avg_sq : tensor<8xf32> of @w
+zc.param @v : tensor<4xf32> = #zc.zeros {zc.shards = 2 : i64}
+zc.state @v.momentum : tensor<2xf32> of @v
+
+// CHECK-LABEL: func.func @zero
+func.func @zero(%dw: tensor<3x5xf32>, %lr: f64, %step: i64) {
+  // CHECK: zc.gather_param @w : tensor<3x5xf32>
+  %w = zc.gather_param @w : tensor<3x5xf32>
+  zc.release %w : tensor<3x5xf32>
+  // CHECK: zc.reduce_scatter avg %{{.+}} ranks 2 : tensor<3x5xf32> -> tensor<8xf32>
+  %s = zc.reduce_scatter avg %dw ranks 2 : tensor<3x5xf32> -> tensor<8xf32>
+  zc.grad_accumulate @w, %s : tensor<8xf32>
+  %g = zc.grad_ref @w : tensor<8xf32>
+  zc.adamw @w, %g state(@w.exp_avg, @w.exp_avg_sq) lr %lr step %step {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.1 : f64} : tensor<8xf32>
+  %gv = zc.grad_ref @v : tensor<4xf32>
+  %sv = zc.reduce_scatter avg %gv ranks 2 : tensor<4xf32> -> tensor<2xf32>
+  zc.sgd @v, %sv state(@v.momentum) lr %lr {momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<2xf32>
+  // CHECK: zc.all_gather_param @v
+  zc.all_gather_param @v
+  return
+}
