@@ -222,6 +222,24 @@ def ZccZero : Pass<"zcc-zero", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccReport : Pass<"zcc-report", "mlir::ModuleOp"> {
+  let summary = "Reports each rank's model-state bytes and per-step communication";
+  let description = [{
+    Reads the partitioned step and update functions (after zcc-zero or
+    zcc-data-parallel) and writes, per rank: `param_bytes`, `grad_bytes`,
+    `optimizer_bytes` (the persistent buffers, ZeRO padding included),
+    `gathered_param_peak_bytes` (most bytes of gathered ZeRO-3 parameters
+    alive at once), and per optimizer step `collectives` (count by kind) and
+    `comm_bytes` (bytes this rank sends, ring algorithms: the runtime's
+    counters count the same way). Changes nothing.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", "\"text\"", "text or json">,
+    Option<"output", "output", "std::string", "\"-\"", "File to write ('-': stdout)">,
+    Option<"microBatches", "micro-batches", "int64_t", "1", "Step function runs per optimizer step">,
+  ];
+}
+
 def ZccLowerToLLVM : Pass<"zcc-lower-to-llvm", "mlir::ModuleOp"> {
   let summary = "Plans the arena and lowers zc to runtime calls in the LLVM dialect";
   let description = [{

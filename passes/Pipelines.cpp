@@ -27,6 +27,8 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--param-persistence-threshold must be non-negative, got " << options.persistenceThreshold;
   else if (options.precision != "fp32" && options.precision != "bf16")
     os << "--precision must be fp32 or bf16, got " << options.precision;
+  else if (!options.report.empty() && options.report != "text" && options.report != "json")
+    os << "--report is text or json, got " << options.report;
   else if (!options.optimizer.empty() && options.optimizer != "adamw" && options.optimizer != "sgd")
     os << "--optimizer must be adamw or sgd, got " << options.optimizer;
   return message;
@@ -55,6 +57,8 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
     pm.addPass(createZccZero({options.zeroStage, options.worldSize, options.gradAccum,
                               options.persistenceThreshold}));
   pm.addPass(createCSEPass());
+  if (!options.report.empty())
+    pm.addPass(createZccReport({options.report, options.reportFile, options.gradAccum}));
   if (!options.lower)
     return;
   // 6. Memory plan and runtime calls in the LLVM dialect.

@@ -27,6 +27,12 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
                                 llvm::cl::init("")};
   Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32, or bf16 compute with fp32 master weights"),
                                 llvm::cl::init("fp32")};
+  Option<std::string> report{*this, "report",
+                             llvm::cl::desc("Plan report before lowering: text or json"),
+                             llvm::cl::init("")};
+  Option<std::string> reportFile{*this, "report-file",
+                                 llvm::cl::desc("Where the report goes ('-': stdout)"),
+                                 llvm::cl::init("-")};
   Option<bool> lower{*this, "lower",
                      llvm::cl::desc("Lower to the LLVM dialect (off: stop after the zc passes)"),
                      llvm::cl::init(true)};

@@ -76,6 +76,11 @@ struct DriverOptions {
       "param-persistence-threshold",
       cl::desc("ZeRO-3: parameters with at most this many elements stay whole on every rank"),
       cl::init(0), cl::cat(category)};
+  cl::opt<std::string> report{
+      "report", cl::ValueOptional,
+      cl::desc("Print each rank's plan (model-state bytes, collectives and bytes sent per step); "
+               "--report=json writes it as JSON to <-o>.report.json (stdout without -o)"),
+      cl::init(""), cl::cat(category)};
   cl::opt<int64_t> gradAccum{"grad-accum",
                              cl::desc("Micro-batches per step; the model's batch is the global "
                                       "batch, split over ranks x micro-batches"),
@@ -185,6 +190,11 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.zeroStage = options.zeroStage;
   pipeline.gradAccum = options.gradAccum;
   pipeline.persistenceThreshold = options.persistenceThreshold;
+  if (options.report.getNumOccurrences()) {
+    pipeline.report = options.report.empty() ? "text" : options.report.getValue();
+    if (pipeline.report == "json" && options.output != "-")
+      pipeline.reportFile = options.output + ".report.json";
+  }
   pipeline.optimizer = options.optimizer;
   pipeline.precision = options.precision;
   std::string problem = zc::checkPipelineOptions(pipeline);

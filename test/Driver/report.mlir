@@ -1,0 +1,19 @@
+// --report prints each rank's plan; --report=json writes it next to the output. The MLP
+// (235146 parameters, 6 tensors) at 2 ranks, ZeRO-3: every buffer is a padded shard.
+// RUN: zcc %zcc_src_root/examples/mlp.mlir --world-size 2 --zero-stage 3 --emit=mlir -o %t.mlir --report | FileCheck %s
+// RUN: zcc %zcc_src_root/examples/mlp.mlir --world-size 2 --zero-stage 3 --emit=mlir -o %t.mlir --report=json
+// RUN: FileCheck %s --check-prefix=JSON < %t.mlir.report.json
+// RUN: not zcc %zcc_src_root/examples/mlp.mlir --report=xml -o %t.x 2>&1 | FileCheck %s --check-prefix=BAD
+
+// CHECK: zcc plan, per rank:
+// CHECK-NEXT: param_bytes 470292
+// CHECK-NEXT: grad_bytes 470292
+// CHECK-NEXT: optimizer_bytes 940584
+// CHECK-NEXT: model_state_bytes 1881168
+// CHECK-NEXT: gathered_param_peak_bytes 802816
+// CHECK-NEXT: per step: all_gather 8, reduce_scatter 6, all_reduce 0, comm_bytes 1008680
+
+// JSON: "comm_bytes": 1008680
+// JSON: "param_tensors": 6
+
+// BAD: zcc: error: --report is text or json, got xml

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""ZeRO's memory and traffic, per rank: the compiler's report, the runtime's counters and
+the ZeRO paper's formulas must agree.
+
+For stages 0-3: model-state bytes (params + grads + optimizer state) that train.bin logs
+equal zcc --report's, and the paper's fp32 formulas within 2% plus padding
+(stage 0: 16P, 1: 8P + 8P/N, 2: 4P + 12P/N, 3: 16P/N, P = parameter count);
+bytes each rank sends per step (train.bin's counters, less the logged loss's own all-reduce)
+equal the report's; stages 1 and 2 send what stage 0 sends, stage 3 1.5x within 2%.
+
+usage: zero_bytes.py ZCC MODEL.mlir RANKS DATA-FLAGS...
+"""
+import json, os, subprocess, sys, tempfile
+
+def main():
+    zcc, model, ranks, data = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+    os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                      OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
+    sent, failures = {}, []
+    with tempfile.TemporaryDirectory() as work:
+        for stage in range(4):
+            exe = os.path.join(work, f"train-z{stage}.bin")
+            subprocess.run([zcc, model, "-o", exe, "--world-size", str(ranks), "--zero-stage", str(stage),
+                            "--report=json"], check=True)
+            report = json.load(open(exe + ".report.json"))
+            log = os.path.join(work, f"log-z{stage}.jsonl")
+            subprocess.run(["mpirun", "-np", str(ranks), exe, "--steps", "3", "--log-every", "1",
+                            "--log-json", log] + data, check=True, stdout=subprocess.DEVNULL, timeout=600)
+            last = [json.loads(line) for line in open(log)][-1]
+            measured = last["param_bytes"] + last["grad_bytes"] + last["optimizer_bytes"]
+            for key in ("param_bytes", "grad_bytes", "optimizer_bytes"):
+                if last[key] != report[key]:
+                    failures.append(f"stage {stage}: runtime {key} {last[key]} != report {report[key]}")
+            if stage == 0:
+                params = report["param_bytes"] // 4
+            N, P = ranks, params
+            formula = {0: 16 * P, 1: 8 * P + 8 * P / N, 2: 4 * P + 12 * P / N, 3: 16 * P / N}[stage]
+            # Padding: at most N - 1 elements per parameter tensor, in each of 4 buffers.
+            padding = 4 * 4 * (N - 1) * report["param_tensors"]  # 4 buffers, < N elements each
+            if abs(measured - formula) > 0.02 * formula + padding:
+                failures.append(f"stage {stage}: model state {measured} B, ZeRO formula {formula:.0f} B")
+            loss_all_reduce = 2 * (N - 1) * 4 // N  # train.bin averages the logged loss
+            sent[stage] = last["comm_bytes"] - loss_all_reduce
+            if sent[stage] != report["comm_bytes"]:
+                failures.append(f"stage {stage}: runtime sent {sent[stage]} B/step, report {report['comm_bytes']}")
+            print(f"stage {stage}: model state {measured} B (formula {formula:.0f}), sent {sent[stage]} B/step, "
+                  f"gathered peak {report['gathered_param_peak_bytes']} B")
+    for stage in (1, 2):
+        if sent[stage] != sent[0]:
+            failures.append(f"stage {stage} sends {sent[stage]} B/step, stage 0 {sent[0]}")
+    ratio = sent[3] / sent[0]
+    if abs(ratio - 1.5) > 0.02 * 1.5:
+        failures.append(f"stage 3 sends {ratio:.4f}x stage 0, expected 1.5x within 2%")
+    if failures:
+        sys.exit("FAIL:\n  " + "\n  ".join(failures))
+    print(f"PASS: {ranks} ranks, stage 3 / stage 0 traffic {ratio:.4f}")
+
+if __name__ == "__main__":
+    main()
