@@ -581,14 +581,7 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    func::FuncOp step, update;
-    for (auto fn : module.getOps<func::FuncOp>()) {
-      auto role = fn->getAttrOfType<StringAttr>("zc.role");
-      if (role && role.getValue() == "step")
-        step = fn;
-      else if (role && role.getValue() == "update")
-        update = fn;
-    }
+    func::FuncOp step = functionWithRole(module, "step"), update = functionWithRole(module, "update");
     if (!step || !update) {
       module.emitError("nothing to lower: run zcc-autodiff and zcc-optimizer first");
       return signalPassFailure();

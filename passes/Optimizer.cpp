@@ -76,10 +76,7 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
       return signalPassFailure();
     }
 
-    func::FuncOp step;
-    for (auto f : module.getOps<func::FuncOp>())
-      if (f->getAttrOfType<StringAttr>("zc.role") == StringAttr::get(&getContext(), "step"))
-        step = f;
+    func::FuncOp step = functionWithRole(module, "step");
     if (!step) {
       module.emitError("no training step function: run zcc-autodiff first");
       return signalPassFailure();

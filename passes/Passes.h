@@ -21,6 +21,15 @@ namespace mlir::zc {
 /// before it in the step function are the forward pass.
 constexpr llvm::StringLiteral kBackwardSeedAttr = "zc.backward_seed";
 
+/// The function autodiff (`zc.role = "step"`) or the optimizer (`"update"`)
+/// wrote, or null.
+inline func::FuncOp functionWithRole(ModuleOp module, StringRef role) {
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (auto r = fn->getAttrOfType<StringAttr>("zc.role"); r && r.getValue() == role)
+      return fn;
+  return {};
+}
+
 /// The checks of `zcc-verify-model`, for callers that are not a pass manager.
 LogicalResult verifyModel(ModuleOp module);
 

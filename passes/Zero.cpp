@@ -21,13 +21,6 @@ using namespace mlir::zc;
 
 namespace {
 
-func::FuncOp functionWithRole(ModuleOp module, StringRef role) {
-  for (auto fn : module.getOps<func::FuncOp>())
-    if (auto r = fn->getAttrOfType<StringAttr>("zc.role"); r && r.getValue() == role)
-      return fn;
-  return {};
-}
-
 /// The last of `users` and of the users of their views (a reshape aliases its
 /// input's bytes, so the buffer lives as long as its views do).
 Operation *lastUseThroughViews(ArrayRef<Operation *> users) {
