@@ -147,6 +147,16 @@ private:
     return rankShard(b, base, sharding.shardElements() * (param.getTensorType().getElementTypeBitWidth() / 8));
   }
 
+  /// What an optimizer op writes: the fp32 values it updates (the parameter, or
+  /// its master state) and the bf16 copy it rounds them into (or null).
+  std::pair<Value, Value> updateTargets(ImplicitLocOpBuilder &b, FlatSymbolRefAttr param,
+                                        FlatSymbolRefAttr master, Operation *user) {
+    Value stored = updatedParam(b, param, user);
+    if (!master)
+      return {stored, LLVM::ZeroOp::create(b, ptrType)};
+    return {arenaAt(b, plan.stateOffset.lookup(master.getAttr())), stored};
+  }
+
   /// A read-only global holding `data`; identical contents share one global.
   Value constantGlobal(ImplicitLocOpBuilder &b, DenseElementsAttr data) {
     auto [it, inserted] = constantGlobals.try_emplace(data, "");
@@ -449,21 +459,19 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         return success();
       })
       .Case([&](AdamWOp o) {
-        Value null = LLVM::ZeroOp::create(b, ptrType);
+        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o);
         call(b, "zrt_adamw",
-             {updatedParam(b, o.getParamAttr(), o), dt, p[0],
-              persistent(plan.stateOffset, o.getExpAvgAttr()),
-              persistent(plan.stateOffset, o.getExpAvgSqAttr()), null, I64(numel(o.getGrad())),
+             {master, dt, p[0], persistent(plan.stateOffset, o.getExpAvgAttr()),
+              persistent(plan.stateOffset, o.getExpAvgSqAttr()), lowCopy, I64(numel(o.getGrad())),
               inputsScalar(o.getLr()), constF64(b, o.getBeta1().convertToDouble()),
               constF64(b, o.getBeta2().convertToDouble()), constF64(b, o.getEps().convertToDouble()),
               constF64(b, o.getWeightDecay().convertToDouble()), inputsScalar(o.getStep())});
         return success();
       })
       .Case([&](SgdOp o) {
-        Value null = LLVM::ZeroOp::create(b, ptrType);
+        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o);
         call(b, "zrt_sgd_momentum",
-             {updatedParam(b, o.getParamAttr(), o), dt, p[0],
-              persistent(plan.stateOffset, o.getMomentumBufferAttr()), null,
+             {master, dt, p[0], persistent(plan.stateOffset, o.getMomentumBufferAttr()), lowCopy,
               I64(numel(o.getGrad())), inputsScalar(o.getLr()),
               constF64(b, o.getMomentum().convertToDouble()),
               constF64(b, o.getWeightDecay().convertToDouble())});
@@ -595,6 +603,16 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
 
     // The description main() reads, before the zc symbols go away.
     llvm::json::Array params, states, inputs;
+    DenseMap<StringAttr, StringAttr> masterOf; // parameter -> its fp32 master state
+    update.walk([&](Operation *op) {
+      if (auto o = dyn_cast<AdamWOp>(op); o && o.getMasterAttr())
+        masterOf[o.getParamAttr().getAttr()] = o.getMasterAttr().getAttr();
+      else if (auto o = dyn_cast<SgdOp>(op); o && o.getMasterAttr())
+        masterOf[o.getParamAttr().getAttr()] = o.getMasterAttr().getAttr();
+    });
+    DenseSet<StringAttr> masters;
+    for (auto &entry : masterOf)
+      masters.insert(entry.second);
     for (ParamOp param : module.getOps<ParamOp>()) {
       RankedTensorType t = param.getTensorType();
       ParamSharding sharding = ParamSharding::of(param);
@@ -611,11 +629,16 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
           {"sharded_param", sharding.param},
           {"param_storage_bytes", sharding.paramStorage() * elementBytes},
           {"grad_storage_bytes", sharding.gradStorage() * elementBytes}});
+      // Mixed precision: the fp32 values live in the master state (whole, or this
+      // rank's shard when partitioned); the parameter holds their bf16 rounding.
+      if (StringAttr master = masterOf.lookup(param.getSymNameAttr()))
+        (*params.back().getAsObject())["master_offset"] = plan->stateOffset.lookup(master);
     }
     for (StateOp state : module.getOps<StateOp>())
       states.push_back(llvm::json::Object{
           {"name", state.getSymName()}, {"param", state.getParam()},
           {"offset", plan->stateOffset.lookup(state.getSymNameAttr())},
+          {"role", masters.contains(state.getSymNameAttr()) ? "master" : "moment"},
           {"bytes", tensorBytes(state.getTensorType())}});
     for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
       auto t = cast<RankedTensorType>(type);

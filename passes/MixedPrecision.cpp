@@ -1,9 +1,15 @@
 //===- MixedPrecision.cpp - bf16 compute from fp32 master parameters ------===//
 //
-// Rewrites the forward function so that its compute ops work on bf16 tensors.
-// Every fp32 value a bf16 op reads gets one zc.cast right after its definition
-// (so a parameter read by several ops, a tied embedding say, is cast once and
-// its gradient contributions meet in bf16 before the cast back to fp32).
+// Mixed-precision training as in the ZeRO paper and DeepSpeed's bf16 mode:
+//  - every fp32 parameter is stored in bf16 (the optimizer pass then gives it an
+//    fp32 master copy in the optimizer state, and its gradient is bf16 too), so a
+//    rank holds 2 + 2 bytes per parameter besides the 12 of the optimizer;
+//  - the forward function's compute ops work on bf16 tensors. Every fp32 value a
+//    bf16 op reads gets one zc.cast right after its definition (a parameter read
+//    by several ops, a tied embedding say, is read once and its gradient
+//    contributions meet in bf16).
+// Ops that keep fp32 (the embedding's gather and scatter-add) read a bf16
+// parameter through a cast up to fp32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,12 +40,34 @@ bool keepsItsPrecision(Operation *op) {
 /// Ops whose result stays fp32 even when they read bf16 (the losses' scalar).
 bool hasFp32Result(Operation *op) { return isa<CrossEntropyOp, MseOp>(op); }
 
+/// Stores `param` in `lowType`. Its reads in `forward` become a read of the low
+/// copy and a cast up, so the function means what it meant; convertForward then
+/// folds the casts away where a low-precision op reads them.
+void lowerParamStorage(ParamOp param, ArrayRef<ForwardOp> forwards, Type lowType) {
+  auto highType = param.getTensorType();
+  auto lowTensor = highType.clone(lowType);
+  param.setTypeAttr(TypeAttr::get(lowTensor));
+  for (ForwardOp forward : forwards)
+    forward.walk([&](ParamRefOp ref) {
+      if (ref.getNameAttr().getAttr() != param.getSymNameAttr())
+        return;
+      ref.getResult().setType(lowTensor);
+      OpBuilder b(ref->getBlock(), std::next(ref->getIterator()));
+      auto up = CastOp::create(b, ref.getLoc(), highType, ref.getResult());
+      ref.getResult().replaceAllUsesExcept(up.getResult(), up);
+    });
+}
+
 void convertForward(ForwardOp forward, Type lowType) {
   Block &body = forward.getBody().front();
   DenseMap<Value, Value> lowered; // an fp32 value -> its bf16 cast
   auto toLow = [&](Value value) -> Value {
     if (!isF32Tensor(value.getType()))
       return value;
+    // A cast up from lowType is exact: read what it cast.
+    if (auto up = value.getDefiningOp<CastOp>())
+      if (cast<RankedTensorType>(up.getInput().getType()).getElementType() == lowType)
+        return up.getInput();
     auto [it, inserted] = lowered.try_emplace(value);
     if (!inserted)
       return it->second;
@@ -68,6 +96,10 @@ void convertForward(ForwardOp forward, Type lowType) {
       if (isF32Tensor(result.getType()))
         result.setType(cast<RankedTensorType>(result.getType()).clone(lowType));
   }
+  // The casts up that every reader folded away.
+  for (Operation *op : ops)
+    if (isa<CastOp>(op) && op->use_empty())
+      op->erase();
 }
 
 struct ZccMixedPrecisionPass : zc::impl::ZccMixedPrecisionBase<ZccMixedPrecisionPass> {
@@ -83,7 +115,11 @@ struct ZccMixedPrecisionPass : zc::impl::ZccMixedPrecisionBase<ZccMixedPrecision
       return signalPassFailure();
     }
     Type bf16 = BFloat16Type::get(&getContext());
-    for (ForwardOp forward : module.getOps<ForwardOp>())
+    SmallVector<ForwardOp> forwards(module.getOps<ForwardOp>());
+    for (ParamOp param : module.getOps<ParamOp>())
+      if (param.getTensorType().getElementType().isF32())
+        lowerParamStorage(param, forwards, bf16);
+    for (ForwardOp forward : forwards)
       convertForward(forward, bf16);
   }
 };

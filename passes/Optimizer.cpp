@@ -118,13 +118,21 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
       b.setInsertionPointToEnd(entry);
       b.setLoc(param.getLoc());
       Value grad = GradRefOp::create(b, type, name);
+      // Mixed precision: a bf16 parameter is the rounded copy of an fp32 master
+      // that the update reads and writes (bf16 steps would lose small updates).
+      FlatSymbolRefAttr master;
       if (h.kind == "adamw") {
         FlatSymbolRefAttr expAvgSq = state("exp_avg_sq"), expAvg = state("exp_avg");
-        AdamWOp::create(b, name, grad, expAvg, expAvgSq, lr, stepIndex,
+        if (!type.getElementType().isF32())
+          master = state("master");
+        AdamWOp::create(b, name, grad, expAvg, expAvgSq, master, lr, stepIndex,
                         b.getF64FloatAttr(h.beta1), b.getF64FloatAttr(h.beta2),
                         b.getF64FloatAttr(h.eps), b.getF64FloatAttr(wd));
       } else {
-        SgdOp::create(b, name, grad, state("momentum"), lr, b.getF64FloatAttr(h.momentum),
+        FlatSymbolRefAttr momentum = state("momentum");
+        if (!type.getElementType().isF32())
+          master = state("master");
+        SgdOp::create(b, name, grad, momentum, master, lr, b.getF64FloatAttr(h.momentum),
                       b.getF64FloatAttr(wd));
       }
       GradZeroOp::create(b, name);

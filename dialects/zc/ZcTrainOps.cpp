@@ -72,6 +72,23 @@ LogicalResult verifyStateOf(Operation *op, FlatSymbolRefAttr name, FlatSymbolRef
                              << ", not " << param;
   return success();
 }
+
+/// A bf16 parameter is updated through an fp32 master state of its own; an fp32
+/// parameter is its own master and names none.
+LogicalResult verifyMaster(Operation *op, FlatSymbolRefAttr param, FlatSymbolRefAttr master,
+                           SymbolTableCollection &symbolTable) {
+  FailureOr<ParamOp> declared = lookupParam(op, param, symbolTable);
+  if (failed(declared))
+    return failure();
+  bool needsMaster = !declared->getTensorType().getElementType().isF32();
+  if (needsMaster && !master)
+    return op->emitOpError() << "parameter " << param << " is stored in "
+                             << declared->getTensorType().getElementType()
+                             << ": its update needs an f32 master state (master(@...))";
+  if (!needsMaster && master)
+    return op->emitOpError() << "parameter " << param << " is f32: it is its own master, name none";
+  return master ? verifyStateOf(op, master, param, symbolTable) : success();
+}
 } // namespace
 
 LogicalResult StateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
@@ -128,7 +145,8 @@ LogicalResult AdamWOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(verifyParamOrShardTyped(*this, getParamAttr(), getGrad().getType(), updateIsShardWise,
                                      symbolTable)) ||
       failed(verifyStateOf(*this, getExpAvgAttr(), getParamAttr(), symbolTable)) ||
-      failed(verifyStateOf(*this, getExpAvgSqAttr(), getParamAttr(), symbolTable)))
+      failed(verifyStateOf(*this, getExpAvgSqAttr(), getParamAttr(), symbolTable)) ||
+      failed(verifyMaster(*this, getParamAttr(), getMasterAttr(), symbolTable)))
     return failure();
   return success();
 }
@@ -136,7 +154,8 @@ LogicalResult AdamWOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 LogicalResult SgdOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(verifyParamOrShardTyped(*this, getParamAttr(), getGrad().getType(), updateIsShardWise,
                                      symbolTable)) ||
-      failed(verifyStateOf(*this, getMomentumBufferAttr(), getParamAttr(), symbolTable)))
+      failed(verifyStateOf(*this, getMomentumBufferAttr(), getParamAttr(), symbolTable)) ||
+      failed(verifyMaster(*this, getParamAttr(), getMasterAttr(), symbolTable)))
     return failure();
   return success();
 }

@@ -13,8 +13,10 @@ def ZC_StateOp : ZC_Op<"state", [Symbol, HasParent<"::mlir::ModuleOp">,
   let summary = "Optimizer state of one parameter: a module-level fp32 tensor";
   let description = [{
     A persistent tensor the optimizer keeps for parameter `@param` (AdamW's
-    `exp_avg` and `exp_avg_sq`, SGD's `momentum`). It starts at zero. Created by
-    the optimizer pass; the ZeRO passes shard it like its parameter.
+    `exp_avg` and `exp_avg_sq`, SGD's `momentum`) and, for a parameter stored in
+    bf16, its fp32 master copy. Moments start at zero; a master copy (named by
+    the update op's `master`) starts at the parameter's initial values. Created
+    by the optimizer pass; the ZeRO passes shard it like its parameter.
 
     Example:
 
@@ -104,21 +106,27 @@ def ZC_AdamWOp : ZC_Op<"adamw", [DeclareOpInterfaceMethods<SymbolUserOpInterface
     `torch.optim.AdamW`. `lr` and `step` (counting from 1) are run-time values.
     When the parameter is partitioned (`zc.shards`), `grad` and the states are
     this rank's 1-D shard and only that shard of the parameter is updated.
+    A bf16 parameter is updated through its fp32 `master` state (mixed
+    precision: the update runs on the master, then rounds it into the
+    parameter); an fp32 parameter is its own master.
 
     Example:
 
     ```mlir
     zc.adamw @w, %g state(@w.exp_avg, @w.exp_avg_sq) lr %lr step %step
         {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.1} : tensor<784x10xf32>
+    zc.adamw @v, %gv state(@v.exp_avg, @v.exp_avg_sq) master(@v.master) lr %lr step %step
+        {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.1} : tensor<10xbf16>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$param, ZC_FloatTensor:$grad,
                        FlatSymbolRefAttr:$exp_avg, FlatSymbolRefAttr:$exp_avg_sq,
+                       OptionalAttr<FlatSymbolRefAttr>:$master,
                        F64:$lr, I64:$step, F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
                        F64Attr:$weight_decay);
   let assemblyFormat = [{
-    $param `,` $grad `state` `(` $exp_avg `,` $exp_avg_sq `)` `lr` $lr `step` $step attr-dict
-    `:` type($grad)
+    $param `,` $grad `state` `(` $exp_avg `,` $exp_avg_sq `)` (`master` `(` $master^ `)`)?
+    `lr` $lr `step` $step attr-dict `:` type($grad)
   }];
 }
 
@@ -127,6 +135,7 @@ def ZC_SgdOp : ZC_Op<"sgd", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> 
   let description = [{
     `g += weight_decay * p; buf = momentum * buf + g` (
     buf starts at zero); `p -= lr * buf`, as `torch.optim.SGD` without dampening or Nesterov.
+    A bf16 parameter is updated through its fp32 `master` state, as in `zc.adamw`.
 
     Example:
 
@@ -135,10 +144,11 @@ def ZC_SgdOp : ZC_Op<"sgd", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> 
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$param, ZC_FloatTensor:$grad,
-                       FlatSymbolRefAttr:$momentum_buffer, F64:$lr, F64Attr:$momentum,
-                       F64Attr:$weight_decay);
+                       FlatSymbolRefAttr:$momentum_buffer, OptionalAttr<FlatSymbolRefAttr>:$master,
+                       F64:$lr, F64Attr:$momentum, F64Attr:$weight_decay);
   let assemblyFormat = [{
-    $param `,` $grad `state` `(` $momentum_buffer `)` `lr` $lr attr-dict `:` type($grad)
+    $param `,` $grad `state` `(` $momentum_buffer `)` (`master` `(` $master^ `)`)? `lr` $lr
+    attr-dict `:` type($grad)
   }];
 }
 

@@ -27,15 +27,21 @@ ModelInfo parseModelInfo(const char *text) {
       param.offset = p.at("offset").get<int64_t>();
       param.gradOffset = p.at("grad_offset").get<int64_t>();
       param.bytes = p.at("bytes").get<int64_t>();
+      param.dtype = p.at("dtype").get<std::string>();
+      if (param.dtype != "f32" && param.dtype != "bf16")
+        fatal("zcc_model_json", "parameter %s: dtype %s (f32 or bf16 expected)", param.name.c_str(),
+              param.dtype.c_str());
+      param.masterOffset = p.value("master_offset", int64_t(-1));
+      if (param.dtype != "f32" && !param.hasMaster())
+        fatal("zcc_model_json", "parameter %s is %s but has no f32 master", param.name.c_str(),
+              param.dtype.c_str());
       param.shards = p.value("shards", int64_t(1));
-      param.shardElements = p.value("shard_elements", param.bytes / 4);
+      param.shardElements = p.value("shard_elements", param.elements());
       param.shardedParam = p.value("sharded_param", false);
       param.paramStorageBytes = p.value("param_storage_bytes", param.bytes);
       param.gradStorageBytes = p.value("grad_storage_bytes", param.bytes);
       info.paramBytes += param.paramStorageBytes;
       info.gradBytes += param.gradStorageBytes;
-      if (p.at("dtype").get<std::string>() != "f32")
-        fatal("zcc_model_json", "parameter %s: only f32 parameters are supported", param.name.c_str());
       const nlohmann::json &init = p.at("init");
       param.init.kind = init.at("kind").get<std::string>();
       param.init.std = init.value("std", 0.0);

@@ -15,23 +15,43 @@ struct Initializer {
   double std = 0, mean = 0, low = 0, high = 0;
 };
 
+/// Elements [first, first + count) of a flattened tensor.
+struct Slice {
+  int64_t first = 0, count = 0;
+};
+
 struct ParamInfo {
   std::string name;
   std::vector<int64_t> shape;
+  std::string dtype = "f32"; // of the stored parameter: f32 | bf16
   int64_t offset = 0, gradOffset = 0, bytes = 0;
+  /// Mixed precision: the arena offset of the fp32 master copy (an optimizer
+  /// state, sharded like the other states); -1 when the parameter is fp32 itself.
+  int64_t masterOffset = -1;
   Initializer init;
   // ZeRO layout: `shards` ranks each own `shardElements` of the flattened tensor;
   // a sharded parameter stores only this rank's shard (zero-padded past the end).
   int64_t shards = 1, shardElements = 0, paramStorageBytes = 0, gradStorageBytes = 0;
   bool shardedParam = false;
-  int64_t elements() const { return bytes / 4; }
-  /// The elements of the whole tensor this rank stores: [first, first + count).
-  int64_t storedFirst(int rank) const { return shardedParam ? rank * shardElements : 0; }
-  int64_t storedCount(int rank) const {
-    if (!shardedParam)
-      return elements();
-    int64_t first = storedFirst(rank);
-    return first >= elements() ? 0 : std::min(shardElements, elements() - first);
+  int64_t elements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  int64_t elementBytes() const { return dtype == "bf16" ? 2 : 4; }
+  bool hasMaster() const { return masterOffset >= 0; }
+  /// The elements of the whole tensor this rank stores in the parameter buffer.
+  Slice stored(int rank) const { return sliceOf(shardedParam, rank); }
+  /// ... and in the master copy (optimizer states are sharded whenever shards > 1).
+  Slice storedMaster(int rank) const { return sliceOf(shards > 1, rank); }
+
+private:
+  Slice sliceOf(bool sharded, int rank) const {
+    if (!sharded)
+      return {0, elements()};
+    int64_t first = rank * shardElements;
+    return {first, first >= elements() ? 0 : std::min(shardElements, elements() - first)};
   }
 };
 

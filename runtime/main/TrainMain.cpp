@@ -6,14 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "core/Error.h"
 #include "main/Data.h"
 #include "main/ModelInfo.h"
-#include "main/Random.h"
+#include "main/Weights.h"
 #include "zrt/zrt.h"
 
 extern "C" {
@@ -105,64 +104,6 @@ Flags parseFlags(int argc, char **argv) {
   return f;
 }
 
-/// Element i of the whole tensor depends on (name, seed, i) only, so a rank that
-/// stores a ZeRO-3 shard computes exactly its slice of the same tensor.
-void initialize(const ParamInfo &p, float *w, uint64_t seed, int rank) {
-  uint64_t key = streamKey(p.name, seed);
-  const int64_t first = p.storedFirst(rank), count = p.storedCount(rank);
-  for (int64_t j = 0; j < count; ++j) {
-    const int64_t i = first + j;
-    const Initializer &init = p.init;
-    if (init.kind == "zeros") w[j] = 0.f;
-    else if (init.kind == "ones") w[j] = 1.f;
-    else if (init.kind == "normal") w[j] = static_cast<float>(init.mean + init.std * normal(key, i));
-    else w[j] = static_cast<float>(init.low + (init.high - init.low) * uniform01(key, i));
-  }
-}
-
-void readWeights(const ModelInfo &m, char *arena, const std::string &path, int rank) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    fatal("train", "cannot open --init-weights %s", path.c_str());
-  std::vector<char> whole;
-  for (const ParamInfo &p : m.params) {
-    whole.resize(p.bytes);
-    if (!file.read(whole.data(), p.bytes))
-      fatal("train", "%s ends inside parameter %s", path.c_str(), p.name.c_str());
-    std::memcpy(arena + p.offset, whole.data() + p.storedFirst(rank) * 4, p.storedCount(rank) * 4);
-  }
-  if (file.peek() != EOF)
-    fatal("train", "%s is longer than the model's parameters", path.c_str());
-}
-
-/// Every rank takes part (ZeRO-3 shards are all-gathered); rank 0 writes.
-void writeWeights(const ModelInfo &m, const char *arena, const std::string &path, int rank) {
-  std::vector<std::vector<float>> whole;
-  for (const ParamInfo &p : m.params) {
-    const float *stored = reinterpret_cast<const float *>(arena + p.offset);
-    if (!p.shardedParam) {
-      whole.emplace_back(stored, stored + p.elements());
-      continue;
-    }
-    std::vector<float> gathered(p.shards * p.shardElements);
-    zrt_all_gather(ZRT_DTYPE_F32, stored, gathered.data(), p.shardElements);
-    gathered.resize(p.elements());
-    whole.push_back(std::move(gathered));
-  }
-  if (rank != 0)
-    return;
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::binary);
-    for (const std::vector<float> &w : whole)
-      file.write(reinterpret_cast<const char *>(w.data()), w.size() * sizeof(float));
-    if (!file)
-      fatal("train", "cannot write %s", tmp.c_str());
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) // atomic: no half-written file
-    fatal("train", "cannot rename %s to %s", tmp.c_str(), path.c_str());
-}
-
 double learningRate(const Flags &f, double peak, int64_t step /* from 0 */) {
   if (step < f.warmup)
     return peak * double(step + 1) / double(f.warmup);
@@ -195,13 +136,13 @@ int main(int argc, char **argv) {
   char *arena = static_cast<char *>(zrt_init(model.worldSize, model.arenaBytes));
   const int rank = zrt_rank(), ranks = zrt_world_size();
 
-  // Parameters on every rank from the same seed; gradients and state start at zero.
+  // Parameters (and master copies) on every rank from the same seed; gradients and
+  // optimizer moments start at zero.
   std::memset(arena, 0, model.persistentBytes);
   if (!flags.initWeights.empty())
     readWeights(model, arena, flags.initWeights, rank);
   else
-    for (const ParamInfo &p : model.params)
-      initialize(p, reinterpret_cast<float *>(arena + p.offset), flags.seed, rank);
+    initializeWeights(model, arena, flags.seed, rank);
 
   std::unique_ptr<DataSource> data = openData(model, flags.data, flags.synthetic, flags.seed);
   std::vector<std::vector<char>> storage;

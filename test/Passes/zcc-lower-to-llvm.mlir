@@ -1,5 +1,6 @@
 // RUN: zcc-opt %s -zcc-pipeline="world-size=2" | FileCheck %s
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-lower-to-llvm | FileCheck %s --check-prefix=ONE-RANK
+// RUN: zcc-opt %s -zcc-mixed-precision -zcc-autodiff -zcc-optimizer -zcc-lower-to-llvm | FileCheck %s --check-prefix=BF16
 
 // Tests the lowering: the step and update entry points, runtime calls on arena
 // offsets (persistent parameters, gradients and state first, then scratch), the
@@ -34,3 +35,16 @@ zc.forward @f(%x: tensor<4x4xf32>, %y: tensor<4xi32>) -> tensor<f32> {
 // ONE-RANK-LABEL: llvm.func @zcc_update
 // ONE-RANK-NOT: zrt_all_reduce
 // ONE-RANK: llvm.call @zrt_adamw
+
+// Mixed precision: the bf16 parameter (24 bytes at 0), its bf16 gradient at 64, then the
+// fp32 master, exp_avg and exp_avg_sq. AdamW updates the master (first argument) from the
+// bf16 gradient (dtype 1) and rounds it into the parameter (sixth argument); the model
+// description tells main() where the master is, to initialize and export it.
+// BF16-LABEL: llvm.func @zcc_update
+// BF16-DAG: %[[GRAD:.+]] = llvm.getelementptr %{{.+}}[64]
+// BF16-DAG: %[[BF16:.+]] = llvm.mlir.constant(1 : i32) : i32
+// BF16-DAG: %[[PARAM:.+]] = llvm.getelementptr %{{.+}}[0]
+// BF16-DAG: %[[MASTER:.+]] = llvm.getelementptr %{{.+}}[128]
+// BF16: llvm.call @zrt_adamw(%[[MASTER]], %[[BF16]], %[[GRAD]], %{{.+}}, %{{.+}}, %[[PARAM]], {{.+}})
+// BF16: @zcc_model_json({{.*}}\22dtype\22:\22bf16\22,{{.*}}\22master_offset\22:128,\22name\22:\22w\22
+// BF16-SAME: {\22bytes\22:48,\22name\22:\22w.master\22,\22offset\22:128,\22param\22:\22w\22,\22role\22:\22master\22}

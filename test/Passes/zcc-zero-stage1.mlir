@@ -1,4 +1,5 @@
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-zero="stage=1 ranks=2 micro-batches=2" | FileCheck %s
+// RUN: zcc-opt %s -zcc-mixed-precision -zcc-autodiff -zcc-optimizer -zcc-zero="stage=1 ranks=2 micro-batches=2" | FileCheck %s --check-prefix=BF16
 
 // ZeRO-1: the step is untouched (whole gradients accumulate over the micro-batches); the
 // update reduce-scatters each whole gradient once, scales by 1/K, runs AdamW on this
@@ -25,6 +26,18 @@
 // CHECK-NEXT: zc.grad_zero @w1
 // @w2 has 15 elements: two shards of 8, the last one padded.
 // CHECK: zc.reduce_scatter avg %{{.+}} ranks 2 : tensor<3x5xf32> -> tensor<8xf32>
+
+// Mixed precision: the whole parameters and gradients are bf16 and reduce-scattered in
+// bf16; the fp32 master is sharded like the moments, and AdamW rounds this rank's
+// updated master shard into its slice of the bf16 parameter before the all-gather.
+// BF16: zc.param @w1 : tensor<4x3xbf16> {{.+}} {zc.shards = 2 : i64}
+// BF16-NEXT: zc.state @w1.master : tensor<6xf32> of @w1
+// BF16-LABEL: func.func @two_update
+// BF16-NEXT: %[[G:.+]] = zc.grad_ref @w1 : tensor<4x3xbf16>
+// BF16-NEXT: %[[S:.+]] = zc.reduce_scatter avg %[[G]] ranks 2 : tensor<4x3xbf16> -> tensor<6xbf16>
+// BF16-NEXT: %[[M:.+]] = zc.scale %[[S]] by 5.000000e-01 : tensor<6xbf16>
+// BF16-NEXT: zc.adamw @w1, %[[M]] state(@w1.exp_avg, @w1.exp_avg_sq) master(@w1.master) {{.+}} : tensor<6xbf16>
+// BF16-NEXT: zc.all_gather_param @w1
 
 zc.param @w1 : tensor<4x3xf32> = #zc.normal<std = 0.1>
 zc.param @b1 : tensor<3xf32> = #zc.zeros

@@ -1,5 +1,6 @@
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2" | FileCheck %s
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2 persistence-threshold=3" | FileCheck %s --check-prefix=PERSIST
+// RUN: zcc-opt %s -zcc-mixed-precision -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2" | FileCheck %s --check-prefix=BF16
 
 // ZeRO-3 on a two-layer model: each parameter is stored as a shard of ceil(numel / 2)
 // elements, all-gathered right before its first use in the forward pass and released
@@ -59,6 +60,18 @@
 // PERSIST: zc.adamw @b1
 // PERSIST-NEXT: zc.all_gather_param @b1
 // PERSIST-NEXT: zc.grad_zero @b1
+
+// Mixed precision: bf16 shards are gathered (half of fp32's traffic), bf16 gradients
+// reduce-scattered; AdamW updates this rank's fp32 master shard and rounds it into the
+// bf16 parameter shard.
+// BF16: zc.param @w1 : tensor<4x3xbf16> {{.+}} {zc.shard_grad, zc.shard_param, zc.shards = 2 : i64}
+// BF16-NEXT: zc.state @w1.master : tensor<6xf32> of @w1
+// BF16-LABEL: func.func @two_step
+// BF16: %[[W1:.+]] = zc.gather_param @w1 : tensor<4x3xbf16>
+// BF16: zc.reduce_scatter avg %{{.+}} ranks 2 : tensor<4x3xbf16> -> tensor<6xbf16>
+// BF16-LABEL: func.func @two_update
+// BF16: %[[G:.+]] = zc.grad_ref @w1 : tensor<6xbf16>
+// BF16-NEXT: zc.adamw @w1, %[[G]] state(@w1.exp_avg, @w1.exp_avg_sq) master(@w1.master) {{.+}} : tensor<6xbf16>
 
 zc.param @w1 : tensor<4x3xf32> = #zc.normal<std = 0.1>
 zc.param @b1 : tensor<3xf32> = #zc.zeros

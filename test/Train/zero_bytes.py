@@ -3,17 +3,25 @@
 the ZeRO paper's formulas must agree.
 
 For stages 0-3: model-state bytes (params + grads + optimizer state) that train.bin logs
-equal zcc --report's, and the paper's fp32 formulas within 2% plus padding
-(stage 0: 16P, 1: 8P + 8P/N, 2: 4P + 12P/N, 3: 16P/N, P = parameter count);
+equal zcc --report's, and the paper's formulas within 2% plus padding (P = parameter count):
+  fp32 (4-byte params and grads, 8 bytes of moments):
+    stage 0: 16P, 1: 8P + 8P/N, 2: 4P + 12P/N, 3: 16P/N
+  --precision bf16 (2-byte params and grads, 12 bytes of fp32 master and moments):
+    stage 0: 16P, 1: 4P + 12P/N, 2: 2P + 14P/N, 3: 16P/N;
 bytes each rank sends per step (train.bin's counters, less the logged loss's own all-reduce)
 equal the report's; stages 1 and 2 send what stage 0 sends, stage 3 1.5x within 2%.
 
-usage: zero_bytes.py ZCC MODEL.mlir RANKS DATA-FLAGS...
+usage: zero_bytes.py ZCC MODEL.mlir RANKS [--precision fp32|bf16] DATA-FLAGS...
 """
 import json, os, subprocess, sys, tempfile
 
 def main():
     zcc, model, ranks, data = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+    precision = "fp32"
+    if data[:1] == ["--precision"]:
+        precision, data = data[1], data[2:]
+    # Bytes per parameter value: of the parameter (and of its gradient), of optimizer state.
+    value_bytes, optimizer = {"fp32": (4, 8), "bf16": (2, 12)}[precision]
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                       OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
     sent, failures = {}, []
@@ -21,7 +29,7 @@ def main():
         for stage in range(4):
             exe = os.path.join(work, f"train-z{stage}.bin")
             subprocess.run([zcc, model, "-o", exe, "--world-size", str(ranks), "--zero-stage", str(stage),
-                            "--report=json"], check=True)
+                            "--precision", precision, "--report=json"], check=True)
             report = json.load(open(exe + ".report.json"))
             log = os.path.join(work, f"log-z{stage}.jsonl")
             subprocess.run(["mpirun", "-np", str(ranks), exe, "--steps", "3", "--log-every", "1",
@@ -32,11 +40,15 @@ def main():
                 if last[key] != report[key]:
                     failures.append(f"stage {stage}: runtime {key} {last[key]} != report {report[key]}")
             if stage == 0:
-                params = report["param_bytes"] // 4
-            N, P = ranks, params
-            formula = {0: 16 * P, 1: 8 * P + 8 * P / N, 2: 4 * P + 12 * P / N, 3: 16 * P / N}[stage]
-            # Padding: at most N - 1 elements per parameter tensor, in each of 4 buffers.
-            padding = 4 * 4 * (N - 1) * report["param_tensors"]  # 4 buffers, < N elements each
+                params = report["param_bytes"] // value_bytes
+            N, P, b = ranks, params, value_bytes
+            formula = {0: 16 * P,
+                       1: 2 * b * P + optimizer * P / N,           # params and grads whole
+                       2: b * P + (b + optimizer) * P / N,         # params whole
+                       3: 16 * P / N}[stage]
+            # Padding: fewer than N elements per parameter tensor in each buffer, 16 bytes
+            # per element over all of them.
+            padding = 16 * (N - 1) * report["param_tensors"]
             if abs(measured - formula) > 0.02 * formula + padding:
                 failures.append(f"stage {stage}: model state {measured} B, ZeRO formula {formula:.0f} B")
             loss_all_reduce = 2 * (N - 1) * 4 // N  # train.bin averages the logged loss
@@ -53,7 +65,7 @@ def main():
         failures.append(f"stage 3 sends {ratio:.4f}x stage 0, expected 1.5x within 2%")
     if failures:
         sys.exit("FAIL:\n  " + "\n  ".join(failures))
-    print(f"PASS: {ranks} ranks, stage 3 / stage 0 traffic {ratio:.4f}")
+    print(f"PASS: {ranks} ranks, {precision}, stage 3 / stage 0 traffic {ratio:.4f}")
 
 if __name__ == "__main__":
     main()

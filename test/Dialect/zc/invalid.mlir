@@ -669,6 +669,40 @@ func.func @f(%g: tensor<4xf32>, %lr: f64, %step: i64) {
 
 // -----
 
+zc.param @w : tensor<4xbf16> = #zc.zeros
+zc.state @w.m : tensor<4xf32> of @w
+zc.state @w.v : tensor<4xf32> of @w
+func.func @f(%g: tensor<4xbf16>, %lr: f64, %step: i64) {
+  // expected-error @+1 {{'zc.adamw' op parameter @w is stored in 'bf16': its update needs an f32 master state (master(@...))}}
+  zc.adamw @w, %g state(@w.m, @w.v) lr %lr step %step {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0} : tensor<4xbf16>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<4xf32> = #zc.zeros
+zc.state @w.m : tensor<4xf32> of @w
+zc.state @w.master : tensor<4xf32> of @w
+func.func @f(%g: tensor<4xf32>, %lr: f64) {
+  // expected-error @+1 {{'zc.sgd' op parameter @w is f32: it is its own master, name none}}
+  zc.sgd @w, %g state(@w.m) master(@w.master) lr %lr {momentum = 0.9, weight_decay = 0.0} : tensor<4xf32>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<4xbf16> = #zc.zeros
+zc.param @v : tensor<4xbf16> = #zc.zeros
+zc.state @w.m : tensor<4xf32> of @w
+zc.state @v.master : tensor<4xf32> of @v
+func.func @f(%g: tensor<4xbf16>, %lr: f64) {
+  // expected-error @+1 {{'zc.sgd' op state '@v.master' belongs to @v, not @w}}
+  zc.sgd @w, %g state(@w.m) master(@v.master) lr %lr {momentum = 0.9, weight_decay = 0.0} : tensor<4xbf16>
+  return
+}
+
+// -----
+
 zc.param @w : tensor<4xf32> = #zc.zeros
 func.func @f(%g: tensor<4xf32>, %lr: f64) {
   // expected-error @+1 {{'zc.sgd' op '@w.buf' does not name a zc.state}}

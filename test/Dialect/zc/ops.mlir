@@ -201,6 +201,23 @@ func.func @train(%dw: tensor<4x3xf32>, %lr: f64, %step: i64) {
 
 // -----
 
+// Tests that a bf16 parameter's update names its fp32 master copy.
+zc.param @h : tensor<3xbf16> = #zc.zeros
+zc.state @h.master : tensor<3xf32> of @h
+zc.state @h.exp_avg : tensor<3xf32> of @h
+zc.state @h.exp_avg_sq : tensor<3xf32> of @h
+zc.state @h.momentum : tensor<3xf32> of @h
+// CHECK-LABEL: func.func @mixed
+func.func @mixed(%g: tensor<3xbf16>, %lr: f64, %step: i64) {
+  // CHECK: zc.adamw @h, %{{.+}} state(@h.exp_avg, @h.exp_avg_sq) master(@h.master) lr %{{.+}} step %{{.+}} {{.+}} : tensor<3xbf16>
+  zc.adamw @h, %g state(@h.exp_avg, @h.exp_avg_sq) master(@h.master) lr %lr step %step {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64} : tensor<3xbf16>
+  // CHECK: zc.sgd @h, %{{.+}} state(@h.momentum) master(@h.master) lr %{{.+}} {{.+}} : tensor<3xbf16>
+  zc.sgd @h, %g state(@h.momentum) master(@h.master) lr %lr {momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<3xbf16>
+  return
+}
+
+// -----
+
 // Tests that ZeRO's sharded parameters round-trip: 15 elements over 2 ranks are shards
 // of 8 (the last padded); gradients and state of a zc.shard_grad parameter are shards.
 

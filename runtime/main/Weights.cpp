@@ -1,0 +1,98 @@
+#include "main/Weights.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+#include "core/Error.h"
+#include "main/Random.h"
+#include "zrt/bf16.h"
+#include "zrt/zrt.h"
+
+namespace zrt::train {
+namespace {
+
+/// Stores `values` (elements of the whole tensor from `slice.first`) where this rank
+/// keeps them: the parameter buffer in its dtype, and the master copy in fp32.
+/// `valueAt(i)` gives element i of the whole tensor.
+template <class ValueAt>
+void store(const ParamInfo &p, char *arena, int rank, ValueAt valueAt) {
+  Slice s = p.stored(rank);
+  if (p.dtype == "bf16") {
+    bf16 *w = reinterpret_cast<bf16 *>(arena + p.offset);
+    for (int64_t j = 0; j < s.count; ++j)
+      w[j] = bf16(valueAt(s.first + j));
+  } else {
+    float *w = reinterpret_cast<float *>(arena + p.offset);
+    for (int64_t j = 0; j < s.count; ++j)
+      w[j] = valueAt(s.first + j);
+  }
+  if (!p.hasMaster())
+    return;
+  Slice m = p.storedMaster(rank);
+  float *master = reinterpret_cast<float *>(arena + p.masterOffset);
+  for (int64_t j = 0; j < m.count; ++j)
+    master[j] = valueAt(m.first + j);
+}
+
+} // namespace
+
+void initializeWeights(const ModelInfo &model, char *arena, uint64_t seed, int rank) {
+  for (const ParamInfo &p : model.params) {
+    const uint64_t key = streamKey(p.name, seed);
+    const Initializer &init = p.init;
+    store(p, arena, rank, [&](int64_t i) -> float {
+      if (init.kind == "zeros") return 0.f;
+      if (init.kind == "ones") return 1.f;
+      if (init.kind == "normal") return static_cast<float>(init.mean + init.std * normal(key, i));
+      return static_cast<float>(init.low + (init.high - init.low) * uniform01(key, i));
+    });
+  }
+}
+
+void readWeights(const ModelInfo &model, char *arena, const std::string &path, int rank) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    fatal("train", "cannot open --init-weights %s", path.c_str());
+  std::vector<float> whole;
+  for (const ParamInfo &p : model.params) {
+    whole.resize(p.elements());
+    if (!file.read(reinterpret_cast<char *>(whole.data()), whole.size() * sizeof(float)))
+      fatal("train", "%s ends inside parameter %s", path.c_str(), p.name.c_str());
+    store(p, arena, rank, [&](int64_t i) { return whole[i]; });
+  }
+  if (file.peek() != EOF)
+    fatal("train", "%s is longer than the model's parameters", path.c_str());
+}
+
+void writeWeights(const ModelInfo &model, const char *arena, const std::string &path, int rank) {
+  std::vector<std::vector<float>> whole;
+  for (const ParamInfo &p : model.params) {
+    // The fp32 values: the master copy, or the parameter itself.
+    const float *stored = reinterpret_cast<const float *>(arena + (p.hasMaster() ? p.masterOffset : p.offset));
+    bool sharded = p.hasMaster() ? p.shards > 1 : p.shardedParam;
+    if (!sharded) {
+      whole.emplace_back(stored, stored + p.elements());
+      continue;
+    }
+    std::vector<float> gathered(p.shards * p.shardElements);
+    zrt_all_gather(ZRT_DTYPE_F32, stored, gathered.data(), p.shardElements);
+    gathered.resize(p.elements());
+    whole.push_back(std::move(gathered));
+  }
+  if (rank != 0)
+    return;
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream file(tmp, std::ios::binary);
+    for (const std::vector<float> &w : whole)
+      file.write(reinterpret_cast<const char *>(w.data()), w.size() * sizeof(float));
+    if (!file)
+      fatal("train", "cannot write %s", tmp.c_str());
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    fatal("train", "cannot rename %s to %s", tmp.c_str(), path.c_str());
+}
+
+} // namespace zrt::train

@@ -1,0 +1,30 @@
+// The parameters' values in the arena: seeded initialization, --init-weights and
+// --export-weights. Files hold every parameter whole, raw f32, in model order; each
+// rank stores its part: whole or a ZeRO-3 shard of the parameter, and under mixed
+// precision the fp32 master copy (whole, or a shard when the state is partitioned)
+// with the parameter holding its bf16 rounding.
+#ifndef ZRT_MAIN_WEIGHTS_H
+#define ZRT_MAIN_WEIGHTS_H
+
+#include <cstdint>
+#include <string>
+
+#include "main/ModelInfo.h"
+
+namespace zrt::train {
+
+/// Element i of each tensor depends on (name, seed, i) only, so every world size and
+/// every ZeRO stage starts from the same weights.
+void initializeWeights(const ModelInfo &model, char *arena, uint64_t seed, int rank);
+
+/// Fatal error on a missing, short or long file.
+void readWeights(const ModelInfo &model, char *arena, const std::string &path, int rank);
+
+/// Every rank takes part (shards are all-gathered); rank 0 writes the file, through a
+/// temporary file renamed into place, so a failure never leaves half a file. The values
+/// written are the fp32 master values where there is a master.
+void writeWeights(const ModelInfo &model, const char *arena, const std::string &path, int rank);
+
+} // namespace zrt::train
+
+#endif // ZRT_MAIN_WEIGHTS_H
