@@ -182,6 +182,23 @@ private:
   Value shapeOf(ImplicitLocOpBuilder &b, Value tensor) {
     return i64Array(b, tensorOf(tensor).getShape());
   }
+  /// A stack array holding `pointers` (the bucket ops' lists of buffers).
+  Value pointerArray(ImplicitLocOpBuilder &b, ArrayRef<Value> pointers) {
+    auto arrayType = LLVM::LLVMArrayType::get(ptrType, pointers.size());
+    Value slot = LLVM::AllocaOp::create(b, ptrType, arrayType, constI64(b, 1));
+    for (auto [i, ptr] : llvm::enumerate(pointers)) {
+      Value at = LLVM::GEPOp::create(b, ptrType, ptrType, slot, ArrayRef<LLVM::GEPArg>{(int64_t)i});
+      LLVM::StoreOp::create(b, ptr, at);
+    }
+    return slot;
+  }
+  /// The parameters a bucket op names, in order.
+  SmallVector<ParamOp> bucketParams(Operation *user, ArrayAttr names) {
+    SmallVector<ParamOp> params;
+    for (Attribute name : names)
+      params.push_back(SymbolTable::lookupNearestSymbolFrom<ParamOp>(user, cast<FlatSymbolRefAttr>(name)));
+    return params;
+  }
 
   /// Where the bytes of `v` are.
   FailureOr<Value> pointer(ImplicitLocOpBuilder &b, Value v) {
@@ -444,6 +461,47 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         call(b, "zrt_all_gather", {constI32(b, dtypeCode(type.getElementType())),
                                    rankShard(b, whole, shard * (type.getElementTypeBitWidth() / 8)),
                                    whole, I64(shard)});
+        return success();
+      })
+      .Case([&](PackOp o) {
+        SmallVector<int64_t> numels;
+        for (Value in : o.getInputs())
+          numels.push_back(numel(in));
+        int64_t k = numels.size();
+        call(b, "zrt_pack", {dt, I64(k), pointerArray(b, ArrayRef(p).take_front(k)), i64Array(b, numels),
+                             I64(o.getRanks()), p[k]});
+        return success();
+      })
+      .Case([&](UnpackOp o) {
+        SmallVector<int64_t> numels;
+        for (Value out : o.getResults())
+          numels.push_back(numel(out));
+        call(b, "zrt_unpack", {dt, I64(numels.size()), p[0], i64Array(b, numels), I64(o.getRanks()),
+                               pointerArray(b, ArrayRef(p).drop_front(1))});
+        return success();
+      })
+      .Case([&](PackShardsOp o) {
+        // This rank's shard of each parameter, concatenated (a bucket over one rank).
+        SmallVector<Value> shards;
+        SmallVector<int64_t> numels;
+        for (ParamOp param : bucketParams(o, o.getParams())) {
+          auto name = FlatSymbolRefAttr::get(param.getSymNameAttr());
+          shards.push_back(updatedParam(b, name, o));
+          numels.push_back(ParamSharding::of(param).shardElements());
+        }
+        call(b, "zrt_pack", {dtype(b, o.getResult()), I64(shards.size()), pointerArray(b, shards),
+                             i64Array(b, numels), I64(1), p[0]});
+        return success();
+      })
+      .Case([&](UnpackParamsOp o) {
+        SmallVector<Value> wholes;
+        SmallVector<int64_t> numels;
+        for (ParamOp param : bucketParams(o, o.getParams())) {
+          wholes.push_back(arenaAt(b, plan.paramOffset.lookup(param.getSymNameAttr())));
+          numels.push_back(param.getTensorType().getNumElements());
+        }
+        call(b, "zrt_unpack", {dt, I64(wholes.size()), p[0], i64Array(b, numels), I64(o.getRanks()),
+                               pointerArray(b, wholes)});
         return success();
       })
       .Case([&](GradAccumulateOp o) {

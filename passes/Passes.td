@@ -222,6 +222,42 @@ def ZccZero : Pass<"zcc-zero", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccBucket : Pass<"zcc-bucket", "mlir::ModuleOp"> {
+  let summary = "Coalesces gradient reductions and parameter all-gathers into buckets";
+  let description = [{
+    Runs after zcc-zero or zcc-data-parallel. In program order, consecutive
+    collectives of one kind (same reduction, ranks and element type) are
+    grouped until the group reaches the bucket size, and each group of two or
+    more becomes one collective on a packed buffer (`zc.pack` / `zc.unpack`,
+    rank-interleaved so each rank still receives exactly its shards):
+
+    * `zc.reduce_scatter` and `zc.all_reduce` of gradients (`bucket-mb`): the
+      bucket is issued where its last member was, when every member's
+      gradient is final; the ops that consumed an earlier member move after
+      it (only accumulations, scalings, optimizer updates, parameter
+      refreshes and pure ops move: anything else closes the bucket).
+    * `zc.gather_param` (ZeRO-3, `gather-bucket-mb`): `zc.pack_shards`, one
+      `zc.all_gather`, `zc.unpack`, issued where the group's first member
+      was; each parameter keeps its own `zc.release`.
+    * `zc.all_gather_param` (ZeRO-1/2 refreshes, `gather-bucket-mb`):
+      `zc.pack_shards`, one `zc.all_gather`, `zc.unpack_params`, where the
+      group's last member was.
+
+    A collective larger than the bucket stays alone. A size below 0 takes the
+    cost model's (`cost-model`: a zcc-calibrate file; CostModel.h): the
+    smallest bucket whose call spends at most 10% of its time on latency.
+    0 turns bucketing off. The pass is deterministic, so every rank's program
+    issues the same collectives in the same order.
+  }];
+  let options = [
+    Option<"bucketMb", "bucket-mb", "double", "-1", "Gradient bucket size in MiB (<0: cost model, 0: off)">,
+    Option<"gatherBucketMb", "gather-bucket-mb", "double", "-1",
+           "Parameter all-gather group size in MiB (<0: cost model, 0: off)">,
+    Option<"costModel", "cost-model", "std::string", "\"\"", "zcc-calibrate JSON file (empty: defaults)">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccReport : Pass<"zcc-report", "mlir::ModuleOp"> {
   let summary = "Reports each rank's model-state bytes and per-step communication";
   let description = [{

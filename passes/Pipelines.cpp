@@ -57,11 +57,14 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
     pm.addPass(createZccZero({options.zeroStage, options.worldSize, options.gradAccum,
                               options.persistenceThreshold}));
   pm.addPass(createCSEPass());
+  // 6. Fewer, larger collectives.
+  if (options.worldSize > 1)
+    pm.addPass(createZccBucket({options.bucketMb, options.gatherBucketMb, options.costModel}));
   if (!options.report.empty())
     pm.addPass(createZccReport({options.report, options.reportFile, options.gradAccum}));
   if (!options.lower)
     return;
-  // 6. Memory plan and runtime calls in the LLVM dialect.
+  // 7. Memory plan and runtime calls in the LLVM dialect.
   pm.addPass(createZccLowerToLLVM({options.worldSize, options.gradAccum}));
 }
 

@@ -27,6 +27,15 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
                                 llvm::cl::init("")};
   Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32, or bf16 compute with fp32 master weights"),
                                 llvm::cl::init("fp32")};
+  Option<double> bucketMb{*this, "bucket-mb",
+                          llvm::cl::desc("Gradient bucket size in MiB (<0: from the cost model, 0: off)"),
+                          llvm::cl::init(-1)};
+  Option<double> gatherBucketMb{*this, "gather-bucket-mb",
+                                llvm::cl::desc("Parameter all-gather group size in MiB (<0: cost model, 0: off)"),
+                                llvm::cl::init(-1)};
+  Option<std::string> costModel{*this, "cost-model",
+                                llvm::cl::desc("zcc-calibrate JSON file (empty: built-in defaults)"),
+                                llvm::cl::init("")};
   Option<std::string> report{*this, "report",
                              llvm::cl::desc("Plan report before lowering: text or json"),
                              llvm::cl::init("")};

@@ -80,3 +80,36 @@ LogicalResult ReleaseOp::verify() {
   }
   return success();
 }
+
+namespace {
+/// Elements of the bucket `zc.pack` makes of tensors of `types` over `ranks`.
+FailureOr<int64_t> bucketElements(Operation *op, TypeRange types, int64_t ranks) {
+  if (types.empty())
+    return op->emitOpError("needs at least one tensor");
+  if (failed(verifySameElementType(op, SmallVector<Type>(types))))
+    return failure();
+  int64_t shard = 0;
+  for (Type t : types)
+    shard += (cast<RankedTensorType>(t).getNumElements() + ranks - 1) / ranks;
+  return shard * ranks;
+}
+
+LogicalResult verifyBucket(Operation *op, TypeRange tensors, RankedTensorType bucket, int64_t ranks) {
+  FailureOr<int64_t> elements = bucketElements(op, tensors, ranks);
+  if (failed(elements))
+    return failure();
+  auto expected = RankedTensorType::get({*elements}, cast<RankedTensorType>(tensors[0]).getElementType());
+  if (bucket != expected)
+    return op->emitOpError() << "bucket of these tensors over " << ranks << " ranks is " << expected
+                             << ", got " << bucket;
+  return success();
+}
+} // namespace
+
+LogicalResult PackOp::verify() {
+  return verifyBucket(*this, getInputs().getTypes(), tensorOf(getResult()), getRanks());
+}
+
+LogicalResult UnpackOp::verify() {
+  return verifyBucket(*this, getResults().getTypes(), tensorOf(getInput()), getRanks());
+}

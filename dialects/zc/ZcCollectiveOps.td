@@ -183,4 +183,53 @@ def ZC_ReleaseOp : ZC_Op<"release"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Buckets: zcc-bucket packs several tensors into one buffer so that one
+// collective moves them all (fewer calls, each one long enough that latency
+// does not dominate), and unpacks the result.
+//===----------------------------------------------------------------------===//
+
+def ZC_PackOp : ZC_Op<"pack", [Pure]> {
+  let summary = "Packs tensors into one 1-D bucket, interleaved by rank";
+  let description = [{
+    Each input is flattened and zero-padded to `ranks` shards of
+    `s_i = ceil(numel_i / ranks)` elements; the result is `ranks` chunks of
+    `S = sum(s_i)` elements, chunk `r` holding shard `r` of every input in
+    order. A `zc.reduce_scatter` of the result leaves rank `r` exactly its
+    shard of every input, as separate reduce-scatters would. With
+    `ranks = 1` this is the inputs' concatenation (an all-reduce bucket).
+
+    Example:
+
+    ```mlir
+    %b = zc.pack %dw, %db ranks 2 : tensor<4x3xf32>, tensor<3xf32> -> tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<ZC_FloatTensor>:$inputs, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$inputs `ranks` $ranks attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_UnpackOp : ZC_Op<"unpack", [Pure]> {
+  let summary = "Unpacks a bucket laid out as zc.pack lays it out";
+  let description = [{
+    The inverse of `zc.pack` with the same `ranks`: result `i` (any shape) is
+    read from shard `r` of chunk `r`, for every `r`, dropping the padding.
+    After an all-gather of `ranks = N` packed shards it yields whole tensors;
+    with `ranks = 1` it splits a reduce-scattered bucket into each input's
+    shard.
+
+    Example:
+
+    ```mlir
+    %w, %b = zc.unpack %all ranks 2 : tensor<16xf32> -> tensor<4x3xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs Variadic<ZC_FloatTensor>:$results);
+  let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($input) `->` type($results)";
+  let hasVerifier = 1;
+}
+
 #endif // ZC_COLLECTIVE_OPS_TD

@@ -159,3 +159,56 @@ LogicalResult SgdOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return failure();
   return success();
 }
+
+namespace {
+/// The parameters of a bucket: partitioned over one number of ranks, of one
+/// element type; `whole` asks that they are stored whole (updated shard-wise).
+/// Returns the bucket's shard elements per rank.
+FailureOr<int64_t> verifyBucketParams(Operation *op, ArrayAttr names, bool whole, Type element,
+                                      int64_t ranks, SymbolTableCollection &symbolTable) {
+  if (names.empty())
+    return op->emitOpError("needs at least one parameter");
+  int64_t shard = 0;
+  for (Attribute attr : names) {
+    auto name = cast<FlatSymbolRefAttr>(attr);
+    FailureOr<ParamOp> param = lookupParam(op, name, symbolTable);
+    if (failed(param))
+      return failure();
+    ParamSharding s = ParamSharding::of(*param);
+    if (!s.partitioned() || s.ranks != ranks)
+      return op->emitOpError() << "parameter " << name << " is not partitioned over " << ranks << " ranks";
+    if (whole && s.param)
+      return op->emitOpError() << "parameter " << name << " is stored as a shard, not whole";
+    if (param->getTensorType().getElementType() != element)
+      return op->emitOpError() << "parameter " << name << " is " << param->getTensorType().getElementType()
+                               << ", the bucket " << element;
+    shard += s.shardElements();
+  }
+  return shard;
+}
+} // namespace
+
+LogicalResult PackShardsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  RankedTensorType type = tensorOf(getResult());
+  auto first = symbolTable.lookupNearestSymbolFrom<ParamOp>(*this, cast<FlatSymbolRefAttr>(getParams()[0]));
+  int64_t ranks = first ? ParamSharding::of(first).ranks : 1;
+  FailureOr<int64_t> shard =
+      verifyBucketParams(*this, getParams(), /*whole=*/false, type.getElementType(), ranks, symbolTable);
+  if (failed(shard))
+    return failure();
+  if (type.getRank() != 1 || type.getDimSize(0) != *shard)
+    return emitOpError() << "result must be the " << *shard << " elements of this rank's shards, got " << type;
+  return success();
+}
+
+LogicalResult UnpackParamsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  RankedTensorType type = tensorOf(getInput());
+  FailureOr<int64_t> shard = verifyBucketParams(*this, getParams(), /*whole=*/true, type.getElementType(),
+                                                getRanks(), symbolTable);
+  if (failed(shard))
+    return failure();
+  if (type.getRank() != 1 || type.getDimSize(0) != *shard * static_cast<int64_t>(getRanks()))
+    return emitOpError() << "input must be the " << *shard * static_cast<int64_t>(getRanks())
+                         << " elements of the gathered shards, got " << type;
+  return success();
+}

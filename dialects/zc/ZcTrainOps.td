@@ -152,4 +152,35 @@ def ZC_SgdOp : ZC_Op<"sgd", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> 
   }];
 }
 
+def ZC_PackShardsOp : ZC_Op<"pack_shards", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Copies this rank's shard of each parameter into one bucket";
+  let description = [{
+    The send side of a grouped parameter all-gather (zcc-bucket): the
+    concatenation of this rank's `s_i = ceil(numel_i / ranks)` elements of
+    each parameter, in order: the stored shard of a `zc.shard_param`
+    parameter, or this rank's slice of a whole one updated shard-wise. A
+    `zc.all_gather` of it followed by `zc.unpack ranks N` gives the whole
+    parameters.
+
+    Example: `%own = zc.pack_shards [@w, @b] : tensor<8xf32>`
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$params);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$params attr-dict `:` type($result)";
+}
+
+def ZC_UnpackParamsOp : ZC_Op<"unpack_params", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Writes an all-gathered bucket back into whole parameters (ZeRO-1/2)";
+  let description = [{
+    The grouped form of `zc.all_gather_param`: `input` is the all-gather of
+    a `zc.pack_shards` of the same parameters; each whole parameter's storage
+    is overwritten with its gathered values.
+
+    Example: `zc.unpack_params %all ranks 2 into [@w, @b] : tensor<16xf32>`
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       FlatSymbolRefArrayAttr:$params);
+  let assemblyFormat = "$input `ranks` $ranks `into` $params attr-dict `:` type($input)";
+}
+
 #endif // ZC_TRAIN_OPS_TD

@@ -76,6 +76,18 @@ struct DriverOptions {
       "param-persistence-threshold",
       cl::desc("ZeRO-3: parameters with at most this many elements stay whole on every rank"),
       cl::init(0), cl::cat(category)};
+  cl::opt<double> bucketMb{"bucket-mb",
+                           cl::desc("Gradient reduce-scatter/all-reduce bucket size in MiB (default: from the "
+                                    "cost model; 0: one collective per tensor)"),
+                           cl::init(-1), cl::cat(category)};
+  cl::opt<double> gatherBucketMb{"gather-bucket-mb",
+                                 cl::desc("Parameter all-gather group size in MiB (default: from the cost "
+                                          "model; 0: one all-gather per tensor)"),
+                                 cl::init(-1), cl::cat(category)};
+  cl::opt<std::string> costModel{"cost-model",
+                                 cl::desc("Collective costs measured by zcc-calibrate (JSON); default: "
+                                          "built-in numbers for CPU + MPI"),
+                                 cl::init(""), cl::cat(category)};
   cl::opt<std::string> report{
       "report", cl::ValueOptional,
       cl::desc("Print each rank's plan (model-state bytes, collectives and bytes sent per step); "
@@ -190,6 +202,9 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.zeroStage = options.zeroStage;
   pipeline.gradAccum = options.gradAccum;
   pipeline.persistenceThreshold = options.persistenceThreshold;
+  pipeline.bucketMb = options.bucketMb;
+  pipeline.gatherBucketMb = options.gatherBucketMb;
+  pipeline.costModel = options.costModel;
   if (options.report.getNumOccurrences()) {
     pipeline.report = options.report.empty() ? "text" : options.report.getValue();
     if (pipeline.report == "json" && options.output != "-")

@@ -3,8 +3,10 @@
 // the .def does not compile.
 #include "zrt/zrt.h"
 
+#include "core/Communicator.h"
 #include "core/Error.h"
 #include "cpu/Attention.h"
+#include "cpu/Bucket.h"
 #include "cpu/Dispatch.h"
 #include "cpu/Elementwise.h"
 #include "cpu/Embedding.h"
@@ -172,6 +174,20 @@ void zrt_insert(int32_t dtype, const void *box, const void *boxShape, void *dst,
   ZRT_TYPED("zrt_insert", dtype,
             insert(in<T>(box), in<int64_t>(boxShape), out<T>(dst), in<int64_t>(dstShape), rank,
                    in<int64_t>(offsets)));
+}
+
+void zrt_pack(int32_t dtype, int64_t count, const void *inputs, const void *numels, int64_t ranks, void *o) {
+  if (count < 1 || ranks < 1)
+    fatal("zrt_pack", "count %lld and ranks %lld must be positive", static_cast<long long>(count),
+          static_cast<long long>(ranks));
+  pack(dtypeSize(dtype), count, static_cast<const void *const *>(inputs), in<int64_t>(numels), ranks, o);
+}
+void zrt_unpack(int32_t dtype, int64_t count, const void *i, const void *numels, int64_t ranks,
+                const void *outputs) {
+  if (count < 1 || ranks < 1)
+    fatal("zrt_unpack", "count %lld and ranks %lld must be positive", static_cast<long long>(count),
+          static_cast<long long>(ranks));
+  unpack(dtypeSize(dtype), count, i, in<int64_t>(numels), ranks, static_cast<void *const *>(outputs));
 }
 
 void zrt_adamw(void *param, int32_t gradDtype, const void *grad, void *m, void *v,

@@ -1,0 +1,57 @@
+//===- CostModel.cpp - collective costs from zcc-calibrate ----------------===//
+
+#include "passes/CostModel.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::zc;
+
+int64_t CostModel::bucketBytesFor(const CollectiveCost &cost, int64_t ranks, bool allReduce) {
+  // Bytes sent for `b` bytes of tensors: ring all-reduce 2 (N-1)/N b, the others (N-1)/N b.
+  double sentPerByte = double(std::max<int64_t>(ranks, 2) - 1) / double(std::max<int64_t>(ranks, 2));
+  if (allReduce)
+    sentPerByte *= 2;
+  // alpha <= 0.1 (alpha + sent / bw)  <=>  sent >= 9 alpha bw.
+  double bytes = 9.0 * cost.alphaSeconds * cost.bytesPerSecond / sentPerByte;
+  constexpr double kMiB = 1 << 20;
+  // At least 1 MiB (below it, copies into the bucket cost more than they save),
+  // at most 1 GiB.
+  return static_cast<int64_t>(std::clamp(bytes, kMiB, 1024 * kMiB));
+}
+
+FailureOr<CostModel> CostModel::load(llvm::StringRef path, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot read cost model '" + path.str() + "': " + buffer.getError().message();
+    return failure();
+  }
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    error = "cost model '" + path.str() + "' is not JSON: " + llvm::toString(json.takeError());
+    return failure();
+  }
+  CostModel model;
+  model.source = path.str();
+  const llvm::json::Object *root = json->getAsObject();
+  auto read = [&](llvm::StringRef kind, CollectiveCost &cost) -> bool {
+    const llvm::json::Object *entry = root ? root->getObject(kind) : nullptr;
+    std::optional<double> alpha = entry ? entry->getNumber("alpha_s") : std::nullopt;
+    std::optional<double> bandwidth = entry ? entry->getNumber("bytes_per_s") : std::nullopt;
+    if (!alpha || !bandwidth || *alpha < 0 || !(*bandwidth > 0) || !std::isfinite(*alpha)) {
+      error = "cost model '" + path.str() + "': \"" + kind.str() +
+              "\" needs {\"alpha_s\": seconds >= 0, \"bytes_per_s\": > 0}";
+      return false;
+    }
+    cost = {*alpha, *bandwidth};
+    return true;
+  };
+  if (!read("all_gather", model.allGather) || !read("reduce_scatter", model.reduceScatter) ||
+      !read("all_reduce", model.allReduce))
+    return failure();
+  return model;
+}

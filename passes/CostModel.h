@@ -1,0 +1,45 @@
+//===- CostModel.h - time of a collective on the target -------------------===//
+//
+// seconds(call) = alpha + bytes_sent / bytes_per_s for each collective kind
+// (bytes_sent: what one rank sends under ring algorithms, as the report and
+// the runtime's counters count). The numbers come from `zcc-calibrate` run on
+// the target (a JSON file passed with --cost-model), or from the defaults
+// below, measured the same way on the reference CPU + MPI machine.
+//
+// zcc-bucket derives its default bucket sizes from it, and zcc-report its
+// predicted communication time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZCC_PASSES_COSTMODEL_H
+#define ZCC_PASSES_COSTMODEL_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace mlir::zc {
+
+struct CollectiveCost {
+  double alphaSeconds = 0, bytesPerSecond = 1;
+  double seconds(double bytesSent) const { return alphaSeconds + bytesSent / bytesPerSecond; }
+};
+
+struct CostModel {
+  // Defaults: zcc-calibrate, 4 ranks of Open MPI over shared memory on the
+  // 2-core reference machine (see docs/cost-model.md).
+  CollectiveCost allGather{30e-6, 2.0e9}, reduceScatter{40e-6, 1.5e9}, allReduce{50e-6, 1.5e9};
+  std::string source = "built-in defaults";
+
+  /// The smallest bucket (bytes of the whole tensors in it, over `ranks`) whose
+  /// call spends at most 10% of its time on latency: alpha <= 0.1 * seconds.
+  static int64_t bucketBytesFor(const CollectiveCost &cost, int64_t ranks, bool allReduce);
+
+  /// Reads a zcc-calibrate file; on failure returns the error text.
+  static FailureOr<CostModel> load(llvm::StringRef path, std::string &error);
+};
+
+} // namespace mlir::zc
+
+#endif // ZCC_PASSES_COSTMODEL_H
