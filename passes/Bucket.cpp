@@ -132,17 +132,35 @@ private:
 
   bool issuedLast(Kind kind) const { return kind != Kind::GatherParam; }
 
-  /// Ops after `members` (before `at`) that read their results, transitively.
-  static SetVector<Operation *> delayedUsers(ArrayRef<Operation *> members, Operation *at) {
-    SetVector<Operation *> users;
-    SmallVector<Operation *> work(members.begin(), members.end());
-    while (!work.empty()) {
-      Operation *op = work.pop_back_val();
-      for (Operation *user : op->getUsers())
-        if (user->getBlock() == at->getBlock() && user->isBeforeInBlock(at) && users.insert(user))
-          work.push_back(user);
+  /// The ops between the first member and `at` that must run after a bucket
+  /// issued at `at`: those that read a member's (or a delayed op's) result, and
+  /// those that name a parameter or state a member or a delayed op names (their
+  /// order with it is kept).
+  static SetVector<Operation *> delayedOps(ArrayRef<Operation *> members, Operation *at) {
+    SetVector<Operation *> delayed;
+    DenseSet<Attribute> symbols; // named by a member or delayed op seen so far
+    DenseSet<Operation *> producers;
+    for (Operation *op = members.front(); op && op != at; op = op->getNextNode()) {
+      if (llvm::is_contained(members, op)) {
+        producers.insert(op);
+        for (Attribute s : symbolsOf(op))
+          symbols.insert(s);
+        continue;
+      }
+      bool reads = llvm::any_of(op->getOperands(), [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && producers.contains(def);
+      });
+      SmallVector<Attribute> named = symbolsOf(op);
+      bool orders = llvm::any_of(named, [&](Attribute s) { return symbols.contains(s); });
+      if (!reads && !orders)
+        continue;
+      delayed.insert(op);
+      producers.insert(op);
+      for (Attribute s : named)
+        symbols.insert(s);
     }
-    return users;
+    return delayed;
   }
 
   /// Whether `candidate` can join `group` with the bucket issued where the
@@ -154,30 +172,18 @@ private:
           return false; // a parameter once per bucket
     if (!issuedLast(group.key.kind))
       return true; // gathers move earlier: they read nothing computed in the step
-    // Issued at `candidate`: what used the earlier members' results moves after it.
-    SetVector<Operation *> delayed = delayedUsers(group.members, candidate);
-    DenseSet<Attribute> delayedSymbols;
-    for (Operation *op : delayed) {
-      if (!movable(op) || op == candidate)
-        return false;
-      for (Attribute s : symbolsOf(op))
-        delayedSymbols.insert(s);
-    }
+    // Issued at `candidate`: what depends on the earlier members moves after it.
+    SetVector<Operation *> delayed = delayedOps(group.members, candidate);
+    if (!llvm::all_of(delayed, movable))
+      return false;
     for (Value operand : candidate->getOperands())
       if (Operation *def = operand.getDefiningOp(); def && delayed.contains(def))
         return false;
-    // The members issued later than written, and the delayed ops, must not pass
-    // an op that names the same parameter or state.
-    for (Operation *member : group.members)
-      for (Attribute s : symbolsOf(member))
-        delayedSymbols.insert(s);
-    for (Operation *op = group.members.front()->getNextNode(); op && op != candidate; op = op->getNextNode()) {
-      if (delayed.contains(op) || llvm::is_contained(group.members, op))
-        continue;
+    SmallVector<Attribute> named = symbolsOf(candidate);
+    for (Operation *op : delayed)
       for (Attribute s : symbolsOf(op))
-        if (delayedSymbols.contains(s))
+        if (llvm::is_contained(named, s))
           return false;
-    }
     return true;
   }
 
@@ -198,9 +204,7 @@ private:
 
   void bucketReductions(Group &group) {
     Operation *last = group.members.back();
-    SetVector<Operation *> delayed = delayedUsers(ArrayRef(group.members).drop_back(), last);
-    SmallVector<Operation *> ordered(delayed.begin(), delayed.end());
-    llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    SetVector<Operation *> delayed = delayedOps(ArrayRef(group.members).drop_back(), last);
 
     OpBuilder b(last);
     Location loc = b.getFusedLoc(llvm::map_to_vector(group.members, [](Operation *m) { return m->getLoc(); }));
@@ -228,7 +232,7 @@ private:
     for (auto [m, result] : llvm::zip(group.members, unpack.getResults()))
       m->getResult(0).replaceAllUsesWith(result);
     Operation *after = unpack;
-    for (Operation *op : ordered) {
+    for (Operation *op : delayed) {
       op->moveAfter(after);
       after = op;
     }
@@ -266,11 +270,17 @@ private:
   }
 
   void bucketRefreshes(Group &group) {
-    OpBuilder b(group.members.back());
+    Operation *last = group.members.back();
+    SetVector<Operation *> delayed = delayedOps(ArrayRef(group.members).drop_back(), last);
+    OpBuilder b(last);
     Location loc = b.getFusedLoc(llvm::map_to_vector(group.members, [](Operation *m) { return m->getLoc(); }));
     SmallVector<Attribute> names;
     Value all = gatherBucket(b, loc, group, names);
-    UnpackParamsOp::create(b, loc, all, group.key.ranks, b.getArrayAttr(names));
+    Operation *after = UnpackParamsOp::create(b, loc, all, group.key.ranks, b.getArrayAttr(names));
+    for (Operation *op : delayed) {
+      op->moveAfter(after);
+      after = op;
+    }
     for (Operation *m : group.members)
       m->erase();
   }

@@ -750,3 +750,45 @@ func.func @f(%x: tensor<15xf32>) {
   %s = zc.reduce_scatter avg %x ranks 2 : tensor<15xf32> -> tensor<7xf32>
   return
 }
+
+// -----
+
+func.func @f(%a: tensor<4x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'zc.pack' op bucket of these tensors over 2 ranks is 'tensor<16xf32>', got 'tensor<15xf32>'}}
+  %p = zc.pack %a, %b ranks 2 : tensor<4x3xf32>, tensor<3xf32> -> tensor<15xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<3xbf16>) {
+  // expected-error @+1 {{'zc.pack' op}}
+  %p = zc.pack %a, %b ranks 1 : tensor<4xf32>, tensor<3xbf16> -> tensor<7xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'zc.unpack' op bucket of these tensors over 1 ranks is 'tensor<9xf32>', got 'tensor<8xf32>'}}
+  %a, %b = zc.unpack %x ranks 1 : tensor<8xf32> -> tensor<6xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<4x3xf32> = #zc.zeros
+func.func @f() {
+  // expected-error @+1 {{'zc.pack_shards' op parameter @w is not partitioned over 1 ranks}}
+  %own = zc.pack_shards [@w] : tensor<12xf32>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<4x3xf32> = #zc.zeros {zc.shards = 2 : i64, zc.shard_param}
+func.func @f(%all: tensor<12xf32>) {
+  // expected-error @+1 {{'zc.unpack_params' op parameter @w is stored as a shard, not whole}}
+  zc.unpack_params %all ranks 2 into [@w] : tensor<12xf32>
+  return
+}

@@ -246,3 +246,28 @@ func.func @zero(%dw: tensor<3x5xf32>, %lr: f64, %step: i64) {
   zc.all_gather_param @v
   return
 }
+
+// -----
+
+// Tests that buckets round-trip: two gradients packed over 2 ranks (shards of 6 and 2),
+// a reduce-scatter and the split of this rank's chunk; a parameter group's all-gather.
+zc.param @bw : tensor<4x3xf32> = #zc.zeros {zc.shard_grad, zc.shard_param, zc.shards = 2 : i64}
+zc.param @bb : tensor<3xf32> = #zc.zeros {zc.shards = 2 : i64}
+// CHECK-LABEL: func.func @buckets
+func.func @buckets(%dw: tensor<4x3xf32>, %db: tensor<3xf32>) {
+  // CHECK: %[[B:.+]] = zc.pack %{{.+}}, %{{.+}} ranks 2 : tensor<4x3xf32>, tensor<3xf32> -> tensor<16xf32>
+  %b = zc.pack %dw, %db ranks 2 : tensor<4x3xf32>, tensor<3xf32> -> tensor<16xf32>
+  %s = zc.reduce_scatter avg %b ranks 2 : tensor<16xf32> -> tensor<8xf32>
+  // CHECK: zc.unpack %{{.+}} ranks 1 : tensor<8xf32> -> tensor<6xf32>, tensor<2xf32>
+  %sw, %sb = zc.unpack %s ranks 1 : tensor<8xf32> -> tensor<6xf32>, tensor<2xf32>
+  // CHECK: %[[OWN:.+]] = zc.pack_shards [@bw] : tensor<6xf32>
+  %own = zc.pack_shards [@bw] : tensor<6xf32>
+  %all = zc.all_gather %own ranks 2 : tensor<6xf32> -> tensor<12xf32>
+  // CHECK: zc.unpack %{{.+}} ranks 2 : tensor<12xf32> -> tensor<4x3xf32>
+  %w = zc.unpack %all ranks 2 : tensor<12xf32> -> tensor<4x3xf32>
+  %ownb = zc.pack_shards [@bb] : tensor<2xf32>
+  %allb = zc.all_gather %ownb ranks 2 : tensor<2xf32> -> tensor<4xf32>
+  // CHECK: zc.unpack_params %{{.+}} ranks 2 into [@bb] : tensor<4xf32>
+  zc.unpack_params %allb ranks 2 into [@bb] : tensor<4xf32>
+  return
+}
