@@ -28,8 +28,8 @@ struct CollectiveCost {
 
 struct CostModel {
   // Defaults: zcc-calibrate, 4 ranks of Open MPI over shared memory on the
-  // 2-core reference machine (see docs/cost-model.md).
-  CollectiveCost allGather{30e-6, 2.0e9}, reduceScatter{40e-6, 1.5e9}, allReduce{50e-6, 1.5e9};
+  // 2-core reference machine (docs/cost-model.md).
+  CollectiveCost allGather{33e-6, 1.41e9}, reduceScatter{111e-6, 0.33e9}, allReduce{25e-6, 0.95e9};
   std::string source = "built-in defaults";
 
   /// The smallest bucket (bytes of the whole tensors in it, over `ranks`) whose

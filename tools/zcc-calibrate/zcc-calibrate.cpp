@@ -21,20 +21,18 @@ struct Fit {
   double alpha = 0, bytesPerSecond = 0;
 };
 
-/// Least squares of t = alpha + x / bw over the points (x = bytes sent).
+/// t = alpha + x / bw: the bandwidth from the slope between the two largest sizes
+/// (where latency no longer matters), alpha from the smallest size (where it is
+/// nearly all there is). A least-squares line over sizes spanning four orders of
+/// magnitude would fit the large ones and leave alpha to noise.
 Fit fitLine(const std::vector<double> &x, const std::vector<double> &t) {
-  double n = x.size(), sx = 0, st = 0, sxx = 0, sxt = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    sx += x[i];
-    st += t[i];
-    sxx += x[i] * x[i];
-    sxt += x[i] * t[i];
-  }
-  double slope = (n * sxt - sx * st) / (n * sxx - sx * sx);
-  double alpha = (st - slope * sx) / n;
+  const size_t n = x.size();
   Fit fit;
-  fit.alpha = std::max(alpha, 0.0);
-  fit.bytesPerSecond = slope > 0 ? 1.0 / slope : 1e12;
+  double slope = (t[n - 1] - t[n - 2]) / (x[n - 1] - x[n - 2]);
+  if (!(slope > 0))
+    slope = t[n - 1] / x[n - 1];
+  fit.bytesPerSecond = 1.0 / slope;
+  fit.alpha = std::max(t[0] - x[0] * slope, 0.0);
   return fit;
 }
 
@@ -92,6 +90,9 @@ int main(int argc, char **argv) {
       seconds.push_back(t);
     }
     fits[kind] = fitLine(sent, seconds);
+    if (rank == 0 && std::getenv("ZCC_CALIBRATE_VERBOSE"))
+      for (size_t i = 0; i < sent.size(); ++i)
+        std::printf("%s: %12.0f bytes sent  %10.1f us\n", names[kind], sent[i], seconds[i] * 1e6);
   }
   if (rank == 0) {
     FILE *f = std::fopen(output.c_str(), "w");
