@@ -63,20 +63,6 @@ std::optional<std::pair<Key, int64_t>> classify(Operation *op) {
   return std::nullopt;
 }
 
-/// Symbols an op names (parameters, states): two ops naming one symbol keep their order.
-SmallVector<Attribute> symbolsOf(Operation *op) {
-  SmallVector<Attribute> symbols;
-  for (NamedAttribute attr : op->getAttrs()) {
-    if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
-      symbols.push_back(ref.getAttr());
-    else if (auto array = dyn_cast<ArrayAttr>(attr.getValue()))
-      for (Attribute element : array)
-        if (auto ref = dyn_cast<FlatSymbolRefAttr>(element))
-          symbols.push_back(ref.getAttr());
-  }
-  return symbols;
-}
-
 /// Ops that may run later than written when a bucket delays their input.
 bool movable(Operation *op) {
   return isPure(op) || isa<GradAccumulateOp, ScaleOp, AdamWOp, SgdOp, AllGatherParamOp, GradZeroOp,
@@ -112,7 +98,9 @@ private:
     // One open group per key (kinds interleave with other keys: bf16 and f32, say).
     SmallVector<Group> open;
     for (Operation *op : candidates) {
-      auto [key, bytes] = *classify(op);
+      std::pair<Key, int64_t> classified = *classify(op);
+      Key key = classified.first;
+      int64_t bytes = classified.second;
       Group *group = llvm::find_if(open, [&](const Group &g) { return g.key == key; });
       if (group == open.end()) {
         open.push_back(Group{key, {}, 0});
@@ -143,7 +131,7 @@ private:
     for (Operation *op = members.front(); op && op != at; op = op->getNextNode()) {
       if (llvm::is_contained(members, op)) {
         producers.insert(op);
-        for (Attribute s : symbolsOf(op))
+        for (Attribute s : namedSymbols(op))
           symbols.insert(s);
         continue;
       }
@@ -151,7 +139,7 @@ private:
         Operation *def = v.getDefiningOp();
         return def && producers.contains(def);
       });
-      SmallVector<Attribute> named = symbolsOf(op);
+      SmallVector<Attribute> named = namedSymbols(op);
       bool orders = llvm::any_of(named, [&](Attribute s) { return symbols.contains(s); });
       if (!reads && !orders)
         continue;
@@ -179,9 +167,9 @@ private:
     for (Value operand : candidate->getOperands())
       if (Operation *def = operand.getDefiningOp(); def && delayed.contains(def))
         return false;
-    SmallVector<Attribute> named = symbolsOf(candidate);
+    SmallVector<Attribute> named = namedSymbols(candidate);
     for (Operation *op : delayed)
-      for (Attribute s : symbolsOf(op))
+      for (Attribute s : namedSymbols(op))
         if (llvm::is_contained(named, s))
           return false;
     return true;

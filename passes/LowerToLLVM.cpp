@@ -229,6 +229,7 @@ private:
   Value arena;
   DenseMap<BlockArgument, Value> inputs;
   DenseMap<Value, Value> scalars; // the update's lr and step
+  DenseMap<Value, Value> handles; // an async collective's zc handle -> the runtime's
   llvm::MapVector<Attribute, std::string> constantGlobals;
 };
 
@@ -280,9 +281,11 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
     p.push_back(*ptr);
   }
   for (Value v : op->getResults()) {
+    // An async collective writes the tensor its zc.wait yields.
+    if (isa<AsyncType>(v.getType()))
+      v = cast<WaitOp>(*v.getUsers().begin()).getResult();
     if (!isa<RankedTensorType>(v.getType()))
-      return op->emitOpError("is not lowered yet: its result is not a tensor "
-                             "(asynchronous collectives come with the scheduling pass)");
+      return op->emitOpError("has a result that is not a tensor");
     FailureOr<Value> ptr = pointer(b, v);
     if (failed(ptr))
       return failure();
@@ -445,6 +448,29 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         else // ZeRO's padded shards
           call(b, "zrt_reduce_scatter_padded", {dt, p[0], p[1], I64(shard), I64(total),
                                                 I32(o.getKind() == ReduceKind::avg)});
+        return success();
+      })
+      .Case([&](AllGatherStartOp o) {
+        handles[o.getHandle()] = call(b, "zrt_all_gather_start", {dt, p[0], p[1], I64(numel(o.getInput()))});
+        return success();
+      })
+      .Case([&](ReduceScatterStartOp o) {
+        int64_t total = numel(o.getInput());
+        int64_t shard = cast<AsyncType>(o.getHandle().getType()).getValueType().getNumElements();
+        int32_t average = o.getKind() == ReduceKind::avg;
+        handles[o.getHandle()] =
+            total == shard * static_cast<int64_t>(o.getRanks())
+                ? call(b, "zrt_reduce_scatter_start", {dt, p[0], p[1], I64(shard), I32(average)})
+                : call(b, "zrt_reduce_scatter_padded_start", {dt, p[0], p[1], I64(shard), I64(total), I32(average)});
+        return success();
+      })
+      .Case([&](AllReduceStartOp o) {
+        handles[o.getHandle()] = call(b, "zrt_all_reduce_start", {dt, p[0], p[1], I64(numel(o.getInput())),
+                                                                  I32(o.getKind() == ReduceKind::avg)});
+        return success();
+      })
+      .Case([&](WaitOp o) {
+        call(b, "zrt_wait", {handles.lookup(o.getHandle())});
         return success();
       })
       .Case([&](GatherParamOp o) {

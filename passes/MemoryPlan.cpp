@@ -39,6 +39,10 @@ FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
   DenseMap<Value, Value> rootOf;            // view -> the value owning the bytes
   DenseMap<Value, int64_t> persistentOf;    // reference -> its persistent offset
   llvm::MapVector<Value, Interval> intervals;
+  // Async collectives: the transfer reads its input and writes the awaited
+  // result between the start and the wait, so the input lives until the wait
+  // and the result from the start.
+  DenseMap<Value, std::pair<int64_t, Value>> started; // handle -> (start index, input root)
   int64_t index = 0;
   for (Operation &op : body) {
     for (Value operand : op.getOperands()) {
@@ -48,6 +52,23 @@ FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
       auto it = intervals.find(root);
       if (it != intervals.end())
         it->second.end = index;
+    }
+    if (isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp>(op)) {
+      Value input = op.getOperand(0);
+      Value root = rootOf.lookup(input) ? rootOf.lookup(input) : input;
+      started[op.getResult(0)] = {index, root};
+      ++index;
+      continue;
+    }
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      auto [startIndex, inputRoot] = started.lookup(wait.getHandle());
+      auto it = intervals.find(inputRoot);
+      if (it != intervals.end())
+        it->second.end = std::max(it->second.end, index);
+      intervals[wait.getResult()] = Interval{wait.getResult(), tensorBytes(tensorOf(wait.getResult())),
+                                             startIndex, index};
+      ++index;
+      continue;
     }
     if (auto ref = dyn_cast<ParamRefOp>(op)) {
       persistentOf[ref.getResult()] = plan.paramOffset.lookup(ref.getNameAttr().getAttr());
@@ -81,11 +102,16 @@ FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
     ++index;
   }
 
-  // Linear scan in definition order.
+  // Linear scan in order of first liveness (an awaited result starts at its
+  // collective's start, before values defined in between).
+  std::vector<Interval *> byStart;
+  for (auto &entry : intervals)
+    byStart.push_back(&entry.second);
+  llvm::stable_sort(byStart, [](Interval *a, Interval *b) { return a->start < b->start; });
   std::vector<Interval *> live; // sorted by offset
   int64_t regionBytes = 0;
-  for (auto &entry : intervals) {
-    Interval &current = entry.second;
+  for (Interval *interval : byStart) {
+    Interval &current = *interval;
     llvm::erase_if(live, [&](Interval *other) { return other->end < current.start; });
     current.offset = firstFit(live, current.bytes);
     live.insert(llvm::upper_bound(live, current.offset,

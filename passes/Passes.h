@@ -30,6 +30,22 @@ inline func::FuncOp functionWithRole(ModuleOp module, StringRef role) {
   return {};
 }
 
+/// The symbols an op names (parameters, states), in its attributes or arrays of
+/// them. Two ops naming one symbol touch one buffer: passes that reorder ops keep
+/// their order.
+inline SmallVector<Attribute> namedSymbols(Operation *op) {
+  SmallVector<Attribute> symbols;
+  for (NamedAttribute attr : op->getAttrs()) {
+    if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
+      symbols.push_back(ref.getAttr());
+    else if (auto array = dyn_cast<ArrayAttr>(attr.getValue()))
+      for (Attribute element : array)
+        if (auto ref = dyn_cast<FlatSymbolRefAttr>(element))
+          symbols.push_back(ref.getAttr());
+  }
+  return symbols;
+}
+
 /// The checks of `zcc-verify-model`, for callers that are not a pass manager.
 LogicalResult verifyModel(ModuleOp module);
 

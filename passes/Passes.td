@@ -258,6 +258,35 @@ def ZccBucket : Pass<"zcc-bucket", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccSchedule : Pass<"zcc-schedule", "mlir::ModuleOp"> {
+  let summary = "Overlaps collectives with compute: async starts early, waits late";
+  let description = [{
+    Runs after zcc-bucket. Every collective (and every ZeRO parameter gather,
+    expanded to `zc.pack_shards` + `zc.all_gather`) becomes a
+    `zc.*_start` / `zc.wait` pair on the communication stream. Then:
+
+    * starts move up, with the ops that only prepare their input (a bucket's
+      `zc.pack`, the `zc.grad_ref`s it packs), until an op defines their
+      input, names the same parameter or state, or the communication buffers
+      alive there would exceed `max-live-mb`. A parameter all-gather moves
+      at most `prefetch` gather groups ahead of the one the compute waits
+      for (0: gathers are not hoisted);
+    * waits move down to right before the first use of their result; in the
+      step function a gradient reduction whose consumers only unpack and
+      accumulate is waited on, with them, at the end of the backward pass.
+
+    Every rank runs the same compiled program, the pass is deterministic and
+    the runtime runs collectives in issue order, so every rank issues the
+    same collectives in the same order.
+  }];
+  let options = [
+    Option<"prefetch", "prefetch", "int64_t", "1", "Parameter gather groups in flight ahead of compute">,
+    Option<"maxLiveMb", "max-live-mb", "double", "-1",
+           "Cap on in-flight and gathered communication buffers, MiB (<0: none)">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccReport : Pass<"zcc-report", "mlir::ModuleOp"> {
   let summary = "Reports each rank's model-state bytes and per-step communication";
   let description = [{

@@ -25,6 +25,8 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--zero-stage must be 0, 1, 2 or 3, got " << options.zeroStage;
   else if (options.persistenceThreshold < 0)
     os << "--param-persistence-threshold must be non-negative, got " << options.persistenceThreshold;
+  else if (options.prefetch < 0)
+    os << "--prefetch must be non-negative, got " << options.prefetch;
   else if (options.precision != "fp32" && options.precision != "bf16")
     os << "--precision must be fp32 or bf16, got " << options.precision;
   else if (!options.report.empty() && options.report != "text" && options.report != "json")
@@ -60,11 +62,14 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   // 6. Fewer, larger collectives.
   if (options.worldSize > 1)
     pm.addPass(createZccBucket({options.bucketMb, options.gatherBucketMb, options.costModel}));
+  // 7. Transfers in flight while the compute stream works.
+  if (options.worldSize > 1 && options.overlap)
+    pm.addPass(createZccSchedule({options.prefetch, options.maxLiveMb}));
   if (!options.report.empty())
     pm.addPass(createZccReport({options.report, options.reportFile, options.gradAccum}));
   if (!options.lower)
     return;
-  // 7. Memory plan and runtime calls in the LLVM dialect.
+  // 8. Memory plan and runtime calls in the LLVM dialect.
   pm.addPass(createZccLowerToLLVM({options.worldSize, options.gradAccum}));
 }
 

@@ -36,6 +36,15 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
   Option<std::string> costModel{*this, "cost-model",
                                 llvm::cl::desc("zcc-calibrate JSON file (empty: built-in defaults)"),
                                 llvm::cl::init("")};
+  Option<bool> overlap{*this, "overlap",
+                       llvm::cl::desc("Async collectives scheduled to overlap compute (zcc-schedule)"),
+                       llvm::cl::init(true)};
+  Option<int64_t> prefetch{*this, "prefetch",
+                           llvm::cl::desc("Parameter gather groups in flight ahead of compute"),
+                           llvm::cl::init(1)};
+  Option<double> maxLiveMb{*this, "max-live-mb",
+                           llvm::cl::desc("Cap on in-flight and gathered communication buffers, MiB (<0: none)"),
+                           llvm::cl::init(-1)};
   Option<std::string> report{*this, "report",
                              llvm::cl::desc("Plan report before lowering: text or json"),
                              llvm::cl::init("")};

@@ -25,18 +25,29 @@ struct Plan {
 
 /// Counts the collectives of `fn`, `times` runs of it, with the bytes a rank sends
 /// under ring algorithms (what the runtime's counters add up).
+/// The tensor an async collective's zc.wait yields.
+RankedTensorType awaitedType(Value handle) { return cast<AsyncType>(handle.getType()).getValueType(); }
+
 void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
+  auto allReduce = [&](RankedTensorType t, int64_t n) {
+    plan.allReduces += times;
+    plan.commBytes += times * 2 * (n - 1) * t.getNumElements() * elementBytes(t) / n;
+  };
+  auto shardWise = [&](int64_t &counter, RankedTensorType shard, int64_t n) {
+    counter += times;
+    plan.commBytes += times * (n - 1) * shard.getNumElements() * elementBytes(shard);
+  };
   fn.walk([&](Operation *op) {
     if (auto o = dyn_cast<AllReduceOp>(op)) {
-      RankedTensorType t = tensorOf(o.getInput());
-      int64_t n = static_cast<int64_t>(o.getRanks());
-      plan.allReduces += times;
-      plan.commBytes += times * 2 * (n - 1) * t.getNumElements() * elementBytes(t) / n;
+      allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()));
+    } else if (auto o = dyn_cast<AllReduceStartOp>(op)) {
+      allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()));
     } else if (auto o = dyn_cast<ReduceScatterOp>(op)) {
-      RankedTensorType shard = tensorOf(o.getResult());
-      plan.reduceScatters += times;
-      plan.commBytes += times * (static_cast<int64_t>(o.getRanks()) - 1) * shard.getNumElements() *
-                        elementBytes(shard);
+      shardWise(plan.reduceScatters, tensorOf(o.getResult()), static_cast<int64_t>(o.getRanks()));
+    } else if (auto o = dyn_cast<ReduceScatterStartOp>(op)) {
+      shardWise(plan.reduceScatters, awaitedType(o.getHandle()), static_cast<int64_t>(o.getRanks()));
+    } else if (auto o = dyn_cast<AllGatherStartOp>(op)) {
+      shardWise(plan.allGathers, tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()));
     } else if (isa<GatherParamOp, AllGatherParamOp>(op)) {
       auto name = op->getAttrOfType<FlatSymbolRefAttr>("param");
       auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, name);
@@ -77,13 +88,23 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       // Gathered parameters live from their zc.gather_param to their zc.release.
       int64_t live = 0;
       DenseMap<Value, int64_t> gathered;
+      auto gather = [&](Value whole, int64_t bytes) {
+        gathered[whole] = bytes;
+        live += bytes;
+        plan.gatheredPeakBytes = std::max(plan.gatheredPeakBytes, live);
+      };
       fn.walk([&](Operation *op) {
         if (auto g = dyn_cast<GatherParamOp>(op)) {
           auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(g, g.getParamAttr());
-          int64_t bytes = ParamSharding::of(param).paddedElements() * elementBytes(param.getTensorType());
-          gathered[g.getResult()] = bytes;
-          live += bytes;
-          plan.gatheredPeakBytes = std::max(plan.gatheredPeakBytes, live);
+          gather(g.getResult(), ParamSharding::of(param).paddedElements() * elementBytes(param.getTensorType()));
+        } else if (auto u = dyn_cast<UnpackOp>(op)) {
+          // A parameter group's all-gather (zcc-bucket, zcc-schedule) unpacked into whole tensors.
+          Operation *source = u.getInput().getDefiningOp();
+          if (auto wait = dyn_cast_or_null<WaitOp>(source))
+            source = wait.getHandle().getDefiningOp();
+          if (isa_and_nonnull<AllGatherOp, AllGatherStartOp>(source))
+            for (Value whole : u.getResults())
+              gather(whole, tensorOf(whole).getNumElements() * elementBytes(tensorOf(whole)));
         } else if (auto r = dyn_cast<ReleaseOp>(op)) {
           live -= gathered.lookup(r.getInput());
         }

@@ -26,14 +26,20 @@ LogicalResult AllGatherOp::verify() {
   return verifyShardedPair(*this, tensorOf(getInput()), tensorOf(getResult()), getRanks());
 }
 
-LogicalResult ReduceScatterOp::verify() {
-  // ZeRO's padded form: any input, flattened and zero-padded to `ranks` 1-D shards.
-  RankedTensorType input = tensorOf(getInput()), result = tensorOf(getResult());
-  int64_t ranks = getRanks();
+namespace {
+/// A reduce-scatter's shapes: the leading axis split, or ZeRO's padded form (any
+/// input, flattened and zero-padded to `ranks` 1-D shards).
+LogicalResult verifyReduceScatterShapes(Operation *op, RankedTensorType input, RankedTensorType result,
+                                        int64_t ranks) {
   if (result.getRank() == 1 && input.getElementType() == result.getElementType() &&
       result.getDimSize(0) == (input.getNumElements() + ranks - 1) / ranks)
     return success();
-  return verifyShardedPair(*this, result, input, ranks);
+  return verifyShardedPair(op, result, input, ranks);
+}
+} // namespace
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyReduceScatterShapes(*this, tensorOf(getInput()), tensorOf(getResult()), getRanks());
 }
 
 LogicalResult AllGatherStartOp::verify() {
@@ -43,7 +49,7 @@ LogicalResult AllGatherStartOp::verify() {
 }
 
 LogicalResult ReduceScatterStartOp::verify() {
-  if (failed(verifyShardedPair(*this, awaited(getHandle()), tensorOf(getInput()), getRanks())))
+  if (failed(verifyReduceScatterShapes(*this, tensorOf(getInput()), awaited(getHandle()), getRanks())))
     return failure();
   return verifyWaitedOnce(*this);
 }

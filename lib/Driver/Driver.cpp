@@ -88,6 +88,14 @@ struct DriverOptions {
                                  cl::desc("Collective costs measured by zcc-calibrate (JSON); default: "
                                           "built-in numbers for CPU + MPI"),
                                  cl::init(""), cl::cat(category)};
+  cl::opt<bool> noOverlap{"no-overlap",
+                          cl::desc("Blocking collectives in program order (no zcc-schedule)"),
+                          cl::init(false), cl::cat(category)};
+  cl::opt<int64_t> prefetch{"prefetch", cl::desc("ZeRO-3 parameter gather groups in flight ahead of compute"),
+                            cl::init(1), cl::cat(category)};
+  cl::opt<double> maxLiveMb{"max-live-mb",
+                            cl::desc("Cap on in-flight and gathered communication buffers per rank, MiB"),
+                            cl::init(-1), cl::cat(category)};
   cl::opt<std::string> report{
       "report", cl::ValueOptional,
       cl::desc("Print each rank's plan (model-state bytes, collectives and bytes sent per step); "
@@ -205,6 +213,9 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.bucketMb = options.bucketMb;
   pipeline.gatherBucketMb = options.gatherBucketMb;
   pipeline.costModel = options.costModel;
+  pipeline.overlap = !options.noOverlap;
+  pipeline.prefetch = options.prefetch;
+  pipeline.maxLiveMb = options.maxLiveMb;
   if (options.report.getNumOccurrences()) {
     pipeline.report = options.report.empty() ? "text" : options.report.getValue();
     if (pipeline.report == "json" && options.output != "-")

@@ -196,6 +196,12 @@ int64_t zrt_reduce_scatter_start(int32_t dtype, const void *send, void *recv, in
                                  int32_t average) {
   return issue(args(Collective::ReduceScatter, dtype, send, recv, count, average));
 }
+int64_t zrt_reduce_scatter_padded_start(int32_t dtype, const void *send, void *recv, int64_t count,
+                                        int64_t total, int32_t average) {
+  if (total < 0)
+    fatal("zrt_reduce_scatter_padded_start", "negative element count %lld", static_cast<long long>(total));
+  return issue(args(Collective::ReduceScatter, dtype, send, recv, count, average, 0, total));
+}
 int64_t zrt_all_reduce_start(int32_t dtype, const void *send, void *recv, int64_t count,
                              int32_t average) {
   return issue(args(Collective::AllReduce, dtype, send, recv, count, average));

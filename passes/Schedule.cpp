@@ -1,0 +1,278 @@
+//===- Schedule.cpp - overlap collectives with compute ---------------------===//
+//
+// Every collective becomes a start/wait pair on the communication stream; starts
+// move up (parameter gathers prefetched a bounded number of groups ahead, the
+// reductions of the optimizer step all issued first) and waits move down (a
+// gradient bucket's reduce-scatter is waited on at the end of the backward
+// pass), so transfers run while the compute stream works.
+//
+// Same order on every rank: the pass is a deterministic function of the module,
+// which is the same on every rank (one compiled program), and the runtime's
+// communication stream runs collectives in issue order. So the k-th collective
+// every rank issues is the same collective; ZRT_COLLECTIVE_CHECKS verifies it at
+// run time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/MemoryPlan.h"
+#include "passes/Passes.h"
+
+namespace mlir::zc {
+#define GEN_PASS_DEF_ZCCSCHEDULE
+#include "passes/Passes.h.inc"
+} // namespace mlir::zc
+
+using namespace mlir;
+using namespace mlir::zc;
+
+namespace {
+
+bool isStart(Operation *op) { return isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp>(op); }
+
+int64_t bytesOf(Value v) { return tensorBytes(tensorOf(v)); }
+
+ParamOp paramNamed(Operation *user, Attribute name) {
+  return SymbolTable::lookupNearestSymbolFrom<ParamOp>(user, cast<FlatSymbolRefAttr>(name));
+}
+
+/// The blocking ZeRO forms as pack_shards + all_gather (+ unpack / unpack_params),
+/// so that every parameter gather has an async form.
+void expandParamGathers(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    if (isa<GatherParamOp, AllGatherParamOp>(op))
+      ops.push_back(&op);
+  for (Operation *op : ops) {
+    auto name = op->getAttrOfType<FlatSymbolRefAttr>("param");
+    ParamOp param = paramNamed(op, name);
+    ParamSharding s = ParamSharding::of(param);
+    Type element = param.getTensorType().getElementType();
+    OpBuilder b(op);
+    ArrayAttr names = b.getArrayAttr({name});
+    Value own = PackShardsOp::create(b, op->getLoc(), RankedTensorType::get({s.shardElements()}, element), names);
+    Value all = AllGatherOp::create(b, op->getLoc(), RankedTensorType::get({s.paddedElements()}, element), own,
+                                    s.ranks);
+    if (auto gather = dyn_cast<GatherParamOp>(op))
+      gather.getResult().replaceAllUsesWith(
+          UnpackOp::create(b, op->getLoc(), TypeRange{gather.getType()}, all, s.ranks).getResult(0));
+    else
+      UnpackParamsOp::create(b, op->getLoc(), all, s.ranks, names);
+    op->erase();
+  }
+}
+
+/// Each blocking collective as a start and its wait, adjacent.
+void splitCollectives(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    if (isa<AllGatherOp, ReduceScatterOp, AllReduceOp>(op))
+      ops.push_back(&op);
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    auto type = AsyncType::get(op->getContext(), tensorOf(op->getResult(0)));
+    Value handle;
+    if (auto o = dyn_cast<AllGatherOp>(op))
+      handle = AllGatherStartOp::create(b, loc, type, o.getInput(), o.getRanks());
+    else if (auto o = dyn_cast<ReduceScatterOp>(op))
+      handle = ReduceScatterStartOp::create(b, loc, type, o.getKind(), o.getInput(), o.getRanks());
+    else if (auto o = dyn_cast<AllReduceOp>(op))
+      handle = AllReduceStartOp::create(b, loc, type, o.getKind(), o.getInput(), o.getRanks());
+    op->getResult(0).replaceAllUsesWith(WaitOp::create(b, loc, handle).getResult());
+    op->erase();
+  }
+}
+
+class Scheduler {
+public:
+  Scheduler(Block &block, int64_t prefetch, int64_t maxLiveBytes, bool deferGradients)
+      : block(block), prefetch(prefetch), maxLiveBytes(maxLiveBytes), deferGradients(deferGradients) {}
+
+  void run() {
+    SmallVector<Operation *> starts;
+    for (Operation &op : block)
+      if (isStart(&op))
+        starts.push_back(&op);
+    for (Operation *start : starts)
+      hoist(start);
+    for (Operation *start : starts) // waits deferred to one place stay in issue order
+      sink(cast<WaitOp>(*start->getResult(0).getUsers().begin()));
+  }
+
+private:
+  static bool isGatherStart(Operation *op) { return isa<AllGatherStartOp>(op); }
+
+  /// The start and the ops that only prepare its input (a bucket's pack, the
+  /// gradient references it packs), which move with it.
+  static SmallVector<Operation *> startGroup(Operation *start) {
+    SmallVector<Operation *> group;
+    Operation *def = start->getOperand(0).getDefiningOp();
+    if (def && isa<PackOp, PackShardsOp, GradRefOp>(def) && def->hasOneUse()) {
+      for (Value operand : def->getOperands())
+        if (Operation *ref = operand.getDefiningOp(); ref && isa<GradRefOp>(ref) && ref->hasOneUse() &&
+                                                     ref->getBlock() == start->getBlock())
+          group.push_back(ref);
+      group.push_back(def);
+    }
+    group.push_back(start);
+    llvm::sort(group, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    return group;
+  }
+
+  /// Bytes of communication buffers alive just before `at`: collectives in
+  /// flight (their input and result) and gathered parameters not yet released.
+  int64_t liveCommBytes(Operation *at) const {
+    int64_t live = 0;
+    DenseMap<Value, int64_t> alive; // value -> bytes
+    for (Operation &op : block) {
+      if (&op == at)
+        break;
+      if (isStart(&op))
+        alive[op.getResult(0)] = bytesOf(op.getOperand(0)) +
+                                 tensorBytes(cast<AsyncType>(op.getResult(0).getType()).getValueType());
+      else if (auto wait = dyn_cast<WaitOp>(op))
+        alive.erase(wait.getHandle());
+      else if (auto unpack = dyn_cast<UnpackOp>(op)) {
+        if (auto wait = unpack.getInput().getDefiningOp<WaitOp>();
+            wait && isa<AllGatherStartOp>(wait.getHandle().getDefiningOp()))
+          for (Value r : unpack.getResults())
+            alive[r] = bytesOf(r);
+      } else if (auto release = dyn_cast<ReleaseOp>(op))
+        alive.erase(release.getInput());
+    }
+    for (auto &entry : alive)
+      live += entry.second;
+    return live;
+  }
+
+  bool fits(Operation *at, int64_t extra) const { return liveCommBytes(at) + extra <= maxLiveBytes; }
+
+  static bool namesAny(Operation *op, const DenseSet<Attribute> &symbols) {
+    return llvm::any_of(namedSymbols(op), [&](Attribute s) { return symbols.contains(s); });
+  }
+
+  void hoist(Operation *start) {
+    if (isGatherStart(start) && prefetch == 0)
+      return;
+    SmallVector<Operation *> group = startGroup(start);
+    DenseSet<Operation *> members(group.begin(), group.end());
+    DenseSet<Attribute> symbols;
+    for (Operation *op : group)
+      for (Attribute s : namedSymbols(op))
+        symbols.insert(s);
+    int64_t bytes = bytesOf(start->getOperand(0)) +
+                    tensorBytes(cast<AsyncType>(start->getResult(0).getType()).getValueType());
+    int64_t passedGatherWaits = 0;
+    Operation *first = group.front();
+    Operation *stop = nullptr; // the group goes right after it (null: block start)
+    for (Operation *cursor = first->getPrevNode(); cursor; cursor = cursor->getPrevNode()) {
+      bool defines = llvm::any_of(group, [&](Operation *op) {
+        return llvm::any_of(op->getOperands(), [&](Value v) { return v.getDefiningOp() == cursor; });
+      });
+      if (members.contains(cursor))
+        continue;
+      if (defines || namesAny(cursor, symbols) || !fits(cursor, bytes)) {
+        stop = cursor;
+        break;
+      }
+      if (auto wait = dyn_cast<WaitOp>(cursor); wait && isGatherStart(start) &&
+                                                 isGatherStart(wait.getHandle().getDefiningOp())) {
+        if (passedGatherWaits == prefetch - 1) {
+          stop = cursor;
+          break;
+        }
+        ++passedGatherWaits;
+      }
+    }
+    Operation *after = stop;
+    for (Operation *op : group) {
+      if (after)
+        op->moveAfter(after);
+      else
+        op->moveBefore(&block.front());
+      after = op;
+    }
+  }
+
+  static bool deferrable(Operation *op) { return isPure(op) || isa<GradAccumulateOp>(op); }
+
+  void sink(WaitOp wait) {
+    Operation *start = wait.getHandle().getDefiningOp();
+    DenseSet<Attribute> symbols;
+    for (Operation *op : startGroup(start))
+      for (Attribute s : namedSymbols(op))
+        symbols.insert(s);
+    // A gradient reduction whose consumers only accumulate: wait at the end.
+    SetVector<Operation *> users;
+    SmallVector<Operation *> work{wait};
+    while (!work.empty())
+      for (Operation *user : work.pop_back_val()->getUsers())
+        if (users.insert(user))
+          work.push_back(user);
+    bool deferAll = deferGradients && !isGatherStart(start) && !users.empty() &&
+                    llvm::all_of(users, [&](Operation *op) { return op->getBlock() == &block && deferrable(op); });
+    SmallVector<Operation *> group{wait};
+    if (deferAll) {
+      group.append(users.begin(), users.end());
+      llvm::sort(group, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    }
+    DenseSet<Operation *> members(group.begin(), group.end());
+    for (Operation *op : group)
+      for (Attribute s : namedSymbols(op))
+        symbols.insert(s);
+    int64_t bytes = bytesOf(start->getOperand(0)) + bytesOf(wait.getResult());
+    // Move down past ops that neither use the group's values nor name its
+    // symbols, while the in-flight buffers fit.
+    Operation *target = nullptr; // the group goes right before it
+    for (Operation *cursor = wait->getNextNode(); cursor; cursor = cursor->getNextNode()) {
+      if (members.contains(cursor))
+        continue;
+      bool uses = llvm::any_of(cursor->getOperands(), [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return def && members.contains(def);
+      });
+      if (uses || cursor->hasTrait<OpTrait::IsTerminator>() || namesAny(cursor, symbols) ||
+          !fits(cursor, isStart(cursor) ? bytes : 0)) {
+        target = cursor;
+        break;
+      }
+    }
+    if (!target)
+      return;
+    // Users of the group that stayed behind keep the group where it is.
+    for (Operation *op : group)
+      if (op != wait && !deferAll)
+        return;
+    for (Operation *op : group)
+      op->moveBefore(target);
+  }
+
+  Block &block;
+  int64_t prefetch, maxLiveBytes;
+  bool deferGradients;
+};
+
+struct ZccSchedulePass : zc::impl::ZccScheduleBase<ZccSchedulePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (prefetch < 0) {
+      module.emitError("zcc-schedule: prefetch must be non-negative, got ") << prefetch;
+      return signalPassFailure();
+    }
+    int64_t cap = maxLiveMb < 0 ? std::numeric_limits<int64_t>::max()
+                                : static_cast<int64_t>(maxLiveMb * double(1 << 20));
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      auto role = fn->getAttrOfType<StringAttr>("zc.role");
+      if (!role)
+        continue;
+      Block &block = fn.getBody().front();
+      expandParamGathers(block);
+      splitCollectives(block);
+      Scheduler(block, prefetch, cap, /*deferGradients=*/role.getValue() == "step").run();
+    }
+  }
+};
+
+} // namespace
