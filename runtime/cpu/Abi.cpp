@@ -5,6 +5,7 @@
 
 #include "core/Communicator.h"
 #include "core/Error.h"
+#include "core/Trace.h"
 #include "cpu/Attention.h"
 #include "cpu/Bucket.h"
 #include "cpu/Dispatch.h"
@@ -30,22 +31,27 @@ void checkCount(const char *call, int64_t n) {
 extern "C" {
 
 void zrt_add(int32_t dtype, const void *a, const void *b, void *o, int64_t n) {
+  TraceScope trace("zrt_add", TraceTrack::Compute);
   checkCount("zrt_add", n);
   ZRT_TYPED("zrt_add", dtype, add(in<T>(a), in<T>(b), out<T>(o), n));
 }
 void zrt_sub(int32_t dtype, const void *a, const void *b, void *o, int64_t n) {
+  TraceScope trace("zrt_sub", TraceTrack::Compute);
   checkCount("zrt_sub", n);
   ZRT_TYPED("zrt_sub", dtype, sub(in<T>(a), in<T>(b), out<T>(o), n));
 }
 void zrt_mul(int32_t dtype, const void *a, const void *b, void *o, int64_t n) {
+  TraceScope trace("zrt_mul", TraceTrack::Compute);
   checkCount("zrt_mul", n);
   ZRT_TYPED("zrt_mul", dtype, mul(in<T>(a), in<T>(b), out<T>(o), n));
 }
 void zrt_scale(int32_t dtype, const void *x, void *o, int64_t n, double factor) {
+  TraceScope trace("zrt_scale", TraceTrack::Compute);
   checkCount("zrt_scale", n);
   ZRT_TYPED("zrt_scale", dtype, scale(in<T>(x), out<T>(o), n, factor));
 }
 void zrt_cast(int32_t srcDtype, const void *src, int32_t dstDtype, void *dst, int64_t n) {
+  TraceScope trace("zrt_cast", TraceTrack::Compute);
   checkCount("zrt_cast", n);
   dispatch("zrt_cast", srcDtype, [&](auto *srcTag) {
     using S = std::remove_pointer_t<decltype(srcTag)>;
@@ -53,43 +59,53 @@ void zrt_cast(int32_t srcDtype, const void *src, int32_t dstDtype, void *dst, in
   });
 }
 void zrt_fill_zero(int32_t dtype, void *x, int64_t n) {
+  TraceScope trace("zrt_fill_zero", TraceTrack::Compute);
   checkCount("zrt_fill_zero", n);
   ZRT_TYPED("zrt_fill_zero", dtype,
             parallelFor(n, kElementGrain, [&](int64_t i) { out<T>(x)[i] = T(0.0f); }));
 }
 void zrt_bias_add(int32_t dtype, const void *x, const void *bias, void *o, int64_t rows,
                   int64_t cols) {
+  TraceScope trace("zrt_bias_add", TraceTrack::Compute);
   ZRT_TYPED("zrt_bias_add", dtype, biasAdd(in<T>(x), in<T>(bias), out<T>(o), rows, cols));
 }
 void zrt_relu(int32_t dtype, const void *x, void *o, int64_t n) {
+  TraceScope trace("zrt_relu", TraceTrack::Compute);
   ZRT_TYPED("zrt_relu", dtype, relu(in<T>(x), out<T>(o), n));
 }
 void zrt_relu_grad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
+  TraceScope trace("zrt_relu_grad", TraceTrack::Compute);
   ZRT_TYPED("zrt_relu_grad", dtype, reluGrad(in<T>(dy), in<T>(x), out<T>(dx), n));
 }
 void zrt_gelu(int32_t dtype, const void *x, void *o, int64_t n) {
+  TraceScope trace("zrt_gelu", TraceTrack::Compute);
   checkCount("zrt_gelu", n);
   isaKernels().gelu(dtype, x, o, n);
 }
 void zrt_gelu_grad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
+  TraceScope trace("zrt_gelu_grad", TraceTrack::Compute);
   checkCount("zrt_gelu_grad", n);
   isaKernels().geluGrad(dtype, dy, x, dx, n);
 }
 
 void zrt_softmax(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols) {
+  TraceScope trace("zrt_softmax", TraceTrack::Compute);
   isaKernels().softmax(dtype, x, y, rows, cols);
 }
 void zrt_softmax_grad(int32_t dtype, const void *dy, const void *y, void *dx, int64_t rows,
                       int64_t cols) {
+  TraceScope trace("zrt_softmax_grad", TraceTrack::Compute);
   ZRT_TYPED("zrt_softmax_grad", dtype, softmaxGrad(in<T>(dy), in<T>(y), out<T>(dx), rows, cols));
 }
 void zrt_layernorm(int32_t dtype, const void *x, const void *gamma, const void *beta, void *y,
                    int64_t rows, int64_t cols, double eps) {
+  TraceScope trace("zrt_layernorm", TraceTrack::Compute);
   ZRT_TYPED("zrt_layernorm", dtype,
             layernorm(in<T>(x), in<T>(gamma), in<T>(beta), out<T>(y), rows, cols, eps));
 }
 void zrt_layernorm_grad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx,
                         void *dgamma, void *dbeta, int64_t rows, int64_t cols, double eps) {
+  TraceScope trace("zrt_layernorm_grad", TraceTrack::Compute);
   ZRT_TYPED("zrt_layernorm_grad", dtype,
             layernormGrad(in<T>(dy), in<T>(x), in<T>(gamma), out<T>(dx), out<T>(dgamma),
                           out<T>(dbeta), rows, cols, eps));
@@ -102,12 +118,14 @@ static void checkHeads(const char *call, int64_t channels, int64_t heads) {
 }
 void zrt_causal_attention(int32_t dtype, const void *q, const void *k, const void *v, void *o,
                           int64_t batch, int64_t time, int64_t channels, int64_t heads) {
+  TraceScope trace("zrt_causal_attention", TraceTrack::Compute);
   checkHeads("zrt_causal_attention", channels, heads);
   isaKernels().causalAttention(dtype, q, k, v, o, batch, time, channels, heads);
 }
 void zrt_causal_attention_grad(int32_t dtype, const void *dout, const void *q, const void *k,
                                const void *v, void *dq, void *dk, void *dv, int64_t batch,
                                int64_t time, int64_t channels, int64_t heads) {
+  TraceScope trace("zrt_causal_attention_grad", TraceTrack::Compute);
   checkHeads("zrt_causal_attention_grad", channels, heads);
   isaKernels().causalAttentionGrad(dtype, dout, q, k, v, dq, dk, dv, batch, time, channels,
                                    heads);
@@ -115,6 +133,7 @@ void zrt_causal_attention_grad(int32_t dtype, const void *dout, const void *q, c
 
 void zrt_matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch, int64_t m,
                 int64_t n, int64_t k, int32_t transA, int32_t transB, int32_t bShared) {
+  TraceScope trace("zrt_matmul", TraceTrack::Compute);
   if (batch < 0 || m < 0 || n < 0 || k < 0)
     fatal("zrt_matmul", "negative size (batch %lld, m %lld, n %lld, k %lld)",
           static_cast<long long>(batch), static_cast<long long>(m), static_cast<long long>(n),
@@ -125,58 +144,69 @@ void zrt_matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t ba
 
 void zrt_embedding(int32_t dtype, const void *table, const void *ids, void *o, int64_t count,
                    int64_t vocab, int64_t channels) {
+  TraceScope trace("zrt_embedding", TraceTrack::Compute);
   ZRT_TYPED("zrt_embedding", dtype,
             embedding(in<T>(table), in<int32_t>(ids), out<T>(o), count, vocab, channels));
 }
 void zrt_embedding_grad(int32_t dtype, const void *dy, const void *ids, void *dtable,
                         int64_t count, int64_t vocab, int64_t channels) {
+  TraceScope trace("zrt_embedding_grad", TraceTrack::Compute);
   ZRT_TYPED("zrt_embedding_grad", dtype,
             embeddingGrad(in<T>(dy), in<int32_t>(ids), out<T>(dtable), count, vocab, channels));
 }
 void zrt_cross_entropy(int32_t dtype, const void *logits, const void *labels, void *loss,
                        int64_t rows, int64_t classes) {
+  TraceScope trace("zrt_cross_entropy", TraceTrack::Compute);
   ZRT_TYPED("zrt_cross_entropy", dtype,
             crossEntropy(in<T>(logits), in<int32_t>(labels), out<float>(loss), rows, classes));
 }
 void zrt_cross_entropy_grad(int32_t dtype, const void *dloss, const void *logits,
                             const void *labels, void *dlogits, int64_t rows, int64_t classes) {
+  TraceScope trace("zrt_cross_entropy_grad", TraceTrack::Compute);
   ZRT_TYPED("zrt_cross_entropy_grad", dtype,
             crossEntropyGrad(in<float>(dloss), in<T>(logits), in<int32_t>(labels),
                              out<T>(dlogits), rows, classes));
 }
 void zrt_mse(int32_t dtype, const void *pred, const void *target, void *loss, int64_t n) {
+  TraceScope trace("zrt_mse", TraceTrack::Compute);
   ZRT_TYPED("zrt_mse", dtype, mse(in<T>(pred), in<T>(target), out<float>(loss), n));
 }
 void zrt_mse_grad(int32_t dtype, const void *dloss, const void *pred, const void *target,
                   void *dpred, int64_t n) {
+  TraceScope trace("zrt_mse_grad", TraceTrack::Compute);
   ZRT_TYPED("zrt_mse_grad", dtype,
             mseGrad(in<float>(dloss), in<T>(pred), in<T>(target), out<T>(dpred), n));
 }
 
 void zrt_reduce_sum(int32_t dtype, const void *x, void *o, const void *shape, int32_t rank,
                     int32_t axesMask) {
+  TraceScope trace("zrt_reduce_sum", TraceTrack::Compute);
   ZRT_TYPED("zrt_reduce_sum", dtype,
             reduceSum(in<T>(x), out<T>(o), in<int64_t>(shape), rank, axesMask));
 }
 void zrt_transpose(int32_t dtype, const void *x, void *o, const void *shape, int32_t rank,
                    const void *perm) {
+  TraceScope trace("zrt_transpose", TraceTrack::Compute);
   ZRT_TYPED("zrt_transpose", dtype,
             transpose(in<T>(x), out<T>(o), in<int64_t>(shape), rank, in<int64_t>(perm)));
 }
 void zrt_slice(int32_t dtype, const void *x, const void *xShape, void *o, const void *outShape,
                int32_t rank, const void *offsets) {
+  TraceScope trace("zrt_slice", TraceTrack::Compute);
   ZRT_TYPED("zrt_slice", dtype,
             slice(in<T>(x), in<int64_t>(xShape), out<T>(o), in<int64_t>(outShape), rank,
                   in<int64_t>(offsets)));
 }
 void zrt_insert(int32_t dtype, const void *box, const void *boxShape, void *dst,
                 const void *dstShape, int32_t rank, const void *offsets) {
+  TraceScope trace("zrt_insert", TraceTrack::Compute);
   ZRT_TYPED("zrt_insert", dtype,
             insert(in<T>(box), in<int64_t>(boxShape), out<T>(dst), in<int64_t>(dstShape), rank,
                    in<int64_t>(offsets)));
 }
 
 void zrt_pack(int32_t dtype, int64_t count, const void *inputs, const void *numels, int64_t ranks, void *o) {
+  TraceScope trace("zrt_pack", TraceTrack::Compute);
   if (count < 1 || ranks < 1)
     fatal("zrt_pack", "count %lld and ranks %lld must be positive", static_cast<long long>(count),
           static_cast<long long>(ranks));
@@ -184,6 +214,7 @@ void zrt_pack(int32_t dtype, int64_t count, const void *inputs, const void *nume
 }
 void zrt_unpack(int32_t dtype, int64_t count, const void *i, const void *numels, int64_t ranks,
                 const void *outputs) {
+  TraceScope trace("zrt_unpack", TraceTrack::Compute);
   if (count < 1 || ranks < 1)
     fatal("zrt_unpack", "count %lld and ranks %lld must be positive", static_cast<long long>(count),
           static_cast<long long>(ranks));
@@ -193,6 +224,7 @@ void zrt_unpack(int32_t dtype, int64_t count, const void *i, const void *numels,
 void zrt_adamw(void *param, int32_t gradDtype, const void *grad, void *m, void *v,
                void *paramBf16, int64_t n, double lr, double beta1, double beta2, double eps,
                double weightDecay, int64_t step) {
+  TraceScope trace("zrt_adamw", TraceTrack::Compute);
   if (step < 1)
     fatal("zrt_adamw", "step must start at 1, got %lld", static_cast<long long>(step));
   AdamWConfig cfg{lr, beta1, beta2, eps, weightDecay, step};
@@ -203,6 +235,7 @@ void zrt_adamw(void *param, int32_t gradDtype, const void *grad, void *m, void *
 void zrt_sgd_momentum(void *param, int32_t gradDtype, const void *grad, void *buf,
                       void *paramBf16, int64_t n, double lr, double momentum,
                       double weightDecay) {
+  TraceScope trace("zrt_sgd_momentum", TraceTrack::Compute);
   ZRT_TYPED("zrt_sgd_momentum", gradDtype,
             sgdMomentum(out<float>(param), in<T>(grad), out<float>(buf), out<bf16>(paramBf16), n,
                         lr, momentum, weightDecay));

@@ -13,6 +13,7 @@
 #include "core/CommStream.h"
 #include "core/Communicator.h"
 #include "core/Error.h"
+#include "core/Trace.h"
 #include "cpu/Elementwise.h"
 
 using namespace zrt;
@@ -103,7 +104,11 @@ std::function<void()> prepare(const CollectiveArgs &a) {
   return [a, sequence, comm, check, ranks] {
     if (check)
       comm->checkAgreement(a, sequence);
-    comm->run(a);
+    {
+      TraceScope trace(collectiveName(a.kind), TraceTrack::Communication,
+                       a.count * static_cast<int64_t>(dtypeSize(a.dtype)));
+      comm->run(a);
+    }
     if (a.average && ranks > 1) {
       int64_t n = a.count; // reduce_scatter: the shard; all_reduce: the buffer
       if (a.dtype == ZRT_DTYPE_BF16)
@@ -124,11 +129,13 @@ int64_t issue(const CollectiveArgs &a) {
 void runBlocking(const CollectiveArgs &a) {
   std::function<void()> work = prepare(a);
   RuntimeState &s = current(collectiveName(a.kind));
+  TraceScope trace("blocking collective", TraceTrack::Compute);
   s.counters.wait_seconds += s.stream->runInline(work);
 }
 
 void waitFor(int64_t handle, const char *call) {
   RuntimeState &s = current(call);
+  TraceScope trace("zrt_wait", TraceTrack::Compute);
   s.counters.wait_seconds += s.stream->wait(handle, call);
 }
 
@@ -169,6 +176,7 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
 void zrt_finalize() {
   RuntimeState &s = current("zrt_finalize");
   s.stream->drain();
+  trace::write(s.comm->rank());
   s.stream.reset();
   s.comm->finalize();
   delete state;

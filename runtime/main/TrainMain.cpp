@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/Error.h"
+#include "core/Trace.h"
 #include "main/Data.h"
 #include "main/ModelInfo.h"
 #include "main/Weights.h"
@@ -27,7 +28,7 @@ using namespace zrt::train;
 namespace {
 
 struct Flags {
-  std::string data, logJson, initWeights, exportWeights, schedule = "constant";
+  std::string data, logJson, initWeights, exportWeights, trace, schedule = "constant";
   bool synthetic = false;
   int64_t steps = 100, warmup = 0, logEvery = 10;
   uint64_t seed = 1337;
@@ -47,6 +48,8 @@ const char *kUsage =
     "  --log-json FILE        one JSON object per logged step\n"
     "  --init-weights FILE    initial parameters: raw f32, parameters in model order\n"
     "  --export-weights FILE  final parameters in the same format\n"
+    "  --trace FILE           Chrome trace (ui.perfetto.dev) of compute and communication; rank r > 0\n"
+    "                         writes FILE.rankR\n"
     "  --help\n";
 
 Flags parseFlags(int argc, char **argv) {
@@ -96,6 +99,7 @@ Flags parseFlags(int argc, char **argv) {
     else if (a == "--log-json") f.logJson = value();
     else if (a == "--init-weights") f.initWeights = value();
     else if (a == "--export-weights") f.exportWeights = value();
+    else if (a == "--trace") f.trace = value();
     else {
       std::fprintf(stderr, "train.bin: unknown flag '%s'\n%s", a.c_str(), kUsage);
       std::exit(2);
@@ -133,6 +137,8 @@ int64_t bytesSent(const zrt_counters &c) {
 int main(int argc, char **argv) {
   Flags flags = parseFlags(argc, argv);
   ModelInfo model = parseModelInfo(zcc_model_json);
+  if (!flags.trace.empty())
+    trace::setPath(flags.trace.c_str());
   char *arena = static_cast<char *>(zrt_init(model.worldSize, model.arenaBytes));
   const int rank = zrt_rank(), ranks = zrt_world_size();
 
@@ -191,6 +197,9 @@ int main(int argc, char **argv) {
     double lr = learningRate(flags, peakLr, step);
     zcc_update(arena, lr, step + 1);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (trace::enabled)
+      trace::record("step", TraceTrack::Steps, trace::nowMicros() - seconds * 1e6, trace::nowMicros(), -1,
+                    step + 1);
     totalSeconds += seconds;
 
     // The logged loss is the global batch's mean.
