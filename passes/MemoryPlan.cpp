@@ -33,6 +33,31 @@ int64_t firstFit(const std::vector<Interval *> &live, int64_t bytes) {
   return candidate;
 }
 
+/// Whether `v` carries gathered parameter values (ZeRO-3's whole parameters, or
+/// the gathered bucket they are unpacked from).
+bool isGathered(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (auto wait = dyn_cast_or_null<WaitOp>(def))
+    def = wait.getHandle().getDefiningOp();
+  if (isa_and_nonnull<GatherParamOp, AllGatherOp, AllGatherStartOp>(def))
+    return true;
+  if (auto unpack = dyn_cast_or_null<UnpackOp>(def))
+    return isGathered(unpack.getInput());
+  return false;
+}
+
+BufferKind kindOf(Value v) {
+  if (isGathered(v))
+    return BufferKind::GatheredParam;
+  Operation *def = v.getDefiningOp();
+  if (auto wait = dyn_cast_or_null<WaitOp>(def))
+    def = wait.getHandle().getDefiningOp();
+  if (isa_and_nonnull<PackOp, PackShardsOp, UnpackOp, ReduceScatterOp, AllReduceOp, ReduceScatterStartOp,
+                      AllReduceStartOp>(def))
+    return BufferKind::Communication;
+  return BufferKind::Activation;
+}
+
 /// Plans one function's scratch values; returns the region size it needs.
 FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
   Block &body = fn.getBody().front();
@@ -122,6 +147,24 @@ FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
     regionBytes = std::max(regionBytes, current.offset + aligned(current.bytes));
   }
 
+  FunctionPlan record;
+  record.function = fn;
+  record.regionBytes = regionBytes;
+  for (Operation &op : body)
+    record.ops.push_back(&op);
+  int64_t peakTop = -1;
+  for (auto &entry : intervals) {
+    const Interval &i = entry.second;
+    Operation *definer = record.ops[i.start];
+    record.buffers.push_back({entry.first, definer, i.bytes, i.start, i.end, i.offset, kindOf(entry.first)});
+    // The peak: where the buffer reaching the region's top starts.
+    if (i.offset + aligned(i.bytes) > peakTop) {
+      peakTop = i.offset + aligned(i.bytes);
+      record.peakIndex = i.start;
+    }
+  }
+  plan.functions.push_back(std::move(record));
+
   for (auto &entry : intervals)
     plan.valueOffset[entry.first] = plan.persistentBytes + entry.second.offset;
   for (auto &[view, root] : rootOf)
@@ -142,14 +185,20 @@ FailureOr<MemoryPlan> mlir::zc::planMemory(ModuleOp module, ArrayRef<func::FuncO
   };
   // ZeRO: a shard, or the whole tensor padded to whole shards (ParamSharding).
   auto elementBytes = [](ParamOp param) { return param.getTensorType().getElementTypeBitWidth() / 8; };
-  for (ParamOp param : module.getOps<ParamOp>())
-    plan.paramOffset[param.getSymNameAttr()] =
-        place(ParamSharding::of(param).paramStorage() * elementBytes(param));
-  for (ParamOp param : module.getOps<ParamOp>())
-    plan.gradOffset[param.getSymNameAttr()] =
-        place(ParamSharding::of(param).gradStorage() * elementBytes(param));
-  for (StateOp state : module.getOps<StateOp>())
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    int64_t bytes = ParamSharding::of(param).paramStorage() * elementBytes(param);
+    plan.paramOffset[param.getSymNameAttr()] = place(bytes);
+    plan.paramBytes += bytes;
+  }
+  for (ParamOp param : module.getOps<ParamOp>()) {
+    int64_t bytes = ParamSharding::of(param).gradStorage() * elementBytes(param);
+    plan.gradOffset[param.getSymNameAttr()] = place(bytes);
+    plan.gradBytes += bytes;
+  }
+  for (StateOp state : module.getOps<StateOp>()) {
     plan.stateOffset[state.getSymNameAttr()] = place(tensorBytes(state.getTensorType()));
+    plan.stateBytes += tensorBytes(state.getTensorType());
+  }
   plan.persistentBytes = offset;
   for (func::FuncOp fn : functions) {
     FailureOr<int64_t> scratch = planFunction(fn, plan);
@@ -158,4 +207,37 @@ FailureOr<MemoryPlan> mlir::zc::planMemory(ModuleOp module, ArrayRef<func::FuncO
     plan.scratchBytes = std::max(plan.scratchBytes, *scratch);
   }
   return plan;
+}
+
+StringRef mlir::zc::bufferKindName(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Param: return "params";
+  case BufferKind::Grad: return "grads";
+  case BufferKind::OptimizerState: return "optimizer_state";
+  case BufferKind::GatheredParam: return "gathered_params";
+  case BufferKind::Communication: return "communication_buffers";
+  case BufferKind::Activation: return "activations";
+  }
+  return "?";
+}
+
+const FunctionPlan *MemoryPlan::peakFunction() const {
+  const FunctionPlan *peak = nullptr;
+  for (const FunctionPlan &fn : functions)
+    if (!peak || fn.regionBytes > peak->regionBytes)
+      peak = &fn;
+  return peak;
+}
+
+std::map<BufferKind, int64_t> MemoryPlan::liveAt(const FunctionPlan &fn, int64_t index) const {
+  std::map<BufferKind, int64_t> live{{BufferKind::Param, paramBytes},
+                                     {BufferKind::Grad, gradBytes},
+                                     {BufferKind::OptimizerState, stateBytes},
+                                     {BufferKind::GatheredParam, 0},
+                                     {BufferKind::Communication, 0},
+                                     {BufferKind::Activation, 0}};
+  for (const PlannedBuffer &b : fn.buffers)
+    if (b.start <= index && index <= b.end)
+      live[b.kind] += b.bytes;
+  return live;
 }

@@ -15,12 +15,37 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <map>
+#include <vector>
+
 namespace mlir::zc {
 
 constexpr int64_t kArenaAlignment = 64;
 
 /// Bytes of a static tensor.
 int64_t tensorBytes(RankedTensorType type);
+
+/// What a buffer holds, for budgets, reports and pictures.
+enum class BufferKind { Param, Grad, OptimizerState, GatheredParam, Communication, Activation };
+StringRef bufferKindName(BufferKind kind);
+
+/// One scratch buffer of a planned function: live over ops [start, end] (indices
+/// in the function's body), at `offset` of the scratch region.
+struct PlannedBuffer {
+  Value value;
+  Operation *definer; // the op that produces it (a zc.wait's start for an awaited result)
+  int64_t bytes, start, end, offset;
+  BufferKind kind;
+};
+
+/// A function's scratch plan: its buffers, and where its scratch use peaks.
+struct FunctionPlan {
+  func::FuncOp function;
+  std::vector<PlannedBuffer> buffers;
+  std::vector<Operation *> ops; // the body, by index
+  int64_t regionBytes = 0;
+  int64_t peakIndex = 0; // the op where the buffers live at once reach the region's top
+};
 
 struct MemoryPlan {
   /// Persistent buffers by symbol: a parameter, its gradient, a state tensor.
@@ -33,6 +58,13 @@ struct MemoryPlan {
   DenseMap<Value, BlockArgument> argumentOf;
   /// Largest scratch region any function needs, after `persistentBytes`.
   int64_t scratchBytes = 0;
+  /// Persistent bytes by kind (Param, Grad, OptimizerState).
+  int64_t paramBytes = 0, gradBytes = 0, stateBytes = 0;
+  std::vector<FunctionPlan> functions;
+  /// The function whose scratch region is the largest (the arena's peak).
+  const FunctionPlan *peakFunction() const;
+  /// Live bytes by kind at op `index` of `fn` (persistent kinds included).
+  std::map<BufferKind, int64_t> liveAt(const FunctionPlan &fn, int64_t index) const;
   int64_t totalBytes() const { return persistentBytes + scratchBytes; }
 };
 

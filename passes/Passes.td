@@ -287,6 +287,31 @@ def ZccSchedule : Pass<"zcc-schedule", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccMemoryPlan : Pass<"zcc-memory-plan", "mlir::ModuleOp"> {
+  let summary = "Checks each rank's arena plan against a memory budget";
+  let description = [{
+    Plans the arena exactly as zcc-lower-to-llvm will (liveness over the
+    scheduled step and update functions, first fit at 64-byte alignment;
+    MemoryPlan.h): parameters, gradients and optimizer state persist;
+    activations, gathered parameters, buckets and collective buffers share
+    the scratch region. With `budget` > 0, a plan larger than the budget is an
+    error at the op where memory peaks, with the largest buffers live there
+    as notes at their definitions. Changes nothing.
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", "0", "Bytes per rank (0: no budget)">,
+  ];
+}
+
+def ZccTestPrintMemoryPlan : Pass<"zcc-test-print-memory-plan", "mlir::ModuleOp"> {
+  let summary = "Test only: prints the arena plan (live ranges, offsets, kinds)";
+  let description = [{
+    Prints, to stdout, the persistent buffers' offsets and, per planned
+    function, every scratch buffer as `[first op, last op] definer bytes at
+    offset (kind)`, the peak op and the arena size.
+  }];
+}
+
 def ZccReport : Pass<"zcc-report", "mlir::ModuleOp"> {
   let summary = "Reports each rank's model-state bytes and per-step communication";
   let description = [{

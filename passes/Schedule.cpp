@@ -224,9 +224,17 @@ private:
     // Move down past ops that neither use the group's values nor name its
     // symbols, while the in-flight buffers fit.
     Operation *target = nullptr; // the group goes right before it
+    int64_t reductionsPassed = 0;
     for (Operation *cursor = wait->getNextNode(); cursor; cursor = cursor->getNextNode()) {
       if (members.contains(cursor))
         continue;
+      // A deferred reduction waits before the second reduction issued after it:
+      // two buckets in flight keep the link busy, more would only hold their
+      // buffers (ZeRO-2/3 would keep a copy of every gradient).
+      if (deferAll && isStart(cursor) && !isGatherStart(cursor) && ++reductionsPassed == 2) {
+        target = cursor;
+        break;
+      }
       bool uses = llvm::any_of(cursor->getOperands(), [&](Value v) {
         Operation *def = v.getDefiningOp();
         return def && members.contains(def);
