@@ -53,5 +53,13 @@ FailureOr<CostModel> CostModel::load(llvm::StringRef path, std::string &error) {
   if (!read("all_gather", model.allGather) || !read("reduce_scatter", model.reduceScatter) ||
       !read("all_reduce", model.allReduce))
     return failure();
+  if (const llvm::json::Object *compute = root->getObject("compute")) {
+    std::optional<double> flops = compute->getNumber("flops_per_s");
+    if (!flops || !(*flops > 0)) {
+      error = "cost model '" + path.str() + "': \"compute\" needs {\"flops_per_s\": > 0}";
+      return failure();
+    }
+    model.computeFlopsPerSecond = *flops;
+  }
   return model;
 }

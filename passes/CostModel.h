@@ -30,6 +30,10 @@ struct CostModel {
   // Defaults: zcc-calibrate, 4 ranks of Open MPI over shared memory on the
   // 2-core reference machine (docs/cost-model.md).
   CollectiveCost allGather{33e-6, 1.41e9}, reduceScatter{111e-6, 0.33e9}, allReduce{25e-6, 0.95e9};
+  /// Compute throughput of one rank (zcc-calibrate: a 512^3 f32 matmul), used to
+  /// estimate how long compute hides a transfer.
+  // zcc-calibrate measured 95 GFLOP/s for one rank's matmul; four ranks share two cores.
+  double computeFlopsPerSecond = 47e9;
   std::string source = "built-in defaults";
 
   /// The smallest bucket (bytes of the whole tensors in it, over `ranks`) whose

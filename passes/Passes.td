@@ -327,6 +327,7 @@ def ZccReport : Pass<"zcc-report", "mlir::ModuleOp"> {
     Option<"format", "format", "std::string", "\"text\"", "text or json">,
     Option<"output", "output", "std::string", "\"-\"", "File to write ('-': stdout)">,
     Option<"microBatches", "micro-batches", "int64_t", "1", "Step function runs per optimizer step">,
+    Option<"costModel", "cost-model", "std::string", "\"\"", "zcc-calibrate JSON file (empty: defaults)">,
   ];
 }
 

@@ -25,6 +25,8 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--zero-stage must be 0, 1, 2 or 3, got " << options.zeroStage;
   else if (options.persistenceThreshold < 0)
     os << "--param-persistence-threshold must be non-negative, got " << options.persistenceThreshold;
+  else if (options.memoryBudget < 0)
+    os << "--memory-budget must be positive, got " << options.memoryBudget;
   else if (options.prefetch < 0)
     os << "--prefetch must be non-negative, got " << options.prefetch;
   else if (options.precision != "fp32" && options.precision != "bf16")
@@ -65,8 +67,10 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   // 7. Transfers in flight while the compute stream works.
   if (options.worldSize > 1 && options.overlap)
     pm.addPass(createZccSchedule({options.prefetch, options.maxLiveMb}));
+  if (options.memoryBudget > 0)
+    pm.addPass(createZccMemoryPlan({options.memoryBudget}));
   if (!options.report.empty())
-    pm.addPass(createZccReport({options.report, options.reportFile, options.gradAccum}));
+    pm.addPass(createZccReport({options.report, options.reportFile, options.gradAccum, options.costModel}));
   if (!options.lower)
     return;
   // 8. Memory plan and runtime calls in the LLVM dialect.

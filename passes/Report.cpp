@@ -1,5 +1,7 @@
 //===- Report.cpp - per-rank memory and communication of the training plan ===//
 
+#include "passes/CostModel.h"
+#include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
@@ -63,6 +65,89 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
   });
 }
 
+/// Estimated floating-point work of one op (what hides a transfer).
+double flopsOf(Operation *op) {
+  if (auto mm = dyn_cast<MatmulOp>(op)) {
+    double result = tensorOf(mm.getResult()).getNumElements();
+    RankedTensorType out = tensorOf(mm.getResult());
+    double n = out.getShape().back();
+    double k = double(tensorOf(mm.getLhs()).getNumElements()) * n / std::max(result, 1.0);
+    return 2 * result * k;
+  }
+  if (isa<CausalAttentionOp, CausalAttentionGradOp>(op)) {
+    RankedTensorType q = tensorOf(op->getOperand(isa<CausalAttentionOp>(op) ? 0 : 1));
+    double b = q.getDimSize(0), t = q.getDimSize(1), c = q.getDimSize(2);
+    return (isa<CausalAttentionOp>(op) ? 4 : 8) * b * t * t * c;
+  }
+  double elements = 0;
+  for (Value r : op->getResults())
+    if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+      elements += t.getNumElements();
+  return elements;
+}
+
+/// Seconds of one collective under the cost model; 0 for other ops.
+double collectiveSeconds(Operation *op, const CostModel &costs) {
+  auto sent = [](RankedTensorType shard, int64_t ranks) {
+    return double(ranks - 1) * shard.getNumElements() * elementBytes(shard);
+  };
+  if (auto o = dyn_cast<AllGatherStartOp>(op))
+    return costs.allGather.seconds(sent(tensorOf(o.getInput()), o.getRanks()));
+  if (auto o = dyn_cast<AllGatherOp>(op))
+    return costs.allGather.seconds(sent(tensorOf(o.getInput()), o.getRanks()));
+  if (auto o = dyn_cast<ReduceScatterStartOp>(op))
+    return costs.reduceScatter.seconds(sent(awaitedType(o.getHandle()), o.getRanks()));
+  if (auto o = dyn_cast<ReduceScatterOp>(op))
+    return costs.reduceScatter.seconds(sent(tensorOf(o.getResult()), o.getRanks()));
+  auto allReduce = [&](RankedTensorType t, int64_t n) {
+    return costs.allReduce.seconds(2.0 * (n - 1) * t.getNumElements() * elementBytes(t) / n);
+  };
+  if (auto o = dyn_cast<AllReduceStartOp>(op))
+    return allReduce(tensorOf(o.getInput()), o.getRanks());
+  if (auto o = dyn_cast<AllReduceOp>(op))
+    return allReduce(tensorOf(o.getInput()), o.getRanks());
+  if (isa<GatherParamOp, AllGatherParamOp>(op)) {
+    auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, op->getAttrOfType<FlatSymbolRefAttr>("param"));
+    ParamSharding s = ParamSharding::of(param);
+    return costs.allGather.seconds(double(s.ranks - 1) * s.shardElements() *
+                                   elementBytes(param.getTensorType()));
+  }
+  return 0;
+}
+
+/// One rank's timeline of `fn`: compute ops advance the compute clock, collectives
+/// run in issue order on the communication stream, a wait (or a blocking
+/// collective) stalls compute until its transfer is done. Adds to the totals.
+void simulate(func::FuncOp fn, const CostModel &costs, int64_t times, double &compute, double &comm,
+              double &exposed) {
+  double clock = 0, stream = 0, computeHere = 0, commHere = 0, exposedHere = 0;
+  DenseMap<Value, double> finish;
+  for (Operation &op : fn.getBody().front()) {
+    double cost = collectiveSeconds(&op, costs);
+    if (isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp>(op)) {
+      stream = std::max(stream, clock) + cost;
+      finish[op.getResult(0)] = stream;
+      commHere += cost;
+    } else if (auto wait = dyn_cast<WaitOp>(op)) {
+      double done = finish.lookup(wait.getHandle());
+      exposedHere += std::max(0.0, done - clock);
+      clock = std::max(clock, done);
+    } else if (cost > 0) { // blocking: queued behind the stream, then the compute thread waits
+      double done = std::max(stream, clock) + cost;
+      exposedHere += done - clock;
+      clock = stream = done;
+      commHere += cost;
+    } else {
+      double t = flopsOf(&op) / costs.computeFlopsPerSecond;
+      clock += t;
+      computeHere += t;
+    }
+  }
+  compute += times * computeHere;
+  comm += times * commHere;
+  exposed += times * exposedHere;
+}
+
 struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
   using Base::Base;
 
@@ -111,7 +196,29 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       });
     }
 
+    // The arena (exactly what zcc-lower-to-llvm will allocate) and what is live at its peak.
+    func::FuncOp step = functionWithRole(module, "step"), update = functionWithRole(module, "update");
+    FailureOr<MemoryPlan> arena = planMemory(module, {step, update});
+    if (failed(arena))
+      return signalPassFailure();
+    const FunctionPlan *peak = arena->peakFunction();
+    std::map<BufferKind, int64_t> breakdown = arena->liveAt(*peak, peak->peakIndex);
+
+    // Predicted communication time per optimizer step.
     std::string error;
+    CostModel costs;
+    if (!costModel.empty()) {
+      FailureOr<CostModel> loaded = CostModel::load(costModel, error);
+      if (failed(loaded)) {
+        module.emitError("zcc-report: ") << error;
+        return signalPassFailure();
+      }
+      costs = *loaded;
+    }
+    double computeSeconds = 0, commSeconds = 0, exposedSeconds = 0;
+    simulate(step, costs, microBatches, computeSeconds, commSeconds, exposedSeconds);
+    simulate(update, costs, 1, computeSeconds, commSeconds, exposedSeconds);
+
     auto file = openOutputFile(output, &error);
     if (!file) {
       module.emitError("zcc-report: ") << error;
@@ -130,6 +237,18 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
                                              {"reduce_scatter", plan.reduceScatters},
                                              {"all_reduce", plan.allReduces}}},
           {"comm_bytes", plan.commBytes}};
+      llvm::json::Object peakJson;
+      for (auto &[kind, bytes] : breakdown)
+        peakJson[bufferKindName(kind)] = bytes;
+      report["arena_bytes"] = arena->totalBytes();
+      report["peak_breakdown"] = std::move(peakJson);
+      report["peak_op"] = (peak->ops[peak->peakIndex]->getName().getStringRef() + " in @" +
+                           func::FuncOp(peak->function).getSymName())
+                              .str();
+      report["predicted"] = llvm::json::Object{{"compute_s", computeSeconds},
+                                               {"comm_s", commSeconds},
+                                               {"exposed_comm_s", exposedSeconds},
+                                               {"cost_model", costs.source}};
       os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
     } else {
       os << "zcc plan, per rank:\n"
@@ -139,7 +258,15 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
          << "  model_state_bytes          " << plan.paramBytes + plan.gradBytes + plan.optimizerBytes << "\n"
          << "  gathered_param_peak_bytes  " << plan.gatheredPeakBytes << "\n"
          << "  per step: all_gather " << plan.allGathers << ", reduce_scatter " << plan.reduceScatters
-         << ", all_reduce " << plan.allReduces << ", comm_bytes " << plan.commBytes << "\n";
+         << ", all_reduce " << plan.allReduces << ", comm_bytes " << plan.commBytes << "\n"
+         << "  arena_bytes                " << arena->totalBytes() << " (peak at "
+         << peak->ops[peak->peakIndex]->getName() << " in @" << func::FuncOp(peak->function).getSymName()
+         << ")\n";
+      for (auto &[kind, bytes] : breakdown)
+        os << "    " << llvm::left_justify(bufferKindName(kind), 24) << bytes << "\n";
+      os << llvm::formatv("  predicted per step: compute {0:F2} ms, communication {1:F2} ms, exposed {2:F2} ms "
+                          "({3})\n",
+                          computeSeconds * 1e3, commSeconds * 1e3, exposedSeconds * 1e3, costs.source);
     }
     file->keep();
   }

@@ -96,6 +96,11 @@ struct DriverOptions {
   cl::opt<double> maxLiveMb{"max-live-mb",
                             cl::desc("Cap on in-flight and gathered communication buffers per rank, MiB"),
                             cl::init(-1), cl::cat(category)};
+  cl::opt<std::string> memoryBudget{
+      "memory-budget",
+      cl::desc("Per-rank memory the plan must fit, e.g. 512M or 2G (K, M, G: binary); a plan over it "
+               "is a compile-time error naming the peak"),
+      cl::init(""), cl::cat(category)};
   cl::opt<std::string> report{
       "report", cl::ValueOptional,
       cl::desc("Print each rank's plan (model-state bytes, collectives and bytes sent per step); "
@@ -112,6 +117,31 @@ struct DriverOptions {
   cl::opt<std::string> target{"target", cl::desc("cpu (cuda: not yet)"), cl::init("cpu"),
                               cl::cat(category)};
 };
+
+/// "123", "64K", "512M", "2G" (binary multiples; a trailing B or iB is allowed).
+std::optional<int64_t> parseByteSize(StringRef text) {
+  text = text.trim();
+  if (text.ends_with_insensitive("ib"))
+    text = text.drop_back(2);
+  else if (text.ends_with_insensitive("b"))
+    text = text.drop_back(1);
+  int64_t multiplier = 1;
+  if (!text.empty()) {
+    switch (llvm::toLower(text.back())) {
+    case 'k': multiplier = int64_t(1) << 10; break;
+    case 'm': multiplier = int64_t(1) << 20; break;
+    case 'g': multiplier = int64_t(1) << 30; break;
+    case 't': multiplier = int64_t(1) << 40; break;
+    default: break;
+    }
+    if (multiplier != 1)
+      text = text.drop_back(1);
+  }
+  double value;
+  if (text.empty() || text.getAsDouble(value) || !(value > 0))
+    return std::nullopt;
+  return static_cast<int64_t>(value * multiplier);
+}
 
 /// Parses `path`; parseSourceFile verifies every op and symbol use before
 /// returning. Errors are reported through the context's diagnostic handler.
@@ -214,6 +244,15 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.gatherBucketMb = options.gatherBucketMb;
   pipeline.costModel = options.costModel;
   pipeline.overlap = !options.noOverlap;
+  if (!options.memoryBudget.empty()) {
+    std::optional<int64_t> bytes = parseByteSize(options.memoryBudget);
+    if (!bytes || *bytes <= 0) {
+      llvm::errs() << "zcc: error: --memory-budget expects a size like 512M or 2G, got '"
+                   << options.memoryBudget << "'\n";
+      return 1;
+    }
+    pipeline.memoryBudget = *bytes;
+  }
   pipeline.prefetch = options.prefetch;
   pipeline.maxLiveMb = options.maxLiveMb;
   if (options.report.getNumOccurrences()) {

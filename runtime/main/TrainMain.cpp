@@ -132,6 +132,22 @@ int64_t bytesSent(const zrt_counters &c) {
   return total;
 }
 
+/// The scratch region is painted with this byte at start-up; the highest byte that
+/// no longer holds it is the arena's measured high-water mark (a kernel writing any
+/// value there, the canary included only by a 2^-64 chance per word).
+constexpr unsigned char kCanary = 0xA5;
+
+void paintScratch(char *arena, const ModelInfo &m) {
+  std::memset(arena + m.persistentBytes, kCanary, m.arenaBytes - m.persistentBytes);
+}
+
+int64_t measuredHighWater(const char *arena, const ModelInfo &m) {
+  int64_t end = m.arenaBytes;
+  while (end > m.persistentBytes && static_cast<unsigned char>(arena[end - 1]) == kCanary)
+    --end;
+  return end;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -149,6 +165,8 @@ int main(int argc, char **argv) {
     readWeights(model, arena, flags.initWeights, rank);
   else
     initializeWeights(model, arena, flags.seed, rank);
+
+  paintScratch(arena, model);
 
   std::unique_ptr<DataSource> data = openData(model, flags.data, flags.synthetic, flags.seed);
   std::vector<std::vector<char>> storage;
@@ -220,12 +238,15 @@ int main(int argc, char **argv) {
         std::fprintf(log,
                      "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"step_ms\": %.4f, \"%s\": %.2f, "
                      "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f, "
-                     "\"param_bytes\": %lld, \"grad_bytes\": %lld, \"optimizer_bytes\": %lld}\n",
+                     "\"param_bytes\": %lld, \"grad_bytes\": %lld, \"optimizer_bytes\": %lld, "
+                     "\"planned_arena_bytes\": %lld, \"measured_arena_bytes\": %lld}\n",
                      static_cast<long long>(step + 1), mean, lr, seconds * 1e3, unit, perSecond,
                      static_cast<long long>(now.arena_bytes),
                      static_cast<long long>(bytesSent(now) - bytesSent(before)),
                      now.wait_seconds - before.wait_seconds, static_cast<long long>(model.paramBytes),
-                     static_cast<long long>(model.gradBytes), static_cast<long long>(model.optimizerBytes));
+                     static_cast<long long>(model.gradBytes), static_cast<long long>(model.optimizerBytes),
+                     static_cast<long long>(model.arenaBytes),
+                     static_cast<long long>(measuredHighWater(arena, model)));
     }
     before = now;
   }
@@ -233,6 +254,8 @@ int main(int argc, char **argv) {
     std::printf("zcc: %lld steps in %.2f s (%.2f ms/step), final loss %.6f\n",
                 static_cast<long long>(flags.steps), totalSeconds,
                 flags.steps ? totalSeconds * 1e3 / flags.steps : 0.0, lastLoss);
+    std::printf("zcc: arena per rank: %lld B planned, %lld B written (high-water mark)\n",
+                static_cast<long long>(model.arenaBytes), static_cast<long long>(measuredHighWater(arena, model)));
   }
   if (!flags.exportWeights.empty())
     writeWeights(model, arena, flags.exportWeights, rank);

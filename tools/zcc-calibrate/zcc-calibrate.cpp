@@ -94,6 +94,19 @@ int main(int argc, char **argv) {
       for (size_t i = 0; i < sent.size(); ++i)
         std::printf("%s: %12.0f bytes sent  %10.1f us\n", names[kind], sent[i], seconds[i] * 1e6);
   }
+  // Compute throughput: a 512^3 f32 matmul through the runtime's kernel.
+  double flopsPerSecond = 0;
+  {
+    const int64_t n = 512;
+    std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
+    zrt_matmul(ZRT_DTYPE_F32, a.data(), b.data(), c.data(), 1, n, n, n, 0, 0, 0);
+    const int reps = 10;
+    auto start = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r)
+      zrt_matmul(ZRT_DTYPE_F32, a.data(), b.data(), c.data(), 1, n, n, n, 0, 0, 0);
+    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / reps;
+    flopsPerSecond = 2.0 * n * n * n / t;
+  }
   if (rank == 0) {
     FILE *f = std::fopen(output.c_str(), "w");
     if (!f) {
@@ -104,11 +117,12 @@ int main(int argc, char **argv) {
     for (int kind = 0; kind < 3; ++kind)
       std::fprintf(f, ",\n  \"%s\": {\"alpha_s\": %.3e, \"bytes_per_s\": %.4e}", names[kind],
                    fits[kind].alpha, fits[kind].bytesPerSecond);
-    std::fprintf(f, "\n}\n");
+    std::fprintf(f, ",\n  \"compute\": {\"flops_per_s\": %.4e}\n}\n", flopsPerSecond);
     std::fclose(f);
     for (int kind = 0; kind < 3; ++kind)
       std::printf("%-15s alpha %8.1f us  bandwidth %8.2f GB/s\n", names[kind], fits[kind].alpha * 1e6,
                   fits[kind].bytesPerSecond / 1e9);
+    std::printf("compute         %8.1f GFLOP/s (f32 matmul, one rank)\n", flopsPerSecond / 1e9);
   }
   zrt_finalize();
   return 0;
