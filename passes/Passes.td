@@ -267,7 +267,8 @@ def ZccSchedule : Pass<"zcc-schedule", "mlir::ModuleOp"> {
 
     * starts move up, with the ops that only prepare their input (a bucket's
       `zc.pack`, the `zc.grad_ref`s it packs), until an op defines their
-      input, names the same parameter or state, or the communication buffers
+      input, another start (starts keep their issue order), an op names the
+      same parameter or state, or the communication buffers
       alive there would exceed `max-live-mb`. A parameter all-gather moves
       at most `prefetch` gather groups ahead of the one the compute waits
       for (0: gathers are not hoisted);
@@ -310,6 +311,18 @@ def ZccTestPrintMemoryPlan : Pass<"zcc-test-print-memory-plan", "mlir::ModuleOp"
     function, every scratch buffer as `[first op, last op] definer bytes at
     offset (kind)`, the peak op and the arena size.
   }];
+}
+
+def ZccMemorySvg : Pass<"zcc-memory-svg", "mlir::ModuleOp"> {
+  let summary = "Draws the arena plan over the step as an SVG";
+  let description = [{
+    One column per op of the step, then the update function; each column
+    stacks the live bytes by kind (parameters, gradients, optimizer state,
+    gathered parameters, communication buffers, activations). Changes nothing.
+  }];
+  let options = [
+    Option<"output", "output", "std::string", "\"-\"", "SVG file ('-': stdout)">,
+  ];
 }
 
 def ZccReport : Pass<"zcc-report", "mlir::ModuleOp"> {

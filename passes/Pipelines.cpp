@@ -69,6 +69,8 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
     pm.addPass(createZccSchedule({options.prefetch, options.maxLiveMb}));
   if (options.memoryBudget > 0)
     pm.addPass(createZccMemoryPlan({options.memoryBudget}));
+  if (!options.memorySvg.empty())
+    pm.addPass(createZccMemorySvg({options.memorySvg}));
   if (!options.report.empty())
     pm.addPass(createZccReport({options.report, options.reportFile, options.gradAccum, options.costModel}));
   if (!options.lower)

@@ -48,6 +48,8 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
   Option<int64_t> memoryBudget{*this, "memory-budget",
                                llvm::cl::desc("Bytes per rank the arena must fit (0: no budget)"),
                                llvm::cl::init(0)};
+  Option<std::string> memorySvg{*this, "memory-svg", llvm::cl::desc("Draw the memory plan to this SVG file"),
+                                llvm::cl::init("")};
   Option<std::string> report{*this, "report",
                              llvm::cl::desc("Plan report before lowering: text or json"),
                              llvm::cl::init("")};

@@ -171,7 +171,9 @@ private:
       });
       if (members.contains(cursor))
         continue;
-      if (defines || namesAny(cursor, symbols) || !fits(cursor, bytes)) {
+      // Starts keep their order: the stream runs them in issue order, and the
+      // first to be waited on was issued first.
+      if (defines || isStart(cursor) || namesAny(cursor, symbols) || !fits(cursor, bytes)) {
         stop = cursor;
         break;
       }

@@ -101,6 +101,9 @@ struct DriverOptions {
       cl::desc("Per-rank memory the plan must fit, e.g. 512M or 2G (K, M, G: binary); a plan over it "
                "is a compile-time error naming the peak"),
       cl::init(""), cl::cat(category)};
+  cl::opt<std::string> memorySvg{"memory-svg",
+                                 cl::desc("Draw each rank's memory over the step (live bytes by kind) to FILE"),
+                                 cl::value_desc("FILE"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> report{
       "report", cl::ValueOptional,
       cl::desc("Print each rank's plan (model-state bytes, collectives and bytes sent per step); "
@@ -244,6 +247,7 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.gatherBucketMb = options.gatherBucketMb;
   pipeline.costModel = options.costModel;
   pipeline.overlap = !options.noOverlap;
+  pipeline.memorySvg = options.memorySvg;
   if (!options.memoryBudget.empty()) {
     std::optional<int64_t> bytes = parseByteSize(options.memoryBudget);
     if (!bytes || *bytes <= 0) {
