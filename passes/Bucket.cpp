@@ -195,7 +195,7 @@ private:
     SetVector<Operation *> delayed = delayedOps(ArrayRef(group.members).drop_back(), last);
 
     OpBuilder b(last);
-    Location loc = b.getFusedLoc(llvm::map_to_vector(group.members, [](Operation *m) { return m->getLoc(); }));
+    Location loc = fusedLoc(b, group);
     SmallVector<Value> inputs;
     SmallVector<Type> resultTypes;
     for (Operation *m : group.members) {
@@ -219,13 +219,21 @@ private:
     auto unpack = UnpackOp::create(b, loc, resultTypes, reduced, 1);
     for (auto [m, result] : llvm::zip(group.members, unpack.getResults()))
       m->getResult(0).replaceAllUsesWith(result);
-    Operation *after = unpack;
-    for (Operation *op : delayed) {
-      op->moveAfter(after);
-      after = op;
-    }
+    placeAfter(delayed.getArrayRef(), unpack);
     for (Operation *m : group.members)
       m->erase();
+  }
+
+  /// Moves `ops` (in block order) to right after `anchor`, keeping their order.
+  static void placeAfter(ArrayRef<Operation *> ops, Operation *anchor) {
+    for (Operation *op : ops) {
+      op->moveAfter(anchor);
+      anchor = op;
+    }
+  }
+
+  static Location fusedLoc(OpBuilder &b, const Group &group) {
+    return b.getFusedLoc(llvm::map_to_vector(group.members, [](Operation *m) { return m->getLoc(); }));
   }
 
   /// The pack_shards / all_gather pair of a parameter group; returns the gathered bucket.
@@ -244,7 +252,7 @@ private:
 
   void bucketGathers(Group &group) {
     OpBuilder b(group.members.front());
-    Location loc = b.getFusedLoc(llvm::map_to_vector(group.members, [](Operation *m) { return m->getLoc(); }));
+    Location loc = fusedLoc(b, group);
     SmallVector<Attribute> names;
     Value all = gatherBucket(b, loc, group, names);
     SmallVector<Type> wholeTypes;
@@ -261,14 +269,10 @@ private:
     Operation *last = group.members.back();
     SetVector<Operation *> delayed = delayedOps(ArrayRef(group.members).drop_back(), last);
     OpBuilder b(last);
-    Location loc = b.getFusedLoc(llvm::map_to_vector(group.members, [](Operation *m) { return m->getLoc(); }));
+    Location loc = fusedLoc(b, group);
     SmallVector<Attribute> names;
     Value all = gatherBucket(b, loc, group, names);
-    Operation *after = UnpackParamsOp::create(b, loc, all, group.key.ranks, b.getArrayAttr(names));
-    for (Operation *op : delayed) {
-      op->moveAfter(after);
-      after = op;
-    }
+    placeAfter(delayed.getArrayRef(), UnpackParamsOp::create(b, loc, all, group.key.ranks, b.getArrayAttr(names)));
     for (Operation *m : group.members)
       m->erase();
   }
