@@ -2,6 +2,8 @@
 
 #include "passes/CostModel.h"
 
+#include "dialects/zc/ZcDialect.h"
+
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -62,4 +64,23 @@ FailureOr<CostModel> CostModel::load(llvm::StringRef path, std::string &error) {
     model.computeFlopsPerSecond = *flops;
   }
   return model;
+}
+
+double mlir::zc::estimatedFlops(Operation *op) {
+  if (auto mm = dyn_cast<MatmulOp>(op)) {
+    RankedTensorType out = tensorOf(mm.getResult());
+    double result = out.getNumElements(), n = out.getShape().back();
+    double k = double(tensorOf(mm.getLhs()).getNumElements()) * n / std::max(result, 1.0);
+    return 2 * result * k;
+  }
+  if (isa<CausalAttentionOp, CausalAttentionGradOp>(op)) {
+    RankedTensorType q = tensorOf(op->getOperand(isa<CausalAttentionOp>(op) ? 0 : 1));
+    double b = q.getDimSize(0), t = q.getDimSize(1), c = q.getDimSize(2);
+    return (isa<CausalAttentionOp>(op) ? 4 : 8) * b * t * t * c;
+  }
+  double elements = 0;
+  for (Value r : op->getResults())
+    if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+      elements += t.getNumElements();
+  return elements;
 }

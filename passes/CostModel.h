@@ -14,6 +14,7 @@
 #ifndef ZCC_PASSES_COSTMODEL_H
 #define ZCC_PASSES_COSTMODEL_H
 
+#include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -43,6 +44,10 @@ struct CostModel {
   /// Reads a zcc-calibrate file; on failure returns the error text.
   static FailureOr<CostModel> load(llvm::StringRef path, std::string &error);
 };
+
+/// Estimated floating-point work of one op: 2mnk for matmuls, 4BT^2C (8 for the
+/// gradient) for causal attention, one per result element otherwise.
+double estimatedFlops(Operation *op);
 
 } // namespace mlir::zc
 

@@ -325,6 +325,45 @@ def ZccMemorySvg : Pass<"zcc-memory-svg", "mlir::ModuleOp"> {
   ];
 }
 
+def ZccRecompute : Pass<"zcc-recompute", "mlir::ModuleOp"> {
+  let summary = "Recomputes chosen activations in the backward pass instead of keeping them";
+  let description = [{
+    Runs after zcc-autodiff, before zcc-zero. A candidate is a result of a pure
+    forward compute op that the backward pass reads. Under ZeRO-3
+    (`sharded-above`), its sharded parameters must be read by the backward pass
+    too: it gathers them there, so recomputing never adds an all-gather. A recomputed value's op is cloned
+    (`zc.recomputed`) right before its first backward use, recursively through
+    other recomputed values; the original dies after its last forward use.
+    Clones compute bitwise the same values.
+
+    * `none`;
+    * `selective`: values whose op costs at most `flops-per-byte` FLOPs per
+      byte it frees (elementwise ops, normalizations, softmax; not matmuls or
+      attention, O(K) per byte). A per-op cost, not a list of op names;
+    * `full`: everything but the checkpoints, the forward values alone in
+      flight where they are defined (each block's input, the residual stream);
+    * `auto`: the fewest recompute FLOPs whose arena fits `budget`, measured
+      by running `evaluate-pipeline` (the rest of the pipeline) on a copy and
+      planning its memory: cheapest FLOPs per byte first, then the costliest
+      choices the budget does not need are dropped (`search=exhaustive`
+      tries every subset: the tests' reference).
+
+    The choice is recorded on the module as `zc.recompute` (policy, FLOPs
+    added per step function run, values recomputed) for the report.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", "\"none\"", "none, selective, full or auto">,
+    Option<"flopsPerByte", "flops-per-byte", "double", "4.0", "selective: most FLOPs per freed byte">,
+    Option<"budget", "budget", "int64_t", "0", "auto: arena bytes per rank to fit">,
+    Option<"search", "search", "std::string", "\"greedy\"", "auto: greedy or exhaustive">,
+    Option<"shardedAbove", "sharded-above", "int64_t", "-1",
+           "ZeRO-3: parameters with more elements are gathered (-1: none)">,
+    Option<"evaluatePipeline", "evaluate-pipeline", "std::string", "\"\"",
+           "auto: passes run on a copy before planning its memory">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccReport : Pass<"zcc-report", "mlir::ModuleOp"> {
   let summary = "Reports each rank's model-state bytes and per-step communication";
   let description = [{

@@ -27,6 +27,11 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--param-persistence-threshold must be non-negative, got " << options.persistenceThreshold;
   else if (options.memoryBudget < 0)
     os << "--memory-budget must be positive, got " << options.memoryBudget;
+  else if (options.recompute != "none" && options.recompute != "selective" && options.recompute != "full" &&
+           options.recompute != "auto")
+    os << "--recompute must be none, selective, full or auto, got " << options.recompute;
+  else if (options.recompute == "auto" && options.memoryBudget <= 0)
+    os << "--recompute auto chooses what fits --memory-budget: give one";
   else if (options.prefetch < 0)
     os << "--prefetch must be non-negative, got " << options.prefetch;
   else if (options.precision != "fp32" && options.precision != "bf16")
@@ -37,6 +42,34 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--optimizer must be adamw or sgd, got " << options.optimizer;
   return message;
 }
+
+namespace {
+using namespace mlir::zc;
+
+/// From the optimizer to the schedule: what turns the step autodiff wrote into the
+/// partitioned, bucketed, scheduled training step (and what zcc-recompute's auto
+/// policy runs on copies to measure the arena its choices lead to).
+void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options) {
+  ZccOptimizerOptions optimizer;
+  optimizer.kind = options.optimizer;
+  pm.addPass(createZccOptimizer(optimizer));
+  // Gradient averaging across ranks: ZeRO stage 0 all-reduces every gradient once
+  // per step; stages 1-3 partition the training state (one rank has nothing to
+  // partition).
+  if (options.zeroStage == 0 || options.worldSize == 1)
+    pm.addPass(createZccDataParallel({options.worldSize, options.gradAccum}));
+  else
+    pm.addPass(createZccZero({options.zeroStage, options.worldSize, options.gradAccum,
+                              options.persistenceThreshold}));
+  pm.addPass(createCSEPass());
+  // Fewer, larger collectives.
+  if (options.worldSize > 1)
+    pm.addPass(createZccBucket({options.bucketMb, options.gatherBucketMb, options.costModel}));
+  // Transfers in flight while the compute stream works.
+  if (options.worldSize > 1 && options.overlap)
+    pm.addPass(createZccSchedule({options.prefetch, options.maxLiveMb}));
+}
+} // namespace
 
 void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &options) {
   // 1. Reject modules that are not a trainable model before any work.
@@ -49,24 +82,24 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
     pm.addPass(createZccMixedPrecision({"bf16"}));
   // 4. Backward, then the optimizer's update function and state.
   pm.addPass(createZccAutodiff());
-  ZccOptimizerOptions optimizer;
-  optimizer.kind = options.optimizer;
-  pm.addPass(createZccOptimizer(optimizer));
-  // 5. Gradient averaging across ranks: ZeRO stage 0 all-reduces every gradient
-  //    once per step; stages 1-3 partition the training state (one rank has
-  //    nothing to partition).
-  if (options.zeroStage == 0 || options.worldSize == 1)
-    pm.addPass(createZccDataParallel({options.worldSize, options.gradAccum}));
-  else
-    pm.addPass(createZccZero({options.zeroStage, options.worldSize, options.gradAccum,
-                              options.persistenceThreshold}));
-  pm.addPass(createCSEPass());
-  // 6. Fewer, larger collectives.
-  if (options.worldSize > 1)
-    pm.addPass(createZccBucket({options.bucketMb, options.gatherBucketMb, options.costModel}));
-  // 7. Transfers in flight while the compute stream works.
-  if (options.worldSize > 1 && options.overlap)
-    pm.addPass(createZccSchedule({options.prefetch, options.maxLiveMb}));
+  // 5. Activations recomputed in backward rather than kept (auto: measured on
+  //    copies run through the rest of the pipeline).
+  if (options.recompute != "none") {
+    ZccRecomputeOptions recompute;
+    recompute.policy = options.recompute;
+    recompute.budget = options.memoryBudget;
+    if (options.zeroStage == 3 && options.worldSize > 1)
+      recompute.shardedAbove = options.persistenceThreshold;
+    if (options.recompute == "auto") {
+      OpPassManager rest("builtin.module");
+      addTrainingStatePasses(rest, options);
+      llvm::raw_string_ostream os(recompute.evaluatePipeline);
+      rest.printAsTextualPipeline(os);
+    }
+    pm.addPass(createZccRecompute(recompute));
+  }
+  // 6. The optimizer, ZeRO partitioning, buckets, the schedule.
+  addTrainingStatePasses(pm, options);
   if (options.memoryBudget > 0)
     pm.addPass(createZccMemoryPlan({options.memoryBudget}));
   if (!options.memorySvg.empty())
@@ -75,7 +108,7 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
     pm.addPass(createZccReport({options.report, options.reportFile, options.gradAccum, options.costModel}));
   if (!options.lower)
     return;
-  // 8. Memory plan and runtime calls in the LLVM dialect.
+  // 7. Memory plan and runtime calls in the LLVM dialect.
   pm.addPass(createZccLowerToLLVM({options.worldSize, options.gradAccum}));
 }
 

@@ -45,6 +45,9 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
   Option<double> maxLiveMb{*this, "max-live-mb",
                            llvm::cl::desc("Cap on in-flight and gathered communication buffers, MiB (<0: none)"),
                            llvm::cl::init(-1)};
+  Option<std::string> recompute{*this, "recompute",
+                                llvm::cl::desc("Activation recomputation: none, selective, full or auto"),
+                                llvm::cl::init("none")};
   Option<int64_t> memoryBudget{*this, "memory-budget",
                                llvm::cl::desc("Bytes per rank the arena must fit (0: no budget)"),
                                llvm::cl::init(0)};

@@ -65,27 +65,6 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
   });
 }
 
-/// Estimated floating-point work of one op (what hides a transfer).
-double flopsOf(Operation *op) {
-  if (auto mm = dyn_cast<MatmulOp>(op)) {
-    double result = tensorOf(mm.getResult()).getNumElements();
-    RankedTensorType out = tensorOf(mm.getResult());
-    double n = out.getShape().back();
-    double k = double(tensorOf(mm.getLhs()).getNumElements()) * n / std::max(result, 1.0);
-    return 2 * result * k;
-  }
-  if (isa<CausalAttentionOp, CausalAttentionGradOp>(op)) {
-    RankedTensorType q = tensorOf(op->getOperand(isa<CausalAttentionOp>(op) ? 0 : 1));
-    double b = q.getDimSize(0), t = q.getDimSize(1), c = q.getDimSize(2);
-    return (isa<CausalAttentionOp>(op) ? 4 : 8) * b * t * t * c;
-  }
-  double elements = 0;
-  for (Value r : op->getResults())
-    if (auto t = dyn_cast<RankedTensorType>(r.getType()))
-      elements += t.getNumElements();
-  return elements;
-}
-
 /// Seconds of one collective under the cost model; 0 for other ops.
 double collectiveSeconds(Operation *op, const CostModel &costs) {
   auto sent = [](RankedTensorType shard, int64_t ranks) {
@@ -138,7 +117,7 @@ void simulate(func::FuncOp fn, const CostModel &costs, int64_t times, double &co
       clock = stream = done;
       commHere += cost;
     } else {
-      double t = flopsOf(&op) / costs.computeFlopsPerSecond;
+      double t = estimatedFlops(&op) / costs.computeFlopsPerSecond;
       clock += t;
       computeHere += t;
     }

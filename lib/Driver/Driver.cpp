@@ -96,6 +96,11 @@ struct DriverOptions {
   cl::opt<double> maxLiveMb{"max-live-mb",
                             cl::desc("Cap on in-flight and gathered communication buffers per rank, MiB"),
                             cl::init(-1), cl::cat(category)};
+  cl::opt<std::string> recompute{
+      "recompute",
+      cl::desc("Activations recomputed in backward: none, selective (cheap ops per FLOPs/byte), full (all but "
+               "block inputs), auto (fewest FLOPs that fit --memory-budget)"),
+      cl::init("none"), cl::cat(category)};
   cl::opt<std::string> memoryBudget{
       "memory-budget",
       cl::desc("Per-rank memory the plan must fit, e.g. 512M or 2G (K, M, G: binary); a plan over it "
@@ -248,6 +253,7 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.costModel = options.costModel;
   pipeline.overlap = !options.noOverlap;
   pipeline.memorySvg = options.memorySvg;
+  pipeline.recompute = options.recompute;
   if (!options.memoryBudget.empty()) {
     std::optional<int64_t> bytes = parseByteSize(options.memoryBudget);
     if (!bytes || *bytes <= 0) {

@@ -1,0 +1,341 @@
+//===- Recompute.cpp - activations recomputed in backward instead of kept --===//
+//
+// Autodiff keeps every forward value the backward pass reads alive from the
+// forward to the backward pass. For a chosen set of them, this pass clones the
+// ops that compute them right before their first backward use (recursively
+// through other recomputed values) and points the backward uses at the clones,
+// so the originals die after their last forward use. The clones compute the same
+// values from the same inputs with the same kernels: results are bitwise equal.
+//
+// Which values are candidates: results of pure compute ops of the forward pass
+// with a backward use, whose parameters the backward pass reads anyway (under
+// ZeRO-3 it gathers them there, so a recomputation never adds an all-gather).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/CostModel.h"
+#include "passes/MemoryPlan.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include <functional>
+#include <numeric>
+
+namespace mlir::zc {
+#define GEN_PASS_DEF_ZCCRECOMPUTE
+#include "passes/Passes.h.inc"
+} // namespace mlir::zc
+
+using namespace mlir;
+using namespace mlir::zc;
+
+namespace {
+
+constexpr llvm::StringLiteral kRecomputedAttr = "zc.recomputed";
+
+struct Candidate {
+  int64_t opIndex, resultIndex; // position in the step body (stable across clones of the module)
+  int64_t bytes;
+  double flops; // of the op computing it
+};
+
+/// The step function's forward/backward split and its candidates.
+class StepAnalysis {
+public:
+  /// `shardedAbove`: parameters with more elements are stored as ZeRO-3 shards
+  /// (-1: none are).
+  StepAnalysis(func::FuncOp step, int64_t shardedAbove) : step(step), shardedAbove(shardedAbove) {
+    for (Operation &op : step.getBody().front()) {
+      if (auto c = dyn_cast<arith::ConstantOp>(op); c && c->hasAttr(kBackwardSeedAttr))
+        seed = c;
+      ops.push_back(&op);
+    }
+  }
+
+  bool valid() const { return seed != nullptr; }
+  bool isBackward(Operation *op) const { return !op->isBeforeInBlock(seed); }
+  bool hasBackwardUse(Value v) const {
+    return llvm::any_of(v.getUsers(), [&](Operation *user) { return isBackward(user); });
+  }
+
+  /// Whether `op` may run again in backward: pure compute, and every sharded
+  /// parameter it reads is read by the backward pass too (so it is gathered
+  /// there anyway: recomputing adds no all-gather).
+  bool recomputable(Operation *op) const {
+    if (isBackward(op) || !isPure(op) || op->getNumResults() == 0 ||
+        op->getName().getDialectNamespace() != ZcDialect::getDialectNamespace() || isa<ParamRefOp>(op))
+      return false;
+    for (Value operand : op->getOperands())
+      if (auto ref = operand.getDefiningOp<ParamRefOp>();
+          ref && shardedAbove >= 0 && tensorOf(ref.getResult()).getNumElements() > shardedAbove &&
+          !hasBackwardUse(ref.getResult()))
+        return false;
+    return true;
+  }
+
+  std::vector<Candidate> candidates() const {
+    std::vector<Candidate> result;
+    for (auto [i, op] : llvm::enumerate(ops)) {
+      if (!recomputable(op) || isa<ReshapeOp>(op)) // views hold no bytes of their own
+        continue;
+      for (OpResult r : op->getResults())
+        if (isa<RankedTensorType>(r.getType()) && hasBackwardUse(r))
+          result.push_back({static_cast<int64_t>(i), r.getResultNumber(), tensorBytes(tensorOf(r)),
+                            estimatedFlops(op)});
+    }
+    return result;
+  }
+
+  Value valueOf(const Candidate &c) const { return ops[c.opIndex]->getResult(c.resultIndex); }
+
+  /// Forward values kept by "full": those alone in flight where they are defined
+  /// (every later forward value depends on nothing older but parameters and
+  /// inputs: a block's input, the residual stream between blocks).
+  DenseSet<Value> checkpoints() const {
+    DenseSet<Value> kept;
+    // Last forward use of every forward value.
+    DenseMap<Value, int64_t> lastForwardUse;
+    int64_t seedIndex = llvm::find(ops, seed) - ops.begin();
+    for (int64_t i = 0; i < seedIndex; ++i)
+      for (Value operand : ops[i]->getOperands())
+        lastForwardUse[operand] = i;
+    for (int64_t i = 0; i < seedIndex; ++i) {
+      if (!recomputable(ops[i]) || isa<ReshapeOp>(ops[i]))
+        continue;
+      for (Value r : ops[i]->getResults()) {
+        bool alone = true;
+        for (int64_t j = 0; j < i && alone; ++j) {
+          if (!recomputable(ops[j]) && !isa<ReshapeOp>(ops[j]))
+            continue; // inputs, parameters, constants: always there
+          for (Value older : ops[j]->getResults())
+            if (lastForwardUse.lookup(older) > i)
+              alone = false;
+        }
+        if (alone)
+          kept.insert(r);
+      }
+    }
+    return kept;
+  }
+
+  func::FuncOp step;
+  int64_t shardedAbove;
+  Operation *seed = nullptr;
+  std::vector<Operation *> ops;
+};
+
+/// Recomputes the values `chosen` (views of them follow) in `step`'s backward pass;
+/// returns the FLOPs of the clones.
+double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen) {
+  StepAnalysis a(step, /*shardedAbove=*/-1); // the choice is made: no legality question left
+  DenseSet<Value> recompute;
+  for (const Candidate &c : chosen)
+    recompute.insert(a.valueOf(c));
+  // A forward view of a recomputed value would keep its bytes alive: recompute it too.
+  for (Operation *op : a.ops)
+    if (auto view = dyn_cast<ReshapeOp>(op); view && !a.isBackward(op) && recompute.contains(view.getInput()))
+      recompute.insert(view.getResult());
+
+  double flops = 0;
+  DenseMap<Value, Value> clones;
+  std::function<Value(Value, Operation *)> materialize = [&](Value v, Operation *before) -> Value {
+    if (!recompute.contains(v))
+      return v;
+    if (Value c = clones.lookup(v))
+      return c;
+    Operation *def = v.getDefiningOp();
+    IRMapping mapping;
+    for (Value operand : def->getOperands())
+      mapping.map(operand, materialize(operand, before));
+    OpBuilder b(before);
+    Operation *clone = b.clone(*def, mapping);
+    clone->setAttr(kRecomputedAttr, b.getUnitAttr());
+    flops += estimatedFlops(clone);
+    for (auto [original, copy] : llvm::zip(def->getResults(), clone->getResults()))
+      clones[original] = copy;
+    return clones.lookup(v);
+  };
+  for (Operation *op : a.ops) {
+    if (!a.isBackward(op))
+      continue;
+    for (OpOperand &use : op->getOpOperands())
+      if (recompute.contains(use.get()))
+        use.set(materialize(use.get(), op));
+  }
+  return flops;
+}
+
+struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp step = functionWithRole(module, "step");
+    if (!step) {
+      module.emitError("zcc-recompute: run zcc-autodiff first");
+      return signalPassFailure();
+    }
+    StepAnalysis analysis(step, shardedAbove);
+    if (!analysis.valid() || policy == "none") {
+      record(module, "none", 0, 0);
+      return;
+    }
+    std::vector<Candidate> all = analysis.candidates();
+    std::vector<Candidate> chosen;
+    if (policy == "selective") {
+      // Cheap to recompute for the bytes it frees: elementwise ops, normalizations,
+      // softmax (a few FLOPs per byte); matmuls and attention cost O(K) per byte.
+      for (const Candidate &c : all)
+        if (c.flops / double(c.bytes) <= flopsPerByte)
+          chosen.push_back(c);
+    } else if (policy == "full") {
+      DenseSet<Value> kept = analysis.checkpoints();
+      for (const Candidate &c : all)
+        if (!kept.contains(analysis.valueOf(c)))
+          chosen.push_back(c);
+    } else if (policy == "auto") {
+      if (budget <= 0) {
+        module.emitError("zcc-recompute: policy auto needs a memory budget (--memory-budget)");
+        return signalPassFailure();
+      }
+      FailureOr<std::vector<Candidate>> found =
+          search == "exhaustive" ? exhaustive(module, all) : greedy(module, all);
+      if (failed(found))
+        return signalPassFailure();
+      chosen = *found;
+    } else {
+      module.emitError("zcc-recompute: policy must be none, selective, full or auto, got '") << policy << "'";
+      return signalPassFailure();
+    }
+    int64_t saved = 0;
+    for (const Candidate &c : chosen)
+      saved += c.bytes;
+    double flops = applyRecompute(step, chosen);
+    record(module, policy, flops, static_cast<int64_t>(chosen.size()));
+    (void)saved;
+  }
+
+  /// `zc.recompute` on the module: what the report shows.
+  void record(ModuleOp module, StringRef chosenPolicy, double flops, int64_t values) {
+    Builder b(module.getContext());
+    module->setAttr("zc.recompute",
+                    b.getDictionaryAttr({b.getNamedAttr("policy", b.getStringAttr(chosenPolicy)),
+                                         b.getNamedAttr("flops", b.getI64IntegerAttr(static_cast<int64_t>(flops))),
+                                         b.getNamedAttr("values", b.getI64IntegerAttr(values))}));
+  }
+
+  /// The arena after recomputing `chosen` and running the rest of the pipeline
+  /// (`evaluate-pipeline`) on a copy of the module: the plan's real peak.
+  FailureOr<int64_t> arenaWith(ModuleOp module, ArrayRef<Candidate> chosen) {
+    OwningOpRef<ModuleOp> copy = module.clone();
+    applyRecompute(functionWithRole(*copy, "step"), chosen);
+    if (!evaluatePipeline.empty()) {
+      PassManager pm(module.getContext());
+      StringRef text = evaluatePipeline;
+      if (text.consume_front("builtin.module(")) // printAsTextualPipeline's form
+        text.consume_back(")");
+      if (failed(parsePassPipeline(text, pm))) {
+        module.emitError("zcc-recompute: cannot parse evaluate-pipeline '") << evaluatePipeline << "'";
+        return failure();
+      }
+      if (failed(pm.run(*copy)))
+        return failure();
+    }
+    func::FuncOp step = functionWithRole(*copy, "step"), update = functionWithRole(*copy, "update");
+    SmallVector<func::FuncOp> fns{step};
+    if (update)
+      fns.push_back(update);
+    FailureOr<MemoryPlan> plan = planMemory(*copy, fns);
+    if (failed(plan))
+      return failure();
+    return plan->totalBytes();
+  }
+
+  static double flopsOf(ArrayRef<Candidate> set) {
+    double f = 0;
+    for (const Candidate &c : set)
+      f += c.flops;
+    return f;
+  }
+
+  /// Cheapest FLOPs per byte first until the arena fits; then drops the
+  /// costliest choices the budget does not need.
+  FailureOr<std::vector<Candidate>> greedy(ModuleOp module, ArrayRef<Candidate> all) {
+    std::vector<Candidate> order(all.begin(), all.end());
+    llvm::stable_sort(order, [](const Candidate &a, const Candidate &b) {
+      return a.flops / double(a.bytes) < b.flops / double(b.bytes);
+    });
+    std::vector<Candidate> chosen;
+    FailureOr<int64_t> arena = arenaWith(module, chosen);
+    for (const Candidate &c : order) {
+      if (failed(arena))
+        return failure();
+      if (*arena <= budget)
+        break;
+      chosen.push_back(c);
+      arena = arenaWith(module, chosen);
+    }
+    if (failed(arena))
+      return failure();
+    if (*arena > budget) {
+      module.emitWarning("zcc-recompute: recomputing every candidate leaves ")
+          << *arena << " bytes per rank, over the budget of " << int64_t(budget);
+      return chosen;
+    }
+    // Prune: the costliest first, keep what the budget does not need.
+    std::vector<size_t> byCost(chosen.size());
+    std::iota(byCost.begin(), byCost.end(), 0);
+    llvm::stable_sort(byCost, [&](size_t a, size_t b) { return chosen[a].flops > chosen[b].flops; });
+    std::vector<bool> keep(chosen.size(), true);
+    for (size_t i : byCost) {
+      keep[i] = false;
+      std::vector<Candidate> trial;
+      for (size_t j = 0; j < chosen.size(); ++j)
+        if (keep[j])
+          trial.push_back(chosen[j]);
+      FailureOr<int64_t> a = arenaWith(module, trial);
+      if (failed(a))
+        return failure();
+      if (*a > budget)
+        keep[i] = true;
+    }
+    std::vector<Candidate> pruned;
+    for (size_t j = 0; j < chosen.size(); ++j)
+      if (keep[j])
+        pruned.push_back(chosen[j]);
+    return pruned;
+  }
+
+  /// Every subset (test reference; at most 16 candidates): the fewest FLOPs that fit.
+  FailureOr<std::vector<Candidate>> exhaustive(ModuleOp module, ArrayRef<Candidate> all) {
+    if (all.size() > 16) {
+      module.emitError("zcc-recompute: exhaustive search takes at most 16 candidates, the step has ")
+          << all.size();
+      return failure();
+    }
+    std::optional<std::vector<Candidate>> best;
+    for (uint64_t mask = 0; mask < (uint64_t(1) << all.size()); ++mask) {
+      std::vector<Candidate> set;
+      for (size_t i = 0; i < all.size(); ++i)
+        if (mask >> i & 1)
+          set.push_back(all[i]);
+      if (best && flopsOf(set) >= flopsOf(*best))
+        continue;
+      FailureOr<int64_t> arena = arenaWith(module, set);
+      if (failed(arena))
+        return failure();
+      if (*arena <= budget)
+        best = set;
+    }
+    if (!best) {
+      module.emitWarning("zcc-recompute: no choice of recomputed values fits the budget of ") << int64_t(budget);
+      return std::vector<Candidate>(all.begin(), all.end());
+    }
+    return *best;
+  }
+};
+
+} // namespace
