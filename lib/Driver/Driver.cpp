@@ -232,6 +232,8 @@ int zcc::runZccMain(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  // By name too: zcc-recompute's auto policy re-runs the rest of the pipeline from its text.
+  registerZccPasses();
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "zcc " << ZCC_VERSION << " (MLIR " << LLVM_VERSION_STRING << ")\n";
   });

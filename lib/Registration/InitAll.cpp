@@ -13,6 +13,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 void zcc::registerZccDialects(mlir::DialectRegistry &registry) {
   registry.insert<mlir::zc::ZcDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
@@ -22,5 +23,7 @@ void zcc::registerZccDialects(mlir::DialectRegistry &registry) {
 
 void zcc::registerZccPasses() {
   mlir::zc::registerZccPasses();
+  // Upstream passes zcc's pipeline runs (zcc-recompute re-parses the pipeline's text).
+  mlir::registerCSEPass();
   mlir::zc::registerZccPipeline();
 }
