@@ -769,6 +769,7 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
     for (Operation *op : erase)
       op->erase();
     module->removeAttr("zc.optimizer");
+    module->removeAttr("zc.recompute");
   }
 };
 

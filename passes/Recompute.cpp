@@ -22,6 +22,7 @@
 #include "mlir/Pass/PassRegistry.h"
 
 #include <functional>
+#include <limits>
 #include <numeric>
 
 namespace mlir::zc {
@@ -127,25 +128,45 @@ public:
   std::vector<Operation *> ops;
 };
 
-/// Recomputes the values `chosen` (views of them follow) in `step`'s backward pass;
-/// returns the FLOPs of the clones.
-double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen) {
-  StepAnalysis a(step, /*shardedAbove=*/-1); // the choice is made: no legality question left
+/// How a chosen set is extended: a cloned op also needs its operands. An operand
+/// the backward pass did not read would now be kept alive for the clone, so it is
+/// recomputed too when it is recomputable, not a checkpoint, and costs at most
+/// `flopsPerByte` (selective: only cheap ops; full and auto: any).
+struct Closure {
+  double flopsPerByte = std::numeric_limits<double>::infinity();
+  DenseSet<int64_t> checkpointOps; // indices of ops whose results are kept
+};
+
+/// Recomputes the values `chosen` (and what Closure adds; views follow) in
+/// `step`'s backward pass; returns the FLOPs of the clones.
+double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen, int64_t shardedAbove,
+                      const Closure &closure) {
+  StepAnalysis a(step, shardedAbove);
+  DenseMap<Operation *, int64_t> indexOf;
+  for (auto [i, op] : llvm::enumerate(a.ops))
+    indexOf[op] = static_cast<int64_t>(i);
   DenseSet<Value> recompute;
   for (const Candidate &c : chosen)
     recompute.insert(a.valueOf(c));
-  // A forward view of a recomputed value would keep its bytes alive: recompute it too.
-  for (Operation *op : a.ops)
-    if (auto view = dyn_cast<ReshapeOp>(op); view && !a.isBackward(op) && recompute.contains(view.getInput()))
-      recompute.insert(view.getResult());
+  auto follows = [&](Value u) {
+    Operation *def = u.getDefiningOp();
+    if (!def || a.isBackward(def) || recompute.contains(u))
+      return recompute.contains(u);
+    if (isa<ReshapeOp>(def)) // a view: recompute it when its source is
+      return recompute.contains(cast<ReshapeOp>(def).getInput());
+    if (!a.recomputable(def) || a.hasBackwardUse(u) || closure.checkpointOps.contains(indexOf.lookup(def)))
+      return false;
+    return estimatedFlops(def) / double(tensorBytes(tensorOf(u))) <= closure.flopsPerByte;
+  };
 
   double flops = 0;
   DenseMap<Value, Value> clones;
   std::function<Value(Value, Operation *)> materialize = [&](Value v, Operation *before) -> Value {
-    if (!recompute.contains(v))
-      return v;
     if (Value c = clones.lookup(v))
       return c;
+    if (!follows(v))
+      return v;
+    recompute.insert(v);
     Operation *def = v.getDefiningOp();
     IRMapping mapping;
     for (Value operand : def->getOperands())
@@ -153,7 +174,8 @@ double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen) {
     OpBuilder b(before);
     Operation *clone = b.clone(*def, mapping);
     clone->setAttr(kRecomputedAttr, b.getUnitAttr());
-    flops += estimatedFlops(clone);
+    if (!isa<ReshapeOp>(clone))
+      flops += estimatedFlops(clone);
     for (auto [original, copy] : llvm::zip(def->getResults(), clone->getResults()))
       clones[original] = copy;
     return clones.lookup(v);
@@ -162,7 +184,7 @@ double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen) {
     if (!a.isBackward(op))
       continue;
     for (OpOperand &use : op->getOpOperands())
-      if (recompute.contains(use.get()))
+      if (follows(use.get()))
         use.set(materialize(use.get(), op));
   }
   return flops;
@@ -185,7 +207,9 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     }
     std::vector<Candidate> all = analysis.candidates();
     std::vector<Candidate> chosen;
+    closure = Closure();
     if (policy == "selective") {
+      closure.flopsPerByte = flopsPerByte;
       // Cheap to recompute for the bytes it frees: elementwise ops, normalizations,
       // softmax (a few FLOPs per byte); matmuls and attention cost O(K) per byte.
       for (const Candidate &c : all)
@@ -193,6 +217,9 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
           chosen.push_back(c);
     } else if (policy == "full") {
       DenseSet<Value> kept = analysis.checkpoints();
+      for (auto [i, op] : llvm::enumerate(analysis.ops))
+        if (llvm::any_of(op->getResults(), [&](Value r) { return kept.contains(r); }))
+          closure.checkpointOps.insert(static_cast<int64_t>(i));
       for (const Candidate &c : all)
         if (!kept.contains(analysis.valueOf(c)))
           chosen.push_back(c);
@@ -213,10 +240,12 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     int64_t saved = 0;
     for (const Candidate &c : chosen)
       saved += c.bytes;
-    double flops = applyRecompute(step, chosen);
+    double flops = applyRecompute(step, chosen, shardedAbove, closure);
     record(module, policy, flops, static_cast<int64_t>(chosen.size()));
     (void)saved;
   }
+
+  Closure closure;
 
   /// `zc.recompute` on the module: what the report shows.
   void record(ModuleOp module, StringRef chosenPolicy, double flops, int64_t values) {
@@ -229,9 +258,11 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
 
   /// The arena after recomputing `chosen` and running the rest of the pipeline
   /// (`evaluate-pipeline`) on a copy of the module: the plan's real peak.
-  FailureOr<int64_t> arenaWith(ModuleOp module, ArrayRef<Candidate> chosen) {
+  FailureOr<int64_t> arenaWith(ModuleOp module, ArrayRef<Candidate> chosen, double *flops = nullptr) {
     OwningOpRef<ModuleOp> copy = module.clone();
-    applyRecompute(functionWithRole(*copy, "step"), chosen);
+    double added = applyRecompute(functionWithRole(*copy, "step"), chosen, shardedAbove, closure);
+    if (flops)
+      *flops = added;
     if (!evaluatePipeline.empty()) {
       PassManager pm(module.getContext());
       StringRef text = evaluatePipeline;
@@ -317,18 +348,20 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       return failure();
     }
     std::optional<std::vector<Candidate>> best;
+    double bestFlops = 0;
     for (uint64_t mask = 0; mask < (uint64_t(1) << all.size()); ++mask) {
       std::vector<Candidate> set;
       for (size_t i = 0; i < all.size(); ++i)
         if (mask >> i & 1)
           set.push_back(all[i]);
-      if (best && flopsOf(set) >= flopsOf(*best))
-        continue;
-      FailureOr<int64_t> arena = arenaWith(module, set);
+      double flops = 0;
+      FailureOr<int64_t> arena = arenaWith(module, set, &flops);
       if (failed(arena))
         return failure();
-      if (*arena <= budget)
+      if (*arena <= budget && (!best || flops < bestFlops)) {
         best = set;
+        bestFlops = flops;
+      }
     }
     if (!best) {
       module.emitWarning("zcc-recompute: no choice of recomputed values fits the budget of ") << int64_t(budget);

@@ -182,6 +182,22 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       return signalPassFailure();
     const FunctionPlan *peak = arena->peakFunction();
     std::map<BufferKind, int64_t> breakdown = arena->liveAt(*peak, peak->peakIndex);
+    // Activations alone peak where the backward pass starts, not necessarily at the arena's peak.
+    int64_t activationPeak = 0;
+    for (const FunctionPlan &fn : arena->functions)
+      for (int64_t i = 0; i < static_cast<int64_t>(fn.ops.size()); ++i)
+        activationPeak = std::max(activationPeak, arena->liveAt(fn, i).at(BufferKind::Activation));
+    // zcc-recompute's choice; the FLOPs it adds per optimizer step.
+    std::string recomputePolicy = "none";
+    int64_t recomputeFlops = 0, recomputeValues = 0;
+    if (auto r = module->getAttrOfType<DictionaryAttr>("zc.recompute")) {
+      if (auto p = r.getAs<StringAttr>("policy"))
+        recomputePolicy = p.getValue().str();
+      if (auto f = r.getAs<IntegerAttr>("flops"))
+        recomputeFlops = f.getInt() * microBatches;
+      if (auto v = r.getAs<IntegerAttr>("values"))
+        recomputeValues = v.getInt();
+    }
 
     // Predicted communication time per optimizer step.
     std::string error;
@@ -224,6 +240,9 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       report["peak_op"] = (peak->ops[peak->peakIndex]->getName().getStringRef() + " in @" +
                            func::FuncOp(peak->function).getSymName())
                               .str();
+      report["activation_peak_bytes"] = activationPeak;
+      report["recompute"] = llvm::json::Object{
+          {"policy", recomputePolicy}, {"values", recomputeValues}, {"flops_per_step", recomputeFlops}};
       report["predicted"] = llvm::json::Object{{"compute_s", computeSeconds},
                                                {"comm_s", commSeconds},
                                                {"exposed_comm_s", exposedSeconds},
@@ -243,6 +262,9 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
          << ")\n";
       for (auto &[kind, bytes] : breakdown)
         os << "    " << llvm::left_justify(bufferKindName(kind), 24) << bytes << "\n";
+      os << "  activation_peak_bytes      " << activationPeak << "\n"
+         << "  recompute                  " << recomputePolicy << ": " << recomputeValues << " values, "
+         << recomputeFlops << " FLOPs per step\n";
       os << llvm::formatv("  predicted per step: compute {0:F2} ms, communication {1:F2} ms, exposed {2:F2} ms "
                           "({3})\n",
                           computeSeconds * 1e3, commSeconds * 1e3, exposedSeconds * 1e3, costs.source);
