@@ -78,9 +78,14 @@ double mlir::zc::estimatedFlops(Operation *op) {
     double b = q.getDimSize(0), t = q.getDimSize(1), c = q.getDimSize(2);
     return (isa<CausalAttentionOp>(op) ? 4 : 8) * b * t * t * c;
   }
-  double elements = 0;
-  for (Value r : op->getResults())
-    if (auto t = dyn_cast<RankedTensorType>(r.getType()))
-      elements += t.getNumElements();
-  return elements;
+  // Memory-bound ops: one per element touched, the larger of what they read and
+  // write (a loss reads its logits to write a scalar).
+  auto elements = [](ValueRange values) {
+    double n = 0;
+    for (Value v : values)
+      if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+        n += t.getNumElements();
+    return n;
+  };
+  return std::max(elements(op->getOperands()), elements(op->getResults()));
 }

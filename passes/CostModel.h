@@ -46,7 +46,8 @@ struct CostModel {
 };
 
 /// Estimated floating-point work of one op: 2mnk for matmuls, 4BT^2C (8 for the
-/// gradient) for causal attention, one per result element otherwise.
+/// gradient) for causal attention, otherwise one per element read or written
+/// (the larger).
 double estimatedFlops(Operation *op);
 
 } // namespace mlir::zc

@@ -345,8 +345,9 @@ def ZccRecompute : Pass<"zcc-recompute", "mlir::ModuleOp"> {
     * `auto`: the fewest recompute FLOPs whose arena fits `budget`, measured
       by running `evaluate-pipeline` (the rest of the pipeline) on a copy and
       planning its memory: cheapest FLOPs per byte first, then the costliest
-      choices the budget does not need are dropped (`search=exhaustive`
-      tries every subset: the tests' reference).
+      choices the budget does not need are dropped (greedy, measured on copies);
+      with at most 12 candidates every subset is tried (`search=exhaustive`
+      forces that, `search=greedy` the heuristic).
 
     The choice is recorded on the module as `zc.recompute` (policy, FLOPs
     added per step function run, values recomputed) for the report.
@@ -355,7 +356,8 @@ def ZccRecompute : Pass<"zcc-recompute", "mlir::ModuleOp"> {
     Option<"policy", "policy", "std::string", "\"none\"", "none, selective, full or auto">,
     Option<"flopsPerByte", "flops-per-byte", "double", "4.0", "selective: most FLOPs per freed byte">,
     Option<"budget", "budget", "int64_t", "0", "auto: arena bytes per rank to fit">,
-    Option<"search", "search", "std::string", "\"greedy\"", "auto: greedy or exhaustive">,
+    Option<"search", "search", "std::string", "\"auto\"",
+           "auto: exhaustive up to 12 candidates, else greedy; or greedy, exhaustive">,
     Option<"shardedAbove", "sharded-above", "int64_t", "-1",
            "ZeRO-3: parameters with more elements are gathered (-1: none)">,
     Option<"evaluatePipeline", "evaluate-pipeline", "std::string", "\"\"",

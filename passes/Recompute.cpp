@@ -58,8 +58,11 @@ public:
 
   bool valid() const { return seed != nullptr; }
   bool isBackward(Operation *op) const { return !op->isBeforeInBlock(seed); }
+  /// Read by a backward op (returning the loss reads nothing that must be kept).
   bool hasBackwardUse(Value v) const {
-    return llvm::any_of(v.getUsers(), [&](Operation *user) { return isBackward(user); });
+    return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      return isBackward(user) && !user->hasTrait<OpTrait::IsTerminator>();
+    });
   }
 
   /// Whether `op` may run again in backward: pure compute, and every sharded
@@ -92,9 +95,11 @@ public:
 
   Value valueOf(const Candidate &c) const { return ops[c.opIndex]->getResult(c.resultIndex); }
 
-  /// Forward values kept by "full": those alone in flight where they are defined
-  /// (every later forward value depends on nothing older but parameters and
-  /// inputs: a block's input, the residual stream between blocks).
+  /// Forward values kept by "full": the residual stream between blocks, found as
+  /// values alone in flight where they are defined (nothing older but parameters
+  /// and inputs is still needed by the forward pass) that several forward ops read
+  /// (a block's norm and its residual add). A plain chain has none: all of it is
+  /// recomputed from the step's inputs.
   DenseSet<Value> checkpoints() const {
     DenseSet<Value> kept;
     // Last forward use of every forward value.
@@ -107,6 +112,9 @@ public:
       if (!recomputable(ops[i]) || isa<ReshapeOp>(ops[i]))
         continue;
       for (Value r : ops[i]->getResults()) {
+        int64_t forwardReaders = llvm::count_if(r.getUsers(), [&](Operation *u) { return !isBackward(u); });
+        if (forwardReaders < 2)
+          continue;
         bool alone = true;
         for (int64_t j = 0; j < i && alone; ++j) {
           if (!recomputable(ops[j]) && !isa<ReshapeOp>(ops[j]))
@@ -183,6 +191,8 @@ double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen, int64_t sha
   for (Operation *op : a.ops) {
     if (!a.isBackward(op))
       continue;
+    if (op->hasTrait<OpTrait::IsTerminator>())
+      continue;
     for (OpOperand &use : op->getOpOperands())
       if (follows(use.get()))
         use.set(materialize(use.get(), op));
@@ -228,8 +238,9 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
         module.emitError("zcc-recompute: policy auto needs a memory budget (--memory-budget)");
         return signalPassFailure();
       }
-      FailureOr<std::vector<Candidate>> found =
-          search == "exhaustive" ? exhaustive(module, all) : greedy(module, all);
+      // Exact below kExactCandidates (at most 4096 plans), the heuristic above.
+      bool exact = search == "exhaustive" || (search == "auto" && all.size() <= kExactCandidates);
+      FailureOr<std::vector<Candidate>> found = exact ? exhaustive(module, all) : greedy(module, all);
       if (failed(found))
         return signalPassFailure();
       chosen = *found;
@@ -292,52 +303,137 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     return f;
   }
 
-  /// Cheapest FLOPs per byte first until the arena fits; then drops the
-  /// costliest choices the budget does not need.
+  /// Adds candidates until the arena fits, then drops the costliest choices the
+  /// budget does not need. Each round measures every remaining candidate on a copy
+  /// (arena and the real FLOPs of its clones, closure included): one that makes the
+  /// arena fit is taken, the cheapest such or the cheapest fitting pair if cheaper
+  /// (up to `kPairedCandidates`); else the one freeing the most bytes per FLOP. Past `kMeasuredCandidates`, rounds take the static order (FLOPs per
+  /// byte of the candidate's own op) to keep compile time linear.
+  static constexpr size_t kMeasuredCandidates = 24, kPairedCandidates = 16, kExactCandidates = 12;
+
   FailureOr<std::vector<Candidate>> greedy(ModuleOp module, ArrayRef<Candidate> all) {
-    std::vector<Candidate> order(all.begin(), all.end());
-    llvm::stable_sort(order, [](const Candidate &a, const Candidate &b) {
+    std::vector<Candidate> remaining(all.begin(), all.end());
+    llvm::stable_sort(remaining, [](const Candidate &a, const Candidate &b) {
       return a.flops / double(a.bytes) < b.flops / double(b.bytes);
     });
     std::vector<Candidate> chosen;
-    FailureOr<int64_t> arena = arenaWith(module, chosen);
-    for (const Candidate &c : order) {
-      if (failed(arena))
-        return failure();
-      if (*arena <= budget)
-        break;
-      chosen.push_back(c);
-      arena = arenaWith(module, chosen);
-    }
+    double flops = 0;
+    FailureOr<int64_t> arena = arenaWith(module, chosen, &flops);
     if (failed(arena))
       return failure();
-    if (*arena > budget) {
-      module.emitWarning("zcc-recompute: recomputing every candidate leaves ")
-          << *arena << " bytes per rank, over the budget of " << int64_t(budget);
-      return chosen;
-    }
-    // Prune: the costliest first, keep what the budget does not need.
-    std::vector<size_t> byCost(chosen.size());
-    std::iota(byCost.begin(), byCost.end(), 0);
-    llvm::stable_sort(byCost, [&](size_t a, size_t b) { return chosen[a].flops > chosen[b].flops; });
-    std::vector<bool> keep(chosen.size(), true);
-    for (size_t i : byCost) {
-      keep[i] = false;
-      std::vector<Candidate> trial;
-      for (size_t j = 0; j < chosen.size(); ++j)
-        if (keep[j])
-          trial.push_back(chosen[j]);
-      FailureOr<int64_t> a = arenaWith(module, trial);
-      if (failed(a))
+    bool measure = all.size() <= kMeasuredCandidates;
+    while (*arena > budget && !remaining.empty()) {
+      size_t pick = 0;
+      if (measure) {
+        std::optional<size_t> cheapestFit, bestRatio;
+        double cheapestFlops = 0, ratio = -1;
+        for (size_t i = 0; i < remaining.size(); ++i) {
+          std::vector<Candidate> trial = chosen;
+          trial.push_back(remaining[i]);
+          double f = 0;
+          FailureOr<int64_t> a = arenaWith(module, trial, &f);
+          if (failed(a))
+            return failure();
+          if (*a <= budget && (!cheapestFit || f < cheapestFlops)) {
+            cheapestFit = i;
+            cheapestFlops = f;
+          }
+          double r = double(*arena - *a) / std::max(f - flops, 1.0);
+          if (r > ratio) {
+            ratio = r;
+            bestRatio = i;
+          }
+        }
+        if (remaining.size() <= kPairedCandidates) {
+          // The cheapest pair that fits, when cheaper than the cheapest single: two
+          // cheap values together can free a peak that one costly value frees alone.
+          std::optional<std::pair<size_t, size_t>> pair;
+          double pairFlops = cheapestFit ? cheapestFlops : std::numeric_limits<double>::infinity();
+          for (size_t i = 0; i < remaining.size(); ++i)
+            for (size_t j = i + 1; j < remaining.size(); ++j) {
+              std::vector<Candidate> trial = chosen;
+              trial.push_back(remaining[i]);
+              trial.push_back(remaining[j]);
+              double f = 0;
+              FailureOr<int64_t> a = arenaWith(module, trial, &f);
+              if (failed(a))
+                return failure();
+              if (*a <= budget && f < pairFlops) {
+                pair = {i, j};
+                pairFlops = f;
+              }
+            }
+          if (pair) {
+            chosen.push_back(remaining[pair->first]);
+            chosen.push_back(remaining[pair->second]);
+            remaining.erase(remaining.begin() + pair->second);
+            remaining.erase(remaining.begin() + pair->first);
+            arena = arenaWith(module, chosen, &flops);
+            if (failed(arena))
+              return failure();
+            continue;
+          }
+        }
+        pick = cheapestFit ? *cheapestFit : *bestRatio;
+      }
+      chosen.push_back(remaining[pick]);
+      remaining.erase(remaining.begin() + pick);
+      arena = arenaWith(module, chosen, &flops);
+      if (failed(arena))
         return failure();
-      if (*a > budget)
-        keep[i] = true;
     }
-    std::vector<Candidate> pruned;
-    for (size_t j = 0; j < chosen.size(); ++j)
-      if (keep[j])
-        pruned.push_back(chosen[j]);
-    return pruned;
+    FailureOr<std::vector<Candidate>> grown = prune(module, chosen);
+    // Top-down too: from every candidate, drop what the budget does not need.
+    // Peaks interact (freeing one value moves the peak elsewhere), so the two
+    // directions find different sets; keep the cheaper.
+    FailureOr<std::vector<Candidate>> shrunk = prune(module, all);
+    if (failed(grown) || failed(shrunk))
+      return failure();
+    double grownFlops = 0, shrunkFlops = 0;
+    FailureOr<int64_t> grownArena = arenaWith(module, *grown, &grownFlops);
+    FailureOr<int64_t> shrunkArena = arenaWith(module, *shrunk, &shrunkFlops);
+    if (failed(grownArena) || failed(shrunkArena))
+      return failure();
+    if (*shrunkArena <= budget && (*grownArena > budget || shrunkFlops < grownFlops))
+      return *shrunk;
+    if (*grownArena > budget)
+      mlir::emitWarning(module.getLoc(), "zcc-recompute: the best choice found leaves ")
+          << std::min(*grownArena, *shrunkArena) << " bytes per rank, over the budget of " << int64_t(budget);
+    return *grown;
+  }
+
+  /// Drops chosen values while the arena still fits, each time the one whose
+  /// removal saves the most recompute FLOPs (measured: a cheap value can carry a
+  /// costly closure, a residual add its matmul).
+  FailureOr<std::vector<Candidate>> prune(ModuleOp module, ArrayRef<Candidate> start) {
+    std::vector<Candidate> kept(start.begin(), start.end());
+    double flops = 0;
+    FailureOr<int64_t> arena = arenaWith(module, kept, &flops);
+    if (failed(arena))
+      return failure();
+    if (*arena > budget)
+      return kept;
+    while (!kept.empty()) {
+      std::optional<size_t> best;
+      double bestFlops = flops;
+      for (size_t i = 0; i < kept.size(); ++i) {
+        std::vector<Candidate> trial = kept;
+        trial.erase(trial.begin() + i);
+        double f = 0;
+        FailureOr<int64_t> a = arenaWith(module, trial, &f);
+        if (failed(a))
+          return failure();
+        if (*a <= budget && f <= bestFlops) {
+          best = i;
+          bestFlops = f;
+        }
+      }
+      if (!best)
+        break;
+      kept.erase(kept.begin() + *best);
+      flops = bestFlops;
+    }
+    return kept;
   }
 
   /// Every subset (test reference; at most 16 candidates): the fewest FLOPs that fit.
@@ -364,7 +460,8 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       }
     }
     if (!best) {
-      module.emitWarning("zcc-recompute: no choice of recomputed values fits the budget of ") << int64_t(budget);
+      mlir::emitWarning(module.getLoc(), "zcc-recompute: no choice of recomputed values fits the budget of ")
+          << int64_t(budget);
       return std::vector<Candidate>(all.begin(), all.end());
     }
     return *best;

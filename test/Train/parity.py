@@ -5,7 +5,8 @@ Same model, seed and global batch: the loss curve must not depend on the world s
 (the model's batch is the global batch; zcc splits it over ranks x micro-batches).
 
 usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE DATA-FLAGS... -- CONFIG...
-CONFIG: "np=N" plus optional ",accum=K", ",zero=S", ",precision=bf16", ",persist=T";
+CONFIG: "np=N" plus optional ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
+",recompute=selective|full";
 the first config is the reference.
 """
 import json, os, subprocess, sys, tempfile
@@ -17,7 +18,8 @@ def run(zcc, model, steps, data, fields, work):
     subprocess.run([zcc, model, "-o", exe, "--world-size", str(np_),
                     "--grad-accum", fields.get("accum", "1"), "--zero-stage", fields.get("zero", "0"),
                     "--precision", fields.get("precision", "fp32"),
-                    "--param-persistence-threshold", fields.get("persist", "0")], check=True)
+                    "--param-persistence-threshold", fields.get("persist", "0"),
+                    "--recompute", fields.get("recompute", "none")], check=True)
     log = os.path.join(work, f"log-{tag}.jsonl")
     cmd = [exe, "--steps", str(steps), "--log-every", "1", "--log-json", log] + data
     if np_ > 1:
