@@ -80,6 +80,26 @@ public:
     return true;
   }
 
+  /// Whether recomputing `v` (through cheap ops, at most `flopsPerByte`) reads
+  /// only values that stay alive anyway: inputs, parameters, constants, values the
+  /// backward pass reads.
+  bool recomputesFromKept(Value v, double flopsPerByte) const {
+    Operation *def = v.getDefiningOp();
+    for (Value u : def->getOperands()) {
+      Operation *producer = u.getDefiningOp();
+      if (!producer || isa<ParamRefOp, arith::ConstantOp>(producer) || hasBackwardUse(u))
+        continue;
+      if (isa<ReshapeOp>(producer) || (recomputable(producer) && estimatedFlops(producer) /
+                                                                     double(tensorBytes(tensorOf(u))) <=
+                                                                 flopsPerByte)) {
+        if (recomputesFromKept(u, flopsPerByte))
+          continue;
+      }
+      return false;
+    }
+    return true;
+  }
+
   std::vector<Candidate> candidates() const {
     std::vector<Candidate> result;
     for (auto [i, op] : llvm::enumerate(ops)) {
@@ -222,8 +242,11 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       closure.flopsPerByte = flopsPerByte;
       // Cheap to recompute for the bytes it frees: elementwise ops, normalizations,
       // softmax (a few FLOPs per byte); matmuls and attention cost O(K) per byte.
+      // ...and only where that frees bytes: recomputing a value whose input would
+      // otherwise die after the forward pass (a residual add of a matmul output)
+      // keeps that input alive instead.
       for (const Candidate &c : all)
-        if (c.flops / double(c.bytes) <= flopsPerByte)
+        if (c.flops / double(c.bytes) <= flopsPerByte && analysis.recomputesFromKept(analysis.valueOf(c), flopsPerByte))
           chosen.push_back(c);
     } else if (policy == "full") {
       DenseSet<Value> kept = analysis.checkpoints();
