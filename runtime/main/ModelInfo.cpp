@@ -50,8 +50,16 @@ ModelInfo parseModelInfo(const char *text) {
       param.init.high = init.value("high", 0.0);
       info.params.push_back(param);
     }
-    for (const nlohmann::json &state : j.at("states"))
-      info.optimizerBytes += state.at("bytes").get<int64_t>();
+    for (const nlohmann::json &state : j.at("states")) {
+      StateInfo s;
+      s.name = state.at("name").get<std::string>();
+      s.param = state.at("param").get<std::string>();
+      s.role = state.value("role", std::string("moment"));
+      s.offset = state.at("offset").get<int64_t>();
+      s.bytes = state.at("bytes").get<int64_t>();
+      info.optimizerBytes += s.bytes;
+      info.states.push_back(s);
+    }
     for (const nlohmann::json &in : j.at("inputs")) {
       InputInfo input;
       input.role = in.at("role").get<std::string>();

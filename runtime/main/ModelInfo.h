@@ -55,6 +55,12 @@ private:
   }
 };
 
+/// An optimizer state tensor (a moment or a master copy) of one parameter.
+struct StateInfo {
+  std::string name, param, role; // role: moment | master
+  int64_t offset = 0, bytes = 0;
+};
+
 struct InputInfo {
   std::string role; // tokens | targets | features | labels | values
   std::vector<int64_t> shape; // one rank's micro-batch
@@ -70,7 +76,21 @@ struct ModelInfo {
   int64_t paramBytes = 0, gradBytes = 0, optimizerBytes = 0;
   double defaultLr = 1e-3;
   std::vector<ParamInfo> params;
+  std::vector<StateInfo> states;
   std::vector<InputInfo> inputs;
+  /// 0 (replicated), 1, 2 or 3: from the parameters' layout.
+  int zeroStage() const {
+    int stage = 0;
+    for (const ParamInfo &p : params) {
+      if (p.shards > 1)
+        stage = std::max(stage, 1);
+      if (p.shards > 1 && p.gradStorageBytes < p.bytes)
+        stage = std::max(stage, 2);
+      if (p.shardedParam)
+        stage = 3;
+    }
+    return stage;
+  }
   int64_t rowsPerMicroBatch() const { return inputs.empty() ? 0 : inputs[0].shape[0]; }
 };
 

@@ -2,6 +2,7 @@
 // emitted, starts the runtime, initializes the parameters (seeded, identical for every
 // world size), then runs the steps: K micro-batches of zcc_step, one zcc_update.
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "core/Trace.h"
 #include "main/Data.h"
 #include "main/ModelInfo.h"
+#include "main/Checkpoint.h"
 #include "main/Weights.h"
 #include "zrt/zrt.h"
 
@@ -28,9 +30,9 @@ using namespace zrt::train;
 namespace {
 
 struct Flags {
-  std::string data, logJson, initWeights, exportWeights, trace, schedule = "constant";
-  bool synthetic = false;
-  int64_t steps = 100, warmup = 0, logEvery = 10;
+  std::string data, logJson, initWeights, init, exportWeights, trace, ckptDir, schedule = "constant";
+  bool synthetic = false, resume = false, describe = false;
+  int64_t steps = 100, warmup = 0, logEvery = 10, ckptEvery = 0, ckptKeep = 2;
   uint64_t seed = 1337;
   double lr = -1;
 };
@@ -47,7 +49,13 @@ const char *kUsage =
     "  --log-every N          print a line every N steps (default 10)\n"
     "  --log-json FILE        one JSON object per logged step\n"
     "  --init-weights FILE    initial parameters: raw f32, parameters in model order\n"
+    "  --init FILE.safetensors  initial parameters by name (zcc-ckpt consolidate writes them)\n"
     "  --export-weights FILE  final parameters in the same format\n"
+    "  --ckpt-dir DIR         sharded checkpoints go here (DIR/step-NNNNNNNN/)\n"
+    "  --ckpt-every N         save one every N steps (and after the last step)\n"
+    "  --ckpt-keep K          keep the newest K checkpoints (default 2)\n"
+    "  --resume               continue from the newest complete checkpoint of --ckpt-dir\n"
+    "  --describe             print the compiler's model description (JSON) and exit\n"
     "  --trace FILE           Chrome trace (ui.perfetto.dev) of compute and communication; rank r > 0\n"
     "                         writes FILE.rankR\n"
     "  --help\n";
@@ -100,12 +108,34 @@ Flags parseFlags(int argc, char **argv) {
     else if (a == "--init-weights") f.initWeights = value();
     else if (a == "--export-weights") f.exportWeights = value();
     else if (a == "--trace") f.trace = value();
+    else if (a == "--init") f.init = value();
+    else if (a == "--ckpt-dir") f.ckptDir = value();
+    else if (a == "--ckpt-every") f.ckptEvery = integer();
+    else if (a == "--ckpt-keep") f.ckptKeep = std::max<int64_t>(1, integer());
+    else if (a == "--resume") f.resume = true;
+    else if (a == "--describe") f.describe = true;
     else {
       std::fprintf(stderr, "train.bin: unknown flag '%s'\n%s", a.c_str(), kUsage);
       std::exit(2);
     }
   }
+  if ((f.resume || f.ckptEvery > 0) && f.ckptDir.empty()) {
+    std::fprintf(stderr, "train.bin: --resume and --ckpt-every need --ckpt-dir\n");
+    std::exit(2);
+  }
+  if (!f.init.empty() && !f.initWeights.empty()) {
+    std::fprintf(stderr, "train.bin: --init and --init-weights are exclusive\n");
+    std::exit(2);
+  }
   return f;
+}
+
+/// Test hook (ZCC_FAULT=kill-in-step:STEP): dies in the middle of a step, between the
+/// backward pass and the optimizer update, as a failing node would.
+void maybeKillInStep(int64_t step) {
+  const char *fault = std::getenv("ZCC_FAULT");
+  if (fault && std::string(fault) == "kill-in-step:" + std::to_string(step))
+    std::raise(SIGKILL);
 }
 
 double learningRate(const Flags &f, double peak, int64_t step /* from 0 */) {
@@ -152,6 +182,10 @@ int64_t measuredHighWater(const char *arena, const ModelInfo &m) {
 
 int main(int argc, char **argv) {
   Flags flags = parseFlags(argc, argv);
+  if (flags.describe) {
+    std::printf("%s\n", zcc_model_json);
+    return 0;
+  }
   ModelInfo model = parseModelInfo(zcc_model_json);
   if (!flags.trace.empty())
     trace::setPath(flags.trace.c_str());
@@ -163,12 +197,18 @@ int main(int argc, char **argv) {
   std::memset(arena, 0, model.persistentBytes);
   if (!flags.initWeights.empty())
     readWeights(model, arena, flags.initWeights, rank);
+  else if (!flags.init.empty())
+    readSafetensors(model, arena, flags.init, rank);
   else
     initializeWeights(model, arena, flags.seed, rank);
 
   paintScratch(arena, model);
 
   std::unique_ptr<DataSource> data = openData(model, flags.data, flags.synthetic, flags.seed);
+  const RunIdentity run{flags.seed, data->describe()};
+  int64_t firstStep = 0;
+  if (flags.resume)
+    firstStep = resumeCheckpoint(model, arena, flags.ckptDir, run);
   std::vector<std::vector<char>> storage;
   std::vector<void *> buffers;
   for (const InputInfo &in : model.inputs) {
@@ -202,7 +242,7 @@ int main(int argc, char **argv) {
   zrt_get_counters(&before);
   double totalSeconds = 0;
   float lastLoss = 0;
-  for (int64_t step = 0; step < flags.steps; ++step) {
+  for (int64_t step = firstStep; step < flags.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     double lossSum = 0;
     for (int64_t k = 0; k < K; ++k) {
@@ -212,6 +252,7 @@ int main(int argc, char **argv) {
         data->fillRow(first + r, r, buffers);
       lossSum += zcc_step(arena, buffers.data());
     }
+    maybeKillInStep(step + 1);
     double lr = learningRate(flags, peakLr, step);
     zcc_update(arena, lr, step + 1);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -249,6 +290,8 @@ int main(int argc, char **argv) {
                      static_cast<long long>(measuredHighWater(arena, model)));
     }
     before = now;
+    if (flags.ckptEvery > 0 && ((step + 1) % flags.ckptEvery == 0 || step + 1 == flags.steps))
+      saveCheckpoint(model, arena, flags.ckptDir, step + 1, run, static_cast<int>(flags.ckptKeep));
   }
   if (rank == 0) {
     std::printf("zcc: %lld steps in %.2f s (%.2f ms/step), final loss %.6f\n",

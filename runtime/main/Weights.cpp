@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/Error.h"
+#include <nlohmann/json.hpp>
 #include "main/Random.h"
 #include "zrt/bf16.h"
 #include "zrt/zrt.h"
@@ -64,6 +65,52 @@ void readWeights(const ModelInfo &model, char *arena, const std::string &path, i
   }
   if (file.peek() != EOF)
     fatal("train", "%s is longer than the model's parameters", path.c_str());
+}
+
+void readSafetensors(const ModelInfo &model, char *arena, const std::string &path, int rank) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    fatal("train", "cannot open --init %s", path.c_str());
+  uint64_t headerBytes = 0;
+  if (!file.read(reinterpret_cast<char *>(&headerBytes), 8) || headerBytes > (uint64_t(1) << 30))
+    fatal("train", "%s is not a safetensors file (bad header length)", path.c_str());
+  std::string header(headerBytes, '\0');
+  if (!file.read(header.data(), headerBytes))
+    fatal("train", "%s ends inside its header", path.c_str());
+  std::string data((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  nlohmann::json tensors;
+  try {
+    tensors = nlohmann::json::parse(header);
+  } catch (const nlohmann::json::exception &e) {
+    fatal("train", "%s: the safetensors header is not JSON: %s", path.c_str(), e.what());
+  }
+  std::vector<float> whole;
+  for (const ParamInfo &p : model.params) {
+    if (!tensors.contains(p.name))
+      fatal("train", "%s has no tensor '%s'", path.c_str(), p.name.c_str());
+    const nlohmann::json &t = tensors[p.name];
+    std::string dtype = t.value("dtype", "");
+    std::vector<int64_t> shape = t.value("shape", std::vector<int64_t>{});
+    std::vector<int64_t> range = t.value("data_offsets", std::vector<int64_t>{});
+    if ((dtype != "F32" && dtype != "BF16") || shape != p.shape || range.size() != 2)
+      fatal("train", "%s: tensor '%s' must be F32 or BF16 of the parameter's shape", path.c_str(), p.name.c_str());
+    const int64_t elementBytes = dtype == "F32" ? 4 : 2;
+    if (range[0] < 0 || range[1] - range[0] != p.elements() * elementBytes ||
+        range[1] > static_cast<int64_t>(data.size()))
+      fatal("train", "%s: tensor '%s' has bad data offsets (truncated file?)", path.c_str(), p.name.c_str());
+    whole.resize(p.elements());
+    const char *bytes = data.data() + range[0];
+    for (int64_t i = 0; i < p.elements(); ++i) {
+      if (dtype == "F32") {
+        std::memcpy(&whole[i], bytes + 4 * i, 4);
+      } else {
+        bf16 v;
+        std::memcpy(&v, bytes + 2 * i, 2);
+        whole[i] = float(v);
+      }
+    }
+    store(p, arena, rank, [&](int64_t i) { return whole[i]; });
+  }
 }
 
 void writeWeights(const ModelInfo &model, const char *arena, const std::string &path, int rank) {

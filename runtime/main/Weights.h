@@ -20,6 +20,11 @@ void initializeWeights(const ModelInfo &model, char *arena, uint64_t seed, int r
 /// Fatal error on a missing, short or long file.
 void readWeights(const ModelInfo &model, char *arena, const std::string &path, int rank);
 
+/// A safetensors file (as `zcc-ckpt consolidate` writes, or PyTorch's safetensors):
+/// every parameter by name, F32 (or BF16) with the parameter's shape. Fatal error on a
+/// missing, misshapen or malformed tensor.
+void readSafetensors(const ModelInfo &model, char *arena, const std::string &path, int rank);
+
 /// Every rank takes part (shards are all-gathered); rank 0 writes the file, through a
 /// temporary file renamed into place, so a failure never leaves half a file. The values
 /// written are the fp32 master values where there is a master.

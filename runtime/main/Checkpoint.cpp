@@ -1,0 +1,251 @@
+#include "main/Checkpoint.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+#include "core/Error.h"
+#include "zrt/zrt.h"
+
+namespace zrt::train {
+namespace {
+
+/// The byte ranges a rank saves: every parameter's stored bytes, then every state's.
+struct Region {
+  std::string what; // "param" | the state's role
+  std::string name;
+  int64_t offset, bytes;
+};
+
+std::vector<Region> savedRegions(const ModelInfo &m) {
+  std::vector<Region> regions;
+  for (const ParamInfo &p : m.params)
+    regions.push_back({"param", p.name, p.offset, p.paramStorageBytes});
+  for (const StateInfo &s : m.states)
+    regions.push_back({s.role, s.name, s.offset, s.bytes});
+  return regions;
+}
+
+uint64_t fnv1a(const char *data, size_t n, uint64_t h = 1469598103934665603ull) {
+  for (size_t i = 0; i < n; ++i)
+    h = (h ^ static_cast<unsigned char>(data[i])) * 1099511628211ull;
+  return h;
+}
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string stepDir(const std::string &dir, int64_t step) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%08lld", static_cast<long long>(step));
+  return dir + "/" + name;
+}
+
+void makeDirs(const std::string &path) {
+  for (size_t i = 1; i <= path.size(); ++i)
+    if (i == path.size() || path[i] == '/') {
+      std::string prefix = path.substr(0, i);
+      if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+        fatal("checkpoint", "cannot create %s: %s", prefix.c_str(), std::strerror(errno));
+    }
+}
+
+void fsyncPath(const std::string &path, bool directory) {
+  int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+  if (fd < 0 || ::fsync(fd) != 0)
+    fatal("checkpoint", "cannot fsync %s: %s", path.c_str(), std::strerror(errno));
+  ::close(fd);
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file, fsync, rename.
+void writeAtomically(const std::string &path, const std::string &bytes) {
+  std::string tmp = path + ".tmp";
+  FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fflush(f) != 0 ||
+      ::fsync(::fileno(f)) != 0 || std::fclose(f) != 0)
+    fatal("checkpoint", "cannot write %s: %s", tmp.c_str(), std::strerror(errno));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    fatal("checkpoint", "cannot rename %s: %s", tmp.c_str(), std::strerror(errno));
+}
+
+/// Test hook (ZCC_FAULT=kill-before-manifest:STEP): dies between the rank files and the
+/// manifest, as a crash in the middle of a save would.
+void maybeInjectFault(const char *point, int64_t step) {
+  const char *fault = std::getenv("ZCC_FAULT");
+  if (!fault)
+    return;
+  std::string expected = std::string(point) + ":" + std::to_string(step);
+  if (expected == fault)
+    std::raise(SIGKILL);
+}
+
+/// Steps of the complete checkpoints of `dir`, oldest first.
+std::vector<int64_t> completeSteps(const std::string &dir) {
+  std::vector<int64_t> steps;
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    return steps;
+  while (dirent *e = ::readdir(d)) {
+    long long step;
+    char tail;
+    if (std::sscanf(e->d_name, "step-%lld%c", &step, &tail) != 1)
+      continue;
+    struct stat st;
+    if (::stat((stepDir(dir, step) + "/manifest.json").c_str(), &st) == 0)
+      steps.push_back(step);
+  }
+  ::closedir(d);
+  std::sort(steps.begin(), steps.end());
+  return steps;
+}
+
+void removeTree(const std::string &path) {
+  if (DIR *d = ::opendir(path.c_str())) {
+    while (dirent *e = ::readdir(d))
+      if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, ".."))
+        ::unlink((path + "/" + e->d_name).c_str());
+    ::closedir(d);
+  }
+  ::rmdir(path.c_str());
+}
+
+nlohmann::json layoutJson(const ModelInfo &m) {
+  nlohmann::json params = nlohmann::json::array();
+  int64_t at = 0;
+  for (const ParamInfo &p : m.params) {
+    params.push_back({{"name", p.name},
+                      {"shape", p.shape},
+                      {"dtype", p.dtype},
+                      {"shards", p.shards},
+                      {"shard_elements", p.shardElements},
+                      {"sharded_param", p.shardedParam},
+                      {"file_offset", at},
+                      {"bytes", p.paramStorageBytes}});
+    at += p.paramStorageBytes;
+  }
+  nlohmann::json states = nlohmann::json::array();
+  for (const StateInfo &s : m.states) {
+    states.push_back({{"name", s.name}, {"param", s.param}, {"role", s.role}, {"file_offset", at},
+                      {"bytes", s.bytes}});
+    at += s.bytes;
+  }
+  return {{"params", params}, {"states", states}, {"rank_file_bytes", at}};
+}
+
+} // namespace
+
+void saveCheckpoint(const ModelInfo &m, const char *arena, const std::string &dir, int64_t step,
+                    const RunIdentity &run, int keep) {
+  const int rank = zrt_rank(), ranks = zrt_world_size();
+  const std::string at = stepDir(dir, step);
+  makeDirs(at);
+  std::string bytes;
+  for (const Region &r : savedRegions(m))
+    bytes.append(arena + r.offset, r.bytes);
+  writeAtomically(at + "/rank-" + std::to_string(rank) + ".bin", bytes);
+
+  // Every rank's file is on disk before rank 0 writes the manifest that makes the
+  // checkpoint count: gather the sizes and checksums (a collective, so also a barrier).
+  uint64_t mine[2] = {bytes.size(), fnv1a(bytes.data(), bytes.size())};
+  std::vector<uint64_t> all(2 * ranks);
+  zrt_all_gather(ZRT_DTYPE_F32, mine, all.data(), 4); // 16 bytes as four f32 words
+  maybeInjectFault("kill-before-manifest", step);
+  if (rank == 0) {
+    nlohmann::json files = nlohmann::json::array();
+    for (int r = 0; r < ranks; ++r)
+      files.push_back({{"file", "rank-" + std::to_string(r) + ".bin"}, {"bytes", all[2 * r]},
+                       {"fnv1a64", hex(all[2 * r + 1])}});
+    nlohmann::json manifest = {{"format", 1},
+                               {"model", m.model},
+                               {"step", step},
+                               {"seed", run.seed},
+                               {"data", run.data},
+                               {"world_size", ranks},
+                               {"zero_stage", m.zeroStage()},
+                               {"optimizer", m.optimizer},
+                               {"layout", layoutJson(m)},
+                               {"ranks", files}};
+    writeAtomically(at + "/manifest.json", manifest.dump(1));
+    fsyncPath(at, true);
+    fsyncPath(dir, true);
+    std::vector<int64_t> steps = completeSteps(dir);
+    for (size_t i = 0; i + keep < steps.size(); ++i)
+      removeTree(stepDir(dir, steps[i]));
+  }
+  // No rank starts the next step's save before this one is complete.
+  zrt_all_gather(ZRT_DTYPE_F32, mine, all.data(), 4);
+}
+
+int64_t resumeCheckpoint(const ModelInfo &m, char *arena, const std::string &dir, const RunIdentity &run) {
+  const int rank = zrt_rank(), ranks = zrt_world_size();
+  std::vector<int64_t> steps = completeSteps(dir);
+  if (steps.empty())
+    return 0;
+  const std::string at = stepDir(dir, steps.back());
+  nlohmann::json manifest;
+  try {
+    std::ifstream in(at + "/manifest.json");
+    manifest = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception &e) {
+    fatal("resume", "%s/manifest.json is not valid JSON: %s", at.c_str(), e.what());
+  }
+  auto refuse = [&](const std::string &why) {
+    fatal("resume", "checkpoint %s cannot be resumed here: %s", at.c_str(), why.c_str());
+  };
+  try {
+    if (manifest.at("format").get<int>() != 1)
+      refuse("unknown manifest format");
+    if (manifest.at("model").get<std::string>() != m.model)
+      refuse("it is of model '" + manifest.at("model").get<std::string>() + "', this program trains '" +
+             m.model + "'");
+    if (manifest.at("world_size").get<int>() != ranks || manifest.at("zero_stage").get<int>() != m.zeroStage() ||
+        manifest.at("layout") != layoutJson(m))
+      refuse("it was saved by " + std::to_string(manifest.at("world_size").get<int>()) + " ranks at ZeRO stage " +
+             std::to_string(manifest.at("zero_stage").get<int>()) + " (this program: " + std::to_string(ranks) +
+             " ranks, stage " + std::to_string(m.zeroStage()) +
+             ", or another layout); convert it with: zcc-ckpt reshard " + at + " --target <this train.bin> -o DIR");
+    if (manifest.at("seed").get<uint64_t>() != run.seed)
+      refuse("it was trained with --seed " + std::to_string(manifest.at("seed").get<uint64_t>()));
+    if (manifest.at("data").get<std::string>() != run.data)
+      refuse("it was trained on " + manifest.at("data").get<std::string>() + ", this run reads " + run.data);
+  } catch (const nlohmann::json::exception &e) {
+    refuse(std::string("malformed manifest: ") + e.what());
+  }
+  const nlohmann::json &file = manifest["ranks"][rank];
+  const std::string path = at + "/" + file.at("file").get<std::string>();
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof())
+    refuse("cannot read " + path);
+  if (static_cast<int64_t>(bytes.size()) != file.at("bytes").get<int64_t>())
+    refuse(path + " has " + std::to_string(bytes.size()) + " bytes, the manifest says " +
+           std::to_string(file.at("bytes").get<int64_t>()) + " (truncated?)");
+  if (hex(fnv1a(bytes.data(), bytes.size())) != file.at("fnv1a64").get<std::string>())
+    refuse(path + ": checksum mismatch (the file is corrupt)");
+  size_t from = 0;
+  for (const Region &r : savedRegions(m)) {
+    std::memcpy(arena + r.offset, bytes.data() + from, r.bytes);
+    from += r.bytes;
+  }
+  // Every rank verified its file before any of them trains on the checkpoint.
+  float ok = 1, all = 0;
+  zrt_all_reduce(ZRT_DTYPE_F32, &ok, &all, 1, 0);
+  if (rank == 0)
+    std::printf("zcc: resumed from %s (step %lld)\n", at.c_str(), static_cast<long long>(steps.back()));
+  return steps.back();
+}
+
+} // namespace zrt::train

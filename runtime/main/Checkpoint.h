@@ -1,0 +1,39 @@
+// Sharded checkpoints of a training run: each rank saves the bytes it owns of every
+// parameter and optimizer state (exactly its arena's persistent buffers but the gradients,
+// which are zero between steps), rank 0 a JSON manifest that describes the layout (shapes,
+// dtypes, shards, world size, ZeRO stage), the step, seed and data, and each rank file's
+// size and checksum. A checkpoint is complete when its manifest exists: files are written
+// to a temporary name, fsync'ed and renamed, the manifest last, so a crash while saving
+// leaves the previous checkpoint intact.
+//
+//   D/step-00000010/rank-0.bin ... rank-(N-1).bin, manifest.json
+//
+// tools/zcc-ckpt reads the same layout to inspect, consolidate (safetensors) and reshard.
+#ifndef ZRT_MAIN_CHECKPOINT_H
+#define ZRT_MAIN_CHECKPOINT_H
+
+#include <cstdint>
+#include <string>
+
+#include "main/ModelInfo.h"
+
+namespace zrt::train {
+
+struct RunIdentity {
+  uint64_t seed = 0;
+  std::string data; // the data source's description
+};
+
+/// Every rank calls it (it synchronizes the ranks); keeps the newest `keep` checkpoints.
+void saveCheckpoint(const ModelInfo &m, const char *arena, const std::string &dir, int64_t step,
+                    const RunIdentity &run, int keep);
+
+/// Loads the newest complete checkpoint of `dir` into the arena; returns its step, or 0
+/// when `dir` holds none. A checkpoint that does not match this program (another model,
+/// world size or layout), or whose files are missing, truncated or corrupt, is a fatal
+/// error naming the problem, before any step runs.
+int64_t resumeCheckpoint(const ModelInfo &m, char *arena, const std::string &dir, const RunIdentity &run);
+
+} // namespace zrt::train
+
+#endif // ZRT_MAIN_CHECKPOINT_H

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""zcc-ckpt: inspect, consolidate and reshard the sharded checkpoints train.bin writes.
+
+  zcc-ckpt inspect CKPT                      the manifest, and every rank file checked
+  zcc-ckpt consolidate CKPT -o OUT.safetensors [--with-optimizer]
+                                             every parameter whole, in fp32 (the master
+                                             copy under mixed precision), by name
+  zcc-ckpt reshard CKPT --target TRAIN.bin -o DIR
+                                             the same state laid out for another world
+                                             size or ZeRO stage (the layout TRAIN.bin
+                                             --describe reports); train it with
+                                             --ckpt-dir DIR --resume
+
+CKPT is a checkpoint (DIR/step-NNNNNNNN) or a --ckpt-dir (its newest complete checkpoint).
+The layout is runtime/main/Checkpoint.cpp's: each rank file holds, in model order, every
+parameter's stored bytes then every optimizer state's; the manifest says where and how each
+is split. Only the Python standard library is used.
+"""
+import argparse, array, json, os, struct, subprocess, sys
+
+def fail(message):
+    sys.exit(f"zcc-ckpt: error: {message}")
+
+def fnv1a64(data):
+    h = 1469598103934665603
+    for b in data:
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+def find_checkpoint(path):
+    if os.path.exists(os.path.join(path, "manifest.json")):
+        return path
+    steps = sorted(d for d in os.listdir(path) if d.startswith("step-")
+                   and os.path.exists(os.path.join(path, d, "manifest.json"))) if os.path.isdir(path) else []
+    if not steps:
+        fail(f"{path} holds no complete checkpoint (no manifest.json)")
+    return os.path.join(path, steps[-1])
+
+def load(path):
+    ckpt = find_checkpoint(path)
+    try:
+        manifest = json.load(open(os.path.join(ckpt, "manifest.json")))
+    except (OSError, ValueError) as e:
+        fail(f"{ckpt}/manifest.json: {e}")
+    files = []
+    for entry in manifest["ranks"]:
+        name = os.path.join(ckpt, entry["file"])
+        try:
+            data = open(name, "rb").read()
+        except OSError as e:
+            fail(f"{name}: {e}")
+        if len(data) != entry["bytes"]:
+            fail(f"{name} has {len(data)} bytes, the manifest says {entry['bytes']} (truncated?)")
+        if fnv1a64(data) != entry["fnv1a64"]:
+            fail(f"{name}: checksum mismatch (the file is corrupt)")
+        files.append(data)
+    return ckpt, manifest, files
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+def to_floats(raw, dtype):
+    if dtype == "f32":
+        a = array.array("f")
+        a.frombytes(raw)
+        return a
+    # bf16: the high half of an f32
+    halves = array.array("H")
+    halves.frombytes(raw)
+    return array.array("f", struct.unpack(f"<{len(halves)}f", b"".join(struct.pack("<I", h << 16) for h in halves)))
+
+def from_floats(values, dtype):
+    if dtype == "f32":
+        return array.array("f", values).tobytes()
+    out = array.array("H")
+    for v in values:  # round to nearest even, as the runtime's bf16
+        u = struct.unpack("<I", struct.pack("<f", v))[0]
+        out.append(((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF)
+    return out.tobytes()
+
+def whole_tensor(files, offset, storage_bytes, dtype, elements, shards, shard_elements, sharded):
+    """The whole tensor from each rank's stored bytes (a shard of it, or all of it)."""
+    size = 4 if dtype == "f32" else 2
+    if not sharded:
+        return to_floats(files[0][offset:offset + elements * size], dtype)
+    values = array.array("f")
+    for r in range(shards):
+        values.extend(to_floats(files[r][offset:offset + shard_elements * size], dtype))
+    return values[:elements]
+
+def full_state(manifest, files):
+    """name -> whole fp32 values: parameters (their master values where there is one) and
+    optimizer states (by their names), plus which states each parameter has."""
+    layout = manifest["layout"]
+    params = {p["name"]: p for p in layout["params"]}
+    masters = {s["param"]: s for s in layout["states"] if s["role"] == "master"}
+    values, states = {}, {}
+    for p in layout["params"]:
+        n = numel(p["shape"])
+        if p["name"] in masters:
+            s = masters[p["name"]]
+            values[p["name"]] = whole_tensor(files, s["file_offset"], s["bytes"], "f32", n, p["shards"],
+                                             p["shard_elements"], p["shards"] > 1)
+        else:
+            values[p["name"]] = whole_tensor(files, p["file_offset"], p["bytes"], p["dtype"], n, p["shards"],
+                                             p["shard_elements"], p["sharded_param"])
+    for s in layout["states"]:
+        if s["role"] == "master":
+            continue
+        p = params[s["param"]]
+        states[s["name"]] = whole_tensor(files, s["file_offset"], s["bytes"], "f32", numel(p["shape"]),
+                                         p["shards"], p["shard_elements"], p["shards"] > 1)
+    return values, states
+
+def write_safetensors(path, tensors, metadata):
+    header, blobs, at = {"__metadata__": metadata}, [], 0
+    for name, (shape, values) in tensors.items():
+        blob = array.array("f", values).tobytes()
+        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [at, at + len(blob)]}
+        blobs.append(blob)
+        at += len(blob)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for blob in blobs:
+            f.write(blob)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+def cmd_inspect(a):
+    ckpt, m, files = load(a.checkpoint)
+    print(f"{ckpt}: model {m['model']}, step {m['step']}, {m['world_size']} rank(s), ZeRO stage {m['zero_stage']}, "
+          f"optimizer {m['optimizer']}, seed {m['seed']}, data {m['data']}")
+    for p in m["layout"]["params"]:
+        layout = (f"{p['shards']} shards of {p['shard_elements']}" if p["sharded_param"] else "whole") + \
+                 (" (update shard-wise)" if p["shards"] > 1 and not p["sharded_param"] else "")
+        print(f"  {p['name']:24s} {p['dtype']} {'x'.join(map(str, p['shape'])):>12s}  {layout}")
+    print(f"  {len(m['layout']['states'])} optimizer state tensors; {len(files)} rank files, checksums verified")
+
+def cmd_consolidate(a):
+    ckpt, m, files = load(a.checkpoint)
+    values, states = full_state(m, files)
+    shapes = {p["name"]: p["shape"] for p in m["layout"]["params"]}
+    tensors = {name: (shapes[name], v) for name, v in values.items()}
+    if a.with_optimizer:
+        by_name = {s["name"]: s for s in m["layout"]["states"]}
+        for name, v in states.items():
+            tensors[name] = (shapes[by_name[name]["param"]], v)
+    write_safetensors(a.output, tensors, {"format": "pt", "model": m["model"], "step": str(m["step"]),
+                                          "source": ckpt})
+    print(f"zcc-ckpt: wrote {a.output}: {len(tensors)} tensors from {ckpt} (step {m['step']})")
+
+def zero_stage(params):
+    stage = 0
+    for p in params:
+        if p["shards"] > 1:
+            stage = max(stage, 1)
+        if p["shards"] > 1 and p["grad_storage_bytes"] < p["bytes"]:
+            stage = max(stage, 2)
+        if p["sharded_param"]:
+            stage = 3
+    return stage
+
+def cmd_reshard(a):
+    ckpt, m, files = load(a.checkpoint)
+    try:
+        target = json.loads(subprocess.run([a.target, "--describe"], check=True, capture_output=True,
+                                           text=True).stdout)
+    except (OSError, subprocess.CalledProcessError, ValueError) as e:
+        fail(f"cannot read the layout of {a.target} (train.bin --describe): {e}")
+    if target["model"] != m["model"]:
+        fail(f"{a.target} trains '{target['model']}', the checkpoint is of '{m['model']}'")
+    values, states = full_state(m, files)
+    source_params = {p["name"]: p for p in m["layout"]["params"]}
+    for p in target["params"]:
+        if p["name"] not in source_params or source_params[p["name"]]["shape"] != p["shape"]:
+            fail(f"parameter {p['name']} {p['shape']} is not in the checkpoint with that shape")
+    ranks = target["world_size"]
+    # The target's layout, exactly as runtime/main/Checkpoint.cpp describes it.
+    layout_params, layout_states, at = [], [], 0
+    for p in target["params"]:
+        layout_params.append({"name": p["name"], "shape": p["shape"], "dtype": p["dtype"], "shards": p["shards"],
+                              "shard_elements": p["shard_elements"], "sharded_param": p["sharded_param"],
+                              "file_offset": at, "bytes": p["param_storage_bytes"]})
+        at += p["param_storage_bytes"]
+    for s in target["states"]:
+        layout_states.append({"name": s["name"], "param": s["param"], "role": s["role"], "file_offset": at,
+                              "bytes": s["bytes"]})
+        at += s["bytes"]
+    by_param = {p["name"]: p for p in target["params"]}
+
+    def stored(values_whole, p, sharded, rank, storage_bytes, dtype):
+        size = 4 if dtype == "f32" else 2
+        n = storage_bytes // size
+        first = rank * p["shard_elements"] if sharded else 0
+        chunk = list(values_whole[first:first + n])
+        chunk += [0.0] * (n - len(chunk))  # ZeRO padding
+        return from_floats(chunk, dtype)
+
+    out_dir = os.path.join(a.output, f"step-{m['step']:08d}")
+    os.makedirs(out_dir, exist_ok=True)
+    entries = []
+    for r in range(ranks):
+        blob = bytearray()
+        for p in target["params"]:
+            blob += stored(values[p["name"]], p, p["sharded_param"], r, p["param_storage_bytes"], p["dtype"])
+        for s in target["states"]:
+            p = by_param[s["param"]]
+            if s["role"] == "master":
+                whole = values[p["name"]]
+            elif s["name"] in states:
+                whole = states[s["name"]]
+            else:
+                fail(f"the checkpoint has no optimizer state {s['name']} (another optimizer?)")
+            blob += stored(whole, p, p["shards"] > 1, r, s["bytes"], "f32")
+        name = f"rank-{r}.bin"
+        tmp = os.path.join(out_dir, name + ".tmp")
+        with open(tmp, "wb") as f:
+            f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, os.path.join(out_dir, name))
+        entries.append({"file": name, "bytes": len(blob), "fnv1a64": fnv1a64(bytes(blob))})
+    manifest = dict(m)
+    manifest.update({"world_size": ranks, "zero_stage": zero_stage(target["params"]),
+                     "optimizer": target["optimizer"].get("kind", m["optimizer"]),
+                     "layout": {"params": layout_params, "states": layout_states, "rank_file_bytes": at},
+                     "ranks": entries})
+    tmp = os.path.join(out_dir, "manifest.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, os.path.join(out_dir, "manifest.json"))
+    print(f"zcc-ckpt: resharded {ckpt} ({m['world_size']} ranks, stage {m['zero_stage']}) into {out_dir} "
+          f"({ranks} ranks, stage {manifest['zero_stage']})")
+
+def main():
+    ap = argparse.ArgumentParser(prog="zcc-ckpt", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("inspect")
+    p.add_argument("checkpoint")
+    p = sub.add_parser("consolidate")
+    p.add_argument("checkpoint")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--with-optimizer", action="store_true", help="also the optimizer states, as NAME.exp_avg...")
+    p = sub.add_parser("reshard")
+    p.add_argument("checkpoint")
+    p.add_argument("--target", required=True, help="the train.bin that will resume")
+    p.add_argument("-o", "--output", required=True, help="a --ckpt-dir for the target")
+    a = ap.parse_args()
+    {"inspect": cmd_inspect, "consolidate": cmd_consolidate, "reshard": cmd_reshard}[a.command](a)
+
+if __name__ == "__main__":
+    main()
