@@ -192,8 +192,11 @@ void saveCheckpoint(const ModelInfo &m, const char *arena, const std::string &di
 int64_t resumeCheckpoint(const ModelInfo &m, char *arena, const std::string &dir, const RunIdentity &run) {
   const int rank = zrt_rank(), ranks = zrt_world_size();
   std::vector<int64_t> steps = completeSteps(dir);
-  if (steps.empty())
+  if (steps.empty()) {
+    if (rank == 0)
+      std::printf("zcc: no complete checkpoint in %s: starting at step 0\n", dir.c_str());
     return 0;
+  }
   const std::string at = stepDir(dir, steps.back());
   nlohmann::json manifest;
   try {
