@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/MemoryPlan.h"
+#include "passes/ModelDescription.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -606,68 +607,6 @@ void Lowering::emitModelJson(StringRef model, const llvm::json::Value &json) {
                          "zcc_model_json", StringAttr::get(ctx, text));
 }
 
-llvm::json::Array shapeJson(RankedTensorType t) {
-  llvm::json::Array shape;
-  for (int64_t d : t.getShape())
-    shape.push_back(d);
-  return shape;
-}
-std::string dtypeName(Type t) { return t.isBF16() ? "bf16" : t.isF32() ? "f32" : t.isInteger(32) ? "i32" : "?"; }
-
-llvm::json::Object initJson(Attribute init) {
-  if (isa<ZerosInitAttr>(init))
-    return llvm::json::Object{{"kind", "zeros"}};
-  if (isa<OnesInitAttr>(init))
-    return llvm::json::Object{{"kind", "ones"}};
-  if (auto n = dyn_cast<NormalInitAttr>(init))
-    return llvm::json::Object{{"kind", "normal"}, {"std", n.getStd().convertToDouble()},
-            {"mean", n.getMean().convertToDouble()}};
-  auto u = cast<UniformInitAttr>(init);
-  return llvm::json::Object{{"kind", "uniform"}, {"low", u.getLow().convertToDouble()},
-          {"high", u.getHigh().convertToDouble()}};
-}
-
-/// What the executable's data loader feeds each argument: the `zc.input`
-/// argument attribute when given, else the common signatures (tokens and
-/// next-token targets; features and class labels; features and regression targets).
-FailureOr<SmallVector<std::string>> inputRoles(func::FuncOp step) {
-  SmallVector<std::string> roles;
-  ArrayRef<Type> types = step.getArgumentTypes();
-  for (unsigned i = 0; i < types.size(); ++i)
-    if (auto role = step.getArgAttrOfType<StringAttr>(i, "zc.input"))
-      roles.push_back(role.str());
-  if (roles.size() == types.size())
-    return roles;
-  roles.clear();
-  if (types.size() == 2) {
-    auto a = cast<RankedTensorType>(types[0]), b = cast<RankedTensorType>(types[1]);
-    bool aInt = a.getElementType().isInteger(32), bInt = b.getElementType().isInteger(32);
-    if (aInt && bInt && a.getShape() == b.getShape())
-      return SmallVector<std::string>{"tokens", "targets"};
-    if (!aInt && bInt && b.getRank() == 1)
-      return SmallVector<std::string>{"features", "labels"};
-    if (!aInt && !bInt)
-      return SmallVector<std::string>{"features", "values"};
-  }
-  return step.emitOpError("cannot tell what data feeds the arguments: mark each with "
-                          "{zc.input = \"tokens\" | \"targets\" | \"features\" | \"labels\" | \"values\"}");
-}
-
-/// How many distinct values an integer input takes: the rows of the embedding it
-/// indexes, or the classes of the cross-entropy it labels (through reshapes).
-int64_t idRange(Value v) {
-  for (Operation *user : v.getUsers()) {
-    if (auto e = dyn_cast<EmbeddingOp>(user); e && e.getIds() == v)
-      return tensorOf(e.getTable()).getDimSize(0);
-    if (auto ce = dyn_cast<CrossEntropyOp>(user); ce && ce.getLabels() == v)
-      return tensorOf(ce.getLogits()).getShape().back();
-    if (auto view = dyn_cast<ReshapeOp>(user))
-      if (int64_t range = idRange(view.getResult()))
-        return range;
-  }
-  return 0;
-}
-
 struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
   using Base::Base;
 
@@ -678,88 +617,20 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
       module.emitError("nothing to lower: run zcc-autodiff and zcc-optimizer first");
       return signalPassFailure();
     }
-    FailureOr<SmallVector<std::string>> roles = inputRoles(step);
-    if (failed(roles))
-      return signalPassFailure();
     FailureOr<MemoryPlan> plan = planMemory(module, {step, update});
     if (failed(plan))
       return signalPassFailure();
 
     // The description main() reads, before the zc symbols go away.
-    llvm::json::Array params, states, inputs;
-    DenseMap<StringAttr, StringAttr> masterOf; // parameter -> its fp32 master state
-    update.walk([&](Operation *op) {
-      if (auto o = dyn_cast<AdamWOp>(op); o && o.getMasterAttr())
-        masterOf[o.getParamAttr().getAttr()] = o.getMasterAttr().getAttr();
-      else if (auto o = dyn_cast<SgdOp>(op); o && o.getMasterAttr())
-        masterOf[o.getParamAttr().getAttr()] = o.getMasterAttr().getAttr();
-    });
-    DenseSet<StringAttr> masters;
-    for (auto &entry : masterOf)
-      masters.insert(entry.second);
-    for (ParamOp param : module.getOps<ParamOp>()) {
-      RankedTensorType t = param.getTensorType();
-      ParamSharding sharding = ParamSharding::of(param);
-      int64_t elementBytes = t.getElementTypeBitWidth() / 8;
-      params.push_back(llvm::json::Object{
-          {"name", param.getSymName()}, {"shape", shapeJson(t)},
-          {"dtype", dtypeName(t.getElementType())}, {"init", initJson(param.getInit())},
-          {"offset", plan->paramOffset.lookup(param.getSymNameAttr())},
-          {"grad_offset", plan->gradOffset.lookup(param.getSymNameAttr())},
-          {"bytes", tensorBytes(t)},
-          // ZeRO layout (ParamSharding): how the stored buffers relate to the tensor.
-          {"shards", sharding.ranks},
-          {"shard_elements", sharding.shardElements()},
-          {"sharded_param", sharding.param},
-          {"param_storage_bytes", sharding.paramStorage() * elementBytes},
-          {"grad_storage_bytes", sharding.gradStorage() * elementBytes}});
-      // Mixed precision: the fp32 values live in the master state (whole, or this
-      // rank's shard when partitioned); the parameter holds their bf16 rounding.
-      if (StringAttr master = masterOf.lookup(param.getSymNameAttr()))
-        (*params.back().getAsObject())["master_offset"] = plan->stateOffset.lookup(master);
-    }
-    for (StateOp state : module.getOps<StateOp>())
-      states.push_back(llvm::json::Object{
-          {"name", state.getSymName()}, {"param", state.getParam()},
-          {"offset", plan->stateOffset.lookup(state.getSymNameAttr())},
-          {"role", masters.contains(state.getSymNameAttr()) ? "master" : "moment"},
-          {"bytes", tensorBytes(state.getTensorType())}});
-    for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
-      auto t = cast<RankedTensorType>(type);
-      inputs.push_back(llvm::json::Object{{"role", (*roles)[i]}, {"shape", shapeJson(t)},
-                                          {"dtype", dtypeName(t.getElementType())},
-                                          {"bytes", tensorBytes(t)},
-                                          {"classes", idRange(step.getArgument(i))}});
-    }
-    llvm::json::Object optimizer;
-    if (auto dict = module->getAttrOfType<DictionaryAttr>("zc.optimizer"))
-      for (NamedAttribute entry : dict)
-        if (auto number = dyn_cast<FloatAttr>(entry.getValue()))
-          optimizer[entry.getName().getValue()] = number.getValueAsDouble();
-    module.walk([&](Operation *op) {
-      if (isa<AdamWOp>(op))
-        optimizer["kind"] = "adamw";
-      else if (isa<SgdOp>(op))
-        optimizer["kind"] = "sgd";
-    });
-    llvm::json::Object model{
-        {"format", 1},
-        {"model", step.getSymName().drop_back(strlen("_step")).str()},
-        {"world_size", static_cast<int64_t>(ranks)},
-        {"micro_batches", static_cast<int64_t>(microBatches)},
-        {"arena_bytes", plan->totalBytes()},
-        {"persistent_bytes", plan->persistentBytes},
-        {"scratch_bytes", plan->scratchBytes},
-        {"params", std::move(params)},
-        {"states", std::move(states)},
-        {"inputs", std::move(inputs)},
-        {"optimizer", std::move(optimizer)}};
+    FailureOr<llvm::json::Object> model = describeModel(module, step, update, *plan, ranks, microBatches);
+    if (failed(model))
+      return signalPassFailure();
 
     Lowering lowering(module, *plan);
     if (failed(lowering.lowerFunction(step, /*isStep=*/true)) ||
         failed(lowering.lowerFunction(update, /*isStep=*/false)))
       return signalPassFailure();
-    lowering.emitModelJson(model["model"].getAsString().value_or(""), llvm::json::Value(std::move(model)));
+    lowering.emitModelJson((*model)["model"].getAsString().value_or(""), llvm::json::Value(std::move(*model)));
 
     // Everything is now LLVM: drop the zc symbols and the lowered functions.
     SmallVector<Operation *> erase;

@@ -1,6 +1,8 @@
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2" -zcc-bucket="bucket-mb=0 gather-bucket-mb=0" -zcc-schedule -zcc-test-print-memory-plan -o /dev/null | FileCheck %s
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2" -zcc-bucket="bucket-mb=0 gather-bucket-mb=0" -zcc-schedule -zcc-memory-plan="budget=8128" -o /dev/null
 // RUN: not zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2" -zcc-bucket="bucket-mb=0 gather-bucket-mb=0" -zcc-schedule -zcc-memory-plan="budget=8000" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2" -zcc-memory-svg="output=%t.svg" -o /dev/null
+// RUN: FileCheck %s --check-prefix=SVG < %t.svg
 
 // The arena of the scheduled ZeRO-3 step: persistent shards first (64-byte aligned), then
 // scratch buffers by first fit over their live ranges [first op, last op].
@@ -28,6 +30,13 @@
 // BUDGET: note: live at the peak: 1280 bytes (gathered_params) from 'zc.all_gather_start'
 // BUDGET: note: live at the peak: 40 bytes (activations) from 'zc.matmul'
 // BUDGET-NEXT: %l1 = zc.matmul
+
+// zcc-memory-svg draws the same plan: the arena in the title, one column per op of
+// @two_step then @two_update, stacked by kind.
+// SVG: Per-rank memory over one step: arena 0.01 MiB (persistent 0.00 MiB)
+// SVG: >@two_step</text>
+// SVG: >@two_update</text>
+// SVG: >activations</text>
 
 zc.param @w1 : tensor<4x3xf32> = #zc.normal<std = 0.1>
 zc.param @b1 : tensor<3xf32> = #zc.zeros
