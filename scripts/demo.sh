@@ -17,10 +17,16 @@ elements=$(grep -o '^zc.param @[a-z0-9_]* : tensor<[0-9x]*' "$model" |
 echo "   $model is a valid model: $params parameters, $elements elements"
 
 exe="$build_dir/gpt-train.bin"
-echo "== zcc $model -o $exe --world-size 2 --zero-stage 0"
-time "$zcc" "$model" -o "$exe" --world-size 2 --zero-stage 0
+echo "== zcc $model -o $exe --world-size 2 --zero-stage 3 --precision bf16 --recompute selective --report"
+time "$zcc" "$model" -o "$exe" --world-size 2 --zero-stage 3 --precision bf16 --recompute selective --report \
+  --memory-svg "$build_dir/gpt-memory.svg"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-echo "== mpirun -np 2 $exe --data docs/dialect.md --steps 200 --lr 3e-3"
-mpirun -np 2 "$exe" --data docs/dialect.md --steps 200 --lr 3e-3 --log-every 20
-echo "== Not built yet: --zero-stage 1-3 (issue 5), --precision bf16, the CUDA backend (issue 9)"
+ckpt="$build_dir/gpt-ckpt"
+rm -rf "$ckpt"
+echo "== mpirun -np 2 $exe --data docs/dialect.md --steps 200 --lr 3e-3 --ckpt-dir $ckpt --ckpt-every 100"
+mpirun -np 2 "$exe" --data docs/dialect.md --steps 200 --lr 3e-3 --log-every 20 --ckpt-dir "$ckpt" --ckpt-every 100
+echo "== zcc-ckpt consolidate $ckpt -o $build_dir/gpt.safetensors"
+"$build_dir/bin/zcc-ckpt" consolidate "$ckpt" -o "$build_dir/gpt.safetensors"
+echo "== Memory plan drawn to $build_dir/gpt-memory.svg"
+echo "== Not built yet: the CUDA backend (issue 9)"
