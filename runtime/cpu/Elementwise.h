@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "cpu/Parallel.h"
+#include "zrt/KernelMath.h"
 
 namespace zrt::cpu {
 inline namespace ZRT_ISA {
@@ -63,46 +64,17 @@ void biasAdd(const T *x, const T *bias, T *out, int64_t rows, int64_t cols) {
 }
 
 template <class T> void relu(const T *x, T *out, int64_t n) {
-  unary(x, out, n, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  unary(x, out, n, [](auto v) { return math::reluValue(v); });
 }
 template <class T> void reluGrad(const T *dy, const T *x, T *dx, int64_t n) {
-  binary(dy, x, dx, n, [](auto g, auto v) { return v > 0 ? g : decltype(g)(0); });
+  binary(dy, x, dx, n, [](auto g, auto v) { return math::reluGradValue(g, v); });
 }
 
-/// exp for f32 in plain arithmetic (Cephes' range reduction and polynomial,
-/// about 1 ulp), so elementwise loops vectorize; glibc's expf is a call.
-inline float vexp(float x) {
-  x = std::min(88.3762626647949f, std::max(-87.3365447504019f, x));
-  float n = std::floor(x * 1.44269504088896341f + 0.5f);
-  float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
-}
-inline double vexp(double x) { return std::exp(x); }
+using math::geluDerivative;
+using math::geluValue;
+using math::vexp;
+using math::vtanh;
 
-/// tanh(u) = 1 - 2 / (exp(2u) + 1): exact limits at +-inf, absolute error ~1e-7.
-template <class A> inline A vtanh(A u) { return A(1) - A(2) / (vexp(A(2) * u) + A(1)); }
-inline double vtanh(double u) { return std::tanh(u); }
-
-/// GELU, tanh form (GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-template <class A> inline A geluValue(A x) {
-  const A s = A(0.7978845608028654), c = A(0.044715);
-  return A(0.5) * x * (A(1) + vtanh(s * (x + c * x * x * x)));
-}
-template <class A> inline A geluDerivative(A x) {
-  const A s = A(0.7978845608028654), c = A(0.044715);
-  A t = vtanh(s * (x + c * x * x * x));
-  return A(0.5) * (A(1) + t) + A(0.5) * x * (A(1) - t * t) * s * (A(1) + A(3) * c * x * x);
-}
 template <class T> void gelu(const T *x, T *out, int64_t n) {
   unary(x, out, n, [](auto v) { return geluValue(v); });
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "cpu/Parallel.h"
+#include "zrt/KernelMath.h"
 
 namespace zrt::cpu {
 
@@ -19,19 +20,9 @@ struct AdamWConfig {
 template <class G>
 void adamw(float *param, const G *grad, float *m, float *v, bf16 *paramBf16, int64_t n,
            const AdamWConfig &cfg) {
-  const double bias1 = 1.0 - std::pow(cfg.beta1, static_cast<double>(cfg.step));
-  const double bias2 = 1.0 - std::pow(cfg.beta2, static_cast<double>(cfg.step));
-  const float decay = static_cast<float>(1.0 - cfg.lr * cfg.weightDecay);
-  const float stepSize = static_cast<float>(cfg.lr / bias1);
-  const float invSqrtBias2 = static_cast<float>(1.0 / std::sqrt(bias2));
-  const float b1 = static_cast<float>(cfg.beta1), b2 = static_cast<float>(cfg.beta2);
-  const float eps = static_cast<float>(cfg.eps);
+  const math::AdamWStep s = math::adamwStep(cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weightDecay, cfg.step);
   parallelFor(n, kElementGrain, [&](int64_t i) {
-    float g = static_cast<float>(grad[i]);
-    float p = param[i] * decay;
-    m[i] = b1 * m[i] + (1.0f - b1) * g;
-    v[i] = b2 * v[i] + (1.0f - b2) * g * g;
-    p -= stepSize * m[i] / (std::sqrt(v[i]) * invSqrtBias2 + eps);
+    float p = math::adamwElement(param[i], static_cast<float>(grad[i]), m[i], v[i], s);
     param[i] = p;
     if (paramBf16)
       paramBf16[i] = bf16(p);
@@ -46,9 +37,7 @@ void sgdMomentum(float *param, const G *grad, float *buf, bf16 *paramBf16, int64
   const float lrF = static_cast<float>(lr), mu = static_cast<float>(momentum);
   const float wd = static_cast<float>(weightDecay);
   parallelFor(n, kElementGrain, [&](int64_t i) {
-    float g = static_cast<float>(grad[i]) + wd * param[i];
-    buf[i] = mu * buf[i] + g;
-    param[i] -= lrF * buf[i];
+    param[i] = math::sgdElement(param[i], static_cast<float>(grad[i]), buf[i], lrF, mu, wd);
     if (paramBf16)
       paramBf16[i] = bf16(param[i]);
   });
