@@ -1,0 +1,47 @@
+// The CUDA backend's device state: one GPU per rank (chosen from the launcher's
+// local-rank variable), one arena allocated once, a compute stream and a communication
+// stream ordered by events (never by device-wide synchronization inside a step).
+#ifndef ZRT_CUDA_DEVICE_H
+#define ZRT_CUDA_DEVICE_H
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+namespace zrt::cuda {
+
+/// The local rank the launcher gives this process (Open MPI, MPICH/PMI, Slurm,
+/// torchrun), 0 when none does.
+int localRank();
+
+/// The device this rank uses: localRank() modulo the visible devices. Fatal error,
+/// with the reason, when there is no usable CUDA device.
+int selectDevice();
+
+class Device {
+public:
+  /// Selects the device, creates the streams, allocates `arenaBytes` once.
+  explicit Device(int64_t arenaBytes);
+  ~Device();
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  char *arena() const { return arena_; }
+  int64_t arenaBytes() const { return arenaBytes_; }
+  cudaStream_t compute() const { return compute_; }
+  cudaStream_t comm() const { return comm_; }
+  /// The communication stream waits for the work issued so far on the compute stream
+  /// (a collective's input is ready), and the reverse.
+  void commWaitsForCompute();
+  void computeWaitsForComm();
+
+private:
+  int device_ = 0;
+  char *arena_ = nullptr;
+  int64_t arenaBytes_ = 0;
+  cudaStream_t compute_ = nullptr, comm_ = nullptr;
+  cudaEvent_t computeDone_ = nullptr, commDone_ = nullptr;
+};
+
+} // namespace zrt::cuda
+
+#endif // ZRT_CUDA_DEVICE_H

@@ -1,0 +1,201 @@
+#include "cuda/Kernels.h"
+
+#include <cuda_bf16.h>
+
+#include "core/Error.h"
+#include "cuda/CudaCheck.h"
+#include "zrt/KernelMath.h"
+
+namespace zrt::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+/// Grid-stride launch over n elements.
+int blocksFor(int64_t n) {
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<int>(blocks < 65535 * 8 ? (blocks > 0 ? blocks : 1) : 65535 * 8);
+}
+
+template <class T> __device__ __forceinline__ float load(const T *p, int64_t i) { return static_cast<float>(p[i]); }
+template <class T> __device__ __forceinline__ void store(T *p, int64_t i, float v) { p[i] = T(v); }
+
+template <class T, class Op> __global__ void binaryKernel(const T *a, const T *b, T *out, int64_t n, Op op) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    store(out, i, op(load(a, i), load(b, i)));
+}
+template <class T, class Op> __global__ void unaryKernel(const T *x, T *out, int64_t n, Op op) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    store(out, i, op(load(x, i)));
+}
+
+/// Calls fn with a typed null pointer for `dtype` (f32 or the shared bf16 type).
+template <class F> void typed(const char *call, int32_t dtype, F &&fn) {
+  if (dtype == 0)
+    fn(static_cast<float *>(nullptr));
+  else if (dtype == 1)
+    fn(static_cast<zrt::bf16 *>(nullptr));
+  else
+    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
+}
+
+template <class Op>
+void launchBinary(const char *call, int32_t dtype, const void *a, const void *b, void *out, int64_t n, Op op,
+                  cudaStream_t s) {
+  if (n <= 0)
+    return;
+  typed(call, dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    binaryKernel<<<blocksFor(n), kThreads, 0, s>>>(static_cast<const T *>(a), static_cast<const T *>(b),
+                                                   static_cast<T *>(out), n, op);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class Op>
+void launchUnary(const char *call, int32_t dtype, const void *x, void *out, int64_t n, Op op, cudaStream_t s) {
+  if (n <= 0)
+    return;
+  typed(call, dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    unaryKernel<<<blocksFor(n), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(out), n, op);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+struct Add { __device__ float operator()(float a, float b) const { return a + b; } };
+struct Sub { __device__ float operator()(float a, float b) const { return a - b; } };
+struct Mul { __device__ float operator()(float a, float b) const { return a * b; } };
+struct Scale {
+  float f;
+  __device__ float operator()(float x) const { return x * f; }
+};
+struct Relu { __device__ float operator()(float x) const { return math::reluValue(x); } };
+struct ReluGrad { __device__ float operator()(float dy, float x) const { return math::reluGradValue(dy, x); } };
+struct Gelu { __device__ float operator()(float x) const { return math::geluValue(x); } };
+struct GeluGrad { __device__ float operator()(float dy, float x) const { return dy * math::geluDerivative(x); } };
+
+template <class S, class D> __global__ void castKernel(const S *src, D *dst, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    dst[i] = D(static_cast<float>(src[i]));
+}
+
+template <class T> __global__ void biasAddKernel(const T *x, const T *bias, T *out, int64_t rows, int64_t cols) {
+  int64_t n = rows * cols;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    store(out, i, load(x, i) + load(bias, i % cols));
+}
+
+template <class G>
+__global__ void adamwKernel(float *param, const G *grad, float *m, float *v, zrt::bf16 *paramBf16, int64_t n,
+                            math::AdamWStep step) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float mi = m[i], vi = v[i];
+    float p = math::adamwElement(param[i], static_cast<float>(grad[i]), mi, vi, step);
+    m[i] = mi;
+    v[i] = vi;
+    param[i] = p;
+    if (paramBf16)
+      paramBf16[i] = zrt::bf16(p);
+  }
+}
+
+template <class G>
+__global__ void sgdKernel(float *param, const G *grad, float *buf, zrt::bf16 *paramBf16, int64_t n, float lr,
+                          float momentum, float weightDecay) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float b = buf[i];
+    float p = math::sgdElement(param[i], static_cast<float>(grad[i]), b, lr, momentum, weightDecay);
+    buf[i] = b;
+    param[i] = p;
+    if (paramBf16)
+      paramBf16[i] = zrt::bf16(p);
+  }
+}
+
+} // namespace
+
+void add(int32_t dtype, const void *a, const void *b, void *out, int64_t n, cudaStream_t s) {
+  launchBinary("zrt_add", dtype, a, b, out, n, Add{}, s);
+}
+void sub(int32_t dtype, const void *a, const void *b, void *out, int64_t n, cudaStream_t s) {
+  launchBinary("zrt_sub", dtype, a, b, out, n, Sub{}, s);
+}
+void mul(int32_t dtype, const void *a, const void *b, void *out, int64_t n, cudaStream_t s) {
+  launchBinary("zrt_mul", dtype, a, b, out, n, Mul{}, s);
+}
+void scale(int32_t dtype, const void *x, void *out, int64_t n, double factor, cudaStream_t s) {
+  launchUnary("zrt_scale", dtype, x, out, n, Scale{static_cast<float>(factor)}, s);
+}
+void relu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s) {
+  launchUnary("zrt_relu", dtype, x, out, n, Relu{}, s);
+}
+void reluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s) {
+  launchBinary("zrt_relu_grad", dtype, dy, x, dx, n, ReluGrad{}, s);
+}
+void gelu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s) {
+  launchUnary("zrt_gelu", dtype, x, out, n, Gelu{}, s);
+}
+void geluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s) {
+  launchBinary("zrt_gelu_grad", dtype, dy, x, dx, n, GeluGrad{}, s);
+}
+
+void cast(int32_t srcDtype, const void *src, int32_t dstDtype, void *dst, int64_t n, cudaStream_t s) {
+  if (n <= 0)
+    return;
+  typed("zrt_cast", srcDtype, [&](auto *srcTag) {
+    using S = std::remove_pointer_t<decltype(srcTag)>;
+    typed("zrt_cast", dstDtype, [&](auto *dstTag) {
+      using D = std::remove_pointer_t<decltype(dstTag)>;
+      castKernel<<<blocksFor(n), kThreads, 0, s>>>(static_cast<const S *>(src), static_cast<D *>(dst), n);
+    });
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+void fillZero(int32_t dtype, void *x, int64_t n, cudaStream_t s) {
+  if (n > 0)
+    ZRT_CUDA_CHECK(cudaMemsetAsync(x, 0, n * (dtype == 1 ? 2 : 4), s));
+}
+
+void biasAdd(int32_t dtype, const void *x, const void *bias, void *out, int64_t rows, int64_t cols,
+             cudaStream_t s) {
+  if (rows * cols <= 0)
+    return;
+  typed("zrt_bias_add", dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    biasAddKernel<<<blocksFor(rows * cols), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<const T *>(bias),
+                                                              static_cast<T *>(out), rows, cols);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+void adamw(float *param, int32_t gradDtype, const void *grad, float *m, float *v, void *paramBf16, int64_t n,
+           double lr, double beta1, double beta2, double eps, double weightDecay, int64_t step, cudaStream_t s) {
+  if (step < 1)
+    fatal("zrt_adamw", "step %lld: steps count from 1", static_cast<long long>(step));
+  if (n <= 0)
+    return;
+  math::AdamWStep constants = math::adamwStep(lr, beta1, beta2, eps, weightDecay, step);
+  typed("zrt_adamw", gradDtype, [&](auto *tag) {
+    using G = std::remove_pointer_t<decltype(tag)>;
+    adamwKernel<<<blocksFor(n), kThreads, 0, s>>>(param, static_cast<const G *>(grad), m, v,
+                                                  static_cast<zrt::bf16 *>(paramBf16), n, constants);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+void sgdMomentum(float *param, int32_t gradDtype, const void *grad, float *buf, void *paramBf16, int64_t n,
+                 double lr, double momentum, double weightDecay, cudaStream_t s) {
+  if (n <= 0)
+    return;
+  typed("zrt_sgd_momentum", gradDtype, [&](auto *tag) {
+    using G = std::remove_pointer_t<decltype(tag)>;
+    sgdKernel<<<blocksFor(n), kThreads, 0, s>>>(param, static_cast<const G *>(grad), buf,
+                                                static_cast<zrt::bf16 *>(paramBf16), n, static_cast<float>(lr),
+                                                static_cast<float>(momentum), static_cast<float>(weightDecay));
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+} // namespace zrt::cuda

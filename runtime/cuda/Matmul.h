@@ -1,0 +1,18 @@
+// Matmuls on the GPU through cuBLASLt, with the CPU backend's semantics (zrt_matmul):
+// C[batch, m, n] = op(A)[batch, m, k] x op(B)[(batch,) k, n], row-major, f32 or bf16
+// (bf16 inputs and output, f32 accumulation). The algorithm cuBLASLt's heuristic picks
+// is cached per shape.
+#ifndef ZRT_CUDA_MATMUL_H
+#define ZRT_CUDA_MATMUL_H
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+namespace zrt::cuda {
+
+void matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
+            bool transA, bool transB, bool bShared, cudaStream_t stream);
+
+} // namespace zrt::cuda
+
+#endif // ZRT_CUDA_MATMUL_H

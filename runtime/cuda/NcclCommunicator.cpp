@@ -1,0 +1,100 @@
+#include "cuda/NcclCommunicator.h"
+
+#include <mpi.h>
+#include <nccl.h>
+
+#include "core/Error.h"
+#include "cuda/CudaCheck.h"
+
+#define ZRT_NCCL_CHECK(call)                                                                       \
+  do {                                                                                             \
+    ncclResult_t zrtStatus_ = (call);                                                              \
+    if (zrtStatus_ != ncclSuccess)                                                                 \
+      ::zrt::fatal("nccl", "%s failed: %s", #call, ncclGetErrorString(zrtStatus_));                \
+  } while (0)
+
+namespace zrt::cuda {
+namespace {
+
+class NcclCommunicator final : public Communicator {
+public:
+  NcclCommunicator(std::unique_ptr<Communicator> control, cudaStream_t stream)
+      : control_(std::move(control)), stream_(stream) {
+    ncclUniqueId id;
+    if (control_->rank() == 0)
+      ZRT_NCCL_CHECK(ncclGetUniqueId(&id));
+    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+    ZRT_NCCL_CHECK(ncclCommInitRank(&comm_, control_->size(), id, control_->rank()));
+  }
+  ~NcclCommunicator() override {
+    if (staging_)
+      cudaFree(staging_);
+  }
+
+  int rank() const override { return control_->rank(); }
+  int size() const override { return control_->size(); }
+
+  void run(const CollectiveArgs &a) override {
+    ncclDataType_t type = a.dtype == 1 ? ncclBfloat16 : ncclFloat32;
+    ncclRedOp_t op = a.average ? ncclAvg : ncclSum;
+    const size_t elementBytes = dtypeSize(a.dtype);
+    switch (a.kind) {
+    case Collective::AllGather:
+      ZRT_NCCL_CHECK(ncclAllGather(a.send, a.recv, a.count, type, comm_, stream_));
+      return;
+    case Collective::ReduceScatter: {
+      const void *send = a.send;
+      const int64_t whole = a.count * size();
+      if (a.total >= 0 && a.total < whole) { // ZeRO's padding: zeros past the tensor
+        const size_t bytes = whole * elementBytes;
+        if (stagingBytes_ < bytes) { // grows to the largest bucket once, then never again
+          if (staging_)
+            ZRT_CUDA_CHECK(cudaFree(staging_));
+          ZRT_CUDA_CHECK(cudaMalloc(&staging_, bytes));
+          stagingBytes_ = bytes;
+        }
+        ZRT_CUDA_CHECK(cudaMemcpyAsync(staging_, a.send, a.total * elementBytes, cudaMemcpyDeviceToDevice, stream_));
+        ZRT_CUDA_CHECK(cudaMemsetAsync(static_cast<char *>(staging_) + a.total * elementBytes, 0,
+                                       (whole - a.total) * elementBytes, stream_));
+        send = staging_;
+      }
+      ZRT_NCCL_CHECK(ncclReduceScatter(send, a.recv, a.count, type, op, comm_, stream_));
+      return;
+    }
+    case Collective::AllReduce:
+      ZRT_NCCL_CHECK(ncclAllReduce(a.send, a.recv, a.count, type, op, comm_, stream_));
+      return;
+    case Collective::Broadcast:
+      ZRT_NCCL_CHECK(ncclBroadcast(a.send, a.recv, a.count, type, a.root, comm_, stream_));
+      return;
+    }
+  }
+
+  void checkAgreement(const CollectiveArgs &args, int64_t sequence) override {
+    control_->checkAgreement(args, sequence);
+  }
+  [[noreturn]] void abortAll(int exitCode) override {
+    ncclCommAbort(comm_);
+    control_->abortAll(exitCode);
+  }
+  void finalize() override {
+    ZRT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    ZRT_NCCL_CHECK(ncclCommDestroy(comm_));
+    control_->finalize();
+  }
+
+private:
+  std::unique_ptr<Communicator> control_;
+  cudaStream_t stream_;
+  ncclComm_t comm_ = nullptr;
+  void *staging_ = nullptr;
+  size_t stagingBytes_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Communicator> createNcclCommunicator(std::unique_ptr<Communicator> control, cudaStream_t stream) {
+  return std::make_unique<NcclCommunicator>(std::move(control), stream);
+}
+
+} // namespace zrt::cuda
