@@ -31,11 +31,8 @@ void crossEntropy(const T *logits, const int32_t *labels, LossOf<T> *loss, int64
   using A = Acc<T>;
   checkLabels("zrt_cross_entropy", labels, rows, classes);
   std::vector<A> perRow(rows);
-  parallelFor(rows, 16, [&](int64_t r) {
-    const T *row = logits + r * classes;
-    LogSumExp<A> lse = rowLogSumExp(row, classes);
-    perRow[r] = (lse.max - static_cast<A>(row[labels[r]])) + lse.logSum;
-  });
+  parallelFor(rows, 16,
+              [&](int64_t r) { perRow[r] = math::crossEntropyRow<A>(logits + r * classes, labels[r], classes); });
   double sum = 0;
   for (A v : perRow)
     sum += v;
@@ -50,12 +47,7 @@ void crossEntropyGrad(const LossOf<T> *dloss, const T *logits, const int32_t *la
   checkLabels("zrt_cross_entropy_grad", labels, rows, classes);
   const A g = static_cast<A>(*dloss) / A(rows);
   parallelFor(rows, 16, [&](int64_t r) {
-    const T *row = logits + r * classes;
-    LogSumExp<A> lse = rowLogSumExp(row, classes);
-    for (int64_t c = 0; c < classes; ++c) {
-      A p = std::exp((static_cast<A>(row[c]) - lse.max) - lse.logSum);
-      dlogits[r * classes + c] = T(g * (p - (c == labels[r] ? A(1) : A(0))));
-    }
+    math::crossEntropyGradRow<A>(logits + r * classes, labels[r], dlogits + r * classes, classes, g);
   });
 }
 

@@ -76,6 +76,117 @@ ZRT_HD float sgdElement(float p, float g, float &buf, float lr, float momentum, 
   return p - lr * buf;
 }
 
+// --- Row-wise math: one row of a normalization, a softmax or a loss, in the order the
+// CPU backend sums (a CUDA thread runs the same loop, so both agree to the last bit
+// where their exp/log/sqrt do).
+
+ZRT_HD float mexp(float x) { return ::expf(x); }
+ZRT_HD double mexp(double x) { return ::exp(x); }
+ZRT_HD float mlog(float x) { return ::logf(x); }
+ZRT_HD double mlog(double x) { return ::log(x); }
+ZRT_HD float msqrt(float x) { return ::sqrtf(x); }
+ZRT_HD double msqrt(double x) { return ::sqrt(x); }
+
+template <class A> struct LogSumExp {
+  A max, logSum;
+};
+template <class A, class T> ZRT_HD LogSumExp<A> rowLogSumExp(const T *row, int64_t classes) {
+  A maxValue = static_cast<A>(row[0]);
+  for (int64_t c = 1; c < classes; ++c)
+    maxValue = static_cast<A>(row[c]) > maxValue ? static_cast<A>(row[c]) : maxValue;
+  A sum = 0;
+  for (int64_t c = 0; c < classes; ++c)
+    sum += mexp(static_cast<A>(row[c]) - maxValue);
+  return {maxValue, mlog(sum)};
+}
+
+template <class A, class T> ZRT_HD void rowMoments(const T *xr, int64_t cols, double eps, A &mean, A &rstd) {
+  A sum = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    sum += static_cast<A>(xr[c]);
+  mean = sum / A(cols);
+  A var = 0;
+  for (int64_t c = 0; c < cols; ++c) {
+    A d = static_cast<A>(xr[c]) - mean;
+    var += d * d;
+  }
+  var /= A(cols);
+  rstd = A(1) / msqrt(var + A(eps));
+}
+
+template <class A, class T>
+ZRT_HD void layernormRow(const T *xr, const T *gamma, const T *beta, T *yr, int64_t cols, double eps) {
+  A mean, rstd;
+  rowMoments<A>(xr, cols, eps, mean, rstd);
+  for (int64_t c = 0; c < cols; ++c)
+    yr[c] = T((static_cast<A>(xr[c]) - mean) * rstd * static_cast<A>(gamma[c]) + static_cast<A>(beta[c]));
+}
+
+/// dx of one row; returns the row's mean and rstd for the parameter gradients.
+template <class A, class T>
+ZRT_HD void layernormGradRow(const T *dyr, const T *xr, const T *gamma, T *dxr, int64_t cols, double eps, A &mean,
+                             A &rstd) {
+  rowMoments<A>(xr, cols, eps, mean, rstd);
+  A meanDxhat = 0, meanDxhatXhat = 0;
+  for (int64_t c = 0; c < cols; ++c) {
+    A xhat = (static_cast<A>(xr[c]) - mean) * rstd;
+    A dxhat = static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]);
+    meanDxhat += dxhat;
+    meanDxhatXhat += dxhat * xhat;
+  }
+  meanDxhat /= A(cols);
+  meanDxhatXhat /= A(cols);
+  for (int64_t c = 0; c < cols; ++c) {
+    A xhat = (static_cast<A>(xr[c]) - mean) * rstd;
+    A dxhat = static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]);
+    dxr[c] = T(rstd * (dxhat - meanDxhat - xhat * meanDxhatXhat));
+  }
+}
+
+/// dgamma[c], dbeta[c]: sums over the rows, given each row's mean and rstd.
+template <class A, class T>
+ZRT_HD void layernormParamGradColumn(const T *dy, const T *x, const A *means, const A *rstds, int64_t rows,
+                                     int64_t cols, int64_t c, T *dgamma, T *dbeta) {
+  A dg = 0, db = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    A g = static_cast<A>(dy[r * cols + c]);
+    dg += g * (static_cast<A>(x[r * cols + c]) - means[r]) * rstds[r];
+    db += g;
+  }
+  dgamma[c] = T(dg);
+  dbeta[c] = T(db);
+}
+
+template <class A, class T> ZRT_HD void softmaxRow(const T *xr, T *yr, int64_t cols) {
+  LogSumExp<A> lse = rowLogSumExp<A>(xr, cols);
+  for (int64_t c = 0; c < cols; ++c)
+    yr[c] = T(mexp((static_cast<A>(xr[c]) - lse.max) - lse.logSum));
+}
+
+template <class A, class T> ZRT_HD void softmaxGradRow(const T *dyr, const T *yr, T *dxr, int64_t cols) {
+  A dot = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    dot += static_cast<A>(dyr[c]) * static_cast<A>(yr[c]);
+  for (int64_t c = 0; c < cols; ++c)
+    dxr[c] = T(static_cast<A>(yr[c]) * (static_cast<A>(dyr[c]) - dot));
+}
+
+/// Cross-entropy of one row: log-sum-exp minus the label's logit.
+template <class A, class T> ZRT_HD A crossEntropyRow(const T *row, int32_t label, int64_t classes) {
+  LogSumExp<A> lse = rowLogSumExp<A>(row, classes);
+  return (lse.max - static_cast<A>(row[label])) + lse.logSum;
+}
+
+/// The gradient of the mean cross-entropy for one row, `g` = dloss / rows.
+template <class A, class T>
+ZRT_HD void crossEntropyGradRow(const T *row, int32_t label, T *drow, int64_t classes, A g) {
+  LogSumExp<A> lse = rowLogSumExp<A>(row, classes);
+  for (int64_t c = 0; c < classes; ++c) {
+    A p = mexp((static_cast<A>(row[c]) - lse.max) - lse.logSum);
+    drow[c] = T(g * (p - (c == label ? A(1) : A(0))));
+  }
+}
+
 } // namespace zrt::math
 
 #endif // ZRT_KERNELMATH_H
