@@ -28,3 +28,42 @@ void sgdMomentum(float *param, int32_t gradDtype, const void *grad, float *buf, 
 } // namespace zrt::cuda
 
 #endif // ZRT_CUDA_KERNELS_H
+
+namespace zrt::cuda {
+
+// Row-wise ops (one thread per row, the CPU backend's loops: zrt/KernelMath.h).
+void softmax(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols, cudaStream_t s);
+void softmaxGrad(int32_t dtype, const void *dy, const void *y, void *dx, int64_t rows, int64_t cols, cudaStream_t s);
+void layernorm(int32_t dtype, const void *x, const void *gamma, const void *beta, void *y, int64_t rows,
+               int64_t cols, double eps, cudaStream_t s);
+void layernormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma,
+                   void *dbeta, int64_t rows, int64_t cols, double eps, cudaStream_t s);
+/// Losses write a float scalar; out-of-range labels set `*badLabel` (device memory) to 1.
+void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, float *loss, int64_t rows,
+                  int64_t classes, int *badLabel, cudaStream_t s);
+void crossEntropyGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *labels, void *dlogits,
+                      int64_t rows, int64_t classes, int *badLabel, cudaStream_t s);
+void mse(int32_t dtype, const void *pred, const void *target, float *loss, int64_t n, cudaStream_t s);
+void mseGrad(int32_t dtype, const float *dloss, const void *pred, const void *target, void *dpred, int64_t n,
+             cudaStream_t s);
+void embedding(int32_t dtype, const void *table, const int32_t *ids, void *out, int64_t count, int64_t vocab,
+               int64_t channels, int *badId, cudaStream_t s);
+void embeddingGrad(int32_t dtype, const void *dy, const int32_t *ids, void *dtable, int64_t count, int64_t vocab,
+                   int64_t channels, cudaStream_t s);
+void causalAttention(int32_t dtype, const void *q, const void *k, const void *v, void *out, int64_t batch,
+                     int64_t time, int64_t channels, int64_t heads, cudaStream_t s);
+void causalAttentionGrad(int32_t dtype, const void *dout, const void *q, const void *k, const void *v, void *dq,
+                         void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads,
+                         cudaStream_t s);
+
+// Layout ops: shapes are host arrays of `rank` extents (at most 8).
+void reduceSum(int32_t dtype, const void *x, void *out, const int64_t *shape, int rank, int32_t axesMask,
+               cudaStream_t s);
+void transpose(int32_t dtype, const void *x, void *out, const int64_t *shape, int rank, const int64_t *perm,
+               cudaStream_t s);
+void slice(int32_t dtype, const void *x, const int64_t *xShape, void *out, const int64_t *outShape, int rank,
+           const int64_t *offsets, cudaStream_t s);
+void insert(int32_t dtype, const void *box, const int64_t *boxShape, void *dst, const int64_t *dstShape, int rank,
+            const int64_t *offsets, cudaStream_t s);
+
+} // namespace zrt::cuda

@@ -198,6 +198,144 @@ void matmuls(std::mt19937 &rng) {
     }
 }
 
+
+std::vector<unsigned char> raw(const std::vector<int32_t> &v) {
+  std::vector<unsigned char> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+void rows(std::mt19937 &rng) {
+  const int64_t R = 37, C = 129;
+  for (int32_t dt : {0, 1}) {
+    const double tol = dt == 1 ? 2e-2 : 1e-5;
+    const size_t eb = dt == 1 ? 2 : 4;
+    Tensor x = random(dt, R * C, rng), dy = random(dt, R * C, rng), g = random(dt, C, rng), b = random(dt, C, rng);
+    auto xb = x.bytes(), dyb = dy.bytes(), gb = g.bytes(), bb = b.bytes();
+    DeviceBuffer dx(xb), ddy(dyb), dg(gb), dbeta(bb), out(xb.size()), out2(C * eb), out3(C * eb);
+    std::vector<unsigned char> cpu(xb.size()), cpu2(C * eb), cpu3(C * eb);
+    zrt_softmax(dt, xb.data(), cpu.data(), R, C);
+    zrt::cuda::softmax(dt, dx.ptr, out.ptr, R, C, nullptr);
+    compare(std::string("softmax ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    zrt_softmax_grad(dt, dyb.data(), xb.data(), cpu.data(), R, C);
+    zrt::cuda::softmaxGrad(dt, ddy.ptr, dx.ptr, out.ptr, R, C, nullptr);
+    compare(std::string("softmax_grad ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    zrt_layernorm(dt, xb.data(), gb.data(), bb.data(), cpu.data(), R, C, 1e-5);
+    zrt::cuda::layernorm(dt, dx.ptr, dg.ptr, dbeta.ptr, out.ptr, R, C, 1e-5, nullptr);
+    compare(std::string("layernorm ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    zrt_layernorm_grad(dt, dyb.data(), xb.data(), gb.data(), cpu.data(), cpu2.data(), cpu3.data(), R, C, 1e-5);
+    zrt::cuda::layernormGrad(dt, ddy.ptr, dx.ptr, dg.ptr, out.ptr, out2.ptr, out3.ptr, R, C, 1e-5, nullptr);
+    compare(std::string("layernorm_grad dx ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    compare(std::string("layernorm_grad dgamma ") + name(dt), decode(out2.host(), dt), decode(cpu2, dt), tol * 10);
+    compare(std::string("layernorm_grad dbeta ") + name(dt), decode(out3.host(), dt), decode(cpu3, dt), tol * 10);
+
+    std::vector<int32_t> labels(R);
+    for (auto &l : labels)
+      l = static_cast<int32_t>(rng() % C);
+    auto lb = raw(labels);
+    DeviceBuffer dl(lb), loss(4), bad(4);
+    float cpuLoss = 0;
+    zrt_cross_entropy(dt, xb.data(), lb.data(), &cpuLoss, R, C);
+    zrt::cuda::crossEntropy(dt, dx.ptr, static_cast<const int32_t *>(dl.ptr), static_cast<float *>(loss.ptr), R, C,
+                            static_cast<int *>(bad.ptr), nullptr);
+    compare(std::string("cross_entropy ") + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
+    float one = 1.0f;
+    std::vector<unsigned char> oneb(4);
+    std::memcpy(oneb.data(), &one, 4);
+    DeviceBuffer done(oneb);
+    zrt_cross_entropy_grad(dt, &one, xb.data(), lb.data(), cpu.data(), R, C);
+    zrt::cuda::crossEntropyGrad(dt, static_cast<const float *>(done.ptr), dx.ptr, static_cast<const int32_t *>(dl.ptr),
+                                out.ptr, R, C, static_cast<int *>(bad.ptr), nullptr);
+    compare(std::string("cross_entropy_grad ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    zrt_mse(dt, xb.data(), dyb.data(), &cpuLoss, R * C);
+    zrt::cuda::mse(dt, dx.ptr, ddy.ptr, static_cast<float *>(loss.ptr), R * C, nullptr);
+    compare(std::string("mse ") + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
+    zrt_mse_grad(dt, &one, xb.data(), dyb.data(), cpu.data(), R * C);
+    zrt::cuda::mseGrad(dt, static_cast<const float *>(done.ptr), dx.ptr, ddy.ptr, out.ptr, R * C, nullptr);
+    compare(std::string("mse_grad ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+
+    // Embedding: R tokens of a C-wide table of 50 rows (repeats included).
+    const int64_t V = 50;
+    Tensor table = random(dt, V * C, rng);
+    std::vector<int32_t> ids(R);
+    for (auto &id : ids)
+      id = static_cast<int32_t>(rng() % V);
+    auto tb = table.bytes(), ib = raw(ids);
+    DeviceBuffer dt_(tb), di(ib), demb(R * C * eb), dtab(V * C * eb);
+    std::vector<unsigned char> emb(R * C * eb), tab(V * C * eb);
+    zrt_embedding(dt, tb.data(), ib.data(), emb.data(), R, V, C);
+    zrt::cuda::embedding(dt, dt_.ptr, static_cast<const int32_t *>(di.ptr), demb.ptr, R, V, C,
+                         static_cast<int *>(bad.ptr), nullptr);
+    compare(std::string("embedding ") + name(dt), decode(demb.host(), dt), decode(emb, dt), 0);
+    zrt_embedding_grad(dt, dyb.data(), ib.data(), tab.data(), R, V, C);
+    zrt::cuda::embeddingGrad(dt, ddy.ptr, static_cast<const int32_t *>(di.ptr), dtab.ptr, R, V, C, nullptr);
+    compare(std::string("embedding_grad ") + name(dt), decode(dtab.host(), dt), decode(tab, dt), 0);
+    std::vector<int32_t> zero(1, 0);
+    (void)zero;
+  }
+}
+
+void attention(std::mt19937 &rng) {
+  const int64_t B = 2, T = 17, C = 48, H = 3;
+  for (int32_t dt : {0, 1}) {
+    const double tol = dt == 1 ? 3e-2 : 1e-4;
+    Tensor q = random(dt, B * T * C, rng), k = random(dt, B * T * C, rng), v = random(dt, B * T * C, rng),
+           g = random(dt, B * T * C, rng);
+    auto qb = q.bytes(), kb = k.bytes(), vb = v.bytes(), gb = g.bytes();
+    DeviceBuffer dq(qb), dk(kb), dv(vb), dg(gb), out(qb.size()), o1(qb.size()), o2(qb.size()), o3(qb.size());
+    std::vector<unsigned char> cpu(qb.size()), c1(qb.size()), c2(qb.size()), c3(qb.size());
+    zrt_causal_attention(dt, qb.data(), kb.data(), vb.data(), cpu.data(), B, T, C, H);
+    zrt::cuda::causalAttention(dt, dq.ptr, dk.ptr, dv.ptr, out.ptr, B, T, C, H, nullptr);
+    compare(std::string("causal_attention ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    zrt_causal_attention_grad(dt, gb.data(), qb.data(), kb.data(), vb.data(), c1.data(), c2.data(), c3.data(), B, T,
+                              C, H);
+    zrt::cuda::causalAttentionGrad(dt, dg.ptr, dq.ptr, dk.ptr, dv.ptr, o1.ptr, o2.ptr, o3.ptr, B, T, C, H, nullptr);
+    compare(std::string("causal_attention_grad dq ") + name(dt), decode(o1.host(), dt), decode(c1, dt), tol);
+    compare(std::string("causal_attention_grad dk ") + name(dt), decode(o2.host(), dt), decode(c2, dt), tol);
+    compare(std::string("causal_attention_grad dv ") + name(dt), decode(o3.host(), dt), decode(c3, dt), tol);
+  }
+}
+
+void layouts(std::mt19937 &rng) {
+  const int64_t shape[4] = {3, 5, 7, 4}, perm[4] = {2, 0, 3, 1};
+  const int64_t n = 3 * 5 * 7 * 4;
+  for (int32_t dt : {0, 1}) {
+    const size_t eb = dt == 1 ? 2 : 4;
+    Tensor x = random(dt, n, rng);
+    auto xb = x.bytes();
+    DeviceBuffer dx(xb), out(n * eb);
+    std::vector<unsigned char> cpu(n * eb);
+    for (int32_t mask : {0b0001, 0b0110, 0b1000, 0b1011}) {
+      int64_t outCount = 1;
+      for (int i = 0; i < 4; ++i)
+        if (!(mask & (1 << i)))
+          outCount *= shape[i];
+      zrt_reduce_sum(dt, xb.data(), cpu.data(), shape, 4, mask);
+      zrt::cuda::reduceSum(dt, dx.ptr, out.ptr, shape, 4, mask, nullptr);
+      std::vector<float> got = decode(out.host(), dt), want = decode(cpu, dt);
+      got.resize(outCount);
+      want.resize(outCount);
+      compare(std::string("reduce_sum mask ") + std::to_string(mask) + " " + name(dt), got, want,
+              dt == 1 ? 2e-2 : 1e-5);
+    }
+    zrt_transpose(dt, xb.data(), cpu.data(), shape, 4, perm);
+    zrt::cuda::transpose(dt, dx.ptr, out.ptr, shape, 4, perm, nullptr);
+    compare(std::string("transpose ") + name(dt), decode(out.host(), dt), decode(cpu, dt), 0);
+    const int64_t box[4] = {2, 3, 4, 2}, at[4] = {1, 1, 2, 2};
+    const int64_t boxN = 2 * 3 * 4 * 2;
+    std::vector<unsigned char> cpuBox(boxN * eb);
+    DeviceBuffer dbox(boxN * eb);
+    zrt_slice(dt, xb.data(), shape, cpuBox.data(), box, 4, at);
+    zrt::cuda::slice(dt, dx.ptr, shape, dbox.ptr, box, 4, at, nullptr);
+    compare(std::string("slice ") + name(dt), decode(dbox.host(), dt), decode(cpuBox, dt), 0);
+    std::vector<unsigned char> whole(n * eb, 0);
+    DeviceBuffer dwhole(n * eb);
+    zrt_insert(dt, cpuBox.data(), box, whole.data(), shape, 4, at);
+    zrt::cuda::insert(dt, dbox.ptr, box, dwhole.ptr, shape, 4, at, nullptr);
+    compare(std::string("insert ") + name(dt), decode(dwhole.host(), dt), decode(whole, dt), 0);
+  }
+}
+
 int collectives() {
   MPI_Init(nullptr, nullptr);
   int rank, ranks;
@@ -258,6 +396,9 @@ int main(int argc, char **argv) {
   elementwise(rng);
   optimizers(rng);
   matmuls(rng);
+  rows(rng);
+  attention(rng);
+  layouts(rng);
   std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;
 }

@@ -1,0 +1,182 @@
+// Layout kernels of the CUDA backend: reductions over axes, transposes, boxes cut out of
+// and written into tensors. Shapes travel by value (at most 8 axes); one thread per
+// output element, sums in the CPU backend's order.
+#include <cuda_bf16.h>
+
+#include "core/Error.h"
+#include "cuda/CudaCheck.h"
+#include "cuda/Kernels.h"
+#include "zrt/bf16.h"
+
+namespace zrt::cuda {
+namespace {
+
+constexpr int kMaxRank = 8, kThreads = 256;
+struct Dims {
+  int64_t v[kMaxRank];
+};
+
+int blocks(int64_t n) { return static_cast<int>(n <= 0 ? 1 : (n + kThreads - 1) / kThreads); }
+
+Dims dims(const char *call, const int64_t *values, int rank) {
+  if (rank < 0 || rank > kMaxRank)
+    fatal(call, "rank %d is outside [0, %d]", rank, kMaxRank);
+  Dims d{};
+  for (int i = 0; i < rank; ++i)
+    d.v[i] = values[i];
+  return d;
+}
+int64_t numel(const Dims &d, int rank) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; ++i)
+    n *= d.v[i];
+  return n;
+}
+
+template <class T>
+__global__ void reduceSumKernel(const T *x, T *out, Dims shape, int rank, int32_t mask, int64_t outCount) {
+  for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < outCount; o += int64_t(gridDim.x) * blockDim.x) {
+    // Coordinates of o over the kept axes, then every reduced coordinate in row-major order.
+    int64_t keptIndex[kMaxRank] = {}, rest = o;
+    for (int i = rank - 1; i >= 0; --i)
+      if (!(mask & (1 << i))) {
+        keptIndex[i] = rest % shape.v[i];
+        rest /= shape.v[i];
+      }
+    int64_t redCount = 1;
+    for (int i = 0; i < rank; ++i)
+      if (mask & (1 << i))
+        redCount *= shape.v[i];
+    float sum = 0;
+    for (int64_t r = 0; r < redCount; ++r) {
+      int64_t index[kMaxRank], rr = r;
+      for (int i = rank - 1; i >= 0; --i) {
+        if (mask & (1 << i)) {
+          index[i] = rr % shape.v[i];
+          rr /= shape.v[i];
+        } else {
+          index[i] = keptIndex[i];
+        }
+      }
+      int64_t offset = 0;
+      for (int i = 0; i < rank; ++i)
+        offset = offset * shape.v[i] + index[i];
+      sum += static_cast<float>(x[offset]);
+    }
+    out[o] = T(sum);
+  }
+}
+
+template <class T> __global__ void transposeKernel(const T *x, T *out, Dims shape, Dims perm, int rank, int64_t n) {
+  for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < n; o += int64_t(gridDim.x) * blockDim.x) {
+    // out axis i = x axis perm[i]
+    int64_t rest = o, index[kMaxRank];
+    for (int i = rank - 1; i >= 0; --i) {
+      int64_t extent = shape.v[perm.v[i]];
+      index[perm.v[i]] = rest % extent;
+      rest /= extent;
+    }
+    int64_t offset = 0;
+    for (int i = 0; i < rank; ++i)
+      offset = offset * shape.v[i] + index[i];
+    out[o] = x[offset];
+  }
+}
+
+/// Box (shape `box`) at `offsets` of a tensor of shape `whole`: element e of the box
+/// is element wholeOffset(e) of the tensor.
+__device__ int64_t wholeOffset(int64_t e, const Dims &box, const Dims &whole, const Dims &offsets, int rank) {
+  int64_t index[kMaxRank];
+  for (int i = rank - 1; i >= 0; --i) {
+    index[i] = e % box.v[i] + offsets.v[i];
+    e /= box.v[i];
+  }
+  int64_t offset = 0;
+  for (int i = 0; i < rank; ++i)
+    offset = offset * whole.v[i] + index[i];
+  return offset;
+}
+template <class T>
+__global__ void sliceKernel(const T *x, Dims whole, T *out, Dims box, Dims offsets, int rank, int64_t n) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
+    out[e] = x[wholeOffset(e, box, whole, offsets, rank)];
+}
+template <class T>
+__global__ void insertKernel(const T *boxData, Dims box, T *dst, Dims whole, Dims offsets, int rank, int64_t n) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
+    dst[wholeOffset(e, box, whole, offsets, rank)] = boxData[e];
+}
+
+template <class F> void typed(const char *call, int32_t dtype, F &&fn) {
+  if (dtype == 0)
+    fn(static_cast<float *>(nullptr));
+  else if (dtype == 1)
+    fn(static_cast<zrt::bf16 *>(nullptr));
+  else
+    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
+}
+
+void checkBox(const char *call, const Dims &box, const Dims &whole, const Dims &offsets, int rank) {
+  for (int i = 0; i < rank; ++i)
+    if (offsets.v[i] < 0 || offsets.v[i] + box.v[i] > whole.v[i])
+      fatal(call, "axis %d: [%lld, %lld) is outside [0, %lld)", i, static_cast<long long>(offsets.v[i]),
+            static_cast<long long>(offsets.v[i] + box.v[i]), static_cast<long long>(whole.v[i]));
+}
+
+} // namespace
+
+void reduceSum(int32_t dtype, const void *x, void *out, const int64_t *shape, int rank, int32_t axesMask,
+               cudaStream_t s) {
+  Dims d = dims("zrt_reduce_sum", shape, rank);
+  int64_t outCount = 1;
+  for (int i = 0; i < rank; ++i)
+    if (!(axesMask & (1 << i)))
+      outCount *= d.v[i];
+  typed("zrt_reduce_sum", dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    reduceSumKernel<<<blocks(outCount), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(out), d, rank,
+                                                          axesMask, outCount);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+void transpose(int32_t dtype, const void *x, void *out, const int64_t *shape, int rank, const int64_t *perm,
+               cudaStream_t s) {
+  Dims d = dims("zrt_transpose", shape, rank), p = dims("zrt_transpose", perm, rank);
+  int64_t n = numel(d, rank);
+  typed("zrt_transpose", dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    transposeKernel<<<blocks(n), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(out), d, p, rank, n);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+void slice(int32_t dtype, const void *x, const int64_t *xShape, void *out, const int64_t *outShape, int rank,
+           const int64_t *offsets, cudaStream_t s) {
+  Dims whole = dims("zrt_slice", xShape, rank), box = dims("zrt_slice", outShape, rank),
+       at = dims("zrt_slice", offsets, rank);
+  checkBox("zrt_slice", box, whole, at, rank);
+  int64_t n = numel(box, rank);
+  typed("zrt_slice", dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    sliceKernel<<<blocks(n), kThreads, 0, s>>>(static_cast<const T *>(x), whole, static_cast<T *>(out), box, at, rank,
+                                               n);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+void insert(int32_t dtype, const void *boxData, const int64_t *boxShape, void *dst, const int64_t *dstShape, int rank,
+            const int64_t *offsets, cudaStream_t s) {
+  Dims whole = dims("zrt_insert", dstShape, rank), box = dims("zrt_insert", boxShape, rank),
+       at = dims("zrt_insert", offsets, rank);
+  checkBox("zrt_insert", box, whole, at, rank);
+  int64_t n = numel(box, rank);
+  typed("zrt_insert", dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    insertKernel<<<blocks(n), kThreads, 0, s>>>(static_cast<const T *>(boxData), box, static_cast<T *>(dst), whole, at,
+                                                rank, n);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+} // namespace zrt::cuda

@@ -1,0 +1,367 @@
+// Row-wise, loss, embedding and attention kernels of the CUDA backend. Rows and
+// reductions run in the CPU backend's order (zrt/KernelMath.h), one thread per row
+// or per output, so results are deterministic and agree with the CPU backend.
+#include <cuda_bf16.h>
+
+#include "core/Error.h"
+#include "cuda/CudaCheck.h"
+#include "cuda/Kernels.h"
+#include "cuda/Scratch.h"
+#include "zrt/KernelMath.h"
+
+namespace zrt::cuda {
+namespace {
+
+constexpr int kThreads = 128;
+int blocks(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads > 0 ? (n + kThreads - 1) / kThreads : 1); }
+
+template <class F> void typed(const char *call, int32_t dtype, F &&fn) {
+  if (dtype == 0)
+    fn(static_cast<float *>(nullptr));
+  else if (dtype == 1)
+    fn(static_cast<zrt::bf16 *>(nullptr));
+  else
+    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
+}
+#define ZRT_CUDA_TYPED(call, dtype, body)                                                          \
+  typed(call, dtype, [&](auto *tag) {                                                              \
+    using T = std::remove_pointer_t<decltype(tag)>;                                                \
+    body;                                                                                          \
+  });                                                                                              \
+  ZRT_CUDA_CHECK(cudaGetLastError())
+
+#define ZRT_FOR_EACH(i, n) for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+
+template <class T> __global__ void softmaxKernel(const T *x, T *y, int64_t rows, int64_t cols) {
+  ZRT_FOR_EACH(r, rows) math::softmaxRow<float>(x + r * cols, y + r * cols, cols);
+}
+template <class T> __global__ void softmaxGradKernel(const T *dy, const T *y, T *dx, int64_t rows, int64_t cols) {
+  ZRT_FOR_EACH(r, rows) math::softmaxGradRow<float>(dy + r * cols, y + r * cols, dx + r * cols, cols);
+}
+template <class T>
+__global__ void layernormKernel(const T *x, const T *g, const T *b, T *y, int64_t rows, int64_t cols, double eps) {
+  ZRT_FOR_EACH(r, rows) math::layernormRow<float>(x + r * cols, g, b, y + r * cols, cols, eps);
+}
+template <class T>
+__global__ void layernormGradRows(const T *dy, const T *x, const T *g, T *dx, float *means, float *rstds, int64_t rows,
+                                  int64_t cols, double eps) {
+  ZRT_FOR_EACH(r, rows)
+  math::layernormGradRow<float>(dy + r * cols, x + r * cols, g, dx + r * cols, cols, eps, means[r], rstds[r]);
+}
+template <class T>
+__global__ void layernormGradColumns(const T *dy, const T *x, const float *means, const float *rstds, int64_t rows,
+                                     int64_t cols, T *dgamma, T *dbeta) {
+  ZRT_FOR_EACH(c, cols) math::layernormParamGradColumn<float>(dy, x, means, rstds, rows, cols, c, dgamma, dbeta);
+}
+
+template <class T>
+__global__ void crossEntropyRows(const T *logits, const int32_t *labels, float *perRow, int64_t rows, int64_t classes,
+                                 int *bad) {
+  ZRT_FOR_EACH(r, rows) {
+    int32_t label = labels[r];
+    if (label < 0 || label >= classes) {
+      *bad = 1;
+      perRow[r] = 0;
+    } else {
+      perRow[r] = math::crossEntropyRow<float>(logits + r * classes, label, classes);
+    }
+  }
+}
+/// The mean in the CPU backend's order: a double sum, row after row.
+__global__ void meanKernel(const float *values, int64_t n, float *out) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += values[i];
+  *out = static_cast<float>(sum / static_cast<double>(n));
+}
+template <class T>
+__global__ void crossEntropyGradKernel(const float *dloss, const T *logits, const int32_t *labels, T *dlogits,
+                                       int64_t rows, int64_t classes, int *bad) {
+  ZRT_FOR_EACH(r, rows) {
+    int32_t label = labels[r];
+    if (label < 0 || label >= classes) {
+      *bad = 1;
+      continue;
+    }
+    math::crossEntropyGradRow<float>(logits + r * classes, label, dlogits + r * classes, classes,
+                                     *dloss / float(rows));
+  }
+}
+template <class T> __global__ void mseKernel(const T *pred, const T *target, float *loss, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double d = static_cast<double>(static_cast<float>(pred[i])) - static_cast<double>(static_cast<float>(target[i]));
+    sum += d * d;
+  }
+  *loss = static_cast<float>(sum / static_cast<double>(n));
+}
+template <class T>
+__global__ void mseGradKernel(const float *dloss, const T *pred, const T *target, T *dpred, int64_t n) {
+  ZRT_FOR_EACH(i, n) {
+    float g = 2.0f * *dloss / float(n);
+    dpred[i] = T(g * (static_cast<float>(pred[i]) - static_cast<float>(target[i])));
+  }
+}
+
+template <class T>
+__global__ void embeddingKernel(const T *table, const int32_t *ids, T *out, int64_t count, int64_t vocab,
+                                int64_t channels, int *bad) {
+  ZRT_FOR_EACH(i, count * channels) {
+    int64_t token = i / channels, c = i % channels;
+    int32_t id = ids[token];
+    if (id < 0 || id >= vocab) {
+      *bad = 1;
+      out[i] = T(0.0f);
+    } else {
+      out[i] = table[int64_t(id) * channels + c];
+    }
+  }
+}
+/// One thread per table cell, adding the tokens in order: deterministic, no atomics.
+template <class T>
+__global__ void embeddingGradKernel(const T *dy, const int32_t *ids, T *dtable, int64_t count, int64_t vocab,
+                                    int64_t channels) {
+  ZRT_FOR_EACH(cell, vocab * channels) {
+    int64_t v = cell / channels, c = cell % channels;
+    float acc = 0;
+    for (int64_t i = 0; i < count; ++i)
+      if (ids[i] == v)
+        acc = float(T(acc + static_cast<float>(dy[i * channels + c])));
+    dtable[cell] = T(acc);
+  }
+}
+
+constexpr int kMaxHeadDim = 256;
+
+/// One thread per (batch, head, query time): the causal softmax over keys 0..t and the
+/// weighted sum of values, in two passes over the keys.
+template <class T>
+__global__ void attentionKernel(const T *q, const T *k, const T *v, T *out, int64_t B, int64_t Tn, int64_t C,
+                                int64_t H) {
+  const int64_t D = C / H;
+  const float scale = 1.0f / sqrtf(float(D));
+  ZRT_FOR_EACH(task, B * H * Tn) {
+    int64_t t = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
+    const int64_t base = b * Tn * C + h * D;
+    const T *qt = q + base + t * C;
+    float maxValue = -INFINITY;
+    for (int64_t s = 0; s <= t; ++s) {
+      float dot = 0;
+      for (int64_t d = 0; d < D; ++d)
+        dot += static_cast<float>(qt[d]) * static_cast<float>(k[base + s * C + d]);
+      maxValue = fmaxf(maxValue, dot * scale);
+    }
+    float acc[kMaxHeadDim];
+    for (int64_t d = 0; d < D; ++d)
+      acc[d] = 0;
+    float sum = 0;
+    for (int64_t s = 0; s <= t; ++s) {
+      float dot = 0;
+      for (int64_t d = 0; d < D; ++d)
+        dot += static_cast<float>(qt[d]) * static_cast<float>(k[base + s * C + d]);
+      float w = expf(dot * scale - maxValue);
+      sum += w;
+      for (int64_t d = 0; d < D; ++d)
+        acc[d] += w * static_cast<float>(v[base + s * C + d]);
+    }
+    for (int64_t d = 0; d < D; ++d)
+      out[base + t * C + d] = T(acc[d] / sum);
+  }
+}
+
+template <class T>
+__device__ float score(const T *q, const T *k, int64_t base, int64_t t, int64_t s, int64_t C, int64_t D) {
+  float dot = 0;
+  for (int64_t d = 0; d < D; ++d)
+    dot += static_cast<float>(q[base + t * C + d]) * static_cast<float>(k[base + s * C + d]);
+  return dot;
+}
+template <class T>
+__device__ float dotRows(const T *a, const T *b, int64_t base, int64_t t, int64_t s, int64_t C, int64_t D) {
+  float dot = 0;
+  for (int64_t d = 0; d < D; ++d)
+    dot += static_cast<float>(a[base + t * C + d]) * static_cast<float>(b[base + s * C + d]);
+  return dot;
+}
+
+/// Per query time t: p[t, s] from the saved max and sum, dot(p, dp) into stats, and dq_t.
+template <class T>
+__global__ void attentionGradQuery(const T *dout, const T *q, const T *k, const T *v, T *dq, int64_t B, int64_t Tn,
+                                   int64_t C, int64_t H, float *stats) {
+  const int64_t D = C / H;
+  const float scale = 1.0f / sqrtf(float(D));
+  ZRT_FOR_EACH(task, B * H * Tn) {
+    int64_t t = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
+    const int64_t base = b * Tn * C + h * D;
+    const float maxValue = stats[3 * task], sum = stats[3 * task + 1];
+    float dotPdp = 0;
+    for (int64_t s = 0; s <= t; ++s) {
+      float p = expf(score(q, k, base, t, s, C, D) * scale - maxValue) / sum;
+      dotPdp += p * dotRows(dout, v, base, t, s, C, D);
+    }
+    stats[3 * task + 2] = dotPdp;
+    float acc[kMaxHeadDim];
+    for (int64_t d = 0; d < D; ++d)
+      acc[d] = 0;
+    for (int64_t s = 0; s <= t; ++s) {
+      float p = expf(score(q, k, base, t, s, C, D) * scale - maxValue) / sum;
+      float ds = p * (dotRows(dout, v, base, t, s, C, D) - dotPdp) * scale;
+      for (int64_t d = 0; d < D; ++d)
+        acc[d] += ds * static_cast<float>(k[base + s * C + d]);
+    }
+    for (int64_t d = 0; d < D; ++d)
+      dq[base + t * C + d] = T(acc[d]);
+  }
+}
+
+/// Per key time s: dk_s = sum over t >= s of ds[t, s] q_t, dv_s = sum of p[t, s] dout_t.
+template <class T>
+__global__ void attentionGradKey(const T *dout, const T *q, const T *k, const T *v, T *dk, T *dv, int64_t B,
+                                 int64_t Tn, int64_t C, int64_t H, const float *stats) {
+  const int64_t D = C / H;
+  const float scale = 1.0f / sqrtf(float(D));
+  ZRT_FOR_EACH(task, B * H * Tn) {
+    int64_t s = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
+    const int64_t base = b * Tn * C + h * D;
+    float accK[kMaxHeadDim], accV[kMaxHeadDim];
+    for (int64_t d = 0; d < D; ++d)
+      accK[d] = accV[d] = 0;
+    for (int64_t t = s; t < Tn; ++t) {
+      const int64_t row = bh * Tn + t;
+      float p = expf(score(q, k, base, t, s, C, D) * scale - stats[3 * row]) / stats[3 * row + 1];
+      float ds = p * (dotRows(dout, v, base, t, s, C, D) - stats[3 * row + 2]) * scale;
+      for (int64_t d = 0; d < D; ++d) {
+        accK[d] += ds * static_cast<float>(q[base + t * C + d]);
+        accV[d] += p * static_cast<float>(dout[base + t * C + d]);
+      }
+    }
+    for (int64_t d = 0; d < D; ++d) {
+      dk[base + s * C + d] = T(accK[d]);
+      dv[base + s * C + d] = T(accV[d]);
+    }
+  }
+}
+
+/// Row max and sum of the forward's softmax, 3 floats per query (the third: dot(p, dp)).
+template <class T>
+__global__ void attentionStats(const T *q, const T *k, int64_t B, int64_t Tn, int64_t C, int64_t H, float *stats) {
+  const int64_t D = C / H;
+  const float scale = 1.0f / sqrtf(float(D));
+  ZRT_FOR_EACH(task, B * H * Tn) {
+    int64_t t = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
+    const int64_t base = b * Tn * C + h * D;
+    float maxValue = -INFINITY;
+    for (int64_t s = 0; s <= t; ++s)
+      maxValue = fmaxf(maxValue, score(q, k, base, t, s, C, D) * scale);
+    float sum = 0;
+    for (int64_t s = 0; s <= t; ++s)
+      sum += expf(score(q, k, base, t, s, C, D) * scale - maxValue);
+    stats[3 * task] = maxValue;
+    stats[3 * task + 1] = sum;
+  }
+}
+
+void checkHeads(const char *call, int64_t channels, int64_t heads) {
+  if (heads <= 0 || channels % heads != 0)
+    fatal(call, "%lld channels are not divisible into %lld heads", static_cast<long long>(channels),
+          static_cast<long long>(heads));
+  if (channels / heads > kMaxHeadDim)
+    fatal(call, "head dimension %lld is above the CUDA kernel's %d", static_cast<long long>(channels / heads),
+          kMaxHeadDim);
+}
+
+} // namespace
+
+void softmax(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols, cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_softmax", dtype,
+                 (softmaxKernel<<<blocks(rows), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, cols)));
+}
+void softmaxGrad(int32_t dtype, const void *dy, const void *y, void *dx, int64_t rows, int64_t cols, cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_softmax_grad", dtype,
+                 (softmaxGradKernel<<<blocks(rows), kThreads, 0, s>>>(static_cast<const T *>(dy), static_cast<const T *>(y),
+                                                                      static_cast<T *>(dx), rows, cols)));
+}
+void layernorm(int32_t dtype, const void *x, const void *gamma, const void *beta, void *y, int64_t rows,
+               int64_t cols, double eps, cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_layernorm", dtype,
+                 (layernormKernel<<<blocks(rows), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<const T *>(gamma),
+                                                                    static_cast<const T *>(beta), static_cast<T *>(y),
+                                                                    rows, cols, eps)));
+}
+void layernormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma,
+                   void *dbeta, int64_t rows, int64_t cols, double eps, cudaStream_t s) {
+  float *stats = scratchFloats(2 * rows);
+  ZRT_CUDA_TYPED("zrt_layernorm_grad", dtype, ({
+                   layernormGradRows<<<blocks(rows), kThreads, 0, s>>>(
+                       static_cast<const T *>(dy), static_cast<const T *>(x), static_cast<const T *>(gamma),
+                       static_cast<T *>(dx), stats, stats + rows, rows, cols, eps);
+                   layernormGradColumns<<<blocks(cols), kThreads, 0, s>>>(
+                       static_cast<const T *>(dy), static_cast<const T *>(x), stats, stats + rows, rows, cols,
+                       static_cast<T *>(dgamma), static_cast<T *>(dbeta));
+                 }));
+}
+void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, float *loss, int64_t rows,
+                  int64_t classes, int *badLabel, cudaStream_t s) {
+  float *perRow = scratchFloats(rows);
+  ZRT_CUDA_TYPED("zrt_cross_entropy", dtype,
+                 (crossEntropyRows<<<blocks(rows), kThreads, 0, s>>>(static_cast<const T *>(logits), labels, perRow,
+                                                                     rows, classes, badLabel)));
+  meanKernel<<<1, 1, 0, s>>>(perRow, rows, loss);
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+void crossEntropyGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *labels, void *dlogits,
+                      int64_t rows, int64_t classes, int *badLabel, cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_cross_entropy_grad", dtype,
+                 (crossEntropyGradKernel<<<blocks(rows), kThreads, 0, s>>>(
+                     dloss, static_cast<const T *>(logits), labels, static_cast<T *>(dlogits), rows, classes, badLabel)));
+}
+void mse(int32_t dtype, const void *pred, const void *target, float *loss, int64_t n, cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_mse", dtype,
+                 (mseKernel<<<1, 1, 0, s>>>(static_cast<const T *>(pred), static_cast<const T *>(target), loss, n)));
+}
+void mseGrad(int32_t dtype, const float *dloss, const void *pred, const void *target, void *dpred, int64_t n,
+             cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_mse_grad", dtype,
+                 (mseGradKernel<<<blocks(n), kThreads, 0, s>>>(dloss, static_cast<const T *>(pred),
+                                                               static_cast<const T *>(target), static_cast<T *>(dpred), n)));
+}
+void embedding(int32_t dtype, const void *table, const int32_t *ids, void *out, int64_t count, int64_t vocab,
+               int64_t channels, int *badId, cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_embedding", dtype,
+                 (embeddingKernel<<<blocks(count * channels), kThreads, 0, s>>>(
+                     static_cast<const T *>(table), ids, static_cast<T *>(out), count, vocab, channels, badId)));
+}
+void embeddingGrad(int32_t dtype, const void *dy, const int32_t *ids, void *dtable, int64_t count, int64_t vocab,
+                   int64_t channels, cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_embedding_grad", dtype,
+                 (embeddingGradKernel<<<blocks(vocab * channels), kThreads, 0, s>>>(
+                     static_cast<const T *>(dy), ids, static_cast<T *>(dtable), count, vocab, channels)));
+}
+void causalAttention(int32_t dtype, const void *q, const void *k, const void *v, void *out, int64_t batch,
+                     int64_t time, int64_t channels, int64_t heads, cudaStream_t s) {
+  checkHeads("zrt_causal_attention", channels, heads);
+  ZRT_CUDA_TYPED("zrt_causal_attention", dtype,
+                 (attentionKernel<<<blocks(batch * heads * time), kThreads, 0, s>>>(
+                     static_cast<const T *>(q), static_cast<const T *>(k), static_cast<const T *>(v),
+                     static_cast<T *>(out), batch, time, channels, heads)));
+}
+void causalAttentionGrad(int32_t dtype, const void *dout, const void *q, const void *k, const void *v, void *dq,
+                         void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads,
+                         cudaStream_t s) {
+  checkHeads("zrt_causal_attention_grad", channels, heads);
+  const int64_t tasks = batch * heads * time;
+  float *stats = scratchFloats(3 * tasks);
+  ZRT_CUDA_TYPED("zrt_causal_attention_grad", dtype, ({
+                   attentionStats<<<blocks(tasks), kThreads, 0, s>>>(static_cast<const T *>(q), static_cast<const T *>(k),
+                                                                     batch, time, channels, heads, stats);
+                   attentionGradQuery<<<blocks(tasks), kThreads, 0, s>>>(
+                       static_cast<const T *>(dout), static_cast<const T *>(q), static_cast<const T *>(k),
+                       static_cast<const T *>(v), static_cast<T *>(dq), batch, time, channels, heads, stats);
+                   attentionGradKey<<<blocks(tasks), kThreads, 0, s>>>(
+                       static_cast<const T *>(dout), static_cast<const T *>(q), static_cast<const T *>(k),
+                       static_cast<const T *>(v), static_cast<T *>(dk), static_cast<T *>(dv), batch, time, channels,
+                       heads, stats);
+                 }));
+}
+
+} // namespace zrt::cuda
