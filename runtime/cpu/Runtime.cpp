@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 #include <functional>
 #include <memory>
 
@@ -27,6 +28,7 @@ struct RuntimeState {
   zrt_counters counters{};
   int64_t sequence = 0;
   bool checkAgreement = true;
+  std::vector<std::vector<char>> inputs; // zrt_input_buffer's, by index
 };
 
 RuntimeState *state = nullptr;
@@ -62,7 +64,7 @@ void checkBuffer(const char *call, const char *what, const void *p, int64_t elem
 
 /// Validates `a` on the calling thread (so errors name the caller's call), counts it,
 /// and returns the work that runs it (on the communication stream or inline).
-std::function<void()> prepare(const CollectiveArgs &a) {
+std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
   const char *call = collectiveName(a.kind);
   RuntimeState &s = current(call);
   const int ranks = s.comm->size();
@@ -96,8 +98,10 @@ std::function<void()> prepare(const CollectiveArgs &a) {
     fatal(call, "root %d is outside [0, %d)", a.root, ranks);
 
   int kind = static_cast<int>(a.kind);
-  s.counters.calls[kind] += 1;
-  s.counters.bytes_sent[kind] += bytesSent(a, ranks, s.comm->rank());
+  if (counted) {
+    s.counters.calls[kind] += 1;
+    s.counters.bytes_sent[kind] += bytesSent(a, ranks, s.comm->rank());
+  }
   const int64_t sequence = ++s.sequence;
   Communicator *comm = s.comm.get();
   const bool check = s.checkAgreement && ranks > 1;
@@ -126,8 +130,8 @@ int64_t issue(const CollectiveArgs &a) {
 }
 
 /// Runs `a` on the calling thread after the collectives issued before it.
-void runBlocking(const CollectiveArgs &a) {
-  std::function<void()> work = prepare(a);
+void runBlocking(const CollectiveArgs &a, bool counted = true) {
+  std::function<void()> work = prepare(a, counted);
   RuntimeState &s = current(collectiveName(a.kind));
   TraceScope trace("blocking collective", TraceTrack::Compute);
   s.counters.wait_seconds += s.stream->runInline(work);
@@ -231,6 +235,41 @@ void zrt_reduce_scatter_padded(int32_t dtype, const void *send, void *recv, int6
 }
 void zrt_all_reduce(int32_t dtype, const void *send, void *recv, int64_t count, int32_t average) {
   runBlocking(args(Collective::AllReduce, dtype, send, recv, count, average));
+}
+void zrt_arena_write(int64_t offset, const void *src, int64_t bytes) {
+  std::memcpy(current("zrt_arena_write").arena.at(offset, bytes, "zrt_arena_write"), src, bytes);
+}
+void zrt_arena_read(int64_t offset, void *dst, int64_t bytes) {
+  std::memcpy(dst, current("zrt_arena_read").arena.at(offset, bytes, "zrt_arena_read"), bytes);
+}
+void zrt_arena_fill(int64_t offset, int32_t byte, int64_t bytes) {
+  std::memset(current("zrt_arena_fill").arena.at(offset, bytes, "zrt_arena_fill"), byte, bytes);
+}
+void *zrt_input_buffer(int64_t index, int64_t bytes) {
+  RuntimeState &s = current("zrt_input_buffer");
+  if (index < 0 || bytes < 0)
+    fatal("zrt_input_buffer", "index %lld and size %lld must be non-negative", static_cast<long long>(index),
+          static_cast<long long>(bytes));
+  if (static_cast<int64_t>(s.inputs.size()) <= index)
+    s.inputs.resize(index + 1);
+  if (static_cast<int64_t>(s.inputs[index].size()) < bytes)
+    s.inputs[index].resize(bytes); // once, at start-up: steady-state steps allocate nothing
+  return s.inputs[index].data();
+}
+void zrt_input_write(int64_t index, const void *src, int64_t bytes) {
+  RuntimeState &s = current("zrt_input_write");
+  if (index < 0 || index >= static_cast<int64_t>(s.inputs.size()) ||
+      bytes > static_cast<int64_t>(s.inputs[index].size()))
+    fatal("zrt_input_write", "input %lld has no buffer of %lld bytes", static_cast<long long>(index),
+          static_cast<long long>(bytes));
+  std::memcpy(s.inputs[index].data(), src, bytes);
+}
+double zrt_read_loss(const void *loss) { return *static_cast<const float *>(loss); }
+void zrt_host_all_gather(const void *send, void *recv, int64_t count) {
+  runBlocking(args(Collective::AllGather, ZRT_DTYPE_F32, send, recv, count), /*counted=*/false);
+}
+void zrt_host_all_reduce(const void *send, void *recv, int64_t count, int32_t average) {
+  runBlocking(args(Collective::AllReduce, ZRT_DTYPE_F32, send, recv, count, average), /*counted=*/false);
 }
 void zrt_broadcast(int32_t dtype, void *buf, int64_t count, int32_t root) {
   runBlocking(args(Collective::Broadcast, dtype, buf, buf, count, 0, root));

@@ -147,21 +147,24 @@ nlohmann::json layoutJson(const ModelInfo &m) {
 
 } // namespace
 
-void saveCheckpoint(const ModelInfo &m, const char *arena, const std::string &dir, int64_t step,
+void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
                     const RunIdentity &run, int keep) {
   const int rank = zrt_rank(), ranks = zrt_world_size();
   const std::string at = stepDir(dir, step);
   makeDirs(at);
   std::string bytes;
-  for (const Region &r : savedRegions(m))
-    bytes.append(arena + r.offset, r.bytes);
+  for (const Region &r : savedRegions(m)) {
+    size_t at = bytes.size();
+    bytes.resize(at + r.bytes);
+    zrt_arena_read(r.offset, bytes.data() + at, r.bytes);
+  }
   writeAtomically(at + "/rank-" + std::to_string(rank) + ".bin", bytes);
 
   // Every rank's file is on disk before rank 0 writes the manifest that makes the
   // checkpoint count: gather the sizes and checksums (a collective, so also a barrier).
   uint64_t mine[2] = {bytes.size(), fnv1a(bytes.data(), bytes.size())};
   std::vector<uint64_t> all(2 * ranks);
-  zrt_all_gather(ZRT_DTYPE_F32, mine, all.data(), 4); // 16 bytes as four f32 words
+  zrt_host_all_gather(mine, all.data(), 4); // 16 bytes as four f32 words
   maybeInjectFault("kill-before-manifest", step);
   if (rank == 0) {
     nlohmann::json files = nlohmann::json::array();
@@ -186,10 +189,10 @@ void saveCheckpoint(const ModelInfo &m, const char *arena, const std::string &di
       removeTree(stepDir(dir, steps[i]));
   }
   // No rank starts the next step's save before this one is complete.
-  zrt_all_gather(ZRT_DTYPE_F32, mine, all.data(), 4);
+  zrt_host_all_gather(mine, all.data(), 4);
 }
 
-int64_t resumeCheckpoint(const ModelInfo &m, char *arena, const std::string &dir, const RunIdentity &run) {
+int64_t resumeCheckpoint(const ModelInfo &m, const std::string &dir, const RunIdentity &run) {
   const int rank = zrt_rank(), ranks = zrt_world_size();
   std::vector<int64_t> steps = completeSteps(dir);
   if (steps.empty()) {
@@ -240,12 +243,12 @@ int64_t resumeCheckpoint(const ModelInfo &m, char *arena, const std::string &dir
     refuse(path + ": checksum mismatch (the file is corrupt)");
   size_t from = 0;
   for (const Region &r : savedRegions(m)) {
-    std::memcpy(arena + r.offset, bytes.data() + from, r.bytes);
+    zrt_arena_write(r.offset, bytes.data() + from, r.bytes);
     from += r.bytes;
   }
   // Every rank verified its file before any of them trains on the checkpoint.
   float ok = 1, all = 0;
-  zrt_all_reduce(ZRT_DTYPE_F32, &ok, &all, 1, 0);
+  zrt_host_all_reduce(&ok, &all, 1, 0);
   if (rank == 0)
     std::printf("zcc: resumed from %s (step %lld)\n", at.c_str(), static_cast<long long>(steps.back()));
   return steps.back();

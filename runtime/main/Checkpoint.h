@@ -25,14 +25,14 @@ struct RunIdentity {
 };
 
 /// Every rank calls it (it synchronizes the ranks); keeps the newest `keep` checkpoints.
-void saveCheckpoint(const ModelInfo &m, const char *arena, const std::string &dir, int64_t step,
+void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
                     const RunIdentity &run, int keep);
 
-/// Loads the newest complete checkpoint of `dir` into the arena; returns its step, or 0
+/// Loads the newest complete checkpoint of `dir` into the arena (zrt_arena_write); returns its step, or 0
 /// when `dir` holds none. A checkpoint that does not match this program (another model,
 /// world size or layout), or whose files are missing, truncated or corrupt, is a fatal
 /// error naming the problem, before any step runs.
-int64_t resumeCheckpoint(const ModelInfo &m, char *arena, const std::string &dir, const RunIdentity &run);
+int64_t resumeCheckpoint(const ModelInfo &m, const std::string &dir, const RunIdentity &run);
 
 } // namespace zrt::train
 

@@ -167,15 +167,17 @@ int64_t bytesSent(const zrt_counters &c) {
 /// value there, the canary included only by a 2^-64 chance per word).
 constexpr unsigned char kCanary = 0xA5;
 
-void paintScratch(char *arena, const ModelInfo &m) {
-  std::memset(arena + m.persistentBytes, kCanary, m.arenaBytes - m.persistentBytes);
+void paintScratch(const ModelInfo &m) {
+  zrt_arena_fill(m.persistentBytes, kCanary, m.arenaBytes - m.persistentBytes);
 }
 
-int64_t measuredHighWater(const char *arena, const ModelInfo &m) {
-  int64_t end = m.arenaBytes;
-  while (end > m.persistentBytes && static_cast<unsigned char>(arena[end - 1]) == kCanary)
+int64_t measuredHighWater(const ModelInfo &m) {
+  std::vector<unsigned char> scratch(m.arenaBytes - m.persistentBytes);
+  zrt_arena_read(m.persistentBytes, scratch.data(), static_cast<int64_t>(scratch.size()));
+  int64_t end = static_cast<int64_t>(scratch.size());
+  while (end > 0 && scratch[end - 1] == kCanary)
     --end;
-  return end;
+  return m.persistentBytes + end;
 }
 
 } // namespace
@@ -194,26 +196,28 @@ int main(int argc, char **argv) {
 
   // Parameters (and master copies) on every rank from the same seed; gradients and
   // optimizer moments start at zero.
-  std::memset(arena, 0, model.persistentBytes);
+  zrt_arena_fill(0, 0, model.persistentBytes);
   if (!flags.initWeights.empty())
-    readWeights(model, arena, flags.initWeights, rank);
+    readWeights(model, flags.initWeights, rank);
   else if (!flags.init.empty())
-    readSafetensors(model, arena, flags.init, rank);
+    readSafetensors(model, flags.init, rank);
   else
-    initializeWeights(model, arena, flags.seed, rank);
+    initializeWeights(model, flags.seed, rank);
 
-  paintScratch(arena, model);
+  paintScratch(model);
 
   std::unique_ptr<DataSource> data = openData(model, flags.data, flags.synthetic, flags.seed);
   const RunIdentity run{flags.seed, data->describe()};
   int64_t firstStep = 0;
   if (flags.resume)
-    firstStep = resumeCheckpoint(model, arena, flags.ckptDir, run);
+    firstStep = resumeCheckpoint(model, flags.ckptDir, run);
+  // The data source fills host rows; zrt_input_write moves them where the kernels read.
   std::vector<std::vector<char>> storage;
-  std::vector<void *> buffers;
+  std::vector<void *> hostRows, buffers;
   for (const InputInfo &in : model.inputs) {
     storage.emplace_back(in.bytes);
-    buffers.push_back(storage.back().data());
+    hostRows.push_back(storage.back().data());
+    buffers.push_back(zrt_input_buffer(static_cast<int64_t>(buffers.size()), in.bytes));
   }
   const int64_t rows = model.rowsPerMicroBatch(), K = model.microBatches;
   const int64_t globalRows = rows * K * ranks;
@@ -249,7 +253,9 @@ int main(int argc, char **argv) {
       // Rows of this rank's micro-batch k in the step's global batch.
       int64_t first = step * globalRows + (rank * K + k) * rows;
       for (int64_t r = 0; r < rows; ++r)
-        data->fillRow(first + r, r, buffers);
+        data->fillRow(first + r, r, hostRows);
+      for (size_t i = 0; i < storage.size(); ++i)
+        zrt_input_write(static_cast<int64_t>(i), storage[i].data(), static_cast<int64_t>(storage[i].size()));
       lossSum += zcc_step(arena, buffers.data());
     }
     maybeKillInStep(step + 1);
@@ -264,7 +270,7 @@ int main(int argc, char **argv) {
     // The logged loss is the global batch's mean.
     float loss = static_cast<float>(lossSum / K), mean = loss;
     if (ranks > 1)
-      zrt_all_reduce(ZRT_DTYPE_F32, &loss, &mean, 1, 1);
+      zrt_host_all_reduce(&loss, &mean, 1, 1);
     lastLoss = mean;
     zrt_counters now{};
     zrt_get_counters(&now);
@@ -287,21 +293,21 @@ int main(int argc, char **argv) {
                      now.wait_seconds - before.wait_seconds, static_cast<long long>(model.paramBytes),
                      static_cast<long long>(model.gradBytes), static_cast<long long>(model.optimizerBytes),
                      static_cast<long long>(model.arenaBytes),
-                     static_cast<long long>(measuredHighWater(arena, model)));
+                     static_cast<long long>(measuredHighWater(model)));
     }
     before = now;
     if (flags.ckptEvery > 0 && ((step + 1) % flags.ckptEvery == 0 || step + 1 == flags.steps))
-      saveCheckpoint(model, arena, flags.ckptDir, step + 1, run, static_cast<int>(flags.ckptKeep));
+      saveCheckpoint(model, flags.ckptDir, step + 1, run, static_cast<int>(flags.ckptKeep));
   }
   if (rank == 0) {
     std::printf("zcc: %lld steps in %.2f s (%.2f ms/step), final loss %.6f\n",
                 static_cast<long long>(flags.steps), totalSeconds,
                 flags.steps ? totalSeconds * 1e3 / flags.steps : 0.0, lastLoss);
     std::printf("zcc: arena per rank: %lld B planned, %lld B written (high-water mark)\n",
-                static_cast<long long>(model.arenaBytes), static_cast<long long>(measuredHighWater(arena, model)));
+                static_cast<long long>(model.arenaBytes), static_cast<long long>(measuredHighWater(model)));
   }
   if (!flags.exportWeights.empty())
-    writeWeights(model, arena, flags.exportWeights, rank);
+    writeWeights(model, flags.exportWeights, rank);
   if (log)
     std::fclose(log);
   zrt_finalize();

@@ -14,36 +14,37 @@
 namespace zrt::train {
 namespace {
 
-/// Stores `values` (elements of the whole tensor from `slice.first`) where this rank
-/// keeps them: the parameter buffer in its dtype, and the master copy in fp32.
-/// `valueAt(i)` gives element i of the whole tensor.
-template <class ValueAt>
-void store(const ParamInfo &p, char *arena, int rank, ValueAt valueAt) {
+/// Stores the elements of the whole tensor this rank keeps (`valueAt(i)` gives element
+/// i): the parameter buffer in its dtype, and the master copy in fp32.
+template <class ValueAt> void store(const ParamInfo &p, int rank, ValueAt valueAt) {
   Slice s = p.stored(rank);
   if (p.dtype == "bf16") {
-    bf16 *w = reinterpret_cast<bf16 *>(arena + p.offset);
+    std::vector<bf16> w(s.count);
     for (int64_t j = 0; j < s.count; ++j)
       w[j] = bf16(valueAt(s.first + j));
+    zrt_arena_write(p.offset, w.data(), s.count * 2);
   } else {
-    float *w = reinterpret_cast<float *>(arena + p.offset);
+    std::vector<float> w(s.count);
     for (int64_t j = 0; j < s.count; ++j)
       w[j] = valueAt(s.first + j);
+    zrt_arena_write(p.offset, w.data(), s.count * 4);
   }
   if (!p.hasMaster())
     return;
   Slice m = p.storedMaster(rank);
-  float *master = reinterpret_cast<float *>(arena + p.masterOffset);
+  std::vector<float> master(m.count);
   for (int64_t j = 0; j < m.count; ++j)
     master[j] = valueAt(m.first + j);
+  zrt_arena_write(p.masterOffset, master.data(), m.count * 4);
 }
 
 } // namespace
 
-void initializeWeights(const ModelInfo &model, char *arena, uint64_t seed, int rank) {
+void initializeWeights(const ModelInfo &model, uint64_t seed, int rank) {
   for (const ParamInfo &p : model.params) {
     const uint64_t key = streamKey(p.name, seed);
     const Initializer &init = p.init;
-    store(p, arena, rank, [&](int64_t i) -> float {
+    store(p, rank, [&](int64_t i) -> float {
       if (init.kind == "zeros") return 0.f;
       if (init.kind == "ones") return 1.f;
       if (init.kind == "normal") return static_cast<float>(init.mean + init.std * normal(key, i));
@@ -52,7 +53,7 @@ void initializeWeights(const ModelInfo &model, char *arena, uint64_t seed, int r
   }
 }
 
-void readWeights(const ModelInfo &model, char *arena, const std::string &path, int rank) {
+void readWeights(const ModelInfo &model, const std::string &path, int rank) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
     fatal("train", "cannot open --init-weights %s", path.c_str());
@@ -61,13 +62,13 @@ void readWeights(const ModelInfo &model, char *arena, const std::string &path, i
     whole.resize(p.elements());
     if (!file.read(reinterpret_cast<char *>(whole.data()), whole.size() * sizeof(float)))
       fatal("train", "%s ends inside parameter %s", path.c_str(), p.name.c_str());
-    store(p, arena, rank, [&](int64_t i) { return whole[i]; });
+    store(p, rank, [&](int64_t i) { return whole[i]; });
   }
   if (file.peek() != EOF)
     fatal("train", "%s is longer than the model's parameters", path.c_str());
 }
 
-void readSafetensors(const ModelInfo &model, char *arena, const std::string &path, int rank) {
+void readSafetensors(const ModelInfo &model, const std::string &path, int rank) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
     fatal("train", "cannot open --init %s", path.c_str());
@@ -109,22 +110,25 @@ void readSafetensors(const ModelInfo &model, char *arena, const std::string &pat
         whole[i] = float(v);
       }
     }
-    store(p, arena, rank, [&](int64_t i) { return whole[i]; });
+    store(p, rank, [&](int64_t i) { return whole[i]; });
   }
 }
 
-void writeWeights(const ModelInfo &model, const char *arena, const std::string &path, int rank) {
+void writeWeights(const ModelInfo &model, const std::string &path, int rank) {
   std::vector<std::vector<float>> whole;
   for (const ParamInfo &p : model.params) {
     // The fp32 values: the master copy, or the parameter itself.
-    const float *stored = reinterpret_cast<const float *>(arena + (p.hasMaster() ? p.masterOffset : p.offset));
+    const int64_t offset = p.hasMaster() ? p.masterOffset : p.offset;
     bool sharded = p.hasMaster() ? p.shards > 1 : p.shardedParam;
     if (!sharded) {
-      whole.emplace_back(stored, stored + p.elements());
+      std::vector<float> values(p.elements());
+      zrt_arena_read(offset, values.data(), p.elements() * 4);
+      whole.push_back(std::move(values));
       continue;
     }
-    std::vector<float> gathered(p.shards * p.shardElements);
-    zrt_all_gather(ZRT_DTYPE_F32, stored, gathered.data(), p.shardElements);
+    std::vector<float> shard(p.shardElements), gathered(p.shards * p.shardElements);
+    zrt_arena_read(offset, shard.data(), p.shardElements * 4);
+    zrt_host_all_gather(shard.data(), gathered.data(), p.shardElements);
     gathered.resize(p.elements());
     whole.push_back(std::move(gathered));
   }

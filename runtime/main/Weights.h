@@ -15,20 +15,20 @@ namespace zrt::train {
 
 /// Element i of each tensor depends on (name, seed, i) only, so every world size and
 /// every ZeRO stage starts from the same weights.
-void initializeWeights(const ModelInfo &model, char *arena, uint64_t seed, int rank);
+void initializeWeights(const ModelInfo &model, uint64_t seed, int rank);
 
 /// Fatal error on a missing, short or long file.
-void readWeights(const ModelInfo &model, char *arena, const std::string &path, int rank);
+void readWeights(const ModelInfo &model, const std::string &path, int rank);
 
 /// A safetensors file (as `zcc-ckpt consolidate` writes, or PyTorch's safetensors):
 /// every parameter by name, F32 (or BF16) with the parameter's shape. Fatal error on a
 /// missing, misshapen or malformed tensor.
-void readSafetensors(const ModelInfo &model, char *arena, const std::string &path, int rank);
+void readSafetensors(const ModelInfo &model, const std::string &path, int rank);
 
 /// Every rank takes part (shards are all-gathered); rank 0 writes the file, through a
 /// temporary file renamed into place, so a failure never leaves half a file. The values
 /// written are the fp32 master values where there is a master.
-void writeWeights(const ModelInfo &model, const char *arena, const std::string &path, int rank);
+void writeWeights(const ModelInfo &model, const std::string &path, int rank);
 
 } // namespace zrt::train
 

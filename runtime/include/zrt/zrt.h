@@ -26,6 +26,7 @@ typedef struct zrt_counters {
 #define ZRT_VOID void
 #define ZRT_RI32 int32_t
 #define ZRT_RI64 int64_t
+#define ZRT_RF64 double
 #define ZRT_RPTR void *
 #define ZRT_I32(name) int32_t name
 #define ZRT_I64(name) int64_t name
@@ -38,6 +39,7 @@ typedef struct zrt_counters {
 #undef ZRT_VOID
 #undef ZRT_RI32
 #undef ZRT_RI64
+#undef ZRT_RF64
 #undef ZRT_RPTR
 #undef ZRT_I32
 #undef ZRT_I64
