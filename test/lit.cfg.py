@@ -22,6 +22,10 @@ llvm_config.use_default_substitutions()
 
 if config.zcc_have_cuda:
     config.available_features.add("cuda")
+# A GPU this process can use (the CUDA backend's no-GPU behaviour is tested without one).
+import shutil, subprocess
+if shutil.which("nvidia-smi") and subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0:
+    config.available_features.add("gpu")
 if config.zcc_enable_mpi:
     config.available_features.add("mpi")
 

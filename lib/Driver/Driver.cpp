@@ -122,7 +122,10 @@ struct DriverOptions {
                                  cl::init(""), cl::cat(category)};
   cl::opt<std::string> precision{"precision", cl::desc("fp32, or bf16 compute with fp32 master weights and optimizer state"), cl::init("fp32"),
                                  cl::cat(category)};
-  cl::opt<std::string> target{"target", cl::desc("cpu (cuda: not yet)"), cl::init("cpu"),
+  cl::opt<std::string> target{"target",
+                              cl::desc("cpu (the reference backend), or cuda (cuBLASLt, CUDA kernels, NCCL: one GPU "
+                                       "per rank)"),
+                              cl::init("cpu"),
                               cl::cat(category)};
 };
 
@@ -210,10 +213,17 @@ bool emitObject(llvm::Module &llvmModule, llvm::raw_pwrite_stream &os) {
 #include "zcc/RuntimeLink.inc"
 
 /// Links `object` with the runtime into `output` with the C++ compiler zcc was built with.
-bool linkExecutable(StringRef object, StringRef output) {
+bool linkExecutable(StringRef object, StringRef output, bool cuda) {
   std::vector<std::string> args = {ZCC_LINK_DRIVER, object.str(), "-o", output.str()};
-  for (const char *item : {ZCC_LINK_ITEMS})
-    args.push_back(item);
+  if (cuda) {
+#ifdef ZCC_HAVE_CUDA_BACKEND
+    for (const char *item : {ZCC_LINK_ITEMS_CUDA})
+      args.push_back(item);
+#endif
+  } else {
+    for (const char *item : {ZCC_LINK_ITEMS})
+      args.push_back(item);
+  }
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string error;
   int rc = llvm::sys::ExecuteAndWait(args[0], argRefs, std::nullopt, {}, 0, 0, &error);
@@ -275,8 +285,12 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.optimizer = options.optimizer;
   pipeline.precision = options.precision;
   std::string problem = zc::checkPipelineOptions(pipeline);
-  if (problem.empty() && options.target != "cpu")
-    problem = "--target " + options.target + " is not implemented yet; cpu is";
+  if (problem.empty() && options.target != "cpu" && options.target != "cuda")
+    problem = "--target must be cpu or cuda, got " + options.target;
+#ifndef ZCC_HAVE_CUDA_BACKEND
+  if (problem.empty() && options.target == "cuda")
+    problem = "this zcc was built without the CUDA backend (no CUDA toolkit, NCCL or MPI at build time)";
+#endif
   if (!problem.empty()) {
     llvm::errs() << "zcc: error: " << problem << "\n";
     return 1;
@@ -354,7 +368,7 @@ int zcc::runZccMain(int argc, char **argv) {
   // Link to a temporary name first so a failed link leaves no partial executable.
   std::string partial = options.output + ".partial";
   llvm::FileRemover removePartial(partial);
-  if (!linkExecutable(objectPath, partial))
+  if (!linkExecutable(objectPath, partial, options.target == "cuda"))
     return 1;
   if (std::error_code ec = llvm::sys::fs::rename(partial, options.output)) {
     llvm::errs() << "zcc: error: cannot write " << options.output << ": " << ec.message() << "\n";

@@ -1,0 +1,421 @@
+// The extern "C" entry points of zrt_abi.def for the CUDA backend: the same contract as
+// runtime/cpu (a train.bin compiled with --target=cuda links this instead), on device
+// memory. Compute runs on the compute stream; collectives run through NCCL on the
+// communication stream, ordered with compute by events (a wait never blocks the host).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <mpi.h>
+#include <vector>
+
+#include "core/Communicator.h"
+#include "core/Error.h"
+#include "core/Trace.h"
+#include "cpu/Bucket.h"
+#include "cuda/CudaCheck.h"
+#include "cuda/Device.h"
+#include "cuda/Kernels.h"
+#include "cuda/Matmul.h"
+#include "cuda/NcclCommunicator.h"
+#include "zrt/zrt.h"
+
+using namespace zrt;
+using namespace zrt::cuda;
+
+namespace {
+
+struct CudaRuntime {
+  std::unique_ptr<Device> device;
+  std::unique_ptr<Communicator> comm; // NCCL over MPI, or the single-rank one
+  bool nccl = false, mpi = false;
+  int rank = 0, ranks = 1;
+  zrt_counters counters{};
+  std::vector<void *> inputs;
+  std::vector<int64_t> inputBytes;
+  int *errors = nullptr; // device: [0] a label out of range, [1] an id out of range
+  // Async collectives: the event of each handle in flight; waited events go back to the
+  // pool, so steady-state steps create none.
+  std::unordered_map<int64_t, cudaEvent_t> inFlight;
+  std::vector<cudaEvent_t> pool;
+  int64_t lastHandle = 0;
+};
+
+CudaRuntime *rt = nullptr;
+
+CudaRuntime &current(const char *call) {
+  if (!rt)
+    fatal(call, "zrt_init was not called");
+  return *rt;
+}
+cudaStream_t compute() { return current("zrt").device->compute(); }
+
+int64_t bytesSent(const CollectiveArgs &a, int ranks) {
+  int64_t bytes = a.count * static_cast<int64_t>(dtypeSize(a.dtype));
+  switch (a.kind) {
+  case Collective::AllGather:
+  case Collective::ReduceScatter:
+    return (ranks - 1) * bytes;
+  case Collective::AllReduce:
+    return 2 * (ranks - 1) * bytes / ranks;
+  case Collective::Broadcast:
+    return a.root == rt->rank && ranks > 1 ? bytes : 0;
+  }
+  return 0;
+}
+
+/// One rank: the collective is a copy (padding zero-filled).
+void runAlone(const CollectiveArgs &a, cudaStream_t s) {
+  const size_t eb = dtypeSize(a.dtype);
+  int64_t valid = a.kind == Collective::ReduceScatter && a.total >= 0 ? a.total : a.count;
+  if (a.send != a.recv)
+    ZRT_CUDA_CHECK(cudaMemcpyAsync(a.recv, a.send, valid * eb, cudaMemcpyDeviceToDevice, s));
+  if (valid < a.count)
+    ZRT_CUDA_CHECK(cudaMemsetAsync(static_cast<char *>(a.recv) + valid * eb, 0, (a.count - valid) * eb, s));
+}
+
+/// Issues `a` on the communication stream after the compute issued so far; returns the
+/// event that completes with it.
+cudaEvent_t issue(const CollectiveArgs &a) {
+  CudaRuntime &r = current(collectiveName(a.kind));
+  if (a.dtype != 0 && a.dtype != 1)
+    fatal(collectiveName(a.kind), "unknown dtype %d (0 = f32, 1 = bf16)", a.dtype);
+  int kind = static_cast<int>(a.kind);
+  r.counters.calls[kind] += 1;
+  r.counters.bytes_sent[kind] += bytesSent(a, r.ranks);
+  r.device->commWaitsForCompute();
+  if (r.nccl)
+    r.comm->run(a); // averages itself (ncclAvg)
+  else
+    runAlone(a, r.device->comm());
+  cudaEvent_t done;
+  if (r.pool.empty()) {
+    ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  } else {
+    done = r.pool.back();
+    r.pool.pop_back();
+  }
+  ZRT_CUDA_CHECK(cudaEventRecord(done, r.device->comm()));
+  return done;
+}
+
+/// The compute stream waits for `done` (no host block); the event is reusable after.
+void computeWaits(cudaEvent_t done) {
+  ZRT_CUDA_CHECK(cudaStreamWaitEvent(compute(), done, 0));
+  rt->pool.push_back(done);
+}
+
+void runBlocking(const CollectiveArgs &a) { computeWaits(issue(a)); }
+
+int64_t start(const CollectiveArgs &a) {
+  CudaRuntime &r = current(collectiveName(a.kind));
+  cudaEvent_t done = issue(a);
+  r.inFlight[++r.lastHandle] = done;
+  return r.lastHandle;
+}
+
+CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv, int64_t count, int32_t average = 0,
+                    int32_t root = 0, int64_t total = -1) {
+  return CollectiveArgs{kind, dtype, send, recv, count, average != 0, root, total};
+}
+
+void hostCollective(const void *send, void *recv, int64_t count, bool gather, bool average) {
+  CudaRuntime &r = current("zrt_host collective");
+  if (!r.mpi || r.ranks == 1) {
+    if (send != recv)
+      std::memmove(recv, send, count * sizeof(float));
+    return;
+  }
+  if (gather) {
+    MPI_Allgather(send, static_cast<int>(count), MPI_FLOAT, recv, static_cast<int>(count), MPI_FLOAT, MPI_COMM_WORLD);
+    return;
+  }
+  MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  if (average)
+    for (int64_t i = 0; i < count; ++i)
+      static_cast<float *>(recv)[i] /= static_cast<float>(r.ranks);
+}
+
+void checkDataErrors() {
+  CudaRuntime &r = current("zrt_read_loss");
+  int flags[2] = {0, 0};
+  ZRT_CUDA_CHECK(cudaMemcpy(flags, r.errors, sizeof flags, cudaMemcpyDeviceToHost));
+  if (flags[0])
+    fatal("zrt_cross_entropy", "a label is outside [0, classes) in this step's batch");
+  if (flags[1])
+    fatal("zrt_embedding", "a token id is outside [0, vocabulary) in this step's batch");
+}
+
+} // namespace
+
+extern "C" {
+
+void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
+  if (rt)
+    fatal("zrt_init", "called twice");
+  rt = new CudaRuntime();
+  rt->mpi = launchedByMpi();
+  std::unique_ptr<Communicator> control = rt->mpi ? createMpiCommunicator(nullptr, nullptr) : createLocalCommunicator();
+  rt->rank = control->rank();
+  rt->ranks = control->size();
+  if (expectedWorldSize != rt->ranks) {
+    std::fprintf(stderr,
+                 "zrt: rank %d: zrt_init: this program was compiled for %lld ranks but started with %d; run it "
+                 "with mpirun -np %lld\n",
+                 rt->rank, static_cast<long long>(expectedWorldSize), rt->ranks,
+                 static_cast<long long>(expectedWorldSize));
+    control->finalize();
+    std::exit(1);
+  }
+  rt->device = std::make_unique<Device>(arenaBytes); // stops with a clear message without a GPU
+  ZRT_CUDA_CHECK(cudaMalloc(&rt->errors, 2 * sizeof(int)));
+  ZRT_CUDA_CHECK(cudaMemset(rt->errors, 0, 2 * sizeof(int)));
+  if (rt->ranks > 1) {
+    rt->comm = createNcclCommunicator(std::move(control), rt->device->comm());
+    rt->nccl = true;
+  } else {
+    rt->comm = std::move(control);
+  }
+  rt->counters.arena_bytes = arenaBytes;
+  return rt->device->arena();
+}
+
+void zrt_finalize() {
+  CudaRuntime &r = current("zrt_finalize");
+  ZRT_CUDA_CHECK(cudaDeviceSynchronize());
+  trace::write(r.rank);
+  for (auto &entry : r.inFlight)
+    cudaEventDestroy(entry.second);
+  for (cudaEvent_t e : r.pool)
+    cudaEventDestroy(e);
+  for (void *p : r.inputs)
+    cudaFree(p);
+  cudaFree(r.errors);
+  r.comm->finalize();
+  r.device.reset();
+  delete rt;
+  rt = nullptr;
+}
+
+int32_t zrt_rank() { return current("zrt_rank").rank; }
+int32_t zrt_world_size() { return current("zrt_world_size").ranks; }
+
+void *zrt_arena_ptr(int64_t offset, int64_t bytes) {
+  CudaRuntime &r = current("zrt_arena_ptr");
+  if (offset < 0 || bytes < 0 || offset + bytes > r.device->arenaBytes())
+    fatal("zrt_arena_ptr", "[%lld, %lld) is outside the arena of %lld bytes", static_cast<long long>(offset),
+          static_cast<long long>(offset + bytes), static_cast<long long>(r.device->arenaBytes()));
+  r.counters.arena_high_water = std::max(r.counters.arena_high_water, offset + bytes);
+  return r.device->arena() + offset;
+}
+
+void zrt_get_counters(void *out) { std::memcpy(out, &current("zrt_get_counters").counters, sizeof(zrt_counters)); }
+
+// Host access happens between steps: the device is idle first (the streams are
+// non-blocking, a plain cudaMemcpy would not wait for them).
+void zrt_arena_write(int64_t offset, const void *src, int64_t bytes) {
+  void *p = zrt_arena_ptr(offset, bytes);
+  ZRT_CUDA_CHECK(cudaDeviceSynchronize());
+  ZRT_CUDA_CHECK(cudaMemcpy(p, src, bytes, cudaMemcpyHostToDevice));
+}
+void zrt_arena_read(int64_t offset, void *dst, int64_t bytes) {
+  void *p = zrt_arena_ptr(offset, bytes);
+  ZRT_CUDA_CHECK(cudaDeviceSynchronize());
+  ZRT_CUDA_CHECK(cudaMemcpy(dst, p, bytes, cudaMemcpyDeviceToHost));
+}
+void zrt_arena_fill(int64_t offset, int32_t byte, int64_t bytes) {
+  ZRT_CUDA_CHECK(cudaMemsetAsync(zrt_arena_ptr(offset, bytes), byte, bytes, compute()));
+}
+void *zrt_input_buffer(int64_t index, int64_t bytes) {
+  CudaRuntime &r = current("zrt_input_buffer");
+  if (index < 0 || bytes < 0)
+    fatal("zrt_input_buffer", "index %lld and size %lld must be non-negative", static_cast<long long>(index),
+          static_cast<long long>(bytes));
+  if (static_cast<int64_t>(r.inputs.size()) <= index) {
+    r.inputs.resize(index + 1, nullptr);
+    r.inputBytes.resize(index + 1, 0);
+  }
+  if (r.inputBytes[index] < bytes) { // once, at start-up
+    if (r.inputs[index])
+      ZRT_CUDA_CHECK(cudaFree(r.inputs[index]));
+    ZRT_CUDA_CHECK(cudaMalloc(&r.inputs[index], bytes > 0 ? bytes : 1));
+    r.inputBytes[index] = bytes;
+  }
+  return r.inputs[index];
+}
+void zrt_input_write(int64_t index, const void *src, int64_t bytes) {
+  CudaRuntime &r = current("zrt_input_write");
+  if (index < 0 || index >= static_cast<int64_t>(r.inputs.size()) || bytes > r.inputBytes[index])
+    fatal("zrt_input_write", "input %lld has no buffer of %lld bytes", static_cast<long long>(index),
+          static_cast<long long>(bytes));
+  // Pageable source: the copy is staged before this returns, so the caller may refill it.
+  ZRT_CUDA_CHECK(cudaMemcpyAsync(r.inputs[index], src, bytes, cudaMemcpyHostToDevice, compute()));
+}
+double zrt_read_loss(const void *loss) {
+  float value = 0;
+  ZRT_CUDA_CHECK(cudaStreamSynchronize(compute()));
+  checkDataErrors();
+  ZRT_CUDA_CHECK(cudaMemcpy(&value, loss, sizeof value, cudaMemcpyDeviceToHost));
+  return value;
+}
+void zrt_host_all_gather(const void *send, void *recv, int64_t count) { hostCollective(send, recv, count, true, false); }
+void zrt_host_all_reduce(const void *send, void *recv, int64_t count, int32_t average) {
+  hostCollective(send, recv, count, false, average != 0);
+}
+
+// --- Compute -------------------------------------------------------------------------------
+void zrt_add(int32_t dt, const void *a, const void *b, void *o, int64_t n) { add(dt, a, b, o, n, compute()); }
+void zrt_sub(int32_t dt, const void *a, const void *b, void *o, int64_t n) { sub(dt, a, b, o, n, compute()); }
+void zrt_mul(int32_t dt, const void *a, const void *b, void *o, int64_t n) { mul(dt, a, b, o, n, compute()); }
+void zrt_scale(int32_t dt, const void *x, void *o, int64_t n, double f) { scale(dt, x, o, n, f, compute()); }
+void zrt_cast(int32_t sdt, const void *src, int32_t ddt, void *dst, int64_t n) { cast(sdt, src, ddt, dst, n, compute()); }
+void zrt_fill_zero(int32_t dt, void *x, int64_t n) { fillZero(dt, x, n, compute()); }
+void zrt_bias_add(int32_t dt, const void *x, const void *bias, void *o, int64_t rows, int64_t cols) {
+  biasAdd(dt, x, bias, o, rows, cols, compute());
+}
+void zrt_relu(int32_t dt, const void *x, void *o, int64_t n) { relu(dt, x, o, n, compute()); }
+void zrt_relu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) { reluGrad(dt, dy, x, dx, n, compute()); }
+void zrt_gelu(int32_t dt, const void *x, void *o, int64_t n) { gelu(dt, x, o, n, compute()); }
+void zrt_gelu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) { geluGrad(dt, dy, x, dx, n, compute()); }
+void zrt_softmax(int32_t dt, const void *x, void *y, int64_t rows, int64_t cols) { softmax(dt, x, y, rows, cols, compute()); }
+void zrt_softmax_grad(int32_t dt, const void *dy, const void *y, void *dx, int64_t rows, int64_t cols) {
+  softmaxGrad(dt, dy, y, dx, rows, cols, compute());
+}
+void zrt_layernorm(int32_t dt, const void *x, const void *g, const void *b, void *y, int64_t rows, int64_t cols,
+                   double eps) {
+  layernorm(dt, x, g, b, y, rows, cols, eps, compute());
+}
+void zrt_layernorm_grad(int32_t dt, const void *dy, const void *x, const void *g, void *dx, void *dg, void *db,
+                        int64_t rows, int64_t cols, double eps) {
+  layernormGrad(dt, dy, x, g, dx, dg, db, rows, cols, eps, compute());
+}
+void zrt_causal_attention(int32_t dt, const void *q, const void *k, const void *v, void *o, int64_t batch,
+                          int64_t time, int64_t channels, int64_t heads) {
+  causalAttention(dt, q, k, v, o, batch, time, channels, heads, compute());
+}
+void zrt_causal_attention_grad(int32_t dt, const void *dout, const void *q, const void *k, const void *v, void *dq,
+                               void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads) {
+  causalAttentionGrad(dt, dout, q, k, v, dq, dk, dv, batch, time, channels, heads, compute());
+}
+void zrt_matmul(int32_t dt, const void *a, const void *b, void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                int32_t ta, int32_t tb, int32_t shared) {
+  matmul(dt, a, b, c, batch, m, n, k, ta != 0, tb != 0, shared != 0, compute());
+}
+void zrt_embedding(int32_t dt, const void *table, const void *ids, void *o, int64_t count, int64_t vocab,
+                   int64_t channels) {
+  embedding(dt, table, static_cast<const int32_t *>(ids), o, count, vocab, channels, current("zrt_embedding").errors + 1,
+            compute());
+}
+void zrt_embedding_grad(int32_t dt, const void *dy, const void *ids, void *dtable, int64_t count, int64_t vocab,
+                        int64_t channels) {
+  embeddingGrad(dt, dy, static_cast<const int32_t *>(ids), dtable, count, vocab, channels, compute());
+}
+void zrt_cross_entropy(int32_t dt, const void *logits, const void *labels, void *loss, int64_t rows, int64_t classes) {
+  crossEntropy(dt, logits, static_cast<const int32_t *>(labels), static_cast<float *>(loss), rows, classes,
+               current("zrt_cross_entropy").errors, compute());
+}
+void zrt_cross_entropy_grad(int32_t dt, const void *dloss, const void *logits, const void *labels, void *dlogits,
+                            int64_t rows, int64_t classes) {
+  crossEntropyGrad(dt, static_cast<const float *>(dloss), logits, static_cast<const int32_t *>(labels), dlogits, rows,
+                   classes, current("zrt_cross_entropy_grad").errors, compute());
+}
+void zrt_mse(int32_t dt, const void *pred, const void *target, void *loss, int64_t n) {
+  mse(dt, pred, target, static_cast<float *>(loss), n, compute());
+}
+void zrt_mse_grad(int32_t dt, const void *dloss, const void *pred, const void *target, void *dpred, int64_t n) {
+  mseGrad(dt, static_cast<const float *>(dloss), pred, target, dpred, n, compute());
+}
+void zrt_reduce_sum(int32_t dt, const void *x, void *o, const void *shape, int32_t rank, int32_t mask) {
+  reduceSum(dt, x, o, static_cast<const int64_t *>(shape), rank, mask, compute());
+}
+void zrt_transpose(int32_t dt, const void *x, void *o, const void *shape, int32_t rank, const void *perm) {
+  transpose(dt, x, o, static_cast<const int64_t *>(shape), rank, static_cast<const int64_t *>(perm), compute());
+}
+void zrt_slice(int32_t dt, const void *x, const void *xShape, void *o, const void *outShape, int32_t rank,
+               const void *offsets) {
+  slice(dt, x, static_cast<const int64_t *>(xShape), o, static_cast<const int64_t *>(outShape), rank,
+        static_cast<const int64_t *>(offsets), compute());
+}
+void zrt_insert(int32_t dt, const void *box, const void *boxShape, void *dst, const void *dstShape, int32_t rank,
+                const void *offsets) {
+  insert(dt, box, static_cast<const int64_t *>(boxShape), dst, static_cast<const int64_t *>(dstShape), rank,
+         static_cast<const int64_t *>(offsets), compute());
+}
+void zrt_pack(int32_t dt, int64_t count, const void *inputs, const void *numels, int64_t ranks, void *o) {
+  const size_t eb = dt == 1 ? 2 : 4;
+  const void *const *in = static_cast<const void *const *>(inputs);
+  char *bucket = static_cast<char *>(o);
+  cudaStream_t s = compute();
+  cpu::forEachBucketRun(
+      count, static_cast<const int64_t *>(numels), ranks,
+      [&](int64_t i, int64_t from, int64_t at, int64_t n) {
+        ZRT_CUDA_CHECK(cudaMemcpyAsync(bucket + at * eb, static_cast<const char *>(in[i]) + from * eb, n * eb,
+                                       cudaMemcpyDeviceToDevice, s));
+      },
+      [&](int64_t at, int64_t n) { ZRT_CUDA_CHECK(cudaMemsetAsync(bucket + at * eb, 0, n * eb, s)); });
+}
+void zrt_unpack(int32_t dt, int64_t count, const void *i, const void *numels, int64_t ranks, const void *outputs) {
+  const size_t eb = dt == 1 ? 2 : 4;
+  void *const *out = static_cast<void *const *>(outputs);
+  const char *bucket = static_cast<const char *>(i);
+  cudaStream_t s = compute();
+  cpu::forEachBucketRun(
+      count, static_cast<const int64_t *>(numels), ranks,
+      [&](int64_t t, int64_t to, int64_t at, int64_t n) {
+        ZRT_CUDA_CHECK(cudaMemcpyAsync(static_cast<char *>(out[t]) + to * eb, bucket + at * eb, n * eb,
+                                       cudaMemcpyDeviceToDevice, s));
+      },
+      [](int64_t, int64_t) {});
+}
+void zrt_adamw(void *param, int32_t gdt, const void *grad, void *m, void *v, void *paramBf16, int64_t n, double lr,
+               double beta1, double beta2, double eps, double weightDecay, int64_t step) {
+  adamw(static_cast<float *>(param), gdt, grad, static_cast<float *>(m), static_cast<float *>(v), paramBf16, n, lr,
+        beta1, beta2, eps, weightDecay, step, compute());
+}
+void zrt_sgd_momentum(void *param, int32_t gdt, const void *grad, void *buf, void *paramBf16, int64_t n, double lr,
+                      double momentum, double weightDecay) {
+  sgdMomentum(static_cast<float *>(param), gdt, grad, static_cast<float *>(buf), paramBf16, n, lr, momentum,
+              weightDecay, compute());
+}
+
+// --- Collectives -------------------------------------------------------------------------
+void zrt_all_gather(int32_t dt, const void *send, void *recv, int64_t count) {
+  runBlocking(args(Collective::AllGather, dt, send, recv, count));
+}
+void zrt_reduce_scatter(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
+  runBlocking(args(Collective::ReduceScatter, dt, send, recv, count, average));
+}
+void zrt_reduce_scatter_padded(int32_t dt, const void *send, void *recv, int64_t count, int64_t total,
+                               int32_t average) {
+  runBlocking(args(Collective::ReduceScatter, dt, send, recv, count, average, 0, total));
+}
+void zrt_all_reduce(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
+  runBlocking(args(Collective::AllReduce, dt, send, recv, count, average));
+}
+void zrt_broadcast(int32_t dt, void *buf, int64_t count, int32_t root) {
+  runBlocking(args(Collective::Broadcast, dt, buf, buf, count, 0, root));
+}
+int64_t zrt_all_gather_start(int32_t dt, const void *send, void *recv, int64_t count) {
+  return start(args(Collective::AllGather, dt, send, recv, count));
+}
+int64_t zrt_reduce_scatter_start(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
+  return start(args(Collective::ReduceScatter, dt, send, recv, count, average));
+}
+int64_t zrt_reduce_scatter_padded_start(int32_t dt, const void *send, void *recv, int64_t count, int64_t total,
+                                        int32_t average) {
+  return start(args(Collective::ReduceScatter, dt, send, recv, count, average, 0, total));
+}
+int64_t zrt_all_reduce_start(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
+  return start(args(Collective::AllReduce, dt, send, recv, count, average));
+}
+void zrt_wait(int64_t handle) {
+  CudaRuntime &r = current("zrt_wait");
+  auto it = r.inFlight.find(handle);
+  if (it == r.inFlight.end())
+    fatal("zrt_wait", "handle %lld was never issued or is already waited on", static_cast<long long>(handle));
+  computeWaits(it->second);
+  r.inFlight.erase(it);
+}
+
+} // extern "C"
