@@ -67,12 +67,21 @@ FailureOr<CostModel> CostModel::load(llvm::StringRef path, std::string &error) {
 }
 
 double mlir::zc::estimatedFlops(Operation *op) {
-  if (auto mm = dyn_cast<MatmulOp>(op)) {
-    RankedTensorType out = tensorOf(mm.getResult());
-    double result = out.getNumElements(), n = out.getShape().back();
-    double k = double(tensorOf(mm.getLhs()).getNumElements()) * n / std::max(result, 1.0);
-    return 2 * result * k;
-  }
+  // Matmuls, fused or not: 2mnk, plus one per output element for an epilogue.
+  auto gemm = [](Value lhs, Value out, double epilogue) {
+    RankedTensorType t = tensorOf(out);
+    double result = t.getNumElements(), n = t.getShape().back();
+    double k = double(tensorOf(lhs).getNumElements()) * n / std::max(result, 1.0);
+    return 2 * result * k + epilogue * result;
+  };
+  if (auto mm = dyn_cast<MatmulOp>(op))
+    return gemm(mm.getLhs(), mm.getResult(), 0);
+  if (auto mm = dyn_cast<MatmulBiasOp>(op))
+    return gemm(mm.getLhs(), mm.getResult(), 1);
+  if (auto mm = dyn_cast<MatmulBiasGeluOp>(op))
+    return gemm(mm.getLhs(), mm.getResult(), 2);
+  if (auto mm = dyn_cast<MatmulDgeluBgradOp>(op))
+    return gemm(mm.getLhs(), mm.getDpre(), 3);
   if (isa<CausalAttentionOp, CausalAttentionGradOp>(op)) {
     RankedTensorType q = tensorOf(op->getOperand(isa<CausalAttentionOp>(op) ? 0 : 1));
     double b = q.getDimSize(0), t = q.getDimSize(1), c = q.getDimSize(2);

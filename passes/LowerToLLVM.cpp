@@ -222,7 +222,7 @@ private:
 
   Value inputsScalar(Value v) { return scalars.lookup(v); }
   LogicalResult lowerOp(Operation *op, ImplicitLocOpBuilder &b);
-  LogicalResult lowerMatmul(MatmulOp op, ImplicitLocOpBuilder &b, ArrayRef<Value> p);
+  LogicalResult lowerMatmul(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p);
 
   ModuleOp module;
   const MemoryPlan &plan;
@@ -235,9 +235,14 @@ private:
   llvm::MapVector<Attribute, std::string> constantGlobals;
 };
 
-LogicalResult Lowering::lowerMatmul(MatmulOp op, ImplicitLocOpBuilder &b, ArrayRef<Value> p) {
-  RankedTensorType lhs = tensorOf(op.getLhs()), rhs = tensorOf(op.getRhs());
-  bool tA = op.getTransposeLhs(), tB = op.getTransposeRhs();
+/// The GEMM a zc matmul (or fused matmul) runs: `batch` products of [m, k] x [k, n],
+/// `shared` when one rhs serves every batch element.
+struct GemmShape {
+  int64_t batch, m, n, k;
+  bool tA, tB, shared;
+};
+GemmShape gemmShape(Value lhsValue, Value rhsValue, bool tA, bool tB) {
+  RankedTensorType lhs = tensorOf(lhsValue), rhs = tensorOf(rhsValue);
   int64_t r = lhs.getRank(), rr = rhs.getRank();
   int64_t m = tA ? lhs.getDimSize(r - 1) : lhs.getDimSize(r - 2);
   int64_t k = tA ? lhs.getDimSize(r - 2) : lhs.getDimSize(r - 1);
@@ -249,9 +254,35 @@ LogicalResult Lowering::lowerMatmul(MatmulOp op, ImplicitLocOpBuilder &b, ArrayR
     batch = 1;
     shared = false;
   }
-  call(b, "zrt_matmul",
-       {dtype(b, op.getLhs()), p[0], p[1], p[2], constI64(b, batch), constI64(b, m),
-        constI64(b, n), constI64(b, k), constI32(b, tA), constI32(b, tB), constI32(b, shared)});
+  return {batch, m, n, k, tA, tB, shared};
+}
+
+LogicalResult Lowering::lowerMatmul(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p) {
+  Value lhs, rhs;
+  bool tA = false, tB = false;
+  auto read = [&](auto o) {
+    lhs = o.getLhs();
+    rhs = o.getRhs();
+    tA = o.getTransposeLhs();
+    tB = o.getTransposeRhs();
+  };
+  if (auto o = dyn_cast<MatmulOp>(op)) read(o);
+  else if (auto o = dyn_cast<MatmulBiasOp>(op)) read(o);
+  else if (auto o = dyn_cast<MatmulBiasGeluOp>(op)) read(o);
+  else read(cast<MatmulDgeluBgradOp>(op));
+  GemmShape g = gemmShape(lhs, rhs, tA, tB);
+  // Operands then results: p[0] lhs, p[1] rhs, then the op's own.
+  StringRef fn = isa<MatmulOp>(op) ? "zrt_matmul"
+                 : isa<MatmulBiasOp>(op) ? "zrt_matmul_bias"
+                 : isa<MatmulBiasGeluOp>(op) ? "zrt_matmul_bias_gelu"
+                                              : "zrt_matmul_dgelu_bgrad";
+  SmallVector<Value> args{dtype(b, lhs)};
+  args.append(p.begin(), p.end());
+  for (int64_t v : {g.batch, g.m, g.n, g.k})
+    args.push_back(constI64(b, v));
+  for (bool v : {g.tA, g.tB, g.shared})
+    args.push_back(constI32(b, v));
+  call(b, fn, args);
   return success();
 }
 
@@ -365,7 +396,8 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                                               I64(s[0]), I64(s[1]), I64(s[2]), I64(o.getNumHeads())});
         return success();
       })
-      .Case([&](MatmulOp o) { return lowerMatmul(o, b, p); })
+      .Case<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulDgeluBgradOp>(
+          [&](Operation *o) { return lowerMatmul(o, b, p); })
       .Case([&](EmbeddingOp o) {
         RankedTensorType table = tensorOf(o.getTable());
         call(b, "zrt_embedding", {dt, p[0], p[1], p[2], I64(numel(o.getIds())),

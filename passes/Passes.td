@@ -366,6 +366,24 @@ def ZccRecompute : Pass<"zcc-recompute", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccFuse : Pass<"zcc-fuse", "mlir::ModuleOp"> {
+  let summary = "Fuses matmuls with their bias, GELU and backward epilogues";
+  let description = [{
+    Runs after zcc-autodiff (and zcc-recompute). In the step and update
+    functions:
+
+    * `matmul` (used only there) -> `bias_add` [-> `gelu`] becomes
+      `zc.matmul_bias` or `zc.matmul_bias_gelu` (which also returns the
+      pre-activation the backward pass reads);
+    * `matmul` (used only there) -> `gelu_grad` -> `reduce_sum` over all but
+      the last axis becomes `zc.matmul_dgelu_bgrad`.
+
+    Each fused op is one cuBLASLt call with an epilogue on the CUDA backend;
+    the CPU backend runs the ops it replaces, so results do not change.
+  }];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccReport : Pass<"zcc-report", "mlir::ModuleOp"> {
   let summary = "Reports each rank's model-state bytes and per-step communication";
   let description = [{

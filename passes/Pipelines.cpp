@@ -46,10 +46,13 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
 namespace {
 using namespace mlir::zc;
 
-/// From the optimizer to the schedule: what turns the step autodiff wrote into the
+/// From fusion to the schedule: what turns the step autodiff wrote into the
 /// partitioned, bucketed, scheduled training step (and what zcc-recompute's auto
 /// policy runs on copies to measure the arena its choices lead to).
 void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options) {
+  // Matmuls with their epilogues (bias, GELU, their backward).
+  if (options.fuse)
+    pm.addPass(createZccFuse());
   ZccOptimizerOptions optimizer;
   optimizer.kind = options.optimizer;
   pm.addPass(createZccOptimizer(optimizer));
@@ -98,7 +101,7 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
     }
     pm.addPass(createZccRecompute(recompute));
   }
-  // 6. The optimizer, ZeRO partitioning, buckets, the schedule.
+  // 6. Fusion, the optimizer, ZeRO partitioning, buckets, the schedule.
   addTrainingStatePasses(pm, options);
   if (options.memoryBudget > 0)
     pm.addPass(createZccMemoryPlan({options.memoryBudget}));
@@ -108,7 +111,7 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
     pm.addPass(createZccReport({options.report, options.reportFile, options.gradAccum, options.costModel}));
   if (!options.lower)
     return;
-  // 7. Memory plan and runtime calls in the LLVM dialect.
+  // 8. Memory plan and runtime calls in the LLVM dialect.
   pm.addPass(createZccLowerToLLVM({options.worldSize, options.gradAccum}));
 }
 

@@ -45,6 +45,8 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
   Option<double> maxLiveMb{*this, "max-live-mb",
                            llvm::cl::desc("Cap on in-flight and gathered communication buffers, MiB (<0: none)"),
                            llvm::cl::init(-1)};
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("Fuse matmuls with bias/GELU epilogues (zcc-fuse)"),
+                    llvm::cl::init(true)};
   Option<std::string> recompute{*this, "recompute",
                                 llvm::cl::desc("Activation recomputation: none, selective, full or auto"),
                                 llvm::cl::init("none")};

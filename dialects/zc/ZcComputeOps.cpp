@@ -17,36 +17,68 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
-LogicalResult MatmulOp::verify() {
-  RankedTensorType lhs = tensorOf(getLhs()), rhs = tensorOf(getRhs()),
-                   result = tensorOf(getResult());
-  if (failed(verifySameElementType(*this, {lhs, rhs, result})))
+namespace {
+/// The shapes of a (possibly transposed, batched or shared-rhs) matmul.
+LogicalResult verifyMatmulShapes(Operation *op, RankedTensorType lhs, RankedTensorType rhs, RankedTensorType result,
+                                 bool transposeLhs, bool transposeRhs) {
+  if (failed(verifySameElementType(op, {lhs, rhs, result})))
     return failure();
   if (lhs.getRank() < 2 || rhs.getRank() < 2)
-    return emitOpError("operands must have at least 2 axes, got ") << lhs << " and " << rhs;
+    return op->emitOpError("operands must have at least 2 axes, got ") << lhs << " and " << rhs;
   ArrayRef<int64_t> lhsBatch = lhs.getShape().drop_back(2);
   ArrayRef<int64_t> rhsBatch = rhs.getShape().drop_back(2);
-  // rhs is either shared by every batch element (2-D) or batched like lhs.
   if (rhs.getRank() != 2 && rhsBatch != lhsBatch)
-    return emitOpError("rhs must be 2-D or have the batch axes of lhs, got ")
-           << lhs << " and " << rhs;
+    return op->emitOpError("rhs must be 2-D or have the batch axes of lhs, got ") << lhs << " and " << rhs;
   int64_t m = lhs.getDimSize(lhs.getRank() - 2), kLhs = lhs.getShape().back();
-  if (getTransposeLhs())
+  if (transposeLhs)
     std::swap(m, kLhs);
   int64_t kRhs = rhs.getDimSize(rhs.getRank() - 2), n = rhs.getShape().back();
-  if (getTransposeRhs())
+  if (transposeRhs)
     std::swap(kRhs, n);
   if (kLhs != kRhs)
-    return emitOpError() << "contracting sizes differ: lhs has " << kLhs << ", rhs has "
-                         << kRhs;
+    return op->emitOpError() << "contracting sizes differ: lhs has " << kLhs << ", rhs has " << kRhs;
   SmallVector<int64_t> expected(lhsBatch);
   expected.append({m, n});
   if (result.getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError() << "result shape must be "
-                         << RankedTensorType::get(expected, result.getElementType())
-                         << ", got " << result;
+    return op->emitOpError() << "result shape must be " << RankedTensorType::get(expected, result.getElementType())
+                             << ", got " << result;
   return success();
 }
+
+} // namespace
+
+LogicalResult MatmulBiasOp::verify() {
+  if (failed(verifyMatmulShapes(*this, tensorOf(getLhs()), tensorOf(getRhs()), tensorOf(getResult()),
+                                getTransposeLhs(), getTransposeRhs())))
+    return failure();
+  return verifyLastAxisVector(*this, tensorOf(getResult()), tensorOf(getBias()), "bias");
+}
+
+LogicalResult MatmulBiasGeluOp::verify() {
+  if (failed(verifyMatmulShapes(*this, tensorOf(getLhs()), tensorOf(getRhs()), tensorOf(getResult()),
+                                getTransposeLhs(), getTransposeRhs())))
+    return failure();
+  if (getPre().getType() != getResult().getType())
+    return emitOpError("pre and result must have one type, got ") << getPre().getType() << " and "
+                                                                   << getResult().getType();
+  return verifyLastAxisVector(*this, tensorOf(getResult()), tensorOf(getBias()), "bias");
+}
+
+LogicalResult MatmulDgeluBgradOp::verify() {
+  if (failed(verifyMatmulShapes(*this, tensorOf(getLhs()), tensorOf(getRhs()), tensorOf(getDpre()),
+                                getTransposeLhs(), getTransposeRhs())))
+    return failure();
+  if (getPre().getType() != getDpre().getType())
+    return emitOpError("pre and dpre must have one type, got ") << getPre().getType() << " and "
+                                                                << getDpre().getType();
+  return verifyLastAxisVector(*this, tensorOf(getDpre()), tensorOf(getDbias()), "dbias");
+}
+
+LogicalResult MatmulOp::verify() {
+  return verifyMatmulShapes(*this, tensorOf(getLhs()), tensorOf(getRhs()), tensorOf(getResult()), getTransposeLhs(),
+                            getTransposeRhs());
+}
+
 
 LogicalResult BiasAddOp::verify() {
   return verifyLastAxisVector(*this, tensorOf(getInput()), tensorOf(getBias()), "bias");

@@ -357,4 +357,68 @@ def ZC_MseOp : ZC_ComputeOp<"mse", [AllTypesMatch<["prediction", "target"]>]> {
   let assemblyFormat = "$prediction `,` $target attr-dict `:` type($prediction) `->` type($result)";
 }
 
+
+//===----------------------------------------------------------------------===//
+// Fused matmuls (zcc-fuse): a matmul and the elementwise work around it as one
+// op, so the CUDA backend runs it as one cuBLASLt call with an epilogue. Each is
+// defined as the unfused ops it replaces; the CPU backend runs exactly those.
+//===----------------------------------------------------------------------===//
+
+def ZC_MatmulBiasOp : ZC_ComputeOp<"matmul_bias"> {
+  let summary = "bias_add(matmul(lhs, rhs), bias)";
+  let description = [{
+    Example: `%y = zc.matmul_bias %x, %w, %b : tensor<8x64x128xf32>, tensor<128x512xf32>, tensor<512xf32> -> tensor<8x64x512xf32>`
+  }];
+  let arguments = (ins ZC_FloatTensor:$lhs, ZC_FloatTensor:$rhs, ZC_FloatTensor:$bias,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $bias (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
+    attr-dict `:` type($lhs) `,` type($rhs) `,` type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_MatmulBiasGeluOp : ZC_ComputeOp<"matmul_bias_gelu"> {
+  let summary = "pre = bias_add(matmul(lhs, rhs), bias); result = gelu(pre)";
+  let description = [{
+    Both are results: the backward pass reads `pre` (GELU's gradient needs it),
+    cuBLASLt writes it as the epilogue's auxiliary output.
+
+    Example:
+    ```mlir
+    %pre, %y = zc.matmul_bias_gelu %x, %w, %b : tensor<8x64x128xf32>, tensor<128x512xf32>, tensor<512xf32> -> tensor<8x64x512xf32>, tensor<8x64x512xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$lhs, ZC_FloatTensor:$rhs, ZC_FloatTensor:$bias,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs ZC_FloatTensor:$pre, ZC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $bias (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
+    attr-dict `:` type($lhs) `,` type($rhs) `,` type($bias) `->` type($pre) `,` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_MatmulDgeluBgradOp : ZC_ComputeOp<"matmul_dgelu_bgrad"> {
+  let summary = "dpre = gelu_grad(matmul(lhs, rhs), pre); dbias = reduce_sum(dpre) over all but the last axis";
+  let description = [{
+    The backward of `zc.matmul_bias_gelu`'s GELU and bias, fused into the matmul
+    that produces GELU's incoming gradient.
+
+    Example:
+    ```mlir
+    %dpre, %db = zc.matmul_dgelu_bgrad %g, %w2, %pre transpose_rhs : tensor<8x64x128xf32>, tensor<512x128xf32>, tensor<8x64x512xf32> -> tensor<8x64x512xf32>, tensor<512xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$lhs, ZC_FloatTensor:$rhs, ZC_FloatTensor:$pre,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs ZC_FloatTensor:$dpre, ZC_FloatTensor:$dbias);
+  let assemblyFormat = [{
+    $lhs `,` $rhs `,` $pre (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
+    attr-dict `:` type($lhs) `,` type($rhs) `,` type($pre) `->` type($dpre) `,` type($dbias)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ZC_COMPUTE_OPS_TD

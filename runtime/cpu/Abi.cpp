@@ -142,6 +142,26 @@ void zrt_matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t ba
   ZRT_TYPED("zrt_matmul", dtype, matmul(in<T>(a), in<T>(b), out<T>(c), shape));
 }
 
+// The fused matmuls run the unfused kernels in the same order: bitwise the same results.
+void zrt_matmul_bias(int32_t dtype, const void *a, const void *b, const void *bias, void *c, int64_t batch, int64_t m,
+                     int64_t n, int64_t k, int32_t transA, int32_t transB, int32_t bShared) {
+  zrt_matmul(dtype, a, b, c, batch, m, n, k, transA, transB, bShared);
+  zrt_bias_add(dtype, c, bias, c, batch * m, n);
+}
+void zrt_matmul_bias_gelu(int32_t dtype, const void *a, const void *b, const void *bias, void *pre, void *o,
+                          int64_t batch, int64_t m, int64_t n, int64_t k, int32_t transA, int32_t transB,
+                          int32_t bShared) {
+  zrt_matmul_bias(dtype, a, b, bias, pre, batch, m, n, k, transA, transB, bShared);
+  zrt_gelu(dtype, pre, o, batch * m * n);
+}
+void zrt_matmul_dgelu_bgrad(int32_t dtype, const void *a, const void *b, const void *pre, void *dpre, void *dbias,
+                            int64_t batch, int64_t m, int64_t n, int64_t k, int32_t transA, int32_t transB,
+                            int32_t bShared) {
+  zrt_matmul(dtype, a, b, dpre, batch, m, n, k, transA, transB, bShared);
+  zrt_gelu_grad(dtype, dpre, pre, dpre, batch * m * n);
+  const int64_t shape[2] = {batch * m, n};
+  zrt_reduce_sum(dtype, dpre, dbias, shape, 2, /*axes_mask=*/1);
+}
 void zrt_embedding(int32_t dtype, const void *table, const void *ids, void *o, int64_t count,
                    int64_t vocab, int64_t channels) {
   TraceScope trace("zrt_embedding", TraceTrack::Compute);

@@ -302,6 +302,19 @@ void zrt_matmul(int32_t dt, const void *a, const void *b, void *c, int64_t batch
                 int32_t ta, int32_t tb, int32_t shared) {
   matmul(dt, a, b, c, batch, m, n, k, ta != 0, tb != 0, shared != 0, compute());
 }
+void zrt_matmul_bias(int32_t dt, const void *a, const void *b, const void *bias, void *c, int64_t batch, int64_t m,
+                     int64_t n, int64_t k, int32_t ta, int32_t tb, int32_t shared) {
+  matmulEpilogue(Epilogue::Bias, dt, a, b, bias, nullptr, c, batch, m, n, k, ta != 0, tb != 0, shared != 0, compute());
+}
+void zrt_matmul_bias_gelu(int32_t dt, const void *a, const void *b, const void *bias, void *pre, void *o, int64_t batch,
+                          int64_t m, int64_t n, int64_t k, int32_t ta, int32_t tb, int32_t shared) {
+  matmulEpilogue(Epilogue::BiasGelu, dt, a, b, bias, pre, o, batch, m, n, k, ta != 0, tb != 0, shared != 0, compute());
+}
+void zrt_matmul_dgelu_bgrad(int32_t dt, const void *a, const void *b, const void *pre, void *dpre, void *dbias,
+                            int64_t batch, int64_t m, int64_t n, int64_t k, int32_t ta, int32_t tb, int32_t shared) {
+  matmulEpilogue(Epilogue::DgeluBgrad, dt, a, b, dbias, const_cast<void *>(pre), dpre, batch, m, n, k, ta != 0,
+                 tb != 0, shared != 0, compute());
+}
 void zrt_embedding(int32_t dt, const void *table, const void *ids, void *o, int64_t count, int64_t vocab,
                    int64_t channels) {
   embedding(dt, table, static_cast<const int32_t *>(ids), o, count, vocab, channels, current("zrt_embedding").errors + 1,

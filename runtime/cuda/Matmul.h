@@ -13,6 +13,14 @@ namespace zrt::cuda {
 void matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
             bool transA, bool transB, bool bShared, cudaStream_t stream);
 
+/// zcc-fuse's matmuls as one cuBLASLt call with an epilogue (when cuBLASLt has one for
+/// the shape; else the unfused kernels): c = matmul + bias; out = gelu(pre = matmul +
+/// bias); dpre = gelu_grad(matmul, pre) with dbias = its column sums.
+enum class Epilogue { Bias, BiasGelu, DgeluBgrad };
+void matmulEpilogue(Epilogue epilogue, int32_t dtype, const void *a, const void *b, const void *vector, void *aux,
+                    void *c, int64_t batch, int64_t m, int64_t n, int64_t k, bool transA, bool transB, bool bShared,
+                    cudaStream_t stream);
+
 } // namespace zrt::cuda
 
 #endif // ZRT_CUDA_MATMUL_H

@@ -336,6 +336,33 @@ void layouts(std::mt19937 &rng) {
   }
 }
 
+
+void fusedMatmuls(std::mt19937 &rng) {
+  const int64_t m = 40, n = 24, k = 32;
+  for (int32_t dt : {0, 1}) {
+    const size_t eb = dt == 1 ? 2 : 4;
+    const double tol = dt == 1 ? 3e-2 : 1e-4;
+    Tensor a = random(dt, m * k, rng), b = random(dt, k * n, rng), bias = random(dt, n, rng), pre = random(dt, m * n, rng);
+    auto ab = a.bytes(), bb = b.bytes(), biasb = bias.bytes(), preb = pre.bytes();
+    DeviceBuffer da(ab), db(bb), dbias(biasb), dpre(preb), out(m * n * eb), aux(m * n * eb), vec(n * eb);
+    std::vector<unsigned char> cpu(m * n * eb), cpuAux(m * n * eb), cpuVec(n * eb);
+    zrt_matmul_bias(dt, ab.data(), bb.data(), biasb.data(), cpu.data(), 1, m, n, k, 0, 0, 0);
+    zrt::cuda::matmulEpilogue(zrt::cuda::Epilogue::Bias, dt, da.ptr, db.ptr, dbias.ptr, nullptr, out.ptr, 1, m, n, k,
+                              false, false, false, nullptr);
+    compare(std::string("matmul_bias ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    zrt_matmul_bias_gelu(dt, ab.data(), bb.data(), biasb.data(), cpuAux.data(), cpu.data(), 1, m, n, k, 0, 0, 0);
+    zrt::cuda::matmulEpilogue(zrt::cuda::Epilogue::BiasGelu, dt, da.ptr, db.ptr, dbias.ptr, aux.ptr, out.ptr, 1, m, n,
+                              k, false, false, false, nullptr);
+    compare(std::string("matmul_bias_gelu pre ") + name(dt), decode(aux.host(), dt), decode(cpuAux, dt), tol);
+    compare(std::string("matmul_bias_gelu out ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    zrt_matmul_dgelu_bgrad(dt, ab.data(), bb.data(), preb.data(), cpu.data(), cpuVec.data(), 1, m, n, k, 0, 0, 0);
+    zrt::cuda::matmulEpilogue(zrt::cuda::Epilogue::DgeluBgrad, dt, da.ptr, db.ptr, vec.ptr, dpre.ptr, out.ptr, 1, m, n,
+                              k, false, false, false, nullptr);
+    compare(std::string("matmul_dgelu_bgrad dpre ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    compare(std::string("matmul_dgelu_bgrad dbias ") + name(dt), decode(vec.host(), dt), decode(cpuVec, dt), tol * 10);
+  }
+}
+
 int collectives() {
   MPI_Init(nullptr, nullptr);
   int rank, ranks;
@@ -399,6 +426,7 @@ int main(int argc, char **argv) {
   rows(rng);
   attention(rng);
   layouts(rng);
+  fusedMatmuls(rng);
   std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;
 }

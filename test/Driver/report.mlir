@@ -12,7 +12,9 @@
 // CHECK-NEXT: grad_bytes 470292
 // CHECK-NEXT: optimizer_bytes 940584
 // CHECK-NEXT: model_state_bytes 1881168
-// CHECK-NEXT: gathered_param_peak_bytes 802816
+// The largest layer (784x256 weights, 802816 B) and its bias (1024 B): the fused matmul_bias
+// reads both.
+// CHECK-NEXT: gathered_param_peak_bytes 803840
 // CHECK-NEXT: per step: all_gather 8, reduce_scatter 6, all_reduce 0, comm_bytes 1008680
 
 // Default buckets (1 MiB here): the six parameters in two gather groups (forward,

@@ -792,3 +792,27 @@ func.func @f(%all: tensor<12xf32>) {
   zc.unpack_params %all ranks 2 into [@w] : tensor<12xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'zc.matmul_bias' op}}
+  %y = zc.matmul_bias %x, %w, %b : tensor<4x8xf32>, tensor<8x16xf32>, tensor<8xf32> -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) {
+  // expected-error @+1 {{'zc.matmul_bias_gelu' op pre and result must have one type}}
+  %pre, %a = zc.matmul_bias_gelu %x, %w, %b : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xbf16>, tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4x8xf32>, %w: tensor<16x8xf32>, %pre: tensor<4x16xf32>) {
+  // expected-error @+1 {{'zc.matmul_dgelu_bgrad' op contracting sizes differ: lhs has 8, rhs has 16}}
+  %dpre, %db = zc.matmul_dgelu_bgrad %g, %w, %pre : tensor<4x8xf32>, tensor<16x8xf32>, tensor<4x16xf32> -> tensor<4x16xf32>, tensor<16xf32>
+  return
+}

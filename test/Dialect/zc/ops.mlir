@@ -271,3 +271,17 @@ func.func @buckets(%dw: tensor<4x3xf32>, %db: tensor<3xf32>) {
   zc.unpack_params %allb ranks 2 into [@bb] : tensor<4xf32>
   return
 }
+
+// -----
+
+// Tests that zcc-fuse's matmuls round-trip.
+// CHECK-LABEL: func.func @fused
+func.func @fused(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, %g: tensor<4x8xf32>, %w2: tensor<16x8xf32>) {
+  // CHECK: zc.matmul_bias %{{.+}}, %{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %y = zc.matmul_bias %x, %w, %b : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  // CHECK: zc.matmul_bias_gelu %{{.+}}, %{{.+}}, %{{.+}} : {{.+}} -> tensor<4x16xf32>, tensor<4x16xf32>
+  %pre, %a = zc.matmul_bias_gelu %x, %w, %b : tensor<4x8xf32>, tensor<8x16xf32>, tensor<16xf32> -> tensor<4x16xf32>, tensor<4x16xf32>
+  // CHECK: zc.matmul_dgelu_bgrad %{{.+}}, %{{.+}}, %{{.+}} transpose_rhs : {{.+}} -> tensor<4x16xf32>, tensor<16xf32>
+  %dpre, %db = zc.matmul_dgelu_bgrad %g, %w2, %pre transpose_rhs : tensor<4x8xf32>, tensor<16x8xf32>, tensor<4x16xf32> -> tensor<4x16xf32>, tensor<16xf32>
+  return
+}
