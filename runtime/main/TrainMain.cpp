@@ -3,6 +3,7 @@
 // world size), then runs the steps: K micro-batches of zcc_step, one zcc_update.
 #include <chrono>
 #include <csignal>
+#include <sys/resource.h>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -180,6 +181,13 @@ int64_t measuredHighWater(const ModelInfo &m) {
   return m.persistentBytes + end;
 }
 
+/// The process's peak resident set (what a benchmark compares across systems).
+int64_t peakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -286,14 +294,16 @@ int main(int argc, char **argv) {
                      "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"step_ms\": %.4f, \"%s\": %.2f, "
                      "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f, "
                      "\"param_bytes\": %lld, \"grad_bytes\": %lld, \"optimizer_bytes\": %lld, "
-                     "\"planned_arena_bytes\": %lld, \"measured_arena_bytes\": %lld}\n",
+                     "\"planned_arena_bytes\": %lld, \"measured_arena_bytes\": %lld, \"peak_rss_bytes\": %lld, "
+                     "\"unix_time\": %.6f}\n",
                      static_cast<long long>(step + 1), mean, lr, seconds * 1e3, unit, perSecond,
                      static_cast<long long>(now.arena_bytes),
                      static_cast<long long>(bytesSent(now) - bytesSent(before)),
                      now.wait_seconds - before.wait_seconds, static_cast<long long>(model.paramBytes),
                      static_cast<long long>(model.gradBytes), static_cast<long long>(model.optimizerBytes),
                      static_cast<long long>(model.arenaBytes),
-                     static_cast<long long>(measuredHighWater(model)));
+                     static_cast<long long>(measuredHighWater(model)), static_cast<long long>(peakRssBytes()),
+                     std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
     }
     before = now;
     if (flags.ckptEvery > 0 && ((step + 1) % flags.ckptEvery == 0 || step + 1 == flags.steps))
