@@ -20,6 +20,14 @@ import torch.nn as nn
 from torch_reference import TeacherData, TextData, gpt_loss, mlp_loss, read_model
 
 
+def peak_rss_bytes():
+    """VmHWM (reset by exec), as train.bin reports it."""
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 class Model(nn.Module):
     def __init__(self, weights, kind, heads, checkpointing):
         super().__init__()
@@ -119,7 +127,7 @@ def main():
         dist.all_reduce(loss)
         if log:
             log.write(json.dumps({"step": s + 1, "loss": loss.item() / world, "step_ms": seconds * 1e3,
-                                  "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                                  "peak_rss_bytes": peak_rss_bytes(),
                                   "unix_time": time.time(), "start_time": T0}) + "\n")
             log.flush()
     dist.destroy_process_group()

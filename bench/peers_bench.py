@@ -104,6 +104,12 @@ def main():
         print(f"peers could not be installed ({setup.stderr.strip().splitlines()[-1:]}): falling back to "
               f"Debian's torch 1.13 DDP")
         python = "/usr/bin/python3"
+    # The bench itself needs torch and numpy (the initial weights): run it with the peers' Python.
+    venv = os.path.dirname(os.path.dirname(python))
+    if os.path.realpath(sys.prefix) != os.path.realpath(venv) and python != "/usr/bin/python3" and \
+            not os.environ.get("ZCC_BENCH_REEXEC"):
+        os.environ["ZCC_BENCH_REEXEC"] = "1"
+        os.execv(python, [python, os.path.abspath(__file__)] + sys.argv[1:])
     versions = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True,
                               text=True).stdout.strip()
 

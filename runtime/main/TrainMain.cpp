@@ -181,8 +181,19 @@ int64_t measuredHighWater(const ModelInfo &m) {
   return m.persistentBytes + end;
 }
 
-/// The process's peak resident set (what a benchmark compares across systems).
+/// The process's peak resident set (what a benchmark compares across systems): VmHWM,
+/// which exec resets (getrusage's ru_maxrss keeps the peak of the process that forked us).
 int64_t peakRssBytes() {
+  if (FILE *status = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    long long kb = -1;
+    while (std::fgets(line, sizeof line, status))
+      if (std::sscanf(line, "VmHWM: %lld kB", &kb) == 1)
+        break;
+    std::fclose(status);
+    if (kb >= 0)
+      return kb * 1024;
+  }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;
