@@ -52,6 +52,7 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--checkpointing", action="store_true")
+    ap.add_argument("--bf16", action="store_true", help="mixed precision: bf16 compute, fp32 master weights")
     a = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
@@ -84,7 +85,8 @@ def main():
         opt = torch.optim.AdamW(groups(model), lr=a.lr, betas=(0.9, 0.999), eps=1e-8)
         def step(x, y):
             opt.zero_grad(set_to_none=True)
-            loss = engine(x, y)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
+                loss = engine(x, y)
             loss.backward()
             opt.step()
             return loss
@@ -93,7 +95,7 @@ def main():
         opt = torch.optim.AdamW(groups(model), lr=a.lr, betas=(0.9, 0.999), eps=1e-8)
         config = {"train_micro_batch_size_per_gpu": rows, "gradient_accumulation_steps": 1,
                   "zero_optimization": {"stage": a.stage}, "steps_per_print": 10 ** 9,
-                  "wall_clock_breakdown": False}
+                  "wall_clock_breakdown": False, "bf16": {"enabled": a.bf16}}
         engine, opt, _, _ = deepspeed.initialize(model=model, optimizer=opt, config=config)
         def step(x, y):
             loss = engine(x, y)

@@ -19,7 +19,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "Train"))
 
 DEFAULT_ROWS = ["np=1,stage=0", "np=2,stage=0", "np=2,stage=1", "np=2,stage=2", "np=2,stage=3", "np=4,stage=1",
-                "np=4,stage=2", "np=4,stage=3", "np=2,stage=3,recompute=selective"]
+                "np=4,stage=2", "np=4,stage=3", "np=2,stage=3,recompute=selective", "np=2,stage=0,precision=bf16",
+                "np=2,stage=3,precision=bf16"]
 
 
 def env():
@@ -67,6 +68,8 @@ def run_peer(a, system, row, weights, work, python):
         cmd += ["--data", a.data]
     if row.get("recompute", "none") != "none":
         cmd.append("--checkpointing")
+    if row.get("precision") == "bf16":
+        cmd.append("--bf16")
     launched = time.time()
     try:
         r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900)
