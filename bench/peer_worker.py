@@ -98,6 +98,8 @@ def main():
                   "wall_clock_breakdown": False, "bf16": {"enabled": a.bf16}}
         engine, opt, _, _ = deepspeed.initialize(model=model, optimizer=opt, config=config)
         def step(x, y):
+            if a.bf16 and x.is_floating_point():  # DeepSpeed's bf16 engine holds bf16 weights: feed it bf16
+                x = x.bfloat16()
             loss = engine(x, y)
             engine.backward(loss)
             engine.step()
