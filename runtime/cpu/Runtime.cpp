@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+#include <atomic>
+#include <chrono>
 #include <functional>
+#include <thread>
 #include <memory>
 
 #include "core/Arena.h"
@@ -29,7 +32,35 @@ struct RuntimeState {
   int64_t sequence = 0;
   bool checkAgreement = true;
   std::vector<std::vector<char>> inputs; // zrt_input_buffer's, by index
+  // The collective running now (on the stream thread or inline), for the watchdog.
+  std::atomic<int64_t> runningSequence{0};
+  std::atomic<const char *> runningName{nullptr};
+  std::atomic<double> runningSince{0};
+  std::atomic<double> timeoutSeconds{0};
+  std::thread watchdog;
+  std::atomic<bool> stopping{false};
 };
+
+double monotonicSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// Checks twice a second that the running collective has not stalled past the timeout.
+void watch(RuntimeState *s) {
+  while (!s->stopping.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    double timeout = s->timeoutSeconds.load();
+    int64_t sequence = s->runningSequence.load();
+    if (timeout <= 0 || sequence == 0)
+      continue;
+    double stalled = monotonicSeconds() - s->runningSince.load();
+    if (stalled > timeout && s->runningSequence.load() == sequence)
+      fatal(s->runningName.load(),
+            "collective #%lld made no progress for %.0f s (--comm-timeout): a rank died, is stuck, or "
+            "issued another collective; stopping every rank",
+            static_cast<long long>(sequence), stalled);
+  }
+}
 
 RuntimeState *state = nullptr;
 
@@ -105,7 +136,15 @@ std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
   const int64_t sequence = ++s.sequence;
   Communicator *comm = s.comm.get();
   const bool check = s.checkAgreement && ranks > 1;
-  return [a, sequence, comm, check, ranks] {
+  RuntimeState *st = &s;
+  return [a, sequence, comm, check, ranks, st] {
+    st->runningName.store(collectiveName(a.kind));
+    st->runningSince.store(monotonicSeconds());
+    st->runningSequence.store(sequence);
+    struct Done {
+      RuntimeState *st;
+      ~Done() { st->runningSequence.store(0); }
+    } done{st};
     if (check)
       comm->checkAgreement(a, sequence);
     {
@@ -172,6 +211,9 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
   if (const char *checks = std::getenv("ZRT_COLLECTIVE_CHECKS"))
     state->checkAgreement = std::strcmp(checks, "0") != 0;
   state->stream = std::make_unique<CommStream>();
+  if (const char *timeout = std::getenv("ZRT_COMM_TIMEOUT"))
+    state->timeoutSeconds = std::atof(timeout);
+  state->watchdog = std::thread(watch, state);
   state->arena.allocate(arenaBytes);
   state->counters.arena_bytes = arenaBytes;
   return arenaBytes > 0 ? state->arena.at(0, 0, "zrt_init") : nullptr;
@@ -181,11 +223,15 @@ void zrt_finalize() {
   RuntimeState &s = current("zrt_finalize");
   s.stream->drain();
   trace::write(s.comm->rank());
+  s.stopping = true;
+  s.watchdog.join();
   s.stream.reset();
   s.comm->finalize();
   delete state;
   state = nullptr;
 }
+
+void zrt_set_comm_timeout(double seconds) { current("zrt_set_comm_timeout").timeoutSeconds = seconds; }
 
 int32_t zrt_rank() { return current("zrt_rank").comm->rank(); }
 int32_t zrt_world_size() { return current("zrt_world_size").comm->size(); }
@@ -244,6 +290,23 @@ void zrt_arena_read(int64_t offset, void *dst, int64_t bytes) {
 }
 void zrt_arena_fill(int64_t offset, int32_t byte, int64_t bytes) {
   std::memset(current("zrt_arena_fill").arena.at(offset, bytes, "zrt_arena_fill"), byte, bytes);
+}
+int32_t zrt_arena_all_finite(int32_t dtype, int64_t offset, int64_t count) {
+  const size_t size = dtype == ZRT_DTYPE_BF16 ? 2 : 4;
+  const void *p = current("zrt_arena_all_finite").arena.at(offset, count * static_cast<int64_t>(size),
+                                                            "zrt_arena_all_finite");
+  // An all-ones exponent is an Inf or a NaN: integer tests the compiler vectorizes.
+  bool bad = false;
+  if (dtype == ZRT_DTYPE_BF16) {
+    const uint16_t *h = static_cast<const uint16_t *>(p);
+    for (int64_t i = 0; i < count; ++i)
+      bad |= (h[i] & 0x7f80u) == 0x7f80u;
+  } else {
+    const uint32_t *w = static_cast<const uint32_t *>(p);
+    for (int64_t i = 0; i < count; ++i)
+      bad |= (w[i] & 0x7f800000u) == 0x7f800000u;
+  }
+  return bad ? 0 : 1;
 }
 void *zrt_input_buffer(int64_t index, int64_t bytes) {
   RuntimeState &s = current("zrt_input_buffer");

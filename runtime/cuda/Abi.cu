@@ -169,8 +169,8 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
     std::exit(1);
   }
   rt->device = std::make_unique<Device>(arenaBytes); // stops with a clear message without a GPU
-  ZRT_CUDA_CHECK(cudaMalloc(&rt->errors, 2 * sizeof(int)));
-  ZRT_CUDA_CHECK(cudaMemset(rt->errors, 0, 2 * sizeof(int)));
+  ZRT_CUDA_CHECK(cudaMalloc(&rt->errors, 3 * sizeof(int))); // [2]: zrt_arena_all_finite's flag
+  ZRT_CUDA_CHECK(cudaMemset(rt->errors, 0, 3 * sizeof(int)));
   if (rt->ranks > 1) {
     rt->comm = createNcclCommunicator(std::move(control), rt->device->comm());
     rt->nccl = true;
@@ -197,6 +197,10 @@ void zrt_finalize() {
   delete rt;
   rt = nullptr;
 }
+
+// The CUDA backend's collectives are enqueued, not run by a host thread: the watchdog
+// is the CPU backend's; here NCCL's own timeout (NCCL_TIMEOUT) applies.
+void zrt_set_comm_timeout(double) {}
 
 int32_t zrt_rank() { return current("zrt_rank").rank; }
 int32_t zrt_world_size() { return current("zrt_world_size").ranks; }
@@ -226,6 +230,16 @@ void zrt_arena_read(int64_t offset, void *dst, int64_t bytes) {
 }
 void zrt_arena_fill(int64_t offset, int32_t byte, int64_t bytes) {
   ZRT_CUDA_CHECK(cudaMemsetAsync(zrt_arena_ptr(offset, bytes), byte, bytes, compute()));
+}
+int32_t zrt_arena_all_finite(int32_t dtype, int64_t offset, int64_t count) {
+  const void *p = zrt_arena_ptr(offset, count * (dtype == 1 ? 2 : 4));
+  int *flag = current("zrt_arena_all_finite").errors + 2;
+  ZRT_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), compute()));
+  nonFinite(dtype, p, count, flag, compute());
+  int bad = 0;
+  ZRT_CUDA_CHECK(cudaStreamSynchronize(compute()));
+  ZRT_CUDA_CHECK(cudaMemcpy(&bad, flag, sizeof bad, cudaMemcpyDeviceToHost));
+  return bad ? 0 : 1;
 }
 void *zrt_input_buffer(int64_t index, int64_t bytes) {
   CudaRuntime &r = current("zrt_input_buffer");

@@ -153,6 +153,24 @@ void cast(int32_t srcDtype, const void *src, int32_t dstDtype, void *dst, int64_
   ZRT_CUDA_CHECK(cudaGetLastError());
 }
 
+namespace {
+template <class U> __global__ void nonFiniteKernel(const U *bits, int64_t n, U exponent, int *flag) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    if ((bits[i] & exponent) == exponent)
+      *flag = 1;
+}
+} // namespace
+
+void nonFinite(int32_t dtype, const void *x, int64_t n, int *flag, cudaStream_t s) {
+  if (n <= 0)
+    return;
+  if (dtype == 1)
+    nonFiniteKernel<<<blocksFor(n), kThreads, 0, s>>>(static_cast<const uint16_t *>(x), n, uint16_t(0x7f80), flag);
+  else
+    nonFiniteKernel<<<blocksFor(n), kThreads, 0, s>>>(static_cast<const uint32_t *>(x), n, 0x7f800000u, flag);
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
 void fillZero(int32_t dtype, void *x, int64_t n, cudaStream_t s) {
   if (n > 0)
     ZRT_CUDA_CHECK(cudaMemsetAsync(x, 0, n * (dtype == 1 ? 2 : 4), s));

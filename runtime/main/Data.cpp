@@ -66,6 +66,16 @@ std::vector<int32_t> readTokens(const std::string &path) {
       fatal("train", "%s: a uint16 token file has an odd byte count", path.c_str());
     for (size_t i = 0; i < bytes.size(); i += 2)
       tokens.push_back(bytes[i] | (bytes[i + 1] << 8));
+    // 32-bit tokens read as 16-bit ones: every other value is a zero high half.
+    bool oddAllZero = tokens.size() >= 64;
+    bool evenAllZero = true;
+    for (size_t i = 0; i + 1 < tokens.size() && oddAllZero; i += 2) {
+      oddAllZero = tokens[i + 1] == 0;
+      evenAllZero = evenAllZero && tokens[i] == 0;
+    }
+    if (oddAllZero && !evenAllZero)
+      fatal("train", "%s: every second uint16 token is 0; this looks like a file of 32-bit tokens "
+                     "(.bin token files are little-endian uint16)", path.c_str());
   } else {
     tokens.assign(bytes.begin(), bytes.end());
   }

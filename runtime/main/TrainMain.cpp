@@ -4,6 +4,7 @@
 #include <chrono>
 #include <csignal>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "main/ModelInfo.h"
 #include "main/Checkpoint.h"
 #include "main/Weights.h"
+#include "zrt/bf16.h"
 #include "zrt/zrt.h"
 
 extern "C" {
@@ -31,9 +33,11 @@ using namespace zrt::train;
 namespace {
 
 struct Flags {
-  std::string data, logJson, initWeights, init, exportWeights, trace, ckptDir, schedule = "constant";
+  std::string data, logJson, initWeights, init, exportWeights, trace, ckptDir, schedule = "constant",
+      nonfinite = "stop";
   bool synthetic = false, resume = false, describe = false;
   int64_t steps = 100, warmup = 0, logEvery = 10, ckptEvery = 0, ckptKeep = 2;
+  double commTimeout = 600;
   uint64_t seed = 1337;
   double lr = -1;
 };
@@ -57,6 +61,10 @@ const char *kUsage =
     "  --ckpt-keep K          keep the newest K checkpoints (default 2)\n"
     "  --resume               continue from the newest complete checkpoint of --ckpt-dir\n"
     "  --describe             print the compiler's model description (JSON) and exit\n"
+    "  --comm-timeout S       stop every rank when a collective makes no progress for S seconds\n"
+    "                         (a dead or stuck rank; default 600, 0: never)\n"
+    "  --nonfinite M          a NaN or Inf in the loss or a gradient: stop (default), skip the\n"
+    "                         step's update, or off (no check)\n"
     "  --trace FILE           Chrome trace (ui.perfetto.dev) of compute and communication; rank r > 0\n"
     "                         writes FILE.rankR\n"
     "  --help\n";
@@ -115,6 +123,21 @@ Flags parseFlags(int argc, char **argv) {
     else if (a == "--ckpt-keep") f.ckptKeep = std::max<int64_t>(1, integer());
     else if (a == "--resume") f.resume = true;
     else if (a == "--describe") f.describe = true;
+    else if (a == "--comm-timeout") {
+      std::string v = value();
+      char *end = nullptr;
+      f.commTimeout = std::strtod(v.c_str(), &end);
+      if (*end || f.commTimeout < 0) {
+        std::fprintf(stderr, "train.bin: --comm-timeout expects seconds >= 0, got '%s'\n", v.c_str());
+        std::exit(2);
+      }
+    } else if (a == "--nonfinite") {
+      f.nonfinite = value();
+      if (f.nonfinite != "stop" && f.nonfinite != "skip" && f.nonfinite != "off") {
+        std::fprintf(stderr, "train.bin: --nonfinite is stop, skip or off, got '%s'\n", f.nonfinite.c_str());
+        std::exit(2);
+      }
+    }
     else {
       std::fprintf(stderr, "train.bin: unknown flag '%s'\n%s", a.c_str(), kUsage);
       std::exit(2);
@@ -131,12 +154,30 @@ Flags parseFlags(int argc, char **argv) {
   return f;
 }
 
-/// Test hook (ZCC_FAULT=kill-in-step:STEP): dies in the middle of a step, between the
-/// backward pass and the optimizer update, as a failing node would.
-void maybeKillInStep(int64_t step) {
+/// Test hooks (ZCC_FAULT=kill-in-step:STEP[@RANK], hang-in-step:STEP@RANK): dies, or
+/// hangs, in the middle of a step, between the backward pass and the optimizer update, as
+/// a failing node would (every rank, or only RANK).
+void maybeKillInStep(int64_t step, int rank) {
   const char *fault = std::getenv("ZCC_FAULT");
-  if (fault && std::string(fault) == "kill-in-step:" + std::to_string(step))
+  if (!fault)
+    return;
+  std::string f = fault, at = "kill-in-step:" + std::to_string(step);
+  if (f == at || f == at + "@" + std::to_string(rank))
     std::raise(SIGKILL);
+  // ZCC_FAULT=hang-in-step:STEP@RANK: the rank stops making progress (a stuck node).
+  if (f == "hang-in-step:" + std::to_string(step) + "@" + std::to_string(rank))
+    for (;;)
+      pause();
+}
+
+/// The first parameter whose gradient buffer (this rank's part) holds a NaN or an Inf,
+/// or null.
+const ParamInfo *nonFiniteGradient(const ModelInfo &m) {
+  for (const ParamInfo &p : m.params)
+    if (!zrt_arena_all_finite(p.dtype == "bf16" ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32, p.gradOffset,
+                              p.gradStorageBytes / p.elementBytes()))
+      return &p;
+  return nullptr;
 }
 
 double learningRate(const Flags &f, double peak, int64_t step /* from 0 */) {
@@ -212,6 +253,7 @@ int main(int argc, char **argv) {
     trace::setPath(flags.trace.c_str());
   char *arena = static_cast<char *>(zrt_init(model.worldSize, model.arenaBytes));
   const int rank = zrt_rank(), ranks = zrt_world_size();
+  zrt_set_comm_timeout(flags.commTimeout);
 
   // Parameters (and master copies) on every rank from the same seed; gradients and
   // optimizer moments start at zero.
@@ -277,9 +319,32 @@ int main(int argc, char **argv) {
         zrt_input_write(static_cast<int64_t>(i), storage[i].data(), static_cast<int64_t>(storage[i].size()));
       lossSum += zcc_step(arena, buffers.data());
     }
-    maybeKillInStep(step + 1);
+    maybeKillInStep(step + 1, rank);
     double lr = learningRate(flags, peakLr, step);
-    zcc_update(arena, lr, step + 1);
+    // A NaN or Inf in the loss or a gradient: every rank learns of it (one flag each),
+    // then all stop, or all skip this update (the gradients are cleared instead).
+    bool skip = false;
+    if (flags.nonfinite != "off") {
+      const ParamInfo *bad = nonFiniteGradient(model);
+      float mine = (!std::isfinite(lossSum) || bad) ? 1.0f : 0.0f, any = 0;
+      zrt_host_all_reduce(&mine, &any, 1, 0);
+      if (any > 0) {
+        std::string what = !std::isfinite(lossSum) ? "the loss is " + std::to_string(lossSum)
+                           : bad ? "the gradient of '" + bad->name + "' holds a NaN or an Inf"
+                                 : "another rank found a NaN or an Inf";
+        if (flags.nonfinite == "stop")
+          fatal("train", "step %lld: %s (--nonfinite skip would drop this step's update)",
+                static_cast<long long>(step + 1), what.c_str());
+        if (rank == 0)
+          std::fprintf(stderr, "zcc: step %lld: %s: update skipped\n", static_cast<long long>(step + 1),
+                       what.c_str());
+        for (const ParamInfo &p : model.params)
+          zrt_arena_fill(p.gradOffset, 0, p.gradStorageBytes);
+        skip = true;
+      }
+    }
+    if (!skip)
+      zcc_update(arena, lr, step + 1);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (trace::enabled)
       trace::record("step", TraceTrack::Steps, trace::nowMicros() - seconds * 1e6, trace::nowMicros(), -1,
