@@ -3,7 +3,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22 libomp-22-dev
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22 libomp-22-dev libclang-rt-22-dev
   ninja-build cmake pkg-config
   openmpi-bin libopenmpi-dev
   libopenblas-dev libdnnl-dev
