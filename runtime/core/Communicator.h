@@ -33,6 +33,11 @@ struct CollectiveArgs {
 
 size_t dtypeSize(int32_t dtype);
 
+/// Bytes `rank` sends for `args` under the ring algorithms (what the counters, the
+/// report and the cost model count): all-gather and reduce-scatter (N-1) shards,
+/// all-reduce 2 (N-1)/N of the buffer, broadcast the buffer from the root.
+int64_t ringBytesSent(const CollectiveArgs &args, int ranks, int rank);
+
 class Communicator {
 public:
   virtual ~Communicator() = default;

@@ -25,6 +25,20 @@ const char *collectiveName(Collective kind) {
 
 size_t dtypeSize(int32_t dtype) { return dtype == 1 ? 2 : 4; }
 
+int64_t ringBytesSent(const CollectiveArgs &a, int ranks, int rank) {
+  int64_t bytes = a.count * static_cast<int64_t>(dtypeSize(a.dtype));
+  switch (a.kind) {
+  case Collective::AllGather:
+  case Collective::ReduceScatter:
+    return (ranks - 1) * bytes;
+  case Collective::AllReduce:
+    return 2 * (ranks - 1) * bytes / ranks;
+  case Collective::Broadcast:
+    return rank == a.root && ranks > 1 ? bytes : 0;
+  }
+  return 0;
+}
+
 bool launchedByMpi() {
   for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
     if (std::getenv(name))

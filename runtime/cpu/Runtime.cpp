@@ -70,21 +70,6 @@ RuntimeState &current(const char *call) {
   return *state;
 }
 
-/// Bytes this rank sends for one collective under the ring algorithms.
-int64_t bytesSent(const CollectiveArgs &a, int ranks, int rank) {
-  int64_t bytes = a.count * static_cast<int64_t>(dtypeSize(a.dtype));
-  switch (a.kind) {
-  case Collective::AllGather:
-  case Collective::ReduceScatter:
-    return (ranks - 1) * bytes;
-  case Collective::AllReduce:
-    return 2 * (ranks - 1) * bytes / ranks;
-  case Collective::Broadcast:
-    return rank == a.root && ranks > 1 ? bytes : 0;
-  }
-  return 0;
-}
-
 void checkBuffer(const char *call, const char *what, const void *p, int64_t elements,
                  size_t elementSize) {
   if (elements > 0 && !p)
@@ -131,7 +116,7 @@ std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
   int kind = static_cast<int>(a.kind);
   if (counted) {
     s.counters.calls[kind] += 1;
-    s.counters.bytes_sent[kind] += bytesSent(a, ranks, s.comm->rank());
+    s.counters.bytes_sent[kind] += ringBytesSent(a, ranks, s.comm->rank());
   }
   const int64_t sequence = ++s.sequence;
   Communicator *comm = s.comm.get();

@@ -51,20 +51,6 @@ CudaRuntime &current(const char *call) {
 }
 cudaStream_t compute() { return current("zrt").device->compute(); }
 
-int64_t bytesSent(const CollectiveArgs &a, int ranks) {
-  int64_t bytes = a.count * static_cast<int64_t>(dtypeSize(a.dtype));
-  switch (a.kind) {
-  case Collective::AllGather:
-  case Collective::ReduceScatter:
-    return (ranks - 1) * bytes;
-  case Collective::AllReduce:
-    return 2 * (ranks - 1) * bytes / ranks;
-  case Collective::Broadcast:
-    return a.root == rt->rank && ranks > 1 ? bytes : 0;
-  }
-  return 0;
-}
-
 /// One rank: the collective is a copy (padding zero-filled).
 void runAlone(const CollectiveArgs &a, cudaStream_t s) {
   const size_t eb = dtypeSize(a.dtype);
@@ -83,7 +69,7 @@ cudaEvent_t issue(const CollectiveArgs &a) {
     fatal(collectiveName(a.kind), "unknown dtype %d (0 = f32, 1 = bf16)", a.dtype);
   int kind = static_cast<int>(a.kind);
   r.counters.calls[kind] += 1;
-  r.counters.bytes_sent[kind] += bytesSent(a, r.ranks);
+  r.counters.bytes_sent[kind] += ringBytesSent(a, r.ranks, r.rank);
   r.device->commWaitsForCompute();
   if (r.nccl)
     r.comm->run(a); // averages itself (ncclAvg)

@@ -4,6 +4,7 @@
 
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
+#include "cuda/Dispatch.h"
 #include "zrt/KernelMath.h"
 
 namespace zrt::cuda {
@@ -27,16 +28,6 @@ template <class T, class Op> __global__ void binaryKernel(const T *a, const T *b
 template <class T, class Op> __global__ void unaryKernel(const T *x, T *out, int64_t n, Op op) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     store(out, i, op(load(x, i)));
-}
-
-/// Calls fn with a typed null pointer for `dtype` (f32 or the shared bf16 type).
-template <class F> void typed(const char *call, int32_t dtype, F &&fn) {
-  if (dtype == 0)
-    fn(static_cast<float *>(nullptr));
-  else if (dtype == 1)
-    fn(static_cast<zrt::bf16 *>(nullptr));
-  else
-    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
 }
 
 template <class Op>

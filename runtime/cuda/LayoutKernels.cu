@@ -5,6 +5,7 @@
 
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
+#include "cuda/Dispatch.h"
 #include "cuda/Kernels.h"
 #include "zrt/bf16.h"
 
@@ -105,15 +106,6 @@ template <class T>
 __global__ void insertKernel(const T *boxData, Dims box, T *dst, Dims whole, Dims offsets, int rank, int64_t n) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x)
     dst[wholeOffset(e, box, whole, offsets, rank)] = boxData[e];
-}
-
-template <class F> void typed(const char *call, int32_t dtype, F &&fn) {
-  if (dtype == 0)
-    fn(static_cast<float *>(nullptr));
-  else if (dtype == 1)
-    fn(static_cast<zrt::bf16 *>(nullptr));
-  else
-    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
 }
 
 void checkBox(const char *call, const Dims &box, const Dims &whole, const Dims &offsets, int rank) {

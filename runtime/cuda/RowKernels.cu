@@ -5,6 +5,7 @@
 
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
+#include "cuda/Dispatch.h"
 #include "cuda/Kernels.h"
 #include "cuda/Scratch.h"
 #include "zrt/KernelMath.h"
@@ -15,14 +16,6 @@ namespace {
 constexpr int kThreads = 128;
 int blocks(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads > 0 ? (n + kThreads - 1) / kThreads : 1); }
 
-template <class F> void typed(const char *call, int32_t dtype, F &&fn) {
-  if (dtype == 0)
-    fn(static_cast<float *>(nullptr));
-  else if (dtype == 1)
-    fn(static_cast<zrt::bf16 *>(nullptr));
-  else
-    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
-}
 #define ZRT_CUDA_TYPED(call, dtype, body)                                                          \
   typed(call, dtype, [&](auto *tag) {                                                              \
     using T = std::remove_pointer_t<decltype(tag)>;                                                \
