@@ -145,6 +145,28 @@ nlohmann::json layoutJson(const ModelInfo &m) {
   return {{"params", params}, {"states", states}, {"rank_file_bytes", at}};
 }
 
+nlohmann::json scheduleJson(const RunIdentity &run) {
+  return {{"peak_lr", run.peakLr}, {"schedule", run.schedule}, {"warmup", run.warmup}, {"steps", run.steps}};
+}
+
+/// Whether two schedules give every step the same learning rate: the step count shapes
+/// only a decaying schedule.
+bool sameSchedule(const nlohmann::json &a, const nlohmann::json &b) {
+  if (a.at("peak_lr") != b.at("peak_lr") || a.at("schedule") != b.at("schedule") ||
+      a.at("warmup") != b.at("warmup"))
+    return false;
+  return a.at("schedule") == "constant" || a.at("steps") == b.at("steps");
+}
+
+std::string scheduleFlags(const nlohmann::json &s) {
+  char text[160];
+  std::snprintf(text, sizeof text, "--lr %.9g --lr-schedule %s --warmup %lld --steps %lld",
+                s.at("peak_lr").get<double>(), s.at("schedule").get<std::string>().c_str(),
+                static_cast<long long>(s.at("warmup").get<int64_t>()),
+                static_cast<long long>(s.at("steps").get<int64_t>()));
+  return text;
+}
+
 } // namespace
 
 void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
@@ -176,6 +198,7 @@ void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
                                {"step", step},
                                {"seed", run.seed},
                                {"data", run.data},
+                               {"lr_schedule", scheduleJson(run)},
                                {"world_size", ranks},
                                {"zero_stage", m.zeroStage()},
                                {"optimizer", m.optimizer},
@@ -227,6 +250,12 @@ int64_t resumeCheckpoint(const ModelInfo &m, const std::string &dir, const RunId
       refuse("it was trained with --seed " + std::to_string(manifest.at("seed").get<uint64_t>()));
     if (manifest.at("data").get<std::string>() != run.data)
       refuse("it was trained on " + manifest.at("data").get<std::string>() + ", this run reads " + run.data);
+    // Checkpoints written before the schedule was recorded carry none: nothing to compare.
+    if (manifest.contains("lr_schedule") && !run.overrideSchedule &&
+        !sameSchedule(manifest.at("lr_schedule"), scheduleJson(run)))
+      refuse("it was trained with " + scheduleFlags(manifest.at("lr_schedule")) + ", this run would follow " +
+             scheduleFlags(scheduleJson(run)) + "; pass the same flags, or --override-lr-schedule to go on with "
+             "this run's schedule");
   } catch (const nlohmann::json::exception &e) {
     refuse(std::string("malformed manifest: ") + e.what());
   }

@@ -22,6 +22,12 @@ namespace zrt::train {
 struct RunIdentity {
   uint64_t seed = 0;
   std::string data; // the data source's description
+  // The learning-rate schedule the run follows: a resumed run that would follow another
+  // one is refused (as Megatron does) unless `overrideSchedule` says to take this run's.
+  double peakLr = 0;
+  std::string schedule;
+  int64_t warmup = 0, steps = 0;
+  bool overrideSchedule = false;
 };
 
 /// Every rank calls it (it synchronizes the ranks); keeps the newest `keep` checkpoints.

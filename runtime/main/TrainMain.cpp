@@ -35,7 +35,7 @@ namespace {
 struct Flags {
   std::string data, logJson, initWeights, init, exportWeights, trace, ckptDir, schedule = "constant",
       nonfinite = "stop";
-  bool synthetic = false, resume = false, describe = false;
+  bool synthetic = false, resume = false, describe = false, overrideSchedule = false;
   int64_t steps = 100, warmup = 0, logEvery = 10, ckptEvery = 0, ckptKeep = 2;
   double commTimeout = 600;
   uint64_t seed = 1337;
@@ -60,6 +60,7 @@ const char *kUsage =
     "  --ckpt-every N         save one every N steps (and after the last step)\n"
     "  --ckpt-keep K          keep the newest K checkpoints (default 2)\n"
     "  --resume               continue from the newest complete checkpoint of --ckpt-dir\n"
+    "  --override-lr-schedule resume even where --lr/--lr-schedule/--warmup/--steps give another schedule\n"
     "  --describe             print the compiler's model description (JSON) and exit\n"
     "  --comm-timeout S       stop every rank when a collective makes no progress for S seconds\n"
     "                         (a dead or stuck rank; default 600, 0: never)\n"
@@ -122,6 +123,7 @@ Flags parseFlags(int argc, char **argv) {
     else if (a == "--ckpt-every") f.ckptEvery = integer();
     else if (a == "--ckpt-keep") f.ckptKeep = std::max<int64_t>(1, integer());
     else if (a == "--resume") f.resume = true;
+    else if (a == "--override-lr-schedule") f.overrideSchedule = true;
     else if (a == "--describe") f.describe = true;
     else if (a == "--comm-timeout") {
       std::string v = value();
@@ -268,7 +270,15 @@ int main(int argc, char **argv) {
   paintScratch(model);
 
   std::unique_ptr<DataSource> data = openData(model, flags.data, flags.synthetic, flags.seed);
-  const RunIdentity run{flags.seed, data->describe()};
+  const double peakLr = flags.lr > 0 ? flags.lr : model.defaultLr;
+  RunIdentity run;
+  run.seed = flags.seed;
+  run.data = data->describe();
+  run.peakLr = peakLr;
+  run.schedule = flags.schedule;
+  run.warmup = flags.warmup;
+  run.steps = flags.steps;
+  run.overrideSchedule = flags.overrideSchedule;
   int64_t firstStep = 0;
   if (flags.resume)
     firstStep = resumeCheckpoint(model, flags.ckptDir, run);
@@ -286,7 +296,6 @@ int main(int argc, char **argv) {
   for (const InputInfo &in : model.inputs)
     if (in.role == "tokens")
       tokensPerRow = in.shape.size() == 2 ? in.shape[1] : 1;
-  const double peakLr = flags.lr > 0 ? flags.lr : model.defaultLr;
 
   FILE *log = nullptr;
   if (rank == 0) {

@@ -7,7 +7,8 @@
   2. A checkpoint from 4 ranks at ZeRO-3, resharded by zcc-ckpt for 2 ranks at ZeRO-1, resumes
      there; its losses continue those of the uninterrupted 4-rank run within fp32 tolerance.
   3. Damaged or mismatched checkpoints are refused before training: truncated shard, flipped
-     byte, another model, another world size.
+     byte, another model, another world size, another learning-rate schedule (unless
+     --override-lr-schedule).
   4. zcc-ckpt consolidate writes safetensors that PyTorch loads (JSON header + frombuffer);
      the PyTorch model's loss on a batch equals train.bin's loss from --init on that file.
 
@@ -103,6 +104,20 @@ def main():
         refused("flipped byte", j("z3x4.bin"), 4, "checksum mismatch")
         fresh()
         refused("another world size", j("z3.bin"), 2, "zcc-ckpt reshard")
+        # Another learning-rate schedule than the checkpoint's (cosine over 12 steps, not constant).
+        r = train(j("z3x4.bin"), 4, data, "--steps", "12", "--lr-schedule", "cosine", "--ckpt-dir", bad, "--resume",
+                  expect_ok=False)
+        if r.returncode == 0 or "--override-lr-schedule" not in r.stdout + r.stderr:
+            failures.append(f"another lr schedule: not refused (exit {r.returncode})")
+        else:
+            print("another lr schedule: refused")
+        r = train(j("z3x4.bin"), 4, data, "--steps", "12", "--lr-schedule", "cosine", "--ckpt-dir", bad, "--resume",
+                  "--override-lr-schedule", expect_ok=False)
+        if r.returncode != 0 or "step    12" not in r.stdout:
+            failures.append(f"--override-lr-schedule: the run did not go on to step 12 (exit {r.returncode})")
+        else:
+            print("another lr schedule with --override-lr-schedule: resumed")
+        fresh()
         compile_(zcc, os.path.join(os.path.dirname(model), "mlp.mlir"), j("mlp.bin"), 4, 3)
         r = subprocess.run(["mpirun", "-np", "4", j("mlp.bin"), "--synthetic", "--steps", "12", "--ckpt-dir", bad,
                             "--resume"], env=ENV, capture_output=True, text=True)

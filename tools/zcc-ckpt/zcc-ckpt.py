@@ -137,6 +137,9 @@ def cmd_inspect(a):
     ckpt, m, files = load(a.checkpoint)
     print(f"{ckpt}: model {m['model']}, step {m['step']}, {m['world_size']} rank(s), ZeRO stage {m['zero_stage']}, "
           f"optimizer {m['optimizer']}, seed {m['seed']}, data {m['data']}")
+    if "lr_schedule" in m:
+        s = m["lr_schedule"]
+        print(f"  lr {s['peak_lr']:g}, schedule {s['schedule']}, warmup {s['warmup']}, over {s['steps']} steps")
     for p in m["layout"]["params"]:
         layout = (f"{p['shards']} shards of {p['shard_elements']}" if p["sharded_param"] else "whole") + \
                  (" (update shard-wise)" if p["shards"] > 1 and not p["sharded_param"] else "")
