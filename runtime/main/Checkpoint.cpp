@@ -1,6 +1,7 @@
 #include "main/Checkpoint.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -36,15 +37,45 @@ std::vector<Region> savedRegions(const ModelInfo &m) {
   return regions;
 }
 
-uint64_t fnv1a(const char *data, size_t n, uint64_t h = 1469598103934665603ull) {
+/// CRC-32 (the polynomial of zlib and gzip), so zcc-ckpt verifies a file with Python's
+/// zlib.crc32 at memory speed. Slicing by 8: eight table lookups per 8 bytes.
+uint32_t crc32(const char *data, size_t n) {
+  static const auto tables = [] {
+    std::array<std::array<uint32_t, 256>, 8> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k)
+        c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[0][i] = c;
+    }
+    for (uint32_t i = 0; i < 256; ++i)
+      for (int s = 1; s < 8; ++s)
+        t[s][i] = (t[s - 1][i] >> 8) ^ t[0][t[s - 1][i] & 0xFF];
+    return t;
+  }();
+  const auto *p = reinterpret_cast<const unsigned char *>(data);
+  uint32_t c = 0xFFFFFFFFu;
+  for (; n >= 8; n -= 8, p += 8) {
+    uint32_t lo = c ^ (uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24);
+    c = tables[7][lo & 0xFF] ^ tables[6][(lo >> 8) & 0xFF] ^ tables[5][(lo >> 16) & 0xFF] ^ tables[4][lo >> 24] ^
+        tables[3][p[4]] ^ tables[2][p[5]] ^ tables[1][p[6]] ^ tables[0][p[7]];
+  }
+  for (; n; --n, ++p)
+    c = tables[0][(c ^ *p) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+/// Checkpoints written before CRC-32 carry FNV-1a-64; they still resume.
+uint64_t fnv1a(const char *data, size_t n) {
+  uint64_t h = 1469598103934665603ull;
   for (size_t i = 0; i < n; ++i)
     h = (h ^ static_cast<unsigned char>(data[i])) * 1099511628211ull;
   return h;
 }
 
-std::string hex(uint64_t v) {
+std::string hex(uint64_t v, int digits) {
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  std::snprintf(buf, sizeof buf, "%0*llx", digits, static_cast<unsigned long long>(v));
   return buf;
 }
 
@@ -184,7 +215,7 @@ void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
 
   // Every rank's file is on disk before rank 0 writes the manifest that makes the
   // checkpoint count: gather the sizes and checksums (a collective, so also a barrier).
-  uint64_t mine[2] = {bytes.size(), fnv1a(bytes.data(), bytes.size())};
+  uint64_t mine[2] = {bytes.size(), crc32(bytes.data(), bytes.size())};
   std::vector<uint64_t> all(2 * ranks);
   zrt_host_all_gather(mine, all.data(), 4); // 16 bytes as four f32 words
   maybeInjectFault("kill-before-manifest", step);
@@ -192,7 +223,7 @@ void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
     nlohmann::json files = nlohmann::json::array();
     for (int r = 0; r < ranks; ++r)
       files.push_back({{"file", "rank-" + std::to_string(r) + ".bin"}, {"bytes", all[2 * r]},
-                       {"fnv1a64", hex(all[2 * r + 1])}});
+                       {"crc32", hex(all[2 * r + 1], 8)}});
     nlohmann::json manifest = {{"format", 1},
                                {"model", m.model},
                                {"step", step},
@@ -268,7 +299,10 @@ int64_t resumeCheckpoint(const ModelInfo &m, const std::string &dir, const RunId
   if (static_cast<int64_t>(bytes.size()) != file.at("bytes").get<int64_t>())
     refuse(path + " has " + std::to_string(bytes.size()) + " bytes, the manifest says " +
            std::to_string(file.at("bytes").get<int64_t>()) + " (truncated?)");
-  if (hex(fnv1a(bytes.data(), bytes.size())) != file.at("fnv1a64").get<std::string>())
+  const bool matches = file.contains("crc32")
+                           ? hex(crc32(bytes.data(), bytes.size()), 8) == file.at("crc32").get<std::string>()
+                           : hex(fnv1a(bytes.data(), bytes.size()), 16) == file.at("fnv1a64").get<std::string>();
+  if (!matches)
     refuse(path + ": checksum mismatch (the file is corrupt)");
   size_t from = 0;
   for (const Region &r : savedRegions(m)) {

@@ -2,7 +2,7 @@
 // parameter and optimizer state (exactly its arena's persistent buffers but the gradients,
 // which are zero between steps), rank 0 a JSON manifest that describes the layout (shapes,
 // dtypes, shards, world size, ZeRO stage), the step, seed and data, and each rank file's
-// size and checksum. A checkpoint is complete when its manifest exists: files are written
+// size and CRC-32. A checkpoint is complete when its manifest exists: files are written
 // to a temporary name, fsync'ed and renamed, the manifest last, so a crash while saving
 // leaves the previous checkpoint intact.
 //

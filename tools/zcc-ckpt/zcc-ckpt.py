@@ -16,16 +16,23 @@ The layout is runtime/main/Checkpoint.cpp's: each rank file holds, in model orde
 parameter's stored bytes then every optimizer state's; the manifest says where and how each
 is split. Only the Python standard library is used.
 """
-import argparse, array, json, os, struct, subprocess, sys
+import argparse, array, json, os, struct, subprocess, sys, zlib
 
 def fail(message):
     sys.exit(f"zcc-ckpt: error: {message}")
 
+def crc32(data):
+    return f"{zlib.crc32(data) & 0xFFFFFFFF:08x}"
+
 def fnv1a64(data):
+    """The checksum of checkpoints written before CRC-32 (pure Python: slow, kept to read them)."""
     h = 1469598103934665603
     for b in data:
         h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
     return f"{h:016x}"
+
+def checksum_matches(data, entry):
+    return crc32(data) == entry["crc32"] if "crc32" in entry else fnv1a64(data) == entry["fnv1a64"]
 
 def find_checkpoint(path):
     if os.path.exists(os.path.join(path, "manifest.json")):
@@ -51,7 +58,7 @@ def load(path):
             fail(f"{name}: {e}")
         if len(data) != entry["bytes"]:
             fail(f"{name} has {len(data)} bytes, the manifest says {entry['bytes']} (truncated?)")
-        if fnv1a64(data) != entry["fnv1a64"]:
+        if not checksum_matches(data, entry):
             fail(f"{name}: checksum mismatch (the file is corrupt)")
         files.append(data)
     return ckpt, manifest, files
@@ -229,7 +236,7 @@ def cmd_reshard(a):
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, os.path.join(out_dir, name))
-        entries.append({"file": name, "bytes": len(blob), "fnv1a64": fnv1a64(bytes(blob))})
+        entries.append({"file": name, "bytes": len(blob), "crc32": crc32(blob)})
     manifest = dict(m)
     manifest.update({"world_size": ranks, "zero_stage": zero_stage(target["params"]),
                      "optimizer": target["optimizer"].get("kind", m["optimizer"]),
