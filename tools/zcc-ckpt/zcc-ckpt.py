@@ -268,4 +268,6 @@ def main():
     {"inspect": cmd_inspect, "consolidate": cmd_consolidate, "reshard": cmd_reshard}[a.command](a)
 
 if __name__ == "__main__":
+    import signal
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `zcc-ckpt inspect | head` ends quietly, as cat would
     main()
