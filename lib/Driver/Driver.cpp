@@ -8,6 +8,7 @@
 
 #include "zcc/Driver.h"
 #include "zcc/InitAll.h"
+#include "zcc/NestingLimit.h"
 
 #include "passes/Pipelines.h"
 
@@ -164,7 +165,14 @@ OwningOpRef<ModuleOp> parseModel(llvm::SourceMgr &sourceMgr, MLIRContext &contex
     llvm::errs() << "zcc: error: " << message << "\n";
     return nullptr;
   }
+  llvm::StringRef text = file->getBuffer();
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  if (const char *deep = zcc::findExcessiveNesting(text)) {
+    sourceMgr.PrintMessage(llvm::SMLoc::getFromPointer(deep), llvm::SourceMgr::DK_Error,
+                           "brackets nested deeper than " + llvm::Twine(zcc::kMaxNesting) +
+                               " levels: zcc does not parse input this deep");
+    return nullptr;
+  }
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
 

@@ -32,3 +32,12 @@
 // PRECISION: zcc: error: --precision must be fp32 or bf16, got fp16
 // RUN: not zcc %zcc_src_root/examples/mlp.mlir --world-size 0 -o %t.ws 2>&1 | FileCheck %s --check-prefix=WORLD
 // WORLD: zcc: error: --world-size must be at least 1, got 0
+
+// Brackets nested past what MLIR's recursive parser survives (the fuzzer's
+// stack overflow): refused, located at the first bracket too deep, before parsing.
+// Strings and comments do not count, and `->` closes nothing.
+// RUN: %python -c "print('zc.param @w : ' + '[' * 20000 + ']' * 20000)" > %t.deep.mlir
+// RUN: not zcc %t.deep.mlir -o %t.deep.bin 2>&1 | FileCheck %s --check-prefix=DEEP
+// RUN: test ! -e %t.deep.bin
+// DEEP: deep.mlir:1:271: error: brackets nested deeper than 256 levels
+// RUN: zcc %S/Inputs/brackets-in-comments-and-strings.mlir --verify-only

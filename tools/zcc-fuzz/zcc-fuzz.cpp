@@ -11,6 +11,7 @@
 #include "passes/Passes.h"
 #include "passes/Pipelines.h"
 #include "zcc/InitAll.h"
+#include "zcc/NestingLimit.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -47,6 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext &ctx = context();
   ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
   std::string text(reinterpret_cast<const char *>(data), size);
+  if (zcc::findExcessiveNesting(text)) // refused before parsing, as zcc does
+    return 0;
   for (const char *options : {"world-size=1", "world-size=2 zero-stage=3 precision=bf16 recompute=selective"}) {
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, ParserConfig(&ctx));
     if (!module)
