@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds zcc, runs the whole test suite,
-# then the second build: the compiler and runtime under ASan + UBSan with their test subset
+# then the second build: the compiler and runtime under ASan + UBSan, and the suite again on it
 # (scripts/test-sanitizers.sh; ZCC_SKIP_SANITIZERS=1 skips it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
