@@ -8,7 +8,8 @@ from lit.llvm.subst import ToolSubst
 config.name = "ZCC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "Runtime", "CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+# corpus: the fuzzer's inputs (test/Fuzz), which zcc-fuzz-smoke runs; not lit tests.
+config.excludes = ["Inputs", "Runtime", "corpus", "CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.zcc_obj_root, "test")
 

@@ -1,5 +1,6 @@
-// Matrix products: f32 and bf16 through oneDNN (bf16 accumulates in f32), f64 (the tests'
-// finite-difference references) through BLAS.
+// Matrix products: f32 and bf16 through oneDNN (bf16 accumulates in f32), bf16 widened to f32
+// where oneDNN has no bf16 primitive (cpu/WidenedMatmul.h), f64 (the tests' finite-difference
+// references) through BLAS.
 //
 // Why not BLAS for f32: OpenBLAS picks its kernels from the CPU model, and on CPUs it
 // does not know (AVX-512 AMD parts among them) falls back to AVX2 kernels, while oneDNN
@@ -10,11 +11,16 @@
 #include <cblas.h>
 #include <dnnl.hpp>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 #include "core/Error.h"
+#include "cpu/WidenedMatmul.h"
 
 namespace zrt::cpu {
 namespace {
@@ -38,14 +44,57 @@ void batchedGemm(const T *a, const T *b, T *c, const MatmulShape &s, Gemm gemm) 
 }
 
 /// oneDNN primitives are expensive to create and cheap to run: one per shape and
-/// type, created on first use and kept for the life of the process.
-struct DnnlMatmul {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine}; // CPU streams execute in the calling thread
-  std::mutex mutex;
+/// type, created on first use and kept for the life of the process. A shape oneDNN has
+/// no primitive for is remembered too, so it is asked once.
+class DnnlMatmul {
+public:
   using Type = dnnl::memory::data_type;
+
+  static DnnlMatmul &instance() {
+    static DnnlMatmul dnnl;
+    return dnnl;
+  }
+
+  /// The primitive for this type and shape, or nullopt (and why, in `why`) where oneDNN has
+  /// none on this CPU.
+  std::optional<dnnl::matmul> primitive(Type type, const MatmulShape &s, std::string *why = nullptr) {
+    Key key{type, s.batch, s.m, s.n, s.k, s.transA, s.transB, s.bShared};
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = primitives_.find(key);
+    if (it == primitives_.end()) {
+      Entry entry;
+      try {
+        // oneDNN 2.x (Debian 12): op descriptor first, then the primitive descriptor.
+        dnnl::matmul::desc opDesc(describe(type, s.batch, s.m, s.k, s.transA, false),
+                                  describe(type, s.batch, s.k, s.n, s.transB, s.bShared),
+                                  describe(type, s.batch, s.m, s.n, false, false));
+        entry.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(opDesc, engine_));
+      } catch (const dnnl::error &e) {
+        entry.why = e.what();
+      }
+      it = primitives_.emplace(key, std::move(entry)).first;
+    }
+    if (why)
+      *why = it->second.why;
+    return it->second.primitive;
+  }
+
+  void execute(const dnnl::matmul &primitive, Type type, const void *a, const void *b, void *c,
+               const MatmulShape &s) {
+    dnnl::memory aMem(describe(type, s.batch, s.m, s.k, s.transA, false), engine_, const_cast<void *>(a));
+    dnnl::memory bMem(describe(type, s.batch, s.k, s.n, s.transB, s.bShared), engine_,
+                      const_cast<void *>(b));
+    dnnl::memory cMem(describe(type, s.batch, s.m, s.n, false, false), engine_, c);
+    primitive.execute(stream_, {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}});
+    stream_.wait();
+  }
+
+private:
   using Key = std::tuple<Type, int64_t, int64_t, int64_t, int64_t, bool, bool, bool>;
-  std::map<Key, dnnl::matmul> primitives;
+  struct Entry {
+    std::optional<dnnl::matmul> primitive;
+    std::string why;
+  };
 
   static dnnl::memory::desc describe(Type type, int64_t batch, int64_t rows, int64_t cols,
                                      bool transposed, bool shared) {
@@ -56,57 +105,145 @@ struct DnnlMatmul {
     return dnnl::memory::desc(shape, type, strides);
   }
 
-  void run(Type type, const void *a, const void *b, void *c, const MatmulShape &s) {
-    auto aDesc = describe(type, s.batch, s.m, s.k, s.transA, false);
-    auto bDesc = describe(type, s.batch, s.k, s.n, s.transB, s.bShared);
-    auto cDesc = describe(type, s.batch, s.m, s.n, false, false);
-    Key key{type, s.batch, s.m, s.n, s.k, s.transA, s.transB, s.bShared};
-    dnnl::matmul primitive;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      auto it = primitives.find(key);
-      if (it == primitives.end()) {
-        // oneDNN 2.x (Debian 12): op descriptor first, then the primitive descriptor.
-        dnnl::matmul::desc opDesc(aDesc, bDesc, cDesc);
-        dnnl::matmul::primitive_desc pd(opDesc, engine);
-        it = primitives.emplace(key, dnnl::matmul(pd)).first;
-      }
-      primitive = it->second;
-    }
-    dnnl::memory aMem(aDesc, engine, const_cast<void *>(a));
-    dnnl::memory bMem(bDesc, engine, const_cast<void *>(b));
-    dnnl::memory cMem(cDesc, engine, c);
-    primitive.execute(stream, {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}});
-    stream.wait();
-  }
+  dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream_{engine_}; // CPU streams execute in the calling thread
+  std::mutex mutex_;
+  std::map<Key, Entry> primitives_;
 };
 
-void dnnlMatmul(DnnlMatmul::Type type, const char *typeName, const void *a, const void *b, void *c,
-                const MatmulShape &shape) {
-  if (shape.batch <= 0 || shape.m <= 0 || shape.n <= 0)
-    return;
-  static DnnlMatmul instance;
-  try {
-    instance.run(type, a, b, c, shape);
-  } catch (const dnnl::error &e) {
-    fatal("zrt_matmul", "oneDNN %s matmul %lldx%lldx%lld (batch %lld) failed: %s", typeName,
-          static_cast<long long>(shape.m), static_cast<long long>(shape.n),
-          static_cast<long long>(shape.k), static_cast<long long>(shape.batch), e.what());
+std::string shapeText(const char *typeName, const MatmulShape &s) {
+  char text[160];
+  std::snprintf(text, sizeof text, "oneDNN %s matmul %lldx%lldx%lld (batch %lld)", typeName,
+                static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
+                static_cast<long long>(s.batch));
+  return text;
+}
+
+/// Runs the oneDNN primitive of this shape; false where oneDNN has none (and `mayLack`),
+/// fatal where it has none and the caller has no other path.
+bool runDnnl(DnnlMatmul::Type type, const char *typeName, const void *a, const void *b, void *c,
+             const MatmulShape &shape, bool mayLack) {
+  DnnlMatmul &dnnl = DnnlMatmul::instance();
+  std::string why;
+  std::optional<dnnl::matmul> primitive = dnnl.primitive(type, shape, &why);
+  if (!primitive) {
+    if (mayLack)
+      return false;
+    fatal("zrt_matmul", "%s failed: %s", shapeText(typeName, shape).c_str(), why.c_str());
   }
+  try {
+    dnnl.execute(*primitive, type, a, b, c, shape);
+  } catch (const dnnl::error &e) {
+    fatal("zrt_matmul", "%s failed: %s", shapeText(typeName, shape).c_str(), e.what());
+  }
+  return true;
+}
+
+/// Which bf16 path runs, from ZRT_BF16_MATMUL; read once.
+enum class Bf16Mode { Auto, Native, Widen };
+
+Bf16Mode bf16Mode(const char *call) {
+  static const char *value = std::getenv("ZRT_BF16_MATMUL");
+  if (!value || !*value || std::strcmp(value, "auto") == 0)
+    return Bf16Mode::Auto;
+  if (std::strcmp(value, "widen") == 0)
+    return Bf16Mode::Widen;
+  if (std::strcmp(value, "native") == 0) {
+    if (!nativeBf16MatmulAvailable())
+      fatal(call, "ZRT_BF16_MATMUL=native: oneDNN has no bf16 matmul on this CPU (its ISA: %s; "
+                  "it needs AVX-512); use ZRT_BF16_MATMUL=widen or auto",
+            describeDnnlIsa().c_str());
+    return Bf16Mode::Native;
+  }
+  fatal(call, "ZRT_BF16_MATMUL=%s: expected auto, native or widen", value);
 }
 
 } // namespace
 
+/// oneDNN's name for the instruction set it generates code for.
+std::string describeDnnlIsa() {
+  switch (dnnl::get_effective_cpu_isa()) {
+  case dnnl::cpu_isa::sse41: return "sse41";
+  case dnnl::cpu_isa::avx: return "avx";
+  case dnnl::cpu_isa::avx2: return "avx2";
+  case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+  case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
+  case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
+  case dnnl::cpu_isa::avx512_core: return "avx512_core";
+  case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+  case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+  case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+  default: return "unknown";
+  }
+}
+
 void matmul(const float *a, const float *b, float *c, const MatmulShape &shape) {
-  dnnlMatmul(dnnl::memory::data_type::f32, "f32", a, b, c, shape);
+  if (shape.batch <= 0 || shape.m <= 0 || shape.n <= 0)
+    return;
+  runDnnl(dnnl::memory::data_type::f32, "f32", a, b, c, shape, /*mayLack=*/false);
 }
 
 void matmul(const double *a, const double *b, double *c, const MatmulShape &shape) {
   batchedGemm(a, b, c, shape, cblas_dgemm);
 }
 
+bool nativeBf16MatmulAvailable() {
+  static const bool available = DnnlMatmul::instance()
+                                    .primitive(dnnl::memory::data_type::bf16,
+                                               MatmulShape{1, 16, 16, 16, false, false, false})
+                                    .has_value();
+  return available;
+}
+
+void matmulOn(Bf16MatmulPath path, const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape) {
+  if (shape.batch <= 0 || shape.m <= 0 || shape.n <= 0)
+    return;
+  if (path == Bf16MatmulPath::Widen) {
+    widenedMatmul(a, b, c, shape);
+    return;
+  }
+  runDnnl(dnnl::memory::data_type::bf16, "bf16", a, b, c, shape, /*mayLack=*/false);
+}
+
 void matmul(const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape) {
-  dnnlMatmul(dnnl::memory::data_type::bf16, "bf16", a, b, c, shape);
+  if (shape.batch <= 0 || shape.m <= 0 || shape.n <= 0)
+    return;
+  switch (bf16Mode("zrt_matmul")) {
+  case Bf16Mode::Widen:
+    widenedMatmul(a, b, c, shape);
+    return;
+  case Bf16Mode::Native:
+    runDnnl(dnnl::memory::data_type::bf16, "bf16", a, b, c, shape, /*mayLack=*/false);
+    return;
+  case Bf16Mode::Auto:
+    // Chosen once per shape: oneDNN is asked once, its answer is kept with the primitives.
+    if (!nativeBf16MatmulAvailable()) {
+      widenedMatmul(a, b, c, shape);
+      return;
+    }
+    if (!runDnnl(dnnl::memory::data_type::bf16, "bf16", a, b, c, shape, /*mayLack=*/true)) {
+      static std::once_flag noted;
+      std::call_once(noted, [&] {
+        std::fprintf(stderr, "zrt: zrt_matmul: %s: no native primitive, widened to f32 (said once)\n",
+                     shapeText("bf16", shape).c_str());
+      });
+      widenedMatmul(a, b, c, shape);
+    }
+    return;
+  }
+}
+
+std::string describeBf16Matmul(const char *call) {
+  const Bf16Mode mode = bf16Mode(call);
+  const std::string isa = describeDnnlIsa();
+  if (mode == Bf16Mode::Widen)
+    return "bf16 matmul widen (ZRT_BF16_MATMUL=widen: bf16 tiles widened to f32, oneDNN " + isa +
+           " f32 GEMM)";
+  if (mode == Bf16Mode::Native)
+    return "bf16 matmul native (ZRT_BF16_MATMUL=native: oneDNN " + isa + ")";
+  if (nativeBf16MatmulAvailable())
+    return "bf16 matmul native (oneDNN " + isa + "; shapes it lacks widen to f32)";
+  return "bf16 matmul widen (oneDNN " + isa + " has no bf16 matmul: bf16 tiles widened to f32, f32 GEMM)";
 }
 
 } // namespace zrt::cpu

@@ -12,6 +12,9 @@
 #include <functional>
 #include <thread>
 #include <memory>
+#include <string>
+
+#include <omp.h>
 
 #include "core/Arena.h"
 #include "core/CommStream.h"
@@ -19,6 +22,8 @@
 #include "core/Error.h"
 #include "core/Trace.h"
 #include "cpu/Elementwise.h"
+#include "cpu/IsaKernels.h"
+#include "cpu/Matmul.h"
 
 using namespace zrt;
 
@@ -193,6 +198,10 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
     state->comm->finalize();
     std::exit(1);
   }
+  // The CPU paths are chosen here, so a forced one this CPU cannot run (ZRT_ISA,
+  // ZRT_BF16_MATMUL) stops every rank before the first step, not in the middle of one.
+  zrt::cpu::isaKernels();
+  zrt::cpu::describeBf16Matmul("zrt_init");
   if (const char *checks = std::getenv("ZRT_COLLECTIVE_CHECKS"))
     state->checkAgreement = std::strcmp(checks, "0") != 0;
   state->stream = std::make_unique<CommStream>();
@@ -230,6 +239,16 @@ void *zrt_arena_ptr(int64_t offset, int64_t bytes) {
 
 void zrt_get_counters(void *out) {
   std::memcpy(out, &current("zrt_get_counters").counters, sizeof(zrt_counters));
+}
+
+void zrt_describe_backend(void *text, int64_t capacity) {
+  current("zrt_describe_backend");
+  const std::string line = std::string("cpu: kernels ") + zrt::cpu::isaKernels().isa +
+                           (std::getenv("ZRT_ISA") ? " (ZRT_ISA)" : "") + ", " +
+                           zrt::cpu::describeBf16Matmul("zrt_describe_backend") + ", " +
+                           std::to_string(omp_get_max_threads()) + " OpenMP thread(s) per rank";
+  if (capacity > 0)
+    std::snprintf(static_cast<char *>(text), static_cast<size_t>(capacity), "%s", line.c_str());
 }
 
 int64_t zrt_all_gather_start(int32_t dtype, const void *send, void *recv, int64_t count) {

@@ -202,6 +202,17 @@ void *zrt_arena_ptr(int64_t offset, int64_t bytes) {
 
 void zrt_get_counters(void *out) { std::memcpy(out, &current("zrt_get_counters").counters, sizeof(zrt_counters)); }
 
+void zrt_describe_backend(void *text, int64_t capacity) {
+  CudaRuntime &r = current("zrt_describe_backend");
+  cudaDeviceProp prop;
+  ZRT_CUDA_CHECK(cudaGetDeviceProperties(&prop, r.device->id()));
+  if (capacity > 0)
+    std::snprintf(static_cast<char *>(text), static_cast<size_t>(capacity),
+                  "cuda: device %d %s (sm_%d%d, %.1f GiB), cuBLASLt matmuls, %s collectives", r.device->id(),
+                  prop.name, prop.major, prop.minor, prop.totalGlobalMem / double(1 << 30),
+                  r.nccl ? "NCCL" : "single-rank");
+}
+
 // Host access happens between steps: the device is idle first (the streams are
 // non-blocking, a plain cudaMemcpy would not wait for them).
 void zrt_arena_write(int64_t offset, const void *src, int64_t bytes) {

@@ -25,6 +25,7 @@ public:
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
 
+  int id() const { return device_; }
   char *arena() const { return arena_; }
   int64_t arenaBytes() const { return arenaBytes_; }
   cudaStream_t compute() const { return compute_; }

@@ -305,6 +305,9 @@ int main(int argc, char **argv) {
                 ranks, static_cast<long long>(K), static_cast<long long>(rows),
                 static_cast<long long>(globalRows), data->describe().c_str(),
                 static_cast<long long>(model.arenaBytes));
+    char backend[512];
+    zrt_describe_backend(backend, sizeof backend);
+    std::printf("zcc: backend %s\n", backend);
     std::printf("zcc: model state per rank: params %lld B, grads %lld B, optimizer %lld B\n",
                 static_cast<long long>(model.paramBytes), static_cast<long long>(model.gradBytes),
                 static_cast<long long>(model.optimizerBytes));

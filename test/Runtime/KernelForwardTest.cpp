@@ -9,6 +9,7 @@
 #include "cpu/Matmul.h"
 #include "cpu/Normalization.h"
 #include "cpu/Optimizer.h"
+#include "cpu/WidenedMatmul.h"
 
 using namespace zrt;
 using namespace zrt::cpu;
@@ -34,6 +35,38 @@ Vec naiveMatmul(const Vec &a, const Vec &b, const MatmulShape &s) {
   return c;
 }
 
+/// The bf16 matmul paths this CPU runs: the widened one everywhere, oneDNN's native one where
+/// it exists (AVX-512). The process-wide choice (ZRT_BF16_MATMUL) is not consulted: every
+/// path the CPU can run is tested, whichever it would pick by itself.
+std::vector<Bf16MatmulPath> bf16PathsThisCpuRuns() {
+  std::vector<Bf16MatmulPath> paths{Bf16MatmulPath::Widen};
+  if (nativeBf16MatmulAvailable())
+    paths.push_back(Bf16MatmulPath::Native);
+  else {
+    static bool said = false;
+    if (!said)
+      std::printf("[ note ] no native bf16 matmul on this CPU (oneDNN %s): widened path only\n",
+                  describeDnnlIsa().c_str());
+    said = true;
+  }
+  return paths;
+}
+
+const char *pathName(Bf16MatmulPath path) { return path == Bf16MatmulPath::Native ? "native" : "widen"; }
+
+/// bf16 inputs are exact in f64, so a bf16 product is compared with the f64 product of the
+/// rounded inputs: only f32 accumulation and the final bf16 rounding (2^-8 relative) remain.
+template <class Product>
+void expectBf16Product(const MatmulShape &s, uint64_t seed, Product product, const std::string &what) {
+  const int64_t bBatch = s.bShared ? 1 : s.batch;
+  auto ah = convert<bf16>(randomVec(s.batch * s.m * s.k, seed));
+  auto bh = convert<bf16>(randomVec(bBatch * s.k * s.n, seed + 1));
+  std::vector<bf16> ch(s.batch * s.m * s.n, bf16(12345.0f)); // every element must be written
+  product(ah.data(), bh.data(), ch.data(), s);
+  Vec ref = naiveMatmul(toDouble(ah), toDouble(bh), s);
+  EXPECT_LE(worstRelativeError(toDouble(ch), ref, 1e-2, 8e-3), 1.0) << what;
+}
+
 TEST(KernelForward, MatmulF32AndBf16AllLayouts) {
   for (int layout = 0; layout < 8; ++layout) {
     MatmulShape s{3, 7, 13, 19, bool(layout & 1), bool(layout & 2), bool(layout & 4)};
@@ -46,14 +79,49 @@ TEST(KernelForward, MatmulF32AndBf16AllLayouts) {
     matmul(af.data(), bf.data(), cf.data(), s);
     EXPECT_LE(worstRelativeError(toDouble(cf), ref, 1e-5, 1e-5), 1.0) << "f32 layout " << layout;
 
-    // bf16 inputs are exact in f64, so compare with the reference on the rounded inputs:
-    // only the bf16 rounding of the output (2^-8 relative) remains.
-    auto ah = convert<bf16>(a), bh = convert<bf16>(b);
-    std::vector<bf16> ch(ref.size());
-    matmul(ah.data(), bh.data(), ch.data(), s);
-    Vec refRounded = naiveMatmul(toDouble(ah), toDouble(bh), s);
-    EXPECT_LE(worstRelativeError(toDouble(ch), refRounded, 1e-2, 8e-3), 1.0)
-        << "bf16 layout " << layout;
+    // The process's own choice, then each path the CPU runs.
+    expectBf16Product(s, 300 + layout, [](auto... args) { matmul(args...); },
+                      "bf16 layout " + std::to_string(layout));
+    for (Bf16MatmulPath path : bf16PathsThisCpuRuns())
+      expectBf16Product(
+          s, 300 + layout, [&](auto... args) { matmulOn(path, args...); },
+          std::string("bf16 ") + pathName(path) + " layout " + std::to_string(layout));
+  }
+}
+
+// Tiles smaller than the product: edge tiles in every dimension, K summed over several tiles
+// in f32 (the bf16 result is rounded once, after the last), and every layout.
+TEST(KernelForward, WidenedMatmulTilesCoverEveryEdge) {
+  for (WidenTiles tiles : {WidenTiles{8, 5, 7}, WidenTiles{16, 16, 64}, WidenTiles()})
+    for (int layout = 0; layout < 8; ++layout) {
+      MatmulShape s{2, 37, 29, 131, bool(layout & 1), bool(layout & 2), bool(layout & 4)};
+      expectBf16Product(
+          s, 400 + layout, [&](auto... args) { widenedMatmul(args..., tiles); },
+          "tiles " + std::to_string(tiles.m) + "x" + std::to_string(tiles.n) + "x" +
+              std::to_string(tiles.k) + " layout " + std::to_string(layout));
+    }
+}
+
+// K = 0 is an empty sum: C is zero, on every path.
+TEST(KernelForward, Bf16MatmulWithEmptyKIsZero) {
+  const MatmulShape s{2, 3, 4, 0, false, false, false};
+  for (Bf16MatmulPath path : bf16PathsThisCpuRuns()) {
+    std::vector<bf16> c(2 * 3 * 4, bf16(7.0f));
+    matmulOn(path, nullptr, nullptr, c.data(), s);
+    for (bf16 v : c)
+      EXPECT_EQ(float(v), 0.0f) << pathName(path);
+  }
+}
+
+// A product one GEMM of the real model's size: long sums where the two paths' different f32
+// summation orders matter most; both stay within bf16 rounding of the f64 product.
+TEST(KernelForward, Bf16PathsAgreeOnModelSizedProducts) {
+  for (Bf16MatmulPath path : bf16PathsThisCpuRuns()) {
+    expectBf16Product(MatmulShape{1, 512, 384, 128, false, true, true}, 500,
+                      [&](auto... args) { matmulOn(path, args...); }, pathName(path));
+    expectBf16Product(MatmulShape{1, 128, 384, 2048, true, false, false}, 600,
+                      [&](auto... args) { matmulOn(path, args...); },
+                      std::string(pathName(path)) + " weight gradient");
   }
 }
 

@@ -6,10 +6,26 @@ Same model, seed and global batch: the loss curve must not depend on the world s
 
 usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE DATA-FLAGS... -- CONFIG...
 CONFIG: "np=N" plus optional ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
-",recompute=selective|full";
+",recompute=selective|full", and the CPU paths the run takes: ",matmul=native|widen"
+(ZRT_BF16_MATMUL), ",cpu=avx2" (as on a CPU without AVX-512: oneDNN capped at AVX2, where it
+has no bf16 matmul, and the runtime's avx2 kernels where this CPU runs them);
 the first config is the reference.
 """
 import json, os, subprocess, sys, tempfile
+
+def cpu_env(fields):
+    """The runtime's and oneDNN's switches for the config's CPU paths."""
+    env = {}
+    if "matmul" in fields:
+        env["ZRT_BF16_MATMUL"] = fields["matmul"]
+    if fields.get("cpu") == "avx2":
+        env["ONEDNN_MAX_CPU_ISA"] = "AVX2"
+        flags = open("/proc/cpuinfo").read().split()
+        if all(f in flags for f in ("avx2", "fma", "bmi2", "f16c", "movbe", "abm")):
+            env["ZRT_ISA"] = "avx2"
+    elif "cpu" in fields:
+        sys.exit(f"FAIL: unknown cpu={fields['cpu']} (avx2)")
+    return env
 
 def run(zcc, model, steps, data, fields, work):
     np_ = int(fields["np"])
@@ -24,7 +40,8 @@ def run(zcc, model, steps, data, fields, work):
     cmd = [exe, "--steps", str(steps), "--log-every", "1", "--log-json", log] + data
     if np_ > 1:
         cmd = ["mpirun", "-np", str(np_)] + cmd
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=600)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=600,
+                   env=dict(os.environ, **cpu_env(fields)))
     return [json.loads(line)["loss"] for line in open(log)]
 
 def main():
