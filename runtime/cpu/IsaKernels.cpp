@@ -3,6 +3,7 @@
 // namespace the kernel templates are instantiated in (cpu/Parallel.h), so the instances of
 // different levels never merge at link time.
 #include "cpu/Attention.h"
+#include "cpu/Bf16Rows.h"
 #include "cpu/Dispatch.h"
 #include "cpu/Elementwise.h"
 #include "cpu/IsaKernels.h"
@@ -43,7 +44,7 @@ void attentionGradEntry(int32_t dtype, const void *dout, const void *q, const vo
 extern const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA);
 const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA) = {
     ZRT_STRINGIFY(ZRT_ISA), geluEntry, geluGradEntry, softmaxEntry, attentionEntry,
-    attentionGradEntry,
+    attentionGradEntry, widenRows, roundRows,
 };
 
 } // namespace zrt::cpu

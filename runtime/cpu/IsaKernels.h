@@ -1,10 +1,13 @@
-// The compute-bound CPU kernels (exp/tanh per element: gelu, softmax, attention), compiled
+// The compute-bound CPU kernels (exp/tanh per element: gelu, softmax, attention; bf16
+// rounding of row blocks), compiled
 // once per x86 ISA level and chosen once per process from the CPU's features. Memory-bound
 // kernels stay generic: wider vectors do not make them faster.
 #ifndef ZRT_CPU_ISAKERNELS_H
 #define ZRT_CPU_ISAKERNELS_H
 
 #include <cstdint>
+
+#include "zrt/bf16.h"
 
 namespace zrt::cpu {
 
@@ -19,6 +22,11 @@ struct IsaKernels {
   void (*causalAttentionGrad)(int32_t dtype, const void *dout, const void *q, const void *k,
                               const void *v, void *dq, void *dk, void *dv, int64_t batch,
                               int64_t time, int64_t channels, int64_t heads);
+  // The widened bf16 matmul's tile copies (cpu/Bf16Rows.h).
+  void (*widenRows)(const bf16 *src, int64_t srcStride, int64_t rows, int64_t cols, float *dst,
+                    int64_t dstStride);
+  void (*roundRows)(const float *src, int64_t srcStride, int64_t rows, int64_t cols, bf16 *dst,
+                    int64_t dstStride);
 };
 
 /// The best level this CPU runs, unless ZRT_ISA=generic|avx2|avx512 asks for another

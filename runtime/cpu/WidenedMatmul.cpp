@@ -1,6 +1,7 @@
 // The widened bf16 product (cpu/WidenedMatmul.h): tiles of A and B widened to f32, oneDNN's
 // f32 GEMM (runtime-dispatched JIT, so it runs at whatever vector width the CPU has) summing
-// over K tiles into an f32 tile of C, that tile rounded to bf16 once its K loop ends.
+// over K tiles into an f32 tile of C, that tile rounded to bf16 once its K loop ends; the
+// copies are the ISA level's (cpu/Bf16Rows.h).
 #include "cpu/WidenedMatmul.h"
 
 #include <dnnl.hpp>
@@ -8,9 +9,12 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <utility>
+
+#include <omp.h>
 
 #include "core/Error.h"
-#include "cpu/Parallel.h"
+#include "cpu/IsaKernels.h"
 
 namespace zrt::cpu {
 namespace {
@@ -32,34 +36,40 @@ private:
   int64_t capacity_ = 0;
 };
 
-/// Row work items: enough rows per item that a parallel loop is worth waking the team for.
-int64_t rowGrain(int64_t cols) { return std::max<int64_t>(1, kElementGrain / std::max<int64_t>(cols, 1)); }
-
-/// dst (rows x cols, dense) = the bf16 rows at src, `stride` elements apart, widened exactly.
-void widen(const bf16 *src, int64_t stride, int64_t rows, int64_t cols, float *dst) {
-  parallelFor(rows, rowGrain(cols), [&](int64_t r) {
-    const bf16 *s = src + r * stride;
-    float *d = dst + r * cols;
-    for (int64_t c = 0; c < cols; ++c)
-      d[c] = bf16::toFloat(s[c].bits);
-  });
+/// Thread t's share [lo, hi) of `extent`: equal panels, in whole 16-value vectors.
+std::pair<int64_t, int64_t> panelOf(int64_t extent, int t, int threads) {
+  int64_t size = (extent + threads - 1) / threads;
+  size = (size + 15) / 16 * 16;
+  const int64_t lo = std::min(extent, t * size);
+  return {lo, std::min(extent, lo + size)};
 }
 
-/// The bf16 rows at dst, `stride` apart = src (rows x cols, dense), rounded to nearest even.
-void roundInto(const float *src, int64_t rows, int64_t cols, bf16 *dst, int64_t stride) {
-  parallelFor(rows, rowGrain(cols), [&](int64_t r) {
-    const float *s = src + r * cols;
-    bf16 *d = dst + r * stride;
-    for (int64_t c = 0; c < cols; ++c)
-      d[c].bits = bf16::fromFloat(s[c]);
-  });
+void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+           const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  dnnl::status status = dnnl::sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a, lda, b,
+                                    ldb, beta, c, ldc);
+  if (status != dnnl::status::success)
+    fatal("zrt_matmul", "widened bf16 matmul: oneDNN f32 GEMM %lldx%lldx%lld failed (status %d)",
+          static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
+          static_cast<int>(status));
 }
+
+/// Below this many flops one thread does the whole product: waking the team costs more.
+constexpr double kParallelFlops = 1 << 20;
 
 /// One 2-D product C (m x n, row stride n) = op(A) op(B), A stored m x k (k x m when
 /// transA), B k x n (n x k when transB), all dense.
+///
+/// Each thread owns a panel of C's tile: rows when the tile is taller than wide (the thread
+/// widens its rows of A; all threads read the B tile, which they widen together first),
+/// columns otherwise. A thread widens, multiplies (oneDNN's GEMM runs single-threaded inside
+/// the team) and rounds its own panel, so no tile crosses cores between the passes, and a K
+/// step wakes the team once. (Widening in one pass and running a threaded GEMM after it cost
+/// 30-40% over the f32 GEMM at the GPT example's shapes; panels cost 10-15%.)
 void widenedGemm(const bf16 *a, const bf16 *b, bf16 *c, int64_t m, int64_t n, int64_t k,
                  bool transA, bool transB, const WidenTiles &tiles) {
   thread_local TileBuffer aBuffer, bBuffer, cBuffer;
+  const IsaKernels &isa = isaKernels();
   const int64_t tm = std::min(m, tiles.m), tn = std::min(n, tiles.n), tk = std::min(k, tiles.k);
   float *aTile = aBuffer.get(tm * std::max<int64_t>(tk, 1));
   float *bTile = bBuffer.get(std::max<int64_t>(tk, 1) * tn);
@@ -68,29 +78,64 @@ void widenedGemm(const bf16 *a, const bf16 *b, bf16 *c, int64_t m, int64_t n, in
     const int64_t mc = std::min(tm, m - i0);
     for (int64_t j0 = 0; j0 < n; j0 += tn) {
       const int64_t nc = std::min(tn, n - j0);
-      if (k == 0)
+      const bool rowPanels = mc >= nc;
+      if (k == 0) {
         std::memset(cTile, 0, sizeof(float) * mc * nc);
+        isa.roundRows(cTile, nc, mc, nc, c + i0 * n + j0, n);
+      }
       for (int64_t p0 = 0; p0 < k; p0 += tk) {
         const int64_t kc = std::min(tk, k - p0);
-        // Each tile keeps its operand's orientation, so every widened row is a contiguous
-        // run of the source row and the GEMM transposes as the caller asked.
-        if (transA)
-          widen(a + p0 * m + i0, m, kc, mc, aTile);
-        else
-          widen(a + i0 * k + p0, k, mc, kc, aTile);
-        if (transB)
-          widen(b + j0 * k + p0, k, nc, kc, bTile);
-        else
-          widen(b + p0 * n + j0, n, kc, nc, bTile);
-        dnnl::status status =
-            dnnl::sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', mc, nc, kc, 1.0f, aTile,
-                        transA ? mc : kc, bTile, transB ? kc : nc, p0 == 0 ? 0.0f : 1.0f, cTile, nc);
-        if (status != dnnl::status::success)
-          fatal("zrt_matmul", "widened bf16 matmul: oneDNN f32 GEMM %lldx%lldx%lld failed (status %d)",
-                static_cast<long long>(mc), static_cast<long long>(nc), static_cast<long long>(kc),
-                static_cast<int>(status));
+        const float beta = p0 == 0 ? 0.0f : 1.0f;
+        const bool last = p0 + kc >= k;
+#pragma omp parallel if (2.0 * mc * nc * kc >= kParallelFlops)
+        {
+          const int t = omp_get_thread_num(), threads = omp_get_num_threads();
+          // The operand every thread reads, widened together: each thread a slice of its rows.
+          if (rowPanels) {
+            auto [lo, hi] = panelOf(transB ? nc : kc, t, threads);
+            if (transB)
+              isa.widenRows(b + (j0 + lo) * k + p0, k, hi - lo, kc, bTile + lo * kc, kc);
+            else
+              isa.widenRows(b + (p0 + lo) * n + j0, n, hi - lo, nc, bTile + lo * nc, nc);
+          } else {
+            auto [lo, hi] = panelOf(transA ? kc : mc, t, threads);
+            if (transA)
+              isa.widenRows(a + (p0 + lo) * m + i0, m, hi - lo, mc, aTile + lo * mc, mc);
+            else
+              isa.widenRows(a + (i0 + lo) * k + p0, k, hi - lo, kc, aTile + lo * kc, kc);
+          }
+#pragma omp barrier
+          auto [lo, hi] = panelOf(rowPanels ? mc : nc, t, threads);
+          const int64_t width = hi - lo;
+          if (width > 0 && rowPanels) {
+            // Rows [lo, hi) of C: this thread's rows of A (its columns, when A is stored
+            // transposed), dense in its own stretch of the A tile.
+            float *aPanel = aTile + lo * kc;
+            if (transA)
+              isa.widenRows(a + p0 * m + i0 + lo, m, kc, width, aPanel, width);
+            else
+              isa.widenRows(a + (i0 + lo) * k + p0, k, width, kc, aPanel, kc);
+            float *cPanel = cTile + lo * nc;
+            sgemm(transA, transB, width, nc, kc, aPanel, transA ? width : kc, bTile, transB ? kc : nc,
+                  beta, cPanel, nc);
+            if (last)
+              isa.roundRows(cPanel, nc, width, nc, c + (i0 + lo) * n + j0, n);
+          } else if (width > 0) {
+            // Columns [lo, hi) of C: this thread's columns of B (its rows, when B is stored
+            // transposed), dense in its own stretch of the B tile.
+            float *bPanel = bTile + lo * kc;
+            if (transB)
+              isa.widenRows(b + (j0 + lo) * k + p0, k, width, kc, bPanel, kc);
+            else
+              isa.widenRows(b + p0 * n + j0 + lo, n, kc, width, bPanel, width);
+            float *cPanel = cTile + lo;
+            sgemm(transA, transB, mc, width, kc, aTile, transA ? mc : kc, bPanel, transB ? kc : width,
+                  beta, cPanel, nc);
+            if (last)
+              isa.roundRows(cPanel, nc, mc, width, c + i0 * n + j0 + lo, n);
+          }
+        }
       }
-      roundInto(cTile, mc, nc, c + i0 * n + j0, n);
     }
   }
 }
