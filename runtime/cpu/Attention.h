@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <vector>
 
 #include "cpu/Parallel.h"
 
@@ -37,7 +36,7 @@ template <class A>
 inline void attentionRow(const A *q, const A *kT, int64_t Tn, int64_t t, int64_t D, A scale,
                          A *p) {
   const int64_t n = t + 1;
-  std::fill(p, p + n, A(0));
+  zero(p, n);
   for (int64_t d = 0; d < D; ++d) {
     const A qd = q[d];
     const A *keys = kT + d * Tn;
@@ -73,13 +72,13 @@ void causalAttention(const T *q, const T *k, const T *v, T *out, int64_t B, int6
   const int64_t D = C / H;
   const A scale = A(1) / std::sqrt(A(D));
   detail::forEachHead(B, Tn, C, H, [&](int64_t base) {
-    std::vector<A> qh(Tn * D), kT(D * Tn), vh(Tn * D), p(Tn), acc(D);
+    Scratch<A> qh(Tn * D), kT(D * Tn), vh(Tn * D), p(Tn), acc(D);
     detail::loadRows(q + base, Tn, C, D, qh.data());
     detail::loadColumns(k + base, Tn, C, D, kT.data());
     detail::loadRows(v + base, Tn, C, D, vh.data());
     for (int64_t t = 0; t < Tn; ++t) {
       detail::attentionRow(qh.data() + t * D, kT.data(), Tn, t, D, scale, p.data());
-      std::fill(acc.begin(), acc.end(), A(0));
+      zero(acc.data(), D);
       for (int64_t s = 0; s <= t; ++s) {
         const A ps = p[s];
         const A *vs = vh.data() + s * D;
@@ -101,8 +100,8 @@ void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *d
   const int64_t D = C / H;
   const A scale = A(1) / std::sqrt(A(D));
   detail::forEachHead(B, Tn, C, H, [&](int64_t base) {
-    std::vector<A> qh(Tn * D), kh(Tn * D), kT(D * Tn), vT(D * Tn), gh(Tn * D);
-    std::vector<A> p(Tn), dp(Tn), dqAcc(D), dkAcc(Tn * D, A(0)), dvAcc(Tn * D, A(0));
+    Scratch<A> qh(Tn * D), kh(Tn * D), kT(D * Tn), vT(D * Tn), gh(Tn * D);
+    Scratch<A> p(Tn), dp(Tn), dqAcc(D), dkAcc(Tn * D), dvAcc(Tn * D);
     detail::loadRows(q + base, Tn, C, D, qh.data());
     detail::loadRows(k + base, Tn, C, D, kh.data());
     detail::loadColumns(k + base, Tn, C, D, kT.data());
@@ -112,7 +111,7 @@ void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *d
       const A *qt = qh.data() + t * D, *g = gh.data() + t * D;
       detail::attentionRow(qt, kT.data(), Tn, t, D, scale, p.data());
       // dp[s] = dout_t . v_s; dv_s += p[s] dout_t.
-      std::fill(dp.begin(), dp.begin() + t + 1, A(0));
+      zero(dp.data(), t + 1);
       for (int64_t d = 0; d < D; ++d) {
         const A gd = g[d];
         const A *values = vT.data() + d * Tn;
@@ -127,7 +126,7 @@ void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *d
           dvs[d] += p[s] * g[d];
       }
       // Through the softmax: ds = p (dp - p.dp), then dq_t += ds k_s and dk_s += ds q_t.
-      std::fill(dqAcc.begin(), dqAcc.end(), A(0));
+      zero(dqAcc.data(), D);
       for (int64_t s = 0; s <= t; ++s) {
         const A ds = p[s] * (dp[s] - dotPdp) * scale;
         const A *ks = kh.data() + s * D;

@@ -3,6 +3,9 @@
 #define ZRT_CPU_PARALLEL_H
 
 #include <cstdint>
+#include <cstdlib>
+
+#include "core/Error.h"
 
 #include "zrt/bf16.h"
 
@@ -33,6 +36,32 @@ template <class T> using Acc = typename AccOf<T>::type;
 
 /// Elementwise work items below this run on one thread.
 constexpr int64_t kElementGrain = 1 << 15;
+
+/// Zeroed heap scratch of n values: std::vector's job in a kernel, but instantiated in this
+/// ISA level's namespace. A std::vector<float> member the compiler does not inline is a weak
+/// std:: symbol, which the linker may share between the AVX-512 build and generic code (seen
+/// in the ASan build; test/Runtime/isa_symbols.sh checks for any such symbol).
+template <class T> class Scratch {
+public:
+  explicit Scratch(int64_t n) : data_(static_cast<T *>(std::calloc(n > 0 ? n : 1, sizeof(T)))) {
+    if (!data_)
+      fatal("kernel", "out of memory for %lld values of scratch", static_cast<long long>(n));
+  }
+  ~Scratch() { std::free(data_); }
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+  T *data() { return data_; }
+  T &operator[](int64_t i) { return data_[i]; }
+
+private:
+  T *data_;
+};
+
+/// p[0, n) = 0, with no std:: algorithm instance (see Scratch).
+template <class T> inline void zero(T *p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = T(0);
+}
 
 } // namespace ZRT_ISA
 } // namespace zrt::cpu

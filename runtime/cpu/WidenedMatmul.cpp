@@ -54,9 +54,6 @@ void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const floa
           static_cast<int>(status));
 }
 
-/// Below this many flops one thread does the whole product: waking the team costs more.
-constexpr double kParallelFlops = 1 << 20;
-
 /// One 2-D product C (m x n, row stride n) = op(A) op(B), A stored m x k (k x m when
 /// transA), B k x n (n x k when transB), all dense.
 ///
@@ -87,7 +84,7 @@ void widenedGemm(const bf16 *a, const bf16 *b, bf16 *c, int64_t m, int64_t n, in
         const int64_t kc = std::min(tk, k - p0);
         const float beta = p0 == 0 ? 0.0f : 1.0f;
         const bool last = p0 + kc >= k;
-#pragma omp parallel if (2.0 * mc * nc * kc >= kParallelFlops)
+#pragma omp parallel if (2.0 * mc * nc * kc >= tiles.minParallelFlops)
         {
           const int t = omp_get_thread_num(), threads = omp_get_num_threads();
           // The operand every thread reads, widened together: each thread a slice of its rows.

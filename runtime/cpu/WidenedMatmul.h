@@ -18,6 +18,8 @@ namespace zrt::cpu {
 /// conversion per 2*min(m, n) flops: under 1% at 2048.
 struct WidenTiles {
   int64_t m = 2048, n = 2048, k = 2048;
+  /// Tiles of fewer flops run on the calling thread alone: waking the team costs more.
+  double minParallelFlops = 1 << 20;
 };
 
 /// C[b] = op(A[b]) op(B[b]) in bf16 through f32 tiles; same shapes as matmul().

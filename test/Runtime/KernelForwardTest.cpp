@@ -90,16 +90,24 @@ TEST(KernelForward, MatmulF32AndBf16AllLayouts) {
 }
 
 // Tiles smaller than the product: edge tiles in every dimension, K summed over several tiles
-// in f32 (the bf16 result is rounded once, after the last), and every layout.
+// in f32 (the bf16 result is rounded once, after the last), every layout, tiles taller than
+// wide (threads own row panels) and wider than tall (column panels), on one thread and on the
+// team (minParallelFlops 0: every tile; the team is OMP_NUM_THREADS, 2 under ctest).
 TEST(KernelForward, WidenedMatmulTilesCoverEveryEdge) {
-  for (WidenTiles tiles : {WidenTiles{8, 5, 7}, WidenTiles{16, 16, 64}, WidenTiles()})
-    for (int layout = 0; layout < 8; ++layout) {
-      MatmulShape s{2, 37, 29, 131, bool(layout & 1), bool(layout & 2), bool(layout & 4)};
-      expectBf16Product(
-          s, 400 + layout, [&](auto... args) { widenedMatmul(args..., tiles); },
-          "tiles " + std::to_string(tiles.m) + "x" + std::to_string(tiles.n) + "x" +
-              std::to_string(tiles.k) + " layout " + std::to_string(layout));
-    }
+  for (double minParallelFlops : {1e30, 0.0})
+    for (WidenTiles tiles : {WidenTiles{8, 5, 7}, WidenTiles{16, 16, 64}, WidenTiles{40, 24, 2048},
+                             WidenTiles{24, 40, 2048}, WidenTiles()})
+      for (auto [m, n] : {std::pair<int64_t, int64_t>{37, 29}, {29, 37}})
+        for (int layout = 0; layout < 8; ++layout) {
+          MatmulShape s{2, m, n, 131, bool(layout & 1), bool(layout & 2), bool(layout & 4)};
+          tiles.minParallelFlops = minParallelFlops;
+          expectBf16Product(
+              s, 400 + layout, [&](auto... args) { widenedMatmul(args..., tiles); },
+              "tiles " + std::to_string(tiles.m) + "x" + std::to_string(tiles.n) + "x" +
+                  std::to_string(tiles.k) + (minParallelFlops == 0 ? " team" : " one thread") +
+                  " shape " + std::to_string(m) + "x" + std::to_string(n) + " layout " +
+                  std::to_string(layout));
+        }
 }
 
 // K = 0 is an empty sum: C is zero, on every path.
