@@ -18,7 +18,10 @@ config.substitutions.append(("%zcc_src_root", config.zcc_src_root))
 # Captured variables are scoped to their CHECK-LABEL block.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# The CPU-path switches pass through, so the whole suite can run as on another CPU
+# (ONEDNN_MAX_CPU_ISA=AVX2 ZRT_ISA=avx2: as on one without AVX-512).
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "ZRT_ISA", "ZRT_BF16_MATMUL",
+                                     "ONEDNN_MAX_CPU_ISA"])
 llvm_config.use_default_substitutions()
 
 if config.zcc_have_cuda:
