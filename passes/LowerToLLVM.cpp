@@ -127,8 +127,10 @@ private:
     return constI32(b, dtypeCode(tensorOf(tensor).getElementType()));
   }
 
+  /// The arena at a planned byte offset, as an i64 operand: a GEP's constant indices
+  /// (LLVM::GEPArg) keep only 29 signed bits, so an offset of 256 MiB or more wrapped negative.
   Value arenaAt(ImplicitLocOpBuilder &b, int64_t offset) {
-    return LLVM::GEPOp::create(b, ptrType, i8, arena, ArrayRef<LLVM::GEPArg>{offset});
+    return LLVM::GEPOp::create(b, ptrType, i8, arena, ValueRange{constI64(b, offset)});
   }
 
   /// This rank's shard of a buffer of whole shards: base + rank * shardBytes.

@@ -15,13 +15,17 @@ zc.forward @f(%x: tensor<4x4xf32>, %y: tensor<4xi32>) -> tensor<f32> {
 }
 // CHECK: llvm.func @zcc_step(%[[ARENA:.+]]: !llvm.ptr, %[[INPUTS:.+]]: !llvm.ptr) -> f32
 // CHECK: %[[X:.+]] = llvm.load %{{.+}} : !llvm.ptr -> !llvm.ptr
-// The parameter at offset 0, its gradient at 64, scratch after the AdamW state.
-// CHECK: %[[W:.+]] = llvm.getelementptr %[[ARENA]][0] : (!llvm.ptr) -> !llvm.ptr, i8
-// CHECK: %[[H:.+]] = llvm.getelementptr %[[ARENA]][256]
+// The parameter at offset 0, its gradient at 64, scratch after the AdamW state. Offsets are
+// i64 operands: a GEP's constant indices hold 29 bits (arena-offsets.mlir).
+// CHECK: %[[W_AT:.+]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK: %[[W:.+]] = llvm.getelementptr %[[ARENA]][%[[W_AT]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[H_AT:.+]] = llvm.mlir.constant(256 : i64) : i64
+// CHECK: %[[H:.+]] = llvm.getelementptr %[[ARENA]][%[[H_AT]]]
 // CHECK: llvm.call @zrt_matmul(%{{.+}}, %[[X]], %[[W]], %[[H]], {{.+}}) : (i32, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, i64, i64, i32, i32, i32) -> ()
 // CHECK: llvm.call @zrt_cross_entropy
 // CHECK: llvm.call @zrt_cross_entropy_grad
-// CHECK: %[[G:.+]] = llvm.getelementptr %[[ARENA]][64]
+// CHECK: %[[G_AT:.+]] = llvm.mlir.constant(64 : i64) : i64
+// CHECK: %[[G:.+]] = llvm.getelementptr %[[ARENA]][%[[G_AT]]]
 // CHECK: llvm.call @zrt_add(%{{.+}}, %[[G]], %{{.+}}, %[[G]], %{{.+}})
 // The loss is read through the runtime (the CUDA backend's is in device memory).
 // CHECK: %[[LOSS64:.+]] = llvm.call @zrt_read_loss(%{{.+}}) : (!llvm.ptr) -> f64
@@ -43,10 +47,13 @@ zc.forward @f(%x: tensor<4x4xf32>, %y: tensor<4xi32>) -> tensor<f32> {
 // bf16 gradient (dtype 1) and rounds it into the parameter (sixth argument); the model
 // description tells main() where the master is, to initialize and export it.
 // BF16-LABEL: llvm.func @zcc_update
-// BF16-DAG: %[[GRAD:.+]] = llvm.getelementptr %{{.+}}[64]
+// BF16-DAG: %[[GRAD_AT:.+]] = llvm.mlir.constant(64 : i64) : i64
+// BF16-DAG: %[[GRAD:.+]] = llvm.getelementptr %{{.+}}[%[[GRAD_AT]]]
 // BF16-DAG: %[[BF16:.+]] = llvm.mlir.constant(1 : i32) : i32
-// BF16-DAG: %[[PARAM:.+]] = llvm.getelementptr %{{.+}}[0]
-// BF16-DAG: %[[MASTER:.+]] = llvm.getelementptr %{{.+}}[128]
+// BF16-DAG: %[[PARAM_AT:.+]] = llvm.mlir.constant(0 : i64) : i64
+// BF16-DAG: %[[PARAM:.+]] = llvm.getelementptr %{{.+}}[%[[PARAM_AT]]]
+// BF16-DAG: %[[MASTER_AT:.+]] = llvm.mlir.constant(128 : i64) : i64
+// BF16-DAG: %[[MASTER:.+]] = llvm.getelementptr %{{.+}}[%[[MASTER_AT]]]
 // BF16: llvm.call @zrt_adamw(%[[MASTER]], %[[BF16]], %[[GRAD]], %{{.+}}, %{{.+}}, %[[PARAM]], {{.+}})
 // BF16: @zcc_model_json({{.*}}\22dtype\22:\22bf16\22,{{.*}}\22master_offset\22:128,\22name\22:\22w\22
 // BF16-SAME: {\22bytes\22:48,\22name\22:\22w.master\22,\22offset\22:128,\22param\22:\22w\22,\22role\22:\22master\22}
