@@ -49,6 +49,17 @@ void yieldWhenCoresAreShared() {
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
 }
 
+/// The most elements per rank one MPI call moves: MPI's int count, or less where
+/// ZRT_MPI_MAX_COUNT says (the tests split small collectives this way).
+int64_t maxCount() {
+  static const int64_t count = [] {
+    const char *v = std::getenv("ZRT_MPI_MAX_COUNT");
+    const long long n = v ? std::atoll(v) : 0;
+    return n > 0 && n < INT32_MAX ? static_cast<int64_t>(n) : static_cast<int64_t>(INT32_MAX);
+  }();
+  return count;
+}
+
 /// bf16 sum for MPI (which has no bf16): add in f32, round once.
 void bf16Sum(void *in, void *inout, int *len, MPI_Datatype *) {
   const bf16 *a = static_cast<const bf16 *>(in);
@@ -91,43 +102,84 @@ public:
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
+  /// MPI's counts are int. A collective of more elements per rank than that runs as several,
+  /// each over one stretch of every rank's block, in the same order on every rank (an empty
+  /// one moves nothing and makes no call: every rank agrees on the count).
   void run(const CollectiveArgs &a) override {
     const char *call = collectiveName(a.kind);
-    MPI_Datatype type = a.dtype == 1 ? MPI_UINT16_T : MPI_FLOAT;
-    MPI_Op sum = a.dtype == 1 ? bf16SumOp_ : MPI_SUM;
-    int count = static_cast<int>(a.count);
-    if (a.count > INT32_MAX)
-      fatal(call, "%lld elements exceed MPI's int count", static_cast<long long>(a.count));
+    const MPI_Datatype type = a.dtype == 1 ? MPI_UINT16_T : MPI_FLOAT;
+    const MPI_Op sum = a.dtype == 1 ? bf16SumOp_ : MPI_SUM;
+    const int64_t size = static_cast<int64_t>(dtypeSize(a.dtype)), chunk = maxCount();
+    const char *send = static_cast<const char *>(a.send);
+    char *recv = static_cast<char *>(a.recv);
     switch (a.kind) {
     case Collective::AllGather: {
-      const size_t bytes = static_cast<size_t>(a.count) * dtypeSize(a.dtype);
-      bool inPlace = a.send == static_cast<const char *>(a.recv) + rank_ * bytes;
-      mpiCheck(MPI_Allgather(inPlace ? MPI_IN_PLACE : a.send, count, type, a.recv, count, type,
-                             MPI_COMM_WORLD),
-               call);
-      return;
-    }
-    case Collective::ReduceScatter:
-      if (a.total >= 0 && a.total < a.count * size_) {
-        // Padded: rank r receives the valid part of its slice, then zeros.
-        std::vector<int> counts(size_);
-        for (int r = 0; r < size_; ++r)
-          counts[r] = static_cast<int>(std::clamp<int64_t>(a.total - r * a.count, 0, a.count));
-        mpiCheck(MPI_Reduce_scatter(a.send, a.recv, counts.data(), type, sum, MPI_COMM_WORLD), call);
-        const size_t size = dtypeSize(a.dtype);
-        std::memset(static_cast<char *>(a.recv) + counts[rank_] * size, 0,
-                    (a.count - counts[rank_]) * size);
+      const bool inPlace = send == recv + rank_ * a.count * size;
+      if (a.count <= chunk) {
+        const int count = static_cast<int>(a.count);
+        mpiCheck(MPI_Allgather(inPlace ? MPI_IN_PLACE : send, count, type, recv, count, type, MPI_COMM_WORLD),
+                 call);
         return;
       }
-      mpiCheck(MPI_Reduce_scatter_block(a.send, a.recv, count, type, sum, MPI_COMM_WORLD), call);
+      // Stretch [c0, c0 + len) of every rank's block: received as one value of a type of len
+      // elements whose extent is a whole block, so rank r's stretch lands r blocks further on.
+      for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {
+        const int len = static_cast<int>(std::min(chunk, a.count - c0));
+        MPI_Datatype stretch, spread;
+        mpiCheck(MPI_Type_contiguous(len, type, &stretch), call);
+        mpiCheck(MPI_Type_create_resized(stretch, 0, static_cast<MPI_Aint>(a.count * size), &spread), call);
+        mpiCheck(MPI_Type_commit(&spread), call);
+        mpiCheck(MPI_Allgather(inPlace ? MPI_IN_PLACE : send + c0 * size, len, type, recv + c0 * size, 1, spread,
+                               MPI_COMM_WORLD),
+                 call);
+        MPI_Type_free(&spread);
+        MPI_Type_free(&stretch);
+      }
       return;
+    }
+    case Collective::ReduceScatter: {
+      // Padded: send holds `total` values, the rest count as zeros.
+      const int64_t total = a.total >= 0 ? std::min(a.total, a.count * size_) : a.count * size_;
+      if (a.count <= chunk && total == a.count * size_) {
+        mpiCheck(MPI_Reduce_scatter_block(send, recv, static_cast<int>(a.count), type, sum, MPI_COMM_WORLD), call);
+        return;
+      }
+      if (a.count <= chunk) {
+        // Rank r receives the valid part of its block, then zeros.
+        std::vector<int> counts(size_);
+        for (int r = 0; r < size_; ++r)
+          counts[r] = static_cast<int>(std::clamp<int64_t>(total - r * a.count, 0, a.count));
+        mpiCheck(MPI_Reduce_scatter(send, recv, counts.data(), type, sum, MPI_COMM_WORLD), call);
+        std::memset(recv + counts[rank_] * size, 0, (a.count - counts[rank_]) * size);
+        return;
+      }
+      // One reduce to each rank per stretch of its block: no staging copy of the send buffer.
+      for (int r = 0; r < size_; ++r)
+        for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {
+          const int64_t len = std::min(chunk, a.count - c0);
+          const int64_t valid = std::clamp<int64_t>(total - (r * a.count + c0), 0, len);
+          if (valid > 0)
+            mpiCheck(MPI_Reduce(send + (r * a.count + c0) * size, r == rank_ ? recv + c0 * size : nullptr,
+                                static_cast<int>(valid), type, sum, r, MPI_COMM_WORLD),
+                     call);
+          if (r == rank_ && valid < len)
+            std::memset(recv + (c0 + valid) * size, 0, (len - valid) * size);
+        }
+      return;
+    }
     case Collective::AllReduce:
-      mpiCheck(MPI_Allreduce(a.send == a.recv ? MPI_IN_PLACE : a.send, a.recv, count, type, sum,
-                             MPI_COMM_WORLD),
-               call);
+      for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {
+        const int len = static_cast<int>(std::min(chunk, a.count - c0));
+        mpiCheck(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send + c0 * size, recv + c0 * size, len, type, sum,
+                               MPI_COMM_WORLD),
+                 call);
+      }
       return;
     case Collective::Broadcast:
-      mpiCheck(MPI_Bcast(a.recv, count, type, a.root, MPI_COMM_WORLD), call);
+      for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {
+        const int len = static_cast<int>(std::min(chunk, a.count - c0));
+        mpiCheck(MPI_Bcast(recv + c0 * size, len, type, a.root, MPI_COMM_WORLD), call);
+      }
       return;
     }
   }

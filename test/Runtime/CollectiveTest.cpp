@@ -107,6 +107,36 @@ TEST_F(Collectives, AllReduceInPlaceOutOfPlaceAndBf16) {
     EXPECT_EQ(float(h[i]), float(ranks * i + ranks * (ranks - 1) / 2));
 }
 
+/// Past 2^31 bytes (ZRT_TEST_LARGE_COLLECTIVES=1; ctest's zrt-collectives-large-np2 runs it,
+/// once with MPI's whole int count per call and once split by ZRT_MPI_MAX_COUNT): an
+/// in-place all-reduce of 2 GiB + 12 B per rank, and an all-gather whose result is 2 GiB + 40 B.
+TEST_F(Collectives, LargerThanTwoGiB) {
+  if (!std::getenv("ZRT_TEST_LARGE_COLLECTIVES"))
+    GTEST_SKIP() << "set ZRT_TEST_LARGE_COLLECTIVES=1";
+  const int64_t count = (int64_t(1) << 29) + 3;
+  std::vector<float> x(count);
+  for (int64_t i = 0; i < count; ++i)
+    x[i] = float((i % 1000) + rank);
+  zrt_all_reduce(ZRT_DTYPE_F32, x.data(), x.data(), count, 0);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < count; ++i)
+    wrong += x[i] != float(ranks * (i % 1000) + ranks * (ranks - 1) / 2);
+  EXPECT_EQ(wrong, 0) << "all-reduce of " << count << " floats";
+  x = {};
+
+  const int64_t shard = ((int64_t(1) << 29) + 10) / ranks;
+  std::vector<float> send(shard), recv(shard * ranks + 1, -1.f);
+  for (int64_t i = 0; i < shard; ++i)
+    send[i] = float(rank * 7 + i % 997);
+  zrt_all_gather(ZRT_DTYPE_F32, send.data(), recv.data(), shard);
+  wrong = 0;
+  for (int r = 0; r < ranks; ++r)
+    for (int64_t i = 0; i < shard; ++i)
+      wrong += recv[r * shard + i] != float(r * 7 + i % 997);
+  EXPECT_EQ(wrong, 0) << "all-gather of " << shard << " floats per rank";
+  EXPECT_EQ(recv[shard * ranks], -1.f) << "wrote past the gathered buffer";
+}
+
 TEST_F(Collectives, BroadcastFromLastRank) {
   std::vector<float> buf(9, float(rank));
   zrt_broadcast(ZRT_DTYPE_F32, buf.data(), 9, ranks - 1);
