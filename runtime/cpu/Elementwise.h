@@ -15,6 +15,11 @@ inline namespace ZRT_ISA {
 
 /// Elementwise loops run in chunks: threads split the chunks, and each chunk's
 /// plain inner loop is what the compiler vectorizes.
+///
+/// The inner loops say `omp simd`: element i reads only index i of its inputs, so they are
+/// safe to vectorize when the output is one of the inputs (backward runs gelu_grad and
+/// bias_add in place). Without it the compiler's overlap check sent in-place calls to its
+/// scalar loop: gelu_grad in place took 31 ms for 3.1M values, 3.9 ms out of place.
 constexpr int64_t kChunk = 4096;
 
 template <class T, class Op>
@@ -22,6 +27,7 @@ void binary(const T *a, const T *b, T *out, int64_t n, Op op) {
   int64_t chunks = (n + kChunk - 1) / kChunk;
   parallelFor(chunks, kElementGrain / kChunk, [&](int64_t c) {
     int64_t end = std::min(n, (c + 1) * kChunk);
+#pragma omp simd
     for (int64_t i = c * kChunk; i < end; ++i)
       out[i] = T(op(static_cast<Acc<T>>(a[i]), static_cast<Acc<T>>(b[i])));
   });
@@ -32,6 +38,7 @@ void unary(const T *x, T *out, int64_t n, Op op) {
   int64_t chunks = (n + kChunk - 1) / kChunk;
   parallelFor(chunks, kElementGrain / kChunk, [&](int64_t c) {
     int64_t end = std::min(n, (c + 1) * kChunk);
+#pragma omp simd
     for (int64_t i = c * kChunk; i < end; ++i)
       out[i] = T(op(static_cast<Acc<T>>(x[i])));
   });
@@ -58,6 +65,7 @@ template <class Src, class Dst> void cast(const Src *src, Dst *dst, int64_t n) {
 template <class T>
 void biasAdd(const T *x, const T *bias, T *out, int64_t rows, int64_t cols) {
   parallelFor(rows, kElementGrain / (cols + 1) + 1, [&](int64_t r) {
+#pragma omp simd
     for (int64_t c = 0; c < cols; ++c)
       out[r * cols + c] = T(static_cast<Acc<T>>(x[r * cols + c]) + static_cast<Acc<T>>(bias[c]));
   });
