@@ -136,8 +136,13 @@ TEST(KernelForward, Bf16PathsAgreeOnModelSizedProducts) {
   }
 }
 
-TEST(KernelForward, CausalAttentionMatchesNaiveMaskedSoftmax) {
-  const int64_t B = 2, T = 7, C = 12, H = 4, D = C / H, n = B * T * C;
+// T = 7 fits one query block; T = 150 spans three (kQueryBlock rows each), the last partial.
+class CausalAttentionLength : public ::testing::TestWithParam<int64_t> {};
+INSTANTIATE_TEST_SUITE_P(KernelForward, CausalAttentionLength,
+                         ::testing::Values(int64_t(7), 2 * detail::kQueryBlock + 22));
+
+TEST_P(CausalAttentionLength, MatchesNaiveMaskedSoftmax) {
+  const int64_t B = 2, T = GetParam(), C = 12, H = 4, D = C / H, n = B * T * C;
   Vec q = randomVec(n, 1), k = randomVec(n, 2), v = randomVec(n, 3), ref(n, 0.0);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h)

@@ -84,6 +84,22 @@ TEST(KernelGradients, CausalAttention) {
   expectGradientsMatch("causal_attention", {q, k, v}, fwd, w, {dq, dk, dv}, {0, 1, 2}, 60);
 }
 
+// Longer than two query blocks (kQueryBlock rows each), the last one partial: dK and dV sum
+// over every block that sees a key.
+TEST(KernelGradients, CausalAttentionAcrossQueryBlocks) {
+  const int64_t B = 1, T = 2 * detail::kQueryBlock + 22, C = 8, H = 2, n = B * T * C;
+  Vec q = randomVec(n, 21), k = randomVec(n, 22), v = randomVec(n, 23), w = randomVec(n, 24);
+  Vec dq(n), dk(n), dv(n);
+  causalAttentionGrad(w.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(), B,
+                      T, C, H);
+  auto fwd = [&](const std::vector<Vec> &in) {
+    Vec y(n);
+    causalAttention(in[0].data(), in[1].data(), in[2].data(), y.data(), B, T, C, H);
+    return y;
+  };
+  expectGradientsMatch("causal_attention", {q, k, v}, fwd, w, {dq, dk, dv}, {0, 1, 2}, 150);
+}
+
 TEST(KernelGradients, EmbeddingWithRepeatedIds) {
   const int64_t V = 7, C = 5;
   std::vector<int32_t> ids = {3, 0, 6, 3, 3, 1, 6, 2, 0};
