@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """bf16 training on each bf16 matmul path against fp32, on this machine and as a CPU without
 AVX-512 would run it. One model compiled with --precision fp32 and bf16; every run interleaved
-with the others, several times; the median step time of each, as a ratio to fp32 under the same
-CPU setting (the fallback's target: at most 1.15x fp32).
+with the others, several times; the median over runs of each run's median step time (the runs'
+range beside it), as a ratio to fp32 under the same CPU setting (the fallback's target: at most
+1.15x fp32).
 
 CPU settings:
   this CPU     oneDNN and the runtime pick their own paths; the bf16 rows are the native
@@ -65,8 +66,8 @@ def main():
     fp32_ms = {setting: statistics.median(times[i]) for i, (name, setting, _, _) in enumerate(RUNS) if name == "fp32"}
     for i, (name, setting, _, _) in enumerate(RUNS):
         ms = statistics.median(times[i])
-        print(f"  {setting:8s}  {name:10s}  {ms:8.2f} ms/step  {ms / fp32_ms[setting]:.3f}x fp32  "
-              f"final loss {losses[i]:.6f}  [{backends[i]}]")
+        print(f"  {setting:8s}  {name:10s}  {ms:8.2f} ms/step ({min(times[i]):.2f}-{max(times[i]):.2f})  "
+              f"{ms / fp32_ms[setting]:.3f}x fp32  final loss {losses[i]:.6f}  [{backends[i]}]")
 
 if __name__ == "__main__":
     main()
