@@ -74,8 +74,20 @@ TEST_P(LayerNormRows, MatchFiniteDifferences) {
   expectGradientsMatch("layernorm", {x, g, b}, fwd, w, {dx, dg, db}, {0, 1, 2});
 }
 
-TEST(KernelGradients, CausalAttention) {
-  const int64_t B = 2, T = 5, C = 12, H = 3, n = B * T * C;
+// Shapes (B, T, C, H, probes): one query block; then longer than two blocks (kQueryBlock rows
+// each), the last partial, where dK and dV sum over every block that sees a key.
+struct AttentionShape {
+  int64_t B, T, C, H;
+  size_t probes;
+};
+class CausalAttentionShapes : public ::testing::TestWithParam<AttentionShape> {};
+INSTANTIATE_TEST_SUITE_P(KernelGradients, CausalAttentionShapes,
+                         ::testing::Values(AttentionShape{2, 5, 12, 3, 60},
+                                           AttentionShape{1, 2 * detail::kQueryBlock + 22, 8, 2, 150}));
+
+TEST_P(CausalAttentionShapes, MatchFiniteDifferences) {
+  const auto [B, T, C, H, probes] = GetParam();
+  const int64_t n = B * T * C;
   Vec q = randomVec(n, 11), k = randomVec(n, 12), v = randomVec(n, 13), w = randomVec(n, 14);
   Vec dq(n), dk(n), dv(n);
   causalAttentionGrad(w.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(), B,
@@ -85,23 +97,7 @@ TEST(KernelGradients, CausalAttention) {
     causalAttention(in[0].data(), in[1].data(), in[2].data(), y.data(), B, T, C, H);
     return y;
   };
-  expectGradientsMatch("causal_attention", {q, k, v}, fwd, w, {dq, dk, dv}, {0, 1, 2}, 60);
-}
-
-// Longer than two query blocks (kQueryBlock rows each), the last one partial: dK and dV sum
-// over every block that sees a key.
-TEST(KernelGradients, CausalAttentionAcrossQueryBlocks) {
-  const int64_t B = 1, T = 2 * detail::kQueryBlock + 22, C = 8, H = 2, n = B * T * C;
-  Vec q = randomVec(n, 21), k = randomVec(n, 22), v = randomVec(n, 23), w = randomVec(n, 24);
-  Vec dq(n), dk(n), dv(n);
-  causalAttentionGrad(w.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(), B,
-                      T, C, H);
-  auto fwd = [&](const std::vector<Vec> &in) {
-    Vec y(n);
-    causalAttention(in[0].data(), in[1].data(), in[2].data(), y.data(), B, T, C, H);
-    return y;
-  };
-  expectGradientsMatch("causal_attention", {q, k, v}, fwd, w, {dq, dk, dv}, {0, 1, 2}, 150);
+  expectGradientsMatch("causal_attention", {q, k, v}, fwd, w, {dq, dk, dv}, {0, 1, 2}, probes);
 }
 
 TEST(KernelGradients, EmbeddingWithRepeatedIds) {
