@@ -86,8 +86,8 @@ INSTANTIATE_TEST_SUITE_P(KernelGradients, CausalAttentionShapes,
                                            AttentionShape{1, 2 * detail::kQueryBlock + 22, 8, 2, 150}));
 
 TEST_P(CausalAttentionShapes, MatchFiniteDifferences) {
-  const auto [B, T, C, H, probes] = GetParam();
-  const int64_t n = B * T * C;
+  const AttentionShape shape = GetParam();
+  const int64_t B = shape.B, T = shape.T, C = shape.C, H = shape.H, n = B * T * C;
   Vec q = randomVec(n, 11), k = randomVec(n, 12), v = randomVec(n, 13), w = randomVec(n, 14);
   Vec dq(n), dk(n), dv(n);
   causalAttentionGrad(w.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(), B,
@@ -97,7 +97,7 @@ TEST_P(CausalAttentionShapes, MatchFiniteDifferences) {
     causalAttention(in[0].data(), in[1].data(), in[2].data(), y.data(), B, T, C, H);
     return y;
   };
-  expectGradientsMatch("causal_attention", {q, k, v}, fwd, w, {dq, dk, dv}, {0, 1, 2}, probes);
+  expectGradientsMatch("causal_attention", {q, k, v}, fwd, w, {dq, dk, dv}, {0, 1, 2}, shape.probes);
 }
 
 TEST(KernelGradients, EmbeddingWithRepeatedIds) {
