@@ -1,84 +1,133 @@
 #!/usr/bin/env python3
-"""zcc against DeepSpeed ZeRO, PyTorch FSDP2 and DDP on this machine, side by side.
+"""zcc against DDP, PyTorch FSDP2 and DeepSpeed ZeRO on this machine, side by side.
 
-One command: sets up the peers (bench/setup_peers.sh: PyTorch 2.x and DeepSpeed from PyPI
+One command: sets up the peers (bench/setup_peers.sh: current PyTorch and DeepSpeed from PyPI
 into a virtual environment outside the repository), then for each row trains the same model
-from the same weights on the same batches with the same AdamW in zcc (CPU backend) and in
-each peer, and prints a table (and writes JSON): median step time after warm-up and the
-zcc/peer ratio, peak RSS of rank 0 and the ratio, launch-to-first-step time, final losses.
-Every process runs with OMP_NUM_THREADS=1 and one BLAS thread (torch.set_num_threads(1)).
+from the same weights on the same batches with the same AdamW in zcc (CPU backend) and in each
+peer, written as its users write it (bench/peer_models.py: nanoGPT's module tree with SDPA;
+bench/peer_worker.py: fully_shard per block, DeepSpeed's documented ZeRO settings), eager and
+under torch.compile. zcc and the peers run interleaved --repeats times; every figure is the
+median over runs of each run's median step after --warmup, with the runs' min-max beside it.
+The peer's figure is the faster of eager and compiled, and the table says which.
+
+Prints a table and writes JSON and Markdown (the README's performance table): step time,
+tokens/s, achieved GF/s (model FLOPs: 6 x parameters + 12 x layers x dim x context per
+token, nanoGPT's and PaLM's count), peak RSS of rank 0, final loss and the largest relative
+difference of a peer's per-step losses from zcc's (they train the same steps: it must stay
+below 1e-4 in fp32), with the CPU, its ISA flags, the threads per rank and the peers' versions.
 A peer that fails is reported with its error, not left out silently.
 
-usage: bench/peers_bench.py [--model gpt|mlp] [--steps 30] [--warmup 5] [--rows ROW,...]
-                            [--json out.json] [--zcc build/bin/zcc]
-ROW: np=N,stage=S[,precision=bf16][,recompute=selective] (default: the issue's rows, fp32)
+usage: bench/peers_bench.py [--size NAME] [--rows ROW;...] [--steps N] [--warmup N]
+                            [--repeats 3] [--compile both|eager|compiled] [--threads 1]
+                            [--json F] [--markdown F] [--zcc build/bin/zcc]
+NAME: one of PRESETS below (--model gpt|mlp is --size example|mlp)
+ROW: np=N,stage=S[,precision=bf16][,recompute=selective]
 """
-import argparse, json, os, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "Train"))
 
-DEFAULT_ROWS = ["np=1,stage=0", "np=2,stage=0", "np=2,stage=1", "np=2,stage=2", "np=2,stage=3", "np=4,stage=1",
-                "np=4,stage=2", "np=4,stage=3", "np=2,stage=3,recompute=selective", "np=2,stage=0,precision=bf16",
-                "np=2,stage=3,precision=bf16"]
+# The rows the real-sizes issue asks for: one rank, then two ranks at every ZeRO stage.
+REAL_ROWS = ["np=1,stage=0", "np=2,stage=0", "np=2,stage=1", "np=2,stage=2", "np=2,stage=3"]
+EXAMPLE_ROWS = REAL_ROWS + ["np=4,stage=1", "np=4,stage=2", "np=4,stage=3", "np=2,stage=3,recompute=selective",
+                            "np=2,stage=0,precision=bf16", "np=2,stage=3,precision=bf16"]
+
+# gen: examples/gen_gpt.py's flags. Steps and warm-up per preset keep a full table within
+# reach of a 2-core machine; --steps/--warmup override them.
+PRESETS = {
+    "example": dict(file="examples/gpt.mlir", kind="gpt", rows=EXAMPLE_ROWS, steps=30, warmup=5),
+    "mlp": dict(file="examples/mlp.mlir", kind="mlp", rows=EXAMPLE_ROWS[:8], steps=30, warmup=5),
+    # nanoGPT's shakespeare-char model (10.7M parameters; bytes as tokens).
+    "shakespeare-char": dict(gen=dict(layers=6, dim=384, heads=6, context=256, batch=8), kind="gpt",
+                             rows=REAL_ROWS, steps=12, warmup=3),
+    # Contexts where attention dominates: PyTorch's fused SDPA against zcc's attention.
+    "t1024": dict(gen=dict(layers=2, dim=256, heads=4, context=1024, batch=4), kind="gpt", rows=REAL_ROWS,
+                  steps=12, warmup=3),
+    "t2048": dict(gen=dict(layers=2, dim=256, heads=4, context=2048, batch=2), kind="gpt", rows=REAL_ROWS,
+                  steps=10, warmup=3),
+    # GPT-2 small: 124M parameters, vocabulary 50304, context 1024.
+    "gpt2-124m": dict(gen=dict(layers=12, dim=768, heads=12, context=1024, batch=4, vocab=50304), kind="gpt",
+                      rows=REAL_ROWS, steps=5, warmup=2),
+}
 
 
-def env():
-    e = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-             OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-             MKL_NUM_THREADS="1", DS_ACCELERATOR="cpu")
-    return e
+def env(threads):
+    return dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS=str(threads),
+                OPENBLAS_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), DS_ACCELERATOR="cpu")
 
 
-def summarize(log, warmup, launched):
-    rows = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
-    if not rows:
-        return None
-    steady = [r["step_ms"] for r in rows[warmup:]] or [r["step_ms"] for r in rows]
-    return {"step_ms": statistics.median(steady), "peak_rss_mb": max(r["peak_rss_bytes"] for r in rows) / 2 ** 20,
-            "first_step_s": rows[0]["unix_time"] - launched, "final_loss": rows[-1]["loss"], "steps": len(rows)}
+def machine(threads, versions):
+    flags, model = set(), platform.processor()
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+        elif line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+    isa = [f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile", "amx_bf16") if f in flags]
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    return {"cpu": model, "isa": isa, "cores": os.cpu_count(), "threads_per_rank": threads, "peers": versions,
+            "zcc_commit": commit}
 
 
-def run_zcc(a, row, weights, work):
-    n, stage = int(row["np"]), int(row["stage"])
-    exe = os.path.join(work, "zcc.bin")
-    flags = ["--world-size", str(n), "--zero-stage", str(stage), "--precision", row.get("precision", "fp32"),
-             "--recompute", row.get("recompute", "none")]
-    subprocess.run([a.zcc, a.model_file, "-o", exe] + flags, check=True)
+def read_log(log):
+    return [json.loads(l) for l in open(log)] if os.path.exists(log) else []
+
+
+def summarize_run(records, warmup, launched):
+    steady = [r["step_ms"] for r in records[warmup:]] or [r["step_ms"] for r in records]
+    return {"step_ms": statistics.median(steady), "peak_rss_mb": max(r["peak_rss_bytes"] for r in records) / 2 ** 20,
+            "first_step_s": records[0]["unix_time"] - launched, "losses": [r["loss"] for r in records]}
+
+
+def last_error(text):
+    lines = [l for l in text.splitlines() if "Error" in l or "error" in l]
+    return (lines or text.splitlines() or ["no output"])[-1][-300:]
+
+
+def run_zcc(a, row, exe, work):
+    n = int(row["np"])
     log = os.path.join(work, "zcc.jsonl")
-    data = ["--data", a.data] if a.model == "gpt" else ["--synthetic"]
-    cmd = ([] if n == 1 else ["mpirun", "-np", str(n)]) + [exe, "--steps", str(a.steps), "--log-every", "1",
-                                                            "--log-json", log, "--init-weights", weights] + data
+    if os.path.exists(log):
+        os.remove(log)
+    data = ["--data", a.data] if a.kind == "gpt" else ["--synthetic"]
+    cmd = ([] if n == 1 else ["mpirun", "-np", str(n)]) + [exe, "--steps", str(a.steps), "--lr", "1e-3", "--log-every", "1",
+                                                            "--log-json", log, "--init-weights", a.weights] + data
     launched = time.time()
-    r = subprocess.run(cmd, env=env(), capture_output=True, text=True)
-    if r.returncode != 0:
-        return {"error": (r.stderr or r.stdout).strip().splitlines()[-1:]}
-    return summarize(log, a.warmup, launched)
+    r = subprocess.run(cmd, env=env(a.threads), capture_output=True, text=True)
+    records = read_log(log)
+    if r.returncode != 0 or not records:
+        return {"error": last_error(r.stderr + r.stdout)}
+    return summarize_run(records, a.warmup, launched)
 
 
-def run_peer(a, system, row, weights, work, python):
+def run_peer(a, system, row, compiled, work):
     n, stage = int(row["np"]), int(row["stage"])
     log = os.path.join(work, f"{system}.jsonl")
     if os.path.exists(log):
         os.remove(log)
-    cmd = ["mpirun", "-np", str(n), python, os.path.join(ROOT, "bench", "peer_worker.py"), "--system", system,
-           "--stage", str(stage), "--model", a.model_file, "--kind", a.model, "--weights", weights,
+    cmd = ["mpirun", "-np", str(n), a.python, os.path.join(ROOT, "bench", "peer_worker.py"), "--system", system,
+           "--stage", str(stage), "--model", a.model_file, "--kind", a.kind, "--weights", a.weights,
            "--steps", str(a.steps), "--lr", "1e-3", "--log", log]
-    if a.model == "gpt":
+    if a.kind == "gpt":
         cmd += ["--data", a.data]
     if row.get("recompute", "none") != "none":
         cmd.append("--checkpointing")
     if row.get("precision") == "bf16":
         cmd.append("--bf16")
+    if compiled:
+        cmd.append("--compile")
     launched = time.time()
     try:
-        r = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=900)
+        r = subprocess.run(cmd, env=env(a.threads), capture_output=True, text=True, timeout=a.peer_timeout)
     except subprocess.TimeoutExpired:
-        return {"error": ["timed out"]}
-    if r.returncode != 0:
-        lines = [l for l in (r.stderr + r.stdout).splitlines() if "Error" in l or "error" in l]
-        return {"error": (lines or (r.stderr + r.stdout).splitlines())[-1:]}
-    return summarize(log, a.warmup, launched)
+        return {"error": f"timed out after {a.peer_timeout} s"}
+    records = read_log(log)
+    if r.returncode != 0 or len(records) < a.steps:
+        return {"error": last_error(r.stderr + r.stdout)}
+    return summarize_run(records, a.warmup, launched)
 
 
 def peers_for(row):
@@ -88,71 +137,190 @@ def peers_for(row):
     return ["deepspeed", "fsdp2"] if stage in (2, 3) else ["deepspeed"]
 
 
+def combine(runs):
+    """Runs of one system on one row -> the figure: medians over runs, min-max beside them."""
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return {"error": runs[-1]["error"]}
+    times = [r["step_ms"] for r in ok]
+    return {"step_ms": statistics.median(times), "step_ms_min": min(times), "step_ms_max": max(times),
+            "runs": len(ok), "failed_runs": len(runs) - len(ok),
+            "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in ok),
+            "first_step_s": statistics.median(r["first_step_s"] for r in ok), "losses": ok[0]["losses"],
+            "final_loss": ok[0]["losses"][-1]}
+
+
+def loss_rel_diff(zcc, peer):
+    pairs = list(zip(zcc["losses"], peer["losses"]))
+    return max(abs(p - z) / max(abs(z), 1e-12) for z, p in pairs) if pairs else None
+
+
+def model_flops_per_step(params, batch):
+    """Training FLOPs per step as nanoGPT's estimate_mfu and PaLM count them (forward + backward =
+    3 x forward; attention's score and value products at full T x T)."""
+    shapes = dict(params)
+    n = sum(__import__("math").prod(s) for _, s in params)
+    if "wpe" not in shapes:  # the MLP: 6 x parameters per row
+        return 6 * n * batch
+    T, C = shapes["wpe"]
+    L = sum(1 for name in shapes if name.endswith("_qkv_w"))
+    return (6 * (n - T * C) + 12 * L * C * T) * batch * T
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="gpt", choices=["gpt", "mlp"])
-    ap.add_argument("--steps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--rows", default=",".join(DEFAULT_ROWS).replace(",np=", ";np="))
+    ap.add_argument("--size", default="example", choices=sorted(PRESETS))
+    ap.add_argument("--model", choices=["gpt", "mlp"], help="same as --size example|mlp")
+    ap.add_argument("--rows", help="';'-separated rows (default: the preset's)")
+    ap.add_argument("--steps", type=int)
+    ap.add_argument("--warmup", type=int)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--compile", default="both", choices=["both", "eager", "compiled"],
+                    help="peer variants to run; with both, a peer's figure is the faster")
+    ap.add_argument("--threads", type=int, default=1, help="compute threads per rank, zcc and peers alike")
     ap.add_argument("--json", default=os.path.join(ROOT, "build", "peers_bench.json"))
+    ap.add_argument("--markdown", default=os.path.join(ROOT, "build", "peers_bench.md"))
     ap.add_argument("--zcc", default=os.path.join(ROOT, "build", "bin", "zcc"))
     ap.add_argument("--data", default=os.path.join(ROOT, "docs", "dialect.md"))
+    ap.add_argument("--peer-timeout", type=int, default=3600)
     a = ap.parse_args()
-    a.model_file = os.path.join(ROOT, "examples", f"{a.model}.mlir")
-    rows = [dict(kv.split("=") for kv in r.split(",")) for r in a.rows.split(";")]
+    if a.model:
+        a.size = "example" if a.model == "gpt" else "mlp"
+    preset = PRESETS[a.size]
+    a.kind = preset["kind"]
+    a.steps = a.steps or preset["steps"]
+    a.warmup = preset["warmup"] if a.warmup is None else a.warmup
+    if a.warmup >= a.steps:
+        sys.exit(f"--warmup {a.warmup} leaves no measured step of --steps {a.steps}")
+    rows = [dict(kv.split("=") for kv in r.split(",")) for r in (a.rows.split(";") if a.rows else preset["rows"])]
 
     setup = subprocess.run([os.path.join(ROOT, "bench", "setup_peers.sh")], capture_output=True, text=True)
-    python = setup.stdout.strip().splitlines()[-1] + "/bin/python" if setup.returncode == 0 else None
-    if python is None:
-        print(f"peers could not be installed ({setup.stderr.strip().splitlines()[-1:]}): falling back to "
-              f"Debian's torch 1.13 DDP")
-        python = "/usr/bin/python3"
+    if setup.returncode != 0:
+        sys.exit(f"peers could not be installed: {setup.stderr.strip()[-500:]}")
+    a.python = setup.stdout.strip().splitlines()[-1] + "/bin/python"
     # The bench itself needs torch and numpy (the initial weights): run it with the peers' Python.
-    venv = os.path.dirname(os.path.dirname(python))
-    if os.path.realpath(sys.prefix) != os.path.realpath(venv) and python != "/usr/bin/python3" and \
-            not os.environ.get("ZCC_BENCH_REEXEC"):
+    venv = os.path.dirname(os.path.dirname(a.python))
+    if os.path.realpath(sys.prefix) != os.path.realpath(venv) and not os.environ.get("ZCC_BENCH_REEXEC"):
         os.environ["ZCC_BENCH_REEXEC"] = "1"
-        os.execv(python, [python, os.path.abspath(__file__)] + sys.argv[1:])
-    versions = subprocess.run([python, "-c", "import torch; print(torch.__version__)"], capture_output=True,
-                              text=True).stdout.strip()
+        os.execv(a.python, [a.python, os.path.abspath(__file__)] + sys.argv[1:])
+    versions = subprocess.run([a.python, "-c", "import torch, deepspeed; print(torch.__version__, "
+                               "deepspeed.__version__)"], capture_output=True, text=True,
+                              env=env(1)).stdout.split()
+    versions = {"torch": versions[0], "deepspeed": versions[1]} if len(versions) == 2 else {}
+    info = machine(a.threads, versions)
 
     import numpy as np
-    import torch
     from torch_reference import initial_weights, read_model
-    params, _, _ = read_model(a.model_file)
-    results = []
+    variants = {"both": [False, True], "eager": [False], "compiled": [True]}[a.compile]
     with tempfile.TemporaryDirectory() as work:
-        weights = os.path.join(work, "weights.f32")
+        if "gen" in preset:
+            a.model_file = os.path.join(work, f"{a.size}.mlir")
+            flags = [f"--{k}={v}" for k, v in preset["gen"].items()]
+            with open(a.model_file, "w") as f:
+                subprocess.run([sys.executable, os.path.join(ROOT, "examples", "gen_gpt.py")] + flags, stdout=f,
+                               check=True)
+        else:
+            a.model_file = os.path.join(ROOT, preset["file"])
+        params, batch, _ = read_model(a.model_file)
+        flops = model_flops_per_step(params, batch)
+        tokens = batch * (dict(params)["wpe"][0] if a.kind == "gpt" else 1)
+        a.weights = os.path.join(work, "weights.f32")
         w = initial_weights(params, 1234)
-        np.concatenate([w[name].numpy().ravel() for name, _ in params]).astype(np.float32).tofile(weights)
-        for row in rows:
-            entry = {"row": row, "zcc": run_zcc(a, row, weights, work), "peers": {}}
-            for system in peers_for(row):
-                entry["peers"][system] = run_peer(a, system, row, weights, work, python)
-            results.append(entry)
-            print_row(entry)
+        np.concatenate([w[name].numpy().ravel() for name, _ in params]).astype(np.float32).tofile(a.weights)
+        n_params = sum(int(np.prod(s)) for _, s in params)
+        print(f"{a.size}: {n_params / 1e6:.1f}M parameters, batch {batch}, {flops / 1e9:.1f} GFLOP a step; "
+              f"{info['cpu']} ({' '.join(info['isa'])}), {info['cores']} cores, {a.threads} thread(s) a rank; "
+              f"peers {versions}", flush=True)
+
+        runs = {}  # (row index, system) -> list of run summaries
+        exes = {}
+        for i, row in enumerate(rows):
+            exes[i] = os.path.join(work, f"zcc{i}.bin")
+            flags = ["--world-size", row["np"], "--zero-stage", row["stage"], "--precision",
+                     row.get("precision", "fp32"), "--recompute", row.get("recompute", "none")]
+            subprocess.run([a.zcc, a.model_file, "-o", exes[i]] + flags, check=True)
+        # Interleaved: every repeat runs every row's zcc and peers once, so slow drifts of the
+        # machine (thermal, neighbours) land on all of them alike.
+        for rep in range(a.repeats):
+            for i, row in enumerate(rows):
+                runs.setdefault((i, "zcc"), []).append(run_zcc(a, row, exes[i], work))
+                for system in peers_for(row):
+                    for compiled in variants:
+                        key = (i, system + ("+compile" if compiled else ""))
+                        runs.setdefault(key, []).append(run_peer(a, system, row, compiled, work))
+                print(f"repeat {rep + 1}/{a.repeats}: {name_of(row)} done", flush=True)
+
+    results = []
+    for i, row in enumerate(rows):
+        z = combine(runs[(i, "zcc")])
+        entry = {"row": row, "zcc": z, "peers": {}}
+        for system in peers_for(row):
+            tried = {v: combine(runs[(i, v)]) for v in (system, system + "+compile") if (i, v) in runs}
+            good = {v: r for v, r in tried.items() if "error" not in r}
+            best = min(good, key=lambda v: good[v]["step_ms"]) if good else None
+            peer = dict(good[best], variant="compiled" if best.endswith("+compile") else "eager") if best else \
+                {"error": "; ".join(f"{v}: {r['error']}" for v, r in tried.items())}
+            peer["variants"] = {v: (r.get("step_ms") if "error" not in r else r["error"]) for v, r in tried.items()}
+            if "error" not in peer and "error" not in z:
+                peer["loss_rel_diff"] = loss_rel_diff(z, peer)
+            entry["peers"][system] = peer
+        for fig in [z] + list(entry["peers"].values()):
+            if "error" not in fig:
+                fig["tokens_per_s"] = tokens / (fig["step_ms"] / 1e3)
+                fig["gflops"] = flops / (fig["step_ms"] / 1e3) / 1e9
+        results.append(entry)
+    report = {"size": a.size, "model_file": os.path.relpath(a.model_file, ROOT) if "file" in preset else preset["gen"],
+              "parameters": n_params, "batch": batch, "flops_per_step": flops, "steps": a.steps,
+              "warmup": a.warmup, "repeats": a.repeats, "machine": info, "results": results}
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
-    json.dump({"model": a.model, "steps": a.steps, "warmup": a.warmup, "peer_torch": versions,
-               "threads_per_rank": 1, "results": results}, open(a.json, "w"), indent=1)
-    print(f"wrote {a.json} (peers: torch {versions})")
+    json.dump(report, open(a.json, "w"), indent=1)
+    table = markdown(report)
+    open(a.markdown, "w").write(table)
+    print(table)
+    print(f"wrote {a.json} and {a.markdown}")
 
 
-def print_row(entry):
-    row, z = entry["row"], entry["zcc"]
-    name = ",".join(f"{k}={v}" for k, v in row.items())
-    if not z or "error" in z:
-        print(f"{name:40s} zcc FAILED: {z and z.get('error')}")
-        return
-    print(f"{name:40s} zcc {z['step_ms']:7.2f} ms  {z['peak_rss_mb']:7.1f} MB  first step {z['first_step_s']:5.2f} s"
-          f"  loss {z['final_loss']:.4f}")
-    for system, p in entry["peers"].items():
-        if not p or "error" in p:
-            print(f"{'':40s} {system:9s} did not run: {p and p.get('error')}")
+def name_of(row):
+    return ",".join(f"{k}={v}" for k, v in row.items())
+
+
+def fmt_time(f):
+    return f"{f['step_ms']:.0f} ({f['step_ms_min']:.0f}-{f['step_ms_max']:.0f})"
+
+
+def markdown(report):
+    m = report["machine"]
+    gen = report["model_file"]
+    shape = gen if isinstance(gen, str) else (f"{gen['layers']}L d{gen['dim']} H{gen['heads']} T{gen['context']} "
+                                              f"B{gen['batch']}" + (f" V{gen['vocab']}" if "vocab" in gen else ""))
+    out = [f"**{report['size']}** ({shape}, {report['parameters'] / 1e6:.1f}M parameters, "
+           f"{report['flops_per_step'] / 1e9:.1f} GFLOP a step). {m['cpu']} ({', '.join(m['isa'])}), "
+           f"{m['cores']} cores, {m['threads_per_rank']} thread a rank; torch {m['peers'].get('torch')}, "
+           f"DeepSpeed {m['peers'].get('deepspeed')}; zcc {m['zcc_commit']}. Median of {report['repeats']} "
+           f"interleaved runs of {report['steps']} steps ({report['warmup']} warm-up), min-max in brackets.", "",
+           "| row | system | step ms | tokens/s | GF/s | peak RSS MB | final loss | loss vs zcc | zcc / peer |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for e in report["results"]:
+        z, name = e["zcc"], name_of(e["row"])
+        if "error" in z:
+            out.append(f"| {name} | zcc | failed: {z['error']} | | | | | | |")
             continue
-        print(f"{'':40s} {system:9s} {p['step_ms']:7.2f} ms  {p['peak_rss_mb']:7.1f} MB  first step "
-              f"{p['first_step_s']:5.2f} s  loss {p['final_loss']:.4f}   zcc/{system}: time "
-              f"{z['step_ms'] / p['step_ms']:.2f}x, memory {z['peak_rss_mb'] / p['peak_rss_mb']:.2f}x, first step "
-              f"{z['first_step_s'] / p['first_step_s']:.2f}x")
+        out.append(f"| {name} | zcc | {fmt_time(z)} | {z['tokens_per_s']:.0f} | {z['gflops']:.1f} | "
+                   f"{z['peak_rss_mb']:.0f} | {z['final_loss']:.4f} | | |")
+        for system, p in e["peers"].items():
+            if "error" in p:
+                out.append(f"| | {system} | did not run: {p['error']} | | | | | | |")
+                continue
+            diff = p["loss_rel_diff"]
+            # fp32 rows train the same steps (1e-4 relative); bf16 rows round differently in
+            # each system, so their difference is shown, not judged.
+            differs = diff > 1e-4 and e["row"].get("precision", "fp32") == "fp32"
+            ratio = z["step_ms"] / p["step_ms"]
+            verdict = f"**{ratio:.2f}x (slower)**" if ratio > 1 else f"{ratio:.2f}x"
+            out.append(f"| | {system} ({p['variant']}) | {fmt_time(p)} | {p['tokens_per_s']:.0f} | "
+                       f"{p['gflops']:.1f} | {p['peak_rss_mb']:.0f} | {p['final_loss']:.4f} | "
+                       f"{diff:.1e}{' **differs**' if differs else ''} | {verdict} |")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

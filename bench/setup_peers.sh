@@ -12,7 +12,7 @@ fi
 if ! "$venv/bin/python" -c "import torch, deepspeed" >/dev/null 2>&1; then
   "$venv/bin/pip" install --quiet --upgrade pip
   # The CPU is all the peers use here; DeepSpeed builds no ops (DS_BUILD_OPS=0).
-  DS_BUILD_OPS=0 "$venv/bin/pip" install --quiet "torch==2.6.0" "deepspeed==0.16.4" numpy psutil
+  DS_BUILD_OPS=0 "$venv/bin/pip" install --quiet "torch==2.15.0" "deepspeed==0.19.8" numpy psutil
 fi
 "$venv/bin/python" -c "import torch, deepspeed; print('peers:', 'torch', torch.__version__, 'deepspeed', deepspeed.__version__)"
 echo "$venv"
