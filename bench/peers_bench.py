@@ -20,6 +20,7 @@ A peer that fails is reported with its error, not left out silently.
 usage: bench/peers_bench.py [--size NAME] [--rows ROW;...] [--steps N] [--warmup N]
                             [--repeats 3] [--compile both|eager|compiled] [--threads 1]
                             [--json F] [--markdown F] [--zcc build/bin/zcc]
+       bench/peers_bench.py --render F.json   (the Markdown table of an earlier run)
 NAME: one of PRESETS below (--model gpt|mlp is --size example|mlp)
 ROW: np=N,stage=S[,precision=bf16][,recompute=selective]
 """
@@ -70,6 +71,16 @@ def machine(threads, versions):
                             text=True).stdout.strip()
     return {"cpu": model, "isa": isa, "cores": os.cpu_count(), "threads_per_rank": threads, "peers": versions,
             "zcc_commit": commit}
+
+
+def roofline(a):
+    """The machine's FMA peak per core and memory bandwidth (bench/runtime/Roofline.cpp), measured
+    now, before the runs, so every GF/s figure has its ceiling from the same machine."""
+    exe = os.path.join(os.path.dirname(os.path.dirname(a.zcc)), "bench", "zrt-roofline")
+    if not os.path.exists(exe):
+        print(f"no {exe} (scripts/build.sh builds it): the table has no % of FMA peak")
+        return None
+    return json.loads(subprocess.run([exe, "--json"], capture_output=True, text=True, check=True).stdout)
 
 
 def read_log(log):
@@ -183,7 +194,11 @@ def main():
     ap.add_argument("--zcc", default=os.path.join(ROOT, "build", "bin", "zcc"))
     ap.add_argument("--data", default=os.path.join(ROOT, "docs", "dialect.md"))
     ap.add_argument("--peer-timeout", type=int, default=3600)
+    ap.add_argument("--render", metavar="JSON", help="print the Markdown table of an earlier run's JSON, run nothing")
     a = ap.parse_args()
+    if a.render:
+        print(markdown(json.load(open(a.render))), end="")
+        return
     if a.model:
         a.size = "example" if a.model == "gpt" else "mlp"
     preset = PRESETS[a.size]
@@ -208,6 +223,7 @@ def main():
                               env=env(1)).stdout.split()
     versions = {"torch": versions[0], "deepspeed": versions[1]} if len(versions) == 2 else {}
     info = machine(a.threads, versions)
+    info["roofline"] = roofline(a)
 
     import numpy as np
     from torch_reference import initial_weights, read_model
@@ -264,10 +280,13 @@ def main():
             if "error" not in peer and "error" not in z:
                 peer["loss_rel_diff"] = loss_rel_diff(z, peer)
             entry["peers"][system] = peer
+        cores_used = int(row["np"]) * a.threads
         for fig in [z] + list(entry["peers"].values()):
             if "error" not in fig:
                 fig["tokens_per_s"] = tokens / (fig["step_ms"] / 1e3)
                 fig["gflops"] = flops / (fig["step_ms"] / 1e3) / 1e9
+                if info["roofline"]:
+                    fig["fma_peak_fraction"] = fig["gflops"] / (info["roofline"]["fma_gflops_per_core"] * cores_used)
         results.append(entry)
     report = {"size": a.size, "model_file": os.path.relpath(a.model_file, ROOT) if "file" in preset else preset["gen"],
               "parameters": n_params, "batch": batch, "flops_per_step": flops, "steps": a.steps,
@@ -288,24 +307,32 @@ def fmt_time(f):
     return f"{f['step_ms']:.0f} ({f['step_ms_min']:.0f}-{f['step_ms_max']:.0f})"
 
 
+def fmt_rate(f):
+    share = f" ({100 * f['fma_peak_fraction']:.0f}%)" if "fma_peak_fraction" in f else ""
+    return f"{f['gflops']:.1f}{share}"
+
+
 def markdown(report):
     m = report["machine"]
     gen = report["model_file"]
     shape = gen if isinstance(gen, str) else (f"{gen['layers']}L d{gen['dim']} H{gen['heads']} T{gen['context']} "
                                               f"B{gen['batch']}" + (f" V{gen['vocab']}" if "vocab" in gen else ""))
+    r = m.get("roofline")
+    peak = (f", measured f32 FMA peak {r['fma_gflops_per_core']:.0f} GF/s a core and triad "
+            f"{r['triad_gbs_all_cores']:.1f} GB/s" if r else "")
     out = [f"**{report['size']}** ({shape}, {report['parameters'] / 1e6:.1f}M parameters, "
            f"{report['flops_per_step'] / 1e9:.1f} GFLOP a step). {m['cpu']} ({', '.join(m['isa'])}), "
-           f"{m['cores']} cores, {m['threads_per_rank']} thread a rank; torch {m['peers'].get('torch')}, "
+           f"{m['cores']} cores, {m['threads_per_rank']} thread a rank{peak}; torch {m['peers'].get('torch')}, "
            f"DeepSpeed {m['peers'].get('deepspeed')}; zcc {m['zcc_commit']}. Median of {report['repeats']} "
            f"interleaved runs of {report['steps']} steps ({report['warmup']} warm-up), min-max in brackets.", "",
-           "| row | system | step ms | tokens/s | GF/s | peak RSS MB | final loss | loss vs zcc | zcc / peer |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "| row | system | step ms | tokens/s | GF/s (% FMA peak) | peak RSS MB | final loss | loss vs zcc | "
+           "zcc / peer |", "|---|---|---|---|---|---|---|---|---|"]
     for e in report["results"]:
         z, name = e["zcc"], name_of(e["row"])
         if "error" in z:
             out.append(f"| {name} | zcc | failed: {z['error']} | | | | | | |")
             continue
-        out.append(f"| {name} | zcc | {fmt_time(z)} | {z['tokens_per_s']:.0f} | {z['gflops']:.1f} | "
+        out.append(f"| {name} | zcc | {fmt_time(z)} | {z['tokens_per_s']:.0f} | {fmt_rate(z)} | "
                    f"{z['peak_rss_mb']:.0f} | {z['final_loss']:.4f} | | |")
         for system, p in e["peers"].items():
             if "error" in p:
@@ -318,7 +345,7 @@ def markdown(report):
             ratio = z["step_ms"] / p["step_ms"]
             verdict = f"**{ratio:.2f}x (slower)**" if ratio > 1 else f"{ratio:.2f}x"
             out.append(f"| | {system} ({p['variant']}) | {fmt_time(p)} | {p['tokens_per_s']:.0f} | "
-                       f"{p['gflops']:.1f} | {p['peak_rss_mb']:.0f} | {p['final_loss']:.4f} | "
+                       f"{fmt_rate(p)} | {p['peak_rss_mb']:.0f} | {p['final_loss']:.4f} | "
                        f"{diff:.1e}{' **differs**' if differs else ''} | {verdict} |")
     return "\n".join(out) + "\n"
 
