@@ -1,24 +1,40 @@
 #!/usr/bin/env bash
 # Builds and runs the runtime benchmarks, then prints zrt / bare-library ratios
-# (targets: matmul >= 0.9x, elementwise >= 0.5x memcpy, collectives >= 0.9x MPI at 2 ranks).
+# (targets: matmul >= 0.9x the best library on each shape, elementwise >= 0.5x memcpy,
+# collectives >= 0.9x MPI at 2 ranks), with the machine's roofline (zrt-roofline) first.
+# One compute thread (OMP_NUM_THREADS=1 unless set), as a rank of the peers' benchmark runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh >/dev/null
 scripts/build.sh >/dev/null
 build=${ZCC_BUILD_DIR:-build}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 out=$(mktemp -d)
+"$build/bench/zrt-roofline" | tee "$out/roofline.txt"
+peak=$("$build/bench/zrt-roofline" --json)
 "$build/bench/zrt-kernel-bench" --benchmark_format=json --benchmark_min_time=0.3 > "$out/kernels.json"
-python3 - "$out/kernels.json" <<'PY'
+python3 - "$out/kernels.json" "$peak" <<'PY'
 import json, sys
 rows = {b["name"]: b for b in json.load(open(sys.argv[1]))["benchmarks"]}
+peak = json.loads(sys.argv[2])["fma_gflops_per_core"] * int(__import__("os").environ["OMP_NUM_THREADS"])
 def rate(name, key):
     return rows[name][key]
-print(f"{'matmul':<14}{'shape':<16}{'zrt GFLOP/s':>12}{'lib GFLOP/s':>12}{'ratio':>8}")
-for dtype, ours, lib in (("f32", "BM_zrt_matmul_f32", "BM_blas_sgemm"), ("bf16", "BM_zrt_matmul_bf16", "BM_onednn_bf16")):
-    for i in range(5):
-        a, b = rows[f"{ours}/{i}"], rows[f"{lib}/{i}"]
-        print(f"{dtype:<14}{a['label']:<16}{a['flops']/1e9:>12.1f}{b['flops']/1e9:>12.1f}{a['flops']/b['flops']:>8.2f}")
+def flops(name):
+    r = rows.get(name)
+    return r["flops"] if r and "error_occurred" not in r and "flops" in r else 0.0
+print(f"{'matmul':<6}{'shape':<24}{'zrt GF/s':>9}{'% peak':>8}{'best lib':>22}{'lib GF/s':>9}{'ratio':>7}")
+libraries = {"f32": ("BM_zrt_matmul_f32", ["BM_blas_sgemm", "BM_onednn_f32_primitive"]),
+             "bf16": ("BM_zrt_matmul_bf16", ["BM_onednn_bf16"])}
+for dtype, (ours, libs) in libraries.items():
+    i = 0
+    while f"{ours}/{i}" in rows:
+        a = rows[f"{ours}/{i}"]
+        lib = max(libs, key=lambda l: flops(f"{l}/{i}"))
+        best = flops(f"{lib}/{i}")
+        print(f"{dtype:<6}{a['label']:<24}{a['flops']/1e9:>9.1f}{100*a['flops']/1e9/peak:>7.0f}%{lib[3:]:>22}"
+              f"{best/1e9:>9.1f}{a['flops']/best if best else float('nan'):>7.2f}")
+        i += 1
 memcpy = rate("BM_memcpy", "bytes_per_second")
 print(f"\n{'elementwise':<14}{'GB/s':>12}{'memcpy GB/s':>12}{'ratio':>8}")
 for name in ("BM_zrt_add_f32", "BM_zrt_gelu_f32", "BM_zrt_adamw_f32"):

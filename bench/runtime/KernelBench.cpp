@@ -13,56 +13,67 @@
 
 namespace {
 
-// Shapes: 1024^3, and the GPT example's (B*T = 512 rows, d = 128, MLP 512, vocab 256).
+// Shapes: 1024^3, then the GEMMs of a training step (forward, dX = dY W^T, dW = X^T dY) of
+// nanoGPT's shakespeare-char model (B*T = 2048 rows, d = 384, MLP 1536) and of GPT-2 124M
+// (B*T = 4096, d = 768, MLP 3072, vocabulary 50304).
 struct Shape {
   int64_t m, n, k;
-  int transB;
+  int transA, transB;
 };
-const Shape kShapes[] = {{1024, 1024, 1024, 0}, {512, 384, 128, 0}, {512, 512, 128, 0},
-                         {512, 128, 512, 0},    {512, 256, 128, 1}};
+const Shape kShapes[] = {{1024, 1024, 1024, 0, 0},  {2048, 1152, 384, 0, 0},  {2048, 1536, 384, 0, 0},
+                         {2048, 384, 1536, 0, 0},   {2048, 384, 1536, 0, 1},  {1536, 384, 2048, 1, 0},
+                         {384, 1152, 2048, 1, 0},   {4096, 3072, 768, 0, 0},  {4096, 768, 3072, 0, 1},
+                         {768, 3072, 4096, 1, 0},   {3072, 768, 4096, 1, 0},  {4096, 50304, 768, 0, 1},
+                         {50304, 768, 4096, 1, 0}};
+constexpr int kShapeCount = sizeof(kShapes) / sizeof(kShapes[0]);
 
 void setShapeCounters(benchmark::State &state, const Shape &s) {
   state.counters["flops"] = benchmark::Counter(2.0 * s.m * s.n * s.k * state.iterations(),
                                                benchmark::Counter::kIsRate);
-  state.SetLabel(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k));
+  state.SetLabel(std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                 (s.transA ? " tA" : "") + (s.transB ? " tB" : ""));
 }
 
-void BM_zrt_matmul_f32(benchmark::State &state) {
+template <class T> void BM_zrt_matmul(benchmark::State &state, zrt_dtype dtype, T one) {
   const Shape s = kShapes[state.range(0)];
-  std::vector<float> a(s.m * s.k, 0.5f), b(s.k * s.n, 0.25f), c(s.m * s.n);
+  std::vector<T> a(s.m * s.k, one), b(s.k * s.n, one), c(s.m * s.n);
   for (auto _ : state)
-    zrt_matmul(ZRT_DTYPE_F32, a.data(), b.data(), c.data(), 1, s.m, s.n, s.k, 0, s.transB, 0);
+    zrt_matmul(dtype, a.data(), b.data(), c.data(), 1, s.m, s.n, s.k, s.transA, s.transB, 0);
   setShapeCounters(state, s);
+}
+void BM_zrt_matmul_f32(benchmark::State &state) { BM_zrt_matmul<float>(state, ZRT_DTYPE_F32, 0.5f); }
+void BM_zrt_matmul_bf16(benchmark::State &state) {
+  BM_zrt_matmul<zrt::bf16>(state, ZRT_DTYPE_BF16, zrt::bf16(0.5f));
 }
 
 void BM_blas_sgemm(benchmark::State &state) {
   const Shape s = kShapes[state.range(0)];
   std::vector<float> a(s.m * s.k, 0.5f), b(s.k * s.n, 0.25f), c(s.m * s.n);
   for (auto _ : state)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, s.transB ? CblasTrans : CblasNoTrans, s.m, s.n, s.k,
-                1.f, a.data(), s.k, b.data(), s.transB ? s.k : s.n, 0.f, c.data(), s.n);
+    cblas_sgemm(CblasRowMajor, s.transA ? CblasTrans : CblasNoTrans, s.transB ? CblasTrans : CblasNoTrans,
+                s.m, s.n, s.k, 1.f, a.data(), s.transA ? s.m : s.k, b.data(), s.transB ? s.k : s.n, 0.f,
+                c.data(), s.n);
   setShapeCounters(state, s);
 }
 
-void BM_zrt_matmul_bf16(benchmark::State &state) {
+/// oneDNN's matmul primitive on the shape, row-major operands (transposed ones as "ba").
+void onednnMatmul(benchmark::State &state, dnnl::memory::data_type type) {
   const Shape s = kShapes[state.range(0)];
-  std::vector<zrt::bf16> a(s.m * s.k, zrt::bf16(0.5f)), b(s.k * s.n, zrt::bf16(0.25f)), c(s.m * s.n);
-  for (auto _ : state)
-    zrt_matmul(ZRT_DTYPE_BF16, a.data(), b.data(), c.data(), 1, s.m, s.n, s.k, 0, s.transB, 0);
-  setShapeCounters(state, s);
-}
-
-void BM_onednn_bf16(benchmark::State &state) {
-  const Shape s = kShapes[state.range(0)];
-  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  dnnl::memory::desc aDesc({s.m, s.k}, dt::bf16, dnnl::memory::format_tag::ab);
-  dnnl::memory::desc bDesc({s.k, s.n}, dt::bf16,
-                           s.transB ? dnnl::memory::format_tag::ba : dnnl::memory::format_tag::ab);
-  dnnl::memory::desc cDesc({s.m, s.n}, dt::bf16, dnnl::memory::format_tag::ab);
-  dnnl::matmul primitive(dnnl::matmul::primitive_desc(dnnl::matmul::desc(aDesc, bDesc, cDesc), engine));
-  std::vector<zrt::bf16> a(s.m * s.k, zrt::bf16(0.5f)), b(s.k * s.n, zrt::bf16(0.25f)), c(s.m * s.n);
+  dnnl::memory::desc aDesc({s.m, s.k}, type, s.transA ? tag::ba : tag::ab);
+  dnnl::memory::desc bDesc({s.k, s.n}, type, s.transB ? tag::ba : tag::ab);
+  dnnl::memory::desc cDesc({s.m, s.n}, type, tag::ab);
+  dnnl::matmul primitive;
+  try {
+    primitive = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(aDesc, bDesc, cDesc), engine));
+  } catch (const dnnl::error &) {
+    state.SkipWithError("oneDNN has no matmul primitive for this type on this CPU");
+    return;
+  }
+  const size_t elementBytes = type == dnnl::memory::data_type::f32 ? 4 : 2;
+  std::vector<char> a(s.m * s.k * elementBytes), b(s.k * s.n * elementBytes), c(s.m * s.n * elementBytes);
   dnnl::memory aMem(aDesc, engine, a.data()), bMem(bDesc, engine, b.data()), cMem(cDesc, engine, c.data());
   for (auto _ : state) {
     primitive.execute(stream, {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}});
@@ -70,6 +81,8 @@ void BM_onednn_bf16(benchmark::State &state) {
   }
   setShapeCounters(state, s);
 }
+void BM_onednn_f32_primitive(benchmark::State &state) { onednnMatmul(state, dnnl::memory::data_type::f32); }
+void BM_onednn_bf16(benchmark::State &state) { onednnMatmul(state, dnnl::memory::data_type::bf16); }
 
 // Elementwise kernels move 3 (add) or 2 (gelu) buffers; memcpy moves 2.
 constexpr int64_t kElements = 1 << 24; // 64 MiB of f32: well outside the caches
@@ -111,10 +124,11 @@ void BM_zrt_adamw_f32(benchmark::State &state) {
 
 } // namespace
 
-BENCHMARK(BM_zrt_matmul_f32)->DenseRange(0, 4)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_blas_sgemm)->DenseRange(0, 4)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_zrt_matmul_bf16)->DenseRange(0, 4)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_onednn_bf16)->DenseRange(0, 4)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_zrt_matmul_f32)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_blas_sgemm)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_onednn_f32_primitive)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_zrt_matmul_bf16)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_onednn_bf16)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_memcpy)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_add_f32)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_gelu_f32)->Unit(benchmark::kMillisecond);

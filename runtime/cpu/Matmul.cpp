@@ -177,10 +177,21 @@ std::string describeDnnlIsa() {
   }
 }
 
+/// f32 through oneDNN's GEMM entry point, not its matmul primitive: oneDNN 2.6's brgemm
+/// matmul has shapes where it runs at a third to half of the GEMM (GPT-2 124M's MLP, one
+/// thread of an AVX-512 core: 4096x3072x768 at 78 against 163 GF/s, the weight gradient
+/// 768x3072x4096 at 44 against 159), and elsewhere the two are within a few percent
+/// (bench/runtime/KernelBench.cpp, BM_zrt_matmul_f32 against BM_onednn_f32_primitive).
 void matmul(const float *a, const float *b, float *c, const MatmulShape &shape) {
-  if (shape.batch <= 0 || shape.m <= 0 || shape.n <= 0)
-    return;
-  runDnnl(dnnl::memory::data_type::f32, "f32", a, b, c, shape, /*mayLack=*/false);
+  batchedGemm(a, b, c, shape,
+              [](CBLAS_ORDER, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k,
+                 float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                 float *c, int64_t ldc) {
+                if (dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', m, n, k, alpha, a,
+                               lda, b, ldb, beta, c, ldc) != dnnl_success)
+                  fatal("zrt_matmul", "oneDNN f32 GEMM %lldx%lldx%lld failed", static_cast<long long>(m),
+                        static_cast<long long>(n), static_cast<long long>(k));
+              });
 }
 
 void matmul(const double *a, const double *b, double *c, const MatmulShape &shape) {
