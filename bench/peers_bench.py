@@ -24,7 +24,7 @@ usage: bench/peers_bench.py [--size NAME] [--rows ROW;...] [--steps N] [--warmup
 NAME: one of PRESETS below (--model gpt|mlp is --size example|mlp)
 ROW: np=N,stage=S[,precision=bf16][,recompute=selective]
 """
-import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
+import argparse, json, math, os, platform, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "Train"))
@@ -170,7 +170,7 @@ def model_flops_per_step(params, batch):
     """Training FLOPs per step as nanoGPT's estimate_mfu and PaLM count them (forward + backward =
     3 x forward; attention's score and value products at full T x T)."""
     shapes = dict(params)
-    n = sum(__import__("math").prod(s) for _, s in params)
+    n = sum(math.prod(s) for _, s in params)
     if "wpe" not in shapes:  # the MLP: 6 x parameters per row
         return 6 * n * batch
     T, C = shapes["wpe"]
