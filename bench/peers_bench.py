@@ -94,8 +94,21 @@ def summarize_run(records, warmup, launched):
 
 
 def last_error(text):
-    lines = [l for l in text.splitlines() if "Error" in l or "error" in l]
-    return (lines or text.splitlines() or ["no output"])[-1][-300:]
+    """The line that names the failure: a Python exception's last line, else any error line,
+    else the last line that is not one of mpirun's banner rules."""
+    lines = [l.strip() for l in text.splitlines() if l.strip() and not set(l.strip()) <= set("-=*")]
+    named = [l for l in lines if l.split(":")[0].endswith(("Error", "Exception"))] or \
+        [l for l in lines if "rror" in l]
+    return (named or lines or ["no output"])[-1][-300:]
+
+
+def free_port():
+    """A port nobody listens on now: each peer run gets its own rendezvous port, so one run's
+    socket in TIME_WAIT cannot fail the next run's bind."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return str(s.getsockname()[1])
 
 
 def run_zcc(a, row, exe, work):
@@ -132,7 +145,8 @@ def run_peer(a, system, row, compiled, work):
         cmd.append("--compile")
     launched = time.time()
     try:
-        r = subprocess.run(cmd, env=env(a.threads), capture_output=True, text=True, timeout=a.peer_timeout)
+        r = subprocess.run(cmd, env=dict(env(a.threads), MASTER_PORT=free_port()), capture_output=True, text=True,
+                           timeout=a.peer_timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {a.peer_timeout} s"}
     records = read_log(log)
@@ -155,7 +169,7 @@ def combine(runs):
         return {"error": runs[-1]["error"]}
     times = [r["step_ms"] for r in ok]
     return {"step_ms": statistics.median(times), "step_ms_min": min(times), "step_ms_max": max(times),
-            "runs": len(ok), "failed_runs": len(runs) - len(ok),
+            "runs": len(ok), "failed_runs": len(runs) - len(ok), "errors": [r["error"] for r in runs if "error" in r],
             "peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in ok),
             "first_step_s": statistics.median(r["first_step_s"] for r in ok), "losses": ok[0]["losses"],
             "final_loss": ok[0]["losses"][-1]}
@@ -304,7 +318,9 @@ def name_of(row):
 
 
 def fmt_time(f):
-    return f"{f['step_ms']:.0f} ({f['step_ms_min']:.0f}-{f['step_ms_max']:.0f})"
+    digits = 0 if f["step_ms"] >= 100 else 1 if f["step_ms"] >= 10 else 2
+    failed = f", {f['failed_runs']} run(s) failed: {f['errors'][-1]}" if f.get("failed_runs") else ""
+    return f"{f['step_ms']:.{digits}f} ({f['step_ms_min']:.{digits}f}-{f['step_ms_max']:.{digits}f}{failed})"
 
 
 def fmt_rate(f):
