@@ -13,14 +13,13 @@
 #define ZRT_CPU_ATTENTION_H
 
 #include <cblas.h>
-#include <dnnl.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
-#include "core/Error.h"
 #include "cpu/Parallel.h"
+#include "cpu/Sgemm.h"
 #include "zrt/KernelMath.h"
 
 namespace zrt::cpu {
@@ -49,10 +48,7 @@ void storeRows(const A *rows, int64_t Tn, int64_t C, int64_t D, T *x) {
 /// this ISA level's object instantiates no library code of its own.
 inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
                  const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-  if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc) !=
-      dnnl_success)
-    fatal("zrt_causal_attention", "oneDNN f32 GEMM %lldx%lldx%lld failed", static_cast<long long>(m),
-          static_cast<long long>(n), static_cast<long long>(k));
+  sgemm("zrt_causal_attention", ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
                  const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
@@ -68,31 +64,25 @@ inline double expOf(double x) { return std::exp(x); }
 /// add per 4 cycles: 60% of the attention's time at T = 1024); 16 lanes vectorize at every ISA
 /// level, and the order is fixed by the code, not by the vector width.
 constexpr int kLanes = 16;
-template <class A> A sumOf(const A *x, int64_t n) {
+/// The sum over j < n of term(j).
+template <class A, class Term> A laneSum(int64_t n, Term term) {
   A part[kLanes] = {};
   int64_t j = 0;
   for (; j + kLanes <= n; j += kLanes)
     for (int l = 0; l < kLanes; ++l)
-      part[l] += x[j + l];
+      part[l] += term(j + l);
   for (int l = 0; j < n; ++j, ++l)
-    part[l] += x[j];
+    part[l] += term(j);
   A sum = 0;
   for (int l = 0; l < kLanes; ++l)
     sum += part[l];
   return sum;
 }
+template <class A> A sumOf(const A *x, int64_t n) {
+  return laneSum<A>(n, [x](int64_t j) { return x[j]; });
+}
 template <class A> A dotOf(const A *x, const A *y, int64_t n) {
-  A part[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l)
-      part[l] += x[j + l] * y[j + l];
-  for (int l = 0; j < n; ++j, ++l)
-    part[l] += x[j] * y[j];
-  A sum = 0;
-  for (int l = 0; l < kLanes; ++l)
-    sum += part[l];
-  return sum;
+  return laneSum<A>(n, [x, y](int64_t j) { return x[j] * y[j]; });
 }
 /// The maximum, by 16 lanes too (exact in any order; a reduction(max) loop stayed scalar).
 template <class A> A maxOf(const A *x, int64_t n) {

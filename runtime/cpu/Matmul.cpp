@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "core/Error.h"
+#include "cpu/Sgemm.h"
 #include "cpu/WidenedMatmul.h"
 
 namespace zrt::cpu {
@@ -183,14 +184,12 @@ std::string describeDnnlIsa() {
 /// 768x3072x4096 at 44 against 159), and elsewhere the two are within a few percent
 /// (bench/runtime/KernelBench.cpp, BM_zrt_matmul_f32 against BM_onednn_f32_primitive).
 void matmul(const float *a, const float *b, float *c, const MatmulShape &shape) {
+  // batchedGemm passes cblas_dgemm's arguments; its alpha is always 1, as sgemm's.
   batchedGemm(a, b, c, shape,
-              [](CBLAS_ORDER, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k,
-                 float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
-                 float *c, int64_t ldc) {
-                if (dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', m, n, k, alpha, a,
-                               lda, b, ldb, beta, c, ldc) != dnnl_success)
-                  fatal("zrt_matmul", "oneDNN f32 GEMM %lldx%lldx%lld failed", static_cast<long long>(m),
-                        static_cast<long long>(n), static_cast<long long>(k));
+              [](CBLAS_ORDER, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, float,
+                 const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+                sgemm("zrt_matmul", ta == CblasTrans, tb == CblasTrans, m, n, k, a, lda, b, ldb, beta, c,
+                      ldc);
               });
 }
 

@@ -4,8 +4,6 @@
 // copies are the ISA level's (cpu/Bf16Rows.h).
 #include "cpu/WidenedMatmul.h"
 
-#include <dnnl.hpp>
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -15,6 +13,7 @@
 
 #include "core/Error.h"
 #include "cpu/IsaKernels.h"
+#include "cpu/Sgemm.h"
 
 namespace zrt::cpu {
 namespace {
@@ -42,16 +41,6 @@ std::pair<int64_t, int64_t> panelOf(int64_t extent, int t, int threads) {
   size = (size + 15) / 16 * 16;
   const int64_t lo = std::min(extent, t * size);
   return {lo, std::min(extent, lo + size)};
-}
-
-void sgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
-           const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-  dnnl::status status = dnnl::sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, 1.0f, a, lda, b,
-                                    ldb, beta, c, ldc);
-  if (status != dnnl::status::success)
-    fatal("zrt_matmul", "widened bf16 matmul: oneDNN f32 GEMM %lldx%lldx%lld failed (status %d)",
-          static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
-          static_cast<int>(status));
 }
 
 /// One 2-D product C (m x n, row stride n) = op(A) op(B), A stored m x k (k x m when
@@ -113,8 +102,8 @@ void widenedGemm(const bf16 *a, const bf16 *b, bf16 *c, int64_t m, int64_t n, in
             else
               isa.widenRows(a + (i0 + lo) * k + p0, k, width, kc, aPanel, kc);
             float *cPanel = cTile + lo * nc;
-            sgemm(transA, transB, width, nc, kc, aPanel, transA ? width : kc, bTile, transB ? kc : nc,
-                  beta, cPanel, nc);
+            sgemm("zrt_matmul", transA, transB, width, nc, kc, aPanel, transA ? width : kc, bTile,
+                  transB ? kc : nc, beta, cPanel, nc);
             if (last)
               isa.roundRows(cPanel, nc, width, nc, c + (i0 + lo) * n + j0, n);
           } else if (width > 0) {
@@ -126,8 +115,8 @@ void widenedGemm(const bf16 *a, const bf16 *b, bf16 *c, int64_t m, int64_t n, in
             else
               isa.widenRows(b + p0 * n + j0 + lo, n, kc, width, bPanel, width);
             float *cPanel = cTile + lo;
-            sgemm(transA, transB, mc, width, kc, aTile, transA ? mc : kc, bPanel, transB ? kc : width,
-                  beta, cPanel, nc);
+            sgemm("zrt_matmul", transA, transB, mc, width, kc, aTile, transA ? mc : kc, bPanel,
+                  transB ? kc : width, beta, cPanel, nc);
             if (last)
               isa.roundRows(cPanel, nc, mc, width, c + i0 * n + j0 + lo, n);
           }
