@@ -1,5 +1,6 @@
 // This machine's limits, measured: the FMA peak of one core (f32, at the widest vector ISA the
-// CPU has, and at AVX2 for comparison) and memory bandwidth (a STREAM triad over arrays far
+// CPU has, and at AVX2 for comparison), the bf16 dot-product peak where the CPU has AVX512-BF16
+// (whether a native bf16 GEMM can beat the f32 one there), and memory bandwidth (a STREAM triad over arrays far
 // beyond the caches) with one thread and with every core. Kernels and whole steps are reported
 // against these figures (bench/peers_bench.py's "% of FMA peak", run_runtime_bench.sh).
 //
@@ -59,6 +60,22 @@ __attribute__((target("avx2,fma"), noipa)) float fmaChainsAvx2(long iters) {
   return gSink;
 }
 
+// bf16 pairs summed into f32 (vdpbf16ps: 16 lanes x 2 products, 64 flops an instruction).
+__attribute__((target("avx512f,avx512bf16"), noipa)) float bf16DotChains(long iters) {
+  __m512 acc[kChains];
+  for (int j = 0; j < kChains; ++j)
+    acc[j] = _mm512_set1_ps(float(j));
+  const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80), b = (__m512bh)_mm512_set1_epi16(0x3380);
+  for (long i = 0; i < iters; ++i)
+    for (int j = 0; j < kChains; ++j)
+      acc[j] = _mm512_dpbf16_ps(acc[j], a, b);
+  __m512 sum = acc[0];
+  for (int j = 1; j < kChains; ++j)
+    sum = _mm512_add_ps(sum, acc[j]);
+  gSink = _mm512_reduce_add_ps(sum);
+  return gSink;
+}
+
 /// GFLOP/s of one thread: the best of several timed runs of ~0.2 s each.
 template <class F> double fmaPeak(F chains, int lanes) {
   volatile float sink = 0;
@@ -108,18 +125,21 @@ int main(int argc, char **argv) {
                                                                 __builtin_cpu_supports("fma");
   const double peak512 = avx512 ? fmaPeak(fmaChainsAvx512, 16) : 0;
   const double peak256 = avx2 ? fmaPeak(fmaChainsAvx2, 8) : 0;
+  // fmaPeak counts 2 flops a lane: vdpbf16ps's 64 flops count as 32 lanes.
+  const double peakBf16 = __builtin_cpu_supports("avx512bf16") ? fmaPeak(bf16DotChains, 32) : 0;
   const int cores = omp_get_num_procs();
   const double bw1 = triad(1), bwAll = triad(cores);
   const double peak = std::max(peak512, peak256);
   if (json) {
     std::printf("{\"fma_gflops_per_core\": %.1f, \"fma_gflops_per_core_avx512\": %.1f, "
-                "\"fma_gflops_per_core_avx2\": %.1f, \"cores\": %d, \"triad_gbs_one_thread\": %.2f, "
+                "\"fma_gflops_per_core_avx2\": %.1f, \"bf16_dot_gflops_per_core\": %.1f, \"cores\": %d, \"triad_gbs_one_thread\": %.2f, "
                 "\"triad_gbs_all_cores\": %.2f}\n",
-                peak, peak512, peak256, cores, bw1, bwAll);
+                peak, peak512, peak256, peakBf16, cores, bw1, bwAll);
     return 0;
   }
   std::printf("f32 FMA peak of one core: %.1f GFLOP/s (AVX-512: %.1f, AVX2: %.1f; 0 = not on this CPU)\n",
               peak, peak512, peak256);
+  std::printf("bf16 dot-product peak of one core (AVX512-BF16): %.1f GFLOP/s (0 = not on this CPU)\n", peakBf16);
   std::printf("memory bandwidth (triad): %.2f GB/s one thread, %.2f GB/s %d cores\n", bw1, bwAll, cores);
   return 0;
 }

@@ -1,5 +1,5 @@
 // Matrix products: f32 through oneDNN, bf16 through oneDNN's bf16 primitive where this CPU has
-// one and through widened f32 tiles where it has not (cpu/WidenedMatmul.h), f64 (the tests'
+// AMX and through widened f32 tiles elsewhere (cpu/WidenedMatmul.h), f64 (the tests'
 // finite-difference references) through BLAS.
 #ifndef ZRT_CPU_MATMUL_H
 #define ZRT_CPU_MATMUL_H
@@ -21,8 +21,9 @@ struct MatmulShape {
 
 void matmul(const float *a, const float *b, float *c, const MatmulShape &shape);
 void matmul(const double *a, const double *b, double *c, const MatmulShape &shape);
-/// On the path ZRT_BF16_MATMUL picks: `auto` (the default) runs oneDNN's bf16 primitive
-/// for every shape it can create one for and widens the rest, `native` and `widen` force one.
+/// On the path ZRT_BF16_MATMUL picks: `auto` (the default) runs oneDNN's bf16 primitive where
+/// oneDNN has AMX (for every shape it can create one for; the rest widen) and widens elsewhere,
+/// `native` and `widen` force one.
 void matmul(const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape);
 
 /// The two ways a bf16 product runs: oneDNN's bf16 primitive (CPUs with AVX-512), or bf16
