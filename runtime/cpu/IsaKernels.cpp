@@ -3,11 +3,11 @@
 // namespace the kernel templates are instantiated in (cpu/Parallel.h), so the instances of
 // different levels never merge at link time.
 #include "cpu/Attention.h"
-#include "cpu/Bf16Rows.h"
 #include "cpu/Dispatch.h"
 #include "cpu/Elementwise.h"
 #include "cpu/IsaKernels.h"
 #include "cpu/Normalization.h"
+#include "cpu/WidenedGemm.h"
 
 #define ZRT_STRINGIFY_(x) #x
 #define ZRT_STRINGIFY(x) ZRT_STRINGIFY_(x)
@@ -44,7 +44,7 @@ void attentionGradEntry(int32_t dtype, const void *dout, const void *q, const vo
 extern const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA);
 const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA) = {
     ZRT_STRINGIFY(ZRT_ISA), geluEntry, geluGradEntry, softmaxEntry, attentionEntry,
-    attentionGradEntry, widenRows, roundRows,
+    attentionGradEntry, widenedGemm,
 };
 
 } // namespace zrt::cpu

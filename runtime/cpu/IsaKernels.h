@@ -1,5 +1,5 @@
-// The compute-bound CPU kernels (exp/tanh per element: gelu, softmax, attention; bf16
-// rounding of row blocks), compiled
+// The compute-bound CPU kernels (exp/tanh per element: gelu, softmax, attention; the widened
+// bf16 GEMM), compiled
 // once per x86 ISA level and chosen once per process from the CPU's features. Memory-bound
 // kernels stay generic: wider vectors do not make them faster.
 #ifndef ZRT_CPU_ISAKERNELS_H
@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "cpu/WidenTiles.h"
 #include "zrt/bf16.h"
 
 namespace zrt::cpu {
@@ -22,11 +23,9 @@ struct IsaKernels {
   void (*causalAttentionGrad)(int32_t dtype, const void *dout, const void *q, const void *k,
                               const void *v, void *dq, void *dk, void *dv, int64_t batch,
                               int64_t time, int64_t channels, int64_t heads);
-  // The widened bf16 matmul's tile copies (cpu/Bf16Rows.h).
-  void (*widenRows)(const bf16 *src, int64_t srcStride, int64_t rows, int64_t cols, float *dst,
-                    int64_t dstStride);
-  void (*roundRows)(const float *src, int64_t srcStride, int64_t rows, int64_t cols, bf16 *dst,
-                    int64_t dstStride);
+  // One 2-D product of the widened bf16 matmul (cpu/WidenedGemm.h).
+  void (*widenedGemm)(const bf16 *a, const bf16 *b, bf16 *c, int64_t m, int64_t n, int64_t k,
+                      bool transA, bool transB, const WidenTiles &tiles);
 };
 
 /// The best level this CPU runs, unless ZRT_ISA=generic|avx2|avx512 asks for another
