@@ -228,18 +228,27 @@ enum class Store { Partial, AddPartial, Round, AddPartialRound };
 /// partial sums s and ldc of C.
 inline void storeTile(VF (&acc)[kMR][kNV], int mr, int nr, Store mode, float *s, int64_t lds,
                       bf16 *c, int64_t ldc) {
+  // s is only touched (and may be null) where the mode has partial sums.
   if (mr == kMR && nr == kNR) {
+    ZRT_UNROLL
     for (int i = 0; i < kMR; ++i)
+      ZRT_UNROLL
       for (int v = 0; v < kNV; ++v) {
-        VFu *partial = reinterpret_cast<VFu *>(s + i * lds + v * kW);
         switch (mode) {
-        case Store::Partial: *partial = acc[i][v]; break;
-        case Store::AddPartial: *partial = *partial + acc[i][v]; break;
+        case Store::Partial:
+          *reinterpret_cast<VFu *>(s + i * lds + v * kW) = acc[i][v];
+          break;
+        case Store::AddPartial: {
+          VFu *partial = reinterpret_cast<VFu *>(s + i * lds + v * kW);
+          *partial = *partial + acc[i][v];
+          break;
+        }
         case Store::Round:
           *reinterpret_cast<VHu *>(c + i * ldc + v * kW) = roundToBf16(acc[i][v]);
           break;
         case Store::AddPartialRound:
-          *reinterpret_cast<VHu *>(c + i * ldc + v * kW) = roundToBf16(*partial + acc[i][v]);
+          *reinterpret_cast<VHu *>(c + i * ldc + v * kW) =
+              roundToBf16(*reinterpret_cast<const VFu *>(s + i * lds + v * kW) + acc[i][v]);
           break;
         }
       }
@@ -251,12 +260,11 @@ inline void storeTile(VF (&acc)[kMR][kNV], int mr, int nr, Store mode, float *s,
       *reinterpret_cast<VF *>(&tile[i][v * kW]) = acc[i][v];
   for (int i = 0; i < mr; ++i)
     for (int j = 0; j < nr; ++j) {
-      float &partial = s[i * lds + j];
       switch (mode) {
-      case Store::Partial: partial = tile[i][j]; break;
-      case Store::AddPartial: partial += tile[i][j]; break;
+      case Store::Partial: s[i * lds + j] = tile[i][j]; break;
+      case Store::AddPartial: s[i * lds + j] += tile[i][j]; break;
       case Store::Round: c[i * ldc + j] = bf16(tile[i][j]); break;
-      case Store::AddPartialRound: c[i * ldc + j] = bf16(partial + tile[i][j]); break;
+      case Store::AddPartialRound: c[i * ldc + j] = bf16(s[i * lds + j] + tile[i][j]); break;
       }
     }
 }
@@ -286,7 +294,7 @@ inline void widenedGemm(const bf16 *a, const bf16 *b, bf16 *c, int64_t m, int64_
   // Columns of a B block: at most tiles.n, and at most what keeps the packed B (all of K)
   // within tiles.packedB floats.
   const int64_t ncBudget = std::max<int64_t>(kNR, tiles.packedB / k / kNR * kNR);
-  const int64_t nc0 = std::min({n, tiles.n, ncBudget}), mc0 = std::min(m, tiles.m);
+  const int64_t nc0 = std::min(n, std::min(tiles.n, ncBudget)), mc0 = std::min(m, tiles.m);
   const int64_t ncPadded = (nc0 + kNR - 1) / kNR * kNR;
   thread_local PackBuffer bBuffer; // the calling thread's, shared with its team
   float *bp = bBuffer.get(k * ncPadded);
