@@ -6,6 +6,7 @@
 #include "cpu/Elementwise.h"
 #include "cpu/IsaKernels.h"
 #include "cpu/Normalization.h"
+#include "cpu/WidenTiles.h"
 #include "zrt/zrt.h"
 
 using namespace zrt;
@@ -91,4 +92,43 @@ TEST(IsaKernels, EveryLevelMatchesF64) {
   }
 }
 
+// Every level's widened bf16 GEMM rounds its f32 sums exactly as bf16::fromFloat (nearest even,
+// NaN kept quiet), in registers on whole tiles and one by one on edge tiles: C = A ones(2, 64)
+// sums two bf16 values per row (exact in f32) into 64 columns, so every column is that sum
+// rounded once. Ties to even both ways, infinities, NaN and sums past bf16's range are among
+// the rows; 997 rows leave an edge tile at the bottom.
+TEST(IsaKernels, WidenedGemmRoundsAsBf16FromFloat) {
+  std::vector<std::pair<float, float>> pairs = {
+      {1.0f, 0x1p-8f},   {0x1.02p0f, 0x1p-8f}, {1.0f, 0x3p-9f},   {-0x1.02p0f, -0x1p-8f},
+      {0x1.fep127f, 0x1p120f}, {INFINITY, 1.0f}, {-INFINITY, -1.0f}, {NAN, 1.0f},
+      {0.0f, -0.0f},     {-0.0f, -0.0f}};
+  uint32_t state = 12345;
+  while (pairs.size() < 997) {
+    auto next = [&] {
+      state = state * 1664525u + 1013904223u;
+      return std::ldexp(float(int32_t(state) >> 8), int(state % 40) - 50);
+    };
+    pairs.push_back({next(), next()});
+  }
+  const int64_t m = static_cast<int64_t>(pairs.size()), n = 64;
+  std::vector<bf16> a(2 * m), ones(2 * n, bf16(1.0f)), c(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    a[2 * i] = bf16(pairs[i].first), a[2 * i + 1] = bf16(pairs[i].second);
+  for (const IsaKernels *level : levelsThisCpuRuns()) {
+    SCOPED_TRACE(level->isa);
+    for (bool transB : {false, true})
+      for (WidenTiles tiles : {WidenTiles(), WidenTiles{8, 40, 1}}) { // K in one block, in two
+        level->widenedGemm(a.data(), ones.data(), c.data(), m, n, 2, false, transB, tiles);
+        for (int64_t i = 0; i < m; ++i) {
+          // A GEMM's sums start at +0 (so -0 + -0 is +0 here, as in BLAS and oneDNN).
+          const float sum = (0.0f + float(a[2 * i])) + float(a[2 * i + 1]);
+          for (int64_t j = 0; j < n; ++j)
+            ASSERT_EQ(c[i * n + j].bits, bf16(sum).bits)
+                << "row " << i << " column " << j << ": " << float(a[2 * i]) << " + "
+                << float(a[2 * i + 1]) << (transB ? ", B transposed" : "") << ", K block "
+                << tiles.k;
+        }
+      }
+  }
+}
 } // namespace
