@@ -10,8 +10,9 @@
 // MR x NR micro-kernel whose B panel stays near L1 while it walks the A panels of its block.
 // MR x NR per ISA level fill the vector registers (AVX-512: 12 x 32 in 24 of 32 zmm; AVX2 and
 // SSE2: 6 x 2 vectors in 12 of 16). One thread of a Sapphire Rapids core: the micro-kernel at
-// 170 GF/s (90% of the FMA peak), whole products of the 10.7M GPT's step at 0.93-1.2x oneDNN's
-// f32 GEMM on the same shapes, GPT-2 124M's at 0.85-0.9x; capped at AVX2, 1.0x.
+// 170 GF/s (90% of the FMA peak); whole products at the GEMM shapes of the 10.7M GPT's and
+// GPT-2 124M's steps, operands cold, at 0.83-0.96x oneDNN's f32 GEMM (1.1x on the 1536x384x2048
+// weight gradient); both capped at AVX2, 0.96-1.03x.
 //
 // Compiled once per ISA level (cpu/IsaKernels.cpp) with GCC/Clang vector types, so the same
 // code is SSE2, AVX2 + FMA or AVX-512 according to the level's -march.
