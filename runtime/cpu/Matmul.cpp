@@ -209,8 +209,8 @@ bool nativeBf16MatmulAvailable() {
 /// Without AMX a bf16 dot product (AVX512-BF16's vdpbf16ps, 64 flops) retires a quarter as often
 /// as an f32 FMA (32 flops), so at half the flops: on a Sapphire Rapids core without AMX, 86
 /// against 176 GF/s, and oneDNN 2.6's bf16 matmul runs at about 80 GF/s where its f32 GEMM
-/// runs at 160 (a 10.7M-parameter GPT step: 1963 ms native, 1420 widened, 1243 fp32). Widened
-/// tiles run at the f32 GEMM's rate and keep bf16's halved bytes in memory.
+/// runs at 160 (a 10.7M-parameter GPT step: 1925 ms native, 1228-1266 widened, 1210 fp32). The
+/// widened GEMM (cpu/WidenedGemm.h) runs at f32 FMA rates and keeps bf16's halved bytes in memory.
 bool nativeBf16MatmulPreferred() {
   static const bool preferred =
       dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx && nativeBf16MatmulAvailable();
@@ -258,17 +258,18 @@ void matmul(const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape) {
 std::string describeBf16Matmul(const char *call) {
   const Bf16Mode mode = bf16Mode(call);
   const std::string isa = describeDnnlIsa();
+  // The kernels' level is on the same start-up line; the widened GEMM runs at that level.
+  const std::string widened = "zcc's widened GEMM: bf16 widened while packed, f32 sums";
   if (mode == Bf16Mode::Widen)
-    return "bf16 matmul widen (ZRT_BF16_MATMUL=widen: bf16 tiles widened to f32, oneDNN " + isa +
-           " f32 GEMM)";
+    return "bf16 matmul widen (ZRT_BF16_MATMUL=widen: " + widened + ")";
   if (mode == Bf16Mode::Native)
     return "bf16 matmul native (ZRT_BF16_MATMUL=native: oneDNN " + isa + ")";
   if (nativeBf16MatmulPreferred())
     return "bf16 matmul native (oneDNN " + isa + "; shapes it lacks widen to f32)";
   if (nativeBf16MatmulAvailable())
-    return "bf16 matmul widen (oneDNN " + isa + " has no AMX, its bf16 matmul runs below its f32 GEMM: " +
-           "bf16 tiles widened to f32, f32 GEMM; ZRT_BF16_MATMUL=native forces it)";
-  return "bf16 matmul widen (oneDNN " + isa + " has no bf16 matmul: bf16 tiles widened to f32, f32 GEMM)";
+    return "bf16 matmul widen (oneDNN " + isa + " has no AMX, its bf16 matmul runs below f32: " + widened +
+           "; ZRT_BF16_MATMUL=native forces it)";
+  return "bf16 matmul widen (oneDNN " + isa + " has no bf16 matmul: " + widened + ")";
 }
 
 } // namespace zrt::cpu

@@ -1,6 +1,5 @@
 // oneDNN's f32 GEMM (runtime-dispatched JIT at whatever vector width the CPU has), row-major,
-// as every f32 product of the CPU backend calls it: zrt_matmul, the widened bf16 tiles and
-// the attention blocks. Its C entry point only, so an ISA level's object that includes this
+// as the CPU backend's f32 products call it: zrt_matmul and the attention blocks. Its C entry point only, so an ISA level's object that includes this
 // instantiates no library code of its own.
 #ifndef ZRT_CPU_SGEMM_H
 #define ZRT_CPU_SGEMM_H

@@ -19,8 +19,6 @@
 #ifndef ZRT_CPU_WIDENEDGEMM_H
 #define ZRT_CPU_WIDENEDGEMM_H
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
