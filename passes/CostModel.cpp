@@ -82,6 +82,12 @@ double mlir::zc::estimatedFlops(Operation *op) {
     return gemm(mm.getLhs(), mm.getResult(), 2);
   if (auto mm = dyn_cast<MatmulDgeluBgradOp>(op))
     return gemm(mm.getLhs(), mm.getDpre(), 3);
+  // The head's three products (logits, the input's and the weight's gradients) and its loss.
+  if (auto head = dyn_cast<MatmulCrossEntropyOp>(op)) {
+    double x = tensorOf(head.getInput()).getNumElements(), w = tensorOf(head.getWeight()).getNumElements();
+    double rows = x / tensorOf(head.getInput()).getShape().back(), logits = rows * w / (x / rows);
+    return 3 * 2 * rows * w + 4 * logits;
+  }
   if (isa<CausalAttentionOp, CausalAttentionGradOp>(op)) {
     RankedTensorType q = tensorOf(op->getOperand(isa<CausalAttentionOp>(op) ? 0 : 1));
     double b = q.getDimSize(0), t = q.getDimSize(1), c = q.getDimSize(2);

@@ -1,4 +1,4 @@
-//===- Fuse.cpp - matmuls with their bias, GELU and backward epilogues -----===//
+//===- Fuse.cpp - matmuls with their epilogues; the LM head with its loss -===//
 //
 // A linear layer's forward is matmul, bias_add, gelu; its backward through the GELU
 // and the bias is gelu_grad of the next matmul's result, then a reduce_sum over the
@@ -7,9 +7,15 @@
 // round trips of the elementwise ops through memory. The fused ops are defined as
 // what they replace, and the CPU backend runs exactly that, so results are the same.
 //
+// The language-model head (logits = x w^T, their cross-entropy and its backward) becomes one
+// op that works through the rows a chunk at a time: at GPT-2's 50K vocabulary the logits and
+// their gradient are 0.8 GB each for 4 x 1024 positions, the largest buffers of the step.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+
+#include <algorithm>
 
 namespace mlir::zc {
 #define GEN_PASS_DEF_ZCCFUSE
@@ -33,8 +39,17 @@ bool isBiasGradient(ReduceSumOp op) {
   return true;
 }
 
+/// `v` without the row-flattening reshape autodiff puts on a matmul's operands when its
+/// gradient sums over a batch (Autodiff.cpp, matmul); `v` itself otherwise.
+Value unflattened(Value v) {
+  if (auto reshape = v.getDefiningOp<ReshapeOp>())
+    return reshape.getInput();
+  return v;
+}
+
 struct Fuser {
-  int64_t forward = 0, backward = 0;
+  int64_t forward = 0, backward = 0, heads = 0;
+  int64_t headChunkBytes;
 
   /// matmul -> bias_add [-> gelu]: matmul_bias or matmul_bias_gelu.
   void fuseForward(BiasAddOp biasAdd) {
@@ -88,6 +103,92 @@ struct Fuser {
     mm->erase();
     ++backward;
   }
+
+  /// The language-model head: logits = matmul(x, w), read by one cross_entropy and by the
+  /// cross_entropy_grad here, whose result feeds exactly the matmuls autodiff wrote for x's and
+  /// w's gradients. All of it becomes one zc.matmul_cross_entropy at the cross_entropy_grad
+  /// (where the backward seed exists), so no op holds the logits or their gradient whole.
+  void fuseHead(CrossEntropyGradOp ceGrad) {
+    auto mm = ceGrad.getLogits().getDefiningOp<MatmulOp>();
+    if (!mm || mm.getTransposeLhs() || tensorOf(mm.getRhs()).getRank() != 2)
+      return;
+    Value x = mm.getLhs(), w = mm.getRhs(), logits = mm.getResult(), dlogits = ceGrad.getResult();
+    bool transposeW = mm.getTransposeRhs();
+    Block *block = ceGrad->getBlock();
+    CrossEntropyOp ce;
+    for (Operation *user : logits.getUsers()) {
+      if (user == ceGrad.getOperation())
+        continue;
+      auto c = dyn_cast<CrossEntropyOp>(user);
+      if (!c || ce || c.getLabels() != ceGrad.getLabels() || c->getBlock() != block)
+        return;
+      ce = c;
+    }
+    if (!ce)
+      return;
+    // The fused op runs at the cross_entropy_grad: the loss must not be read before it.
+    for (Operation *user : ce.getResult().getUsers())
+      if (user->getBlock() != block || user->isBeforeInBlock(ceGrad))
+        return;
+    // d x = dlogits op(w)^T; d w = dlogits^T x ([classes, channels]) or x^T dlogits, both with
+    // their batch axes flattened into rows where x has them.
+    MatmulOp dxMatmul, dwMatmul;
+    ReshapeOp dlogitsRows;
+    auto isWeightGrad = [&](MatmulOp m) {
+      Value g = transposeW ? m.getLhs() : m.getRhs(), input = transposeW ? m.getRhs() : m.getLhs();
+      return m.getTransposeLhs() && !m.getTransposeRhs() && unflattened(g) == dlogits && unflattened(input) == x &&
+             m.getType() == w.getType();
+    };
+    for (Operation *user : dlogits.getUsers()) {
+      if (auto m = dyn_cast<MatmulOp>(user)) {
+        if (!dxMatmul && m.getLhs() == dlogits && m.getRhs() == w && !m.getTransposeLhs() &&
+            m.getTransposeRhs() == !transposeW && m.getType() == x.getType())
+          dxMatmul = m;
+        else if (!dwMatmul && isWeightGrad(m))
+          dwMatmul = m;
+        else
+          return;
+        continue;
+      }
+      auto reshape = dyn_cast<ReshapeOp>(user);
+      if (!reshape || dlogitsRows || !reshape->hasOneUse())
+        return;
+      auto m = dyn_cast<MatmulOp>(*reshape->getUsers().begin());
+      if (!m || dwMatmul || !isWeightGrad(m))
+        return;
+      dlogitsRows = reshape;
+      dwMatmul = m;
+    }
+    if (!dxMatmul || !dwMatmul)
+      return;
+
+    RankedTensorType xType = tensorOf(x), wType = tensorOf(w);
+    int64_t channels = xType.getShape().back(), rows = xType.getNumElements() / channels;
+    int64_t classes = wType.getNumElements() / channels;
+    int64_t rowBytes = classes * (xType.getElementTypeBitWidth() / 8);
+    int64_t chunkRows = std::clamp<int64_t>(headChunkBytes / rowBytes, 1, rows);
+    if (chunkRows < rows && chunkRows >= 64) // whole GEMM panels
+      chunkRows -= chunkRows % 64;
+
+    OpBuilder b(ceGrad);
+    Location loc = b.getFusedLoc({mm.getLoc(), ce.getLoc(), ceGrad.getLoc(), dxMatmul.getLoc(), dwMatmul.getLoc()});
+    auto fused = MatmulCrossEntropyOp::create(b, loc, x, w, ceGrad.getLabels(), ceGrad.getGrad(), transposeW,
+                                              chunkRows);
+    ce.getResult().replaceAllUsesWith(fused.getLoss());
+    dxMatmul.getResult().replaceAllUsesWith(fused.getInputGrad());
+    dwMatmul.getResult().replaceAllUsesWith(fused.getWeightGrad());
+    Value xRows = transposeW ? dwMatmul.getRhs() : dwMatmul.getLhs();
+    dwMatmul->erase();
+    if (dlogitsRows)
+      dlogitsRows->erase();
+    if (auto reshape = xRows.getDefiningOp<ReshapeOp>(); reshape && reshape->use_empty())
+      reshape->erase();
+    dxMatmul->erase();
+    ceGrad->erase();
+    ce->erase();
+    mm->erase();
+    ++heads;
+  }
 };
 
 struct ZccFusePass : zc::impl::ZccFuseBase<ZccFusePass> {
@@ -95,17 +196,23 @@ struct ZccFusePass : zc::impl::ZccFuseBase<ZccFusePass> {
 
   void runOnOperation() override {
     Fuser fuser;
+    fuser.headChunkBytes = headChunkBytes;
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (!fn->hasAttr("zc.role"))
         continue;
       SmallVector<BiasAddOp> biasAdds;
       SmallVector<GeluGradOp> geluGrads;
+      SmallVector<CrossEntropyGradOp> lossGrads;
       fn.walk([&](Operation *op) {
         if (auto b = dyn_cast<BiasAddOp>(op))
           biasAdds.push_back(b);
         else if (auto g = dyn_cast<GeluGradOp>(op))
           geluGrads.push_back(g);
+        else if (auto c = dyn_cast<CrossEntropyGradOp>(op))
+          lossGrads.push_back(c);
       });
+      for (CrossEntropyGradOp c : lossGrads)
+        fuser.fuseHead(c);
       for (GeluGradOp g : geluGrads)
         fuser.fuseBackward(g);
       for (BiasAddOp b : biasAdds)

@@ -423,6 +423,15 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
              {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(rows), I64(classes)});
         return success();
       })
+      .Case([&](MatmulCrossEntropyOp o) {
+        RankedTensorType x = tensorOf(o.getInput()), w = tensorOf(o.getWeight());
+        int64_t channels = x.getShape().back();
+        call(b, "zrt_matmul_cross_entropy",
+             {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], I64(x.getNumElements() / channels),
+              I64(w.getNumElements() / channels), I64(channels), I32(o.getTransposeWeight()),
+              I64(o.getChunkRows())});
+        return success();
+      })
       .Case([&](MseOp o) {
         call(b, "zrt_mse", {dt, p[0], p[1], p[2], I64(numel(o.getPrediction()))});
         return success();

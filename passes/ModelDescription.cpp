@@ -64,6 +64,8 @@ int64_t idRange(Value v) {
       return tensorOf(e.getTable()).getDimSize(0);
     if (auto ce = dyn_cast<CrossEntropyOp>(user); ce && ce.getLabels() == v)
       return tensorOf(ce.getLogits()).getShape().back();
+    if (auto head = dyn_cast<MatmulCrossEntropyOp>(user); head && head.getLabels() == v)
+      return tensorOf(head.getWeight()).getNumElements() / tensorOf(head.getInput()).getShape().back();
     if (auto view = dyn_cast<ReshapeOp>(user))
       if (int64_t range = idRange(view.getResult()))
         return range;

@@ -380,7 +380,18 @@ def ZccFuse : Pass<"zcc-fuse", "mlir::ModuleOp"> {
 
     Each fused op is one cuBLASLt call with an epilogue on the CUDA backend;
     the CPU backend runs the ops it replaces, so results do not change.
+
+    * The language-model head: `matmul` (logits) read only by
+      `cross_entropy` and `cross_entropy_grad`, whose gradient is read only by
+      the two matmuls autodiff wrote for it (the input's and the weight's
+      gradient), becomes `zc.matmul_cross_entropy`, which never holds more
+      than `head-chunk-bytes` of logits: rows x classes shrinks to a chunk of
+      rows (with one chunk, results do not change).
   }];
+  let options = [
+    Option<"headChunkBytes", "head-chunk-bytes", "int64_t", /*default=*/"128 << 20",
+           "Most bytes of logits zc.matmul_cross_entropy holds at once (its chunk of rows)">
+  ];
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 

@@ -50,9 +50,9 @@ using namespace mlir::zc;
 /// partitioned, bucketed, scheduled training step (and what zcc-recompute's auto
 /// policy runs on copies to measure the arena its choices lead to).
 void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options) {
-  // Matmuls with their epilogues (bias, GELU, their backward).
+  // Matmuls with their epilogues (bias, GELU, their backward); the LM head with its loss.
   if (options.fuse)
-    pm.addPass(createZccFuse());
+    pm.addPass(createZccFuse({options.headChunkBytes}));
   ZccOptimizerOptions optimizer;
   optimizer.kind = options.optimizer;
   pm.addPass(createZccOptimizer(optimizer));

@@ -47,6 +47,9 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
                            llvm::cl::init(-1)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("Fuse matmuls with bias/GELU epilogues (zcc-fuse)"),
                     llvm::cl::init(true)};
+  Option<int64_t> headChunkBytes{*this, "head-chunk-bytes",
+                                 llvm::cl::desc("Most bytes of logits the fused LM head holds at once"),
+                                 llvm::cl::init(128 << 20)};
   Option<std::string> recompute{*this, "recompute",
                                 llvm::cl::desc("Activation recomputation: none, selective, full or auto"),
                                 llvm::cl::init("none")};

@@ -3,6 +3,8 @@
 #include "dialects/zc/ZcDialect.h"
 #include "dialects/zc/ZcVerifyUtils.h"
 
+#include "zrt/MatmulCrossEntropy.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -72,6 +74,58 @@ LogicalResult MatmulDgeluBgradOp::verify() {
     return emitOpError("pre and dpre must have one type, got ") << getPre().getType() << " and "
                                                                 << getDpre().getType();
   return verifyLastAxisVector(*this, tensorOf(getDpre()), tensorOf(getDbias()), "dbias");
+}
+
+namespace {
+/// The head's sizes: rows (positions), classes and channels, from the operands' shapes.
+struct HeadShape {
+  int64_t rows, classes, channels;
+};
+HeadShape headShape(RankedTensorType input, RankedTensorType weight, bool transposeWeight) {
+  int64_t channels = input.getShape().back();
+  int64_t classes = weight.getDimSize(transposeWeight ? 0 : 1);
+  return {input.getNumElements() / std::max<int64_t>(channels, 1), classes, channels};
+}
+} // namespace
+
+RankedTensorType MatmulCrossEntropyOp::workspaceType(RankedTensorType input, RankedTensorType weight,
+                                                     int64_t chunkRows) {
+  // Either layout of the weight: classes = its elements / the input's channels.
+  HeadShape h = headShape(input, weight, /*transposeWeight=*/true);
+  int64_t classes = weight.getNumElements() / std::max<int64_t>(h.channels, 1);
+  auto layout = zrt::MatmulCrossEntropyLayout::of(h.rows, classes, weight.getNumElements(), chunkRows,
+                                                  input.getElementTypeBitWidth() / 8);
+  return RankedTensorType::get({layout.bytes}, IntegerType::get(input.getContext(), 8));
+}
+
+void MatmulCrossEntropyOp::build(OpBuilder &b, OperationState &state, Value input, Value weight, Value labels,
+                                 Value grad, bool transposeWeight, int64_t chunkRows) {
+  RankedTensorType inputType = tensorOf(input), weightType = tensorOf(weight);
+  build(b, state, RankedTensorType::get({}, b.getF32Type()), inputType, weightType,
+        workspaceType(inputType, weightType, chunkRows), input, weight, labels, grad, transposeWeight, chunkRows);
+}
+
+LogicalResult MatmulCrossEntropyOp::verify() {
+  RankedTensorType input = tensorOf(getInput()), weight = tensorOf(getWeight()), labels = tensorOf(getLabels());
+  if (failed(verifySameElementType(*this, {input, weight})))
+    return failure();
+  if (input.getRank() < 2 || weight.getRank() != 2)
+    return emitOpError("expects an input of at least 2 axes and a 2-D weight, got ") << input << " and " << weight;
+  HeadShape h = headShape(input, weight, getTransposeWeight());
+  int64_t weightChannels = weight.getDimSize(getTransposeWeight() ? 1 : 0);
+  if (weightChannels != h.channels)
+    return emitOpError() << "contracting sizes differ: input has " << h.channels << " channels, weight "
+                         << weightChannels;
+  if (labels.getShape() != input.getShape().drop_back())
+    return emitOpError("labels shape ") << labels << " must be the input shape without its channel axis (input "
+                                        << input << ")";
+  if (getChunkRows() < 1 || getChunkRows() > h.rows)
+    return emitOpError() << "chunk_rows must be in [1, " << h.rows << "], got " << getChunkRows();
+  RankedTensorType expected = workspaceType(input, weight, getChunkRows());
+  if (getWorkspace().getType() != expected)
+    return emitOpError("workspace must be ") << expected << " for these shapes and chunk, got "
+                                             << getWorkspace().getType();
+  return success();
 }
 
 LogicalResult MatmulOp::verify() {

@@ -421,4 +421,61 @@ def ZC_MatmulDgeluBgradOp : ZC_ComputeOp<"matmul_dgelu_bgrad"> {
   let hasVerifier = 1;
 }
 
+def ZC_MatmulCrossEntropyOp : ZC_ComputeOp<"matmul_cross_entropy",
+    [AllTypesMatch<["input", "input_grad"]>, AllTypesMatch<["weight", "weight_grad"]>]> {
+  let summary = "A language-model head and its mean cross-entropy, forward and backward, a chunk of rows at a time";
+  let description = [{
+    Replaces, for `rows` = the positions of `input` (`[S..., channels]`) and
+    `classes` = the vocabulary of `weight` (`[classes, channels]` with
+    `transpose_weight`, else `[channels, classes]`):
+
+    ```
+    logits      = matmul(input, weight)            // [S..., classes]
+    loss        = cross_entropy(logits, labels)
+    dlogits     = cross_entropy_grad(grad, logits, labels)
+    input_grad  = matmul(dlogits, weight^T)
+    weight_grad = matmul(dlogits^T, input)         // input^T dlogits untransposed
+    ```
+
+    without the `[S..., classes]` logits and their gradient: `chunk_rows` rows
+    at a time, the chunk's logits are computed, turned into their gradient in
+    place, and multiplied out into `input_grad`'s rows and a contribution to
+    `weight_grad`. At a 50K vocabulary the logits of a GPT-2 step are
+    gigabytes; the chunk is what the fusion pass budgets.
+
+    `workspace` is that chunk and the per-row losses (and, for bf16 over
+    several chunks, `weight_grad`'s f32 running sum): an i8 buffer no other op
+    reads, a result so that the memory plan places it. Its size is
+    `zrt::MatmulCrossEntropyLayout` of the shapes. `grad` is d loss, the
+    backward seed: the op runs where the backward pass starts.
+
+    With one chunk the results are bitwise those of the ops it replaces;
+    over several, `weight_grad` sums the chunks' products in chunk order (in
+    f32 for bf16, rounded once).
+
+    Example:
+    ```mlir
+    %loss, %dx, %dw, %ws = zc.matmul_cross_entropy %x, %wte, %labels, %seed transpose_weight chunk_rows 512 : tensor<4x1024x768xf32>, tensor<50304x768xf32>, tensor<4x1024xi32> -> tensor<103048192xi8>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$weight, ZC_IndexTensor:$labels,
+                       ZC_LossTensor:$grad, UnitAttr:$transpose_weight, I64Attr:$chunk_rows);
+  let results = (outs ZC_LossTensor:$loss, ZC_FloatTensor:$input_grad, ZC_FloatTensor:$weight_grad,
+                      StaticShapeTensorOf<[I8]>:$workspace);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $labels `,` $grad (`transpose_weight` $transpose_weight^)? `chunk_rows` $chunk_rows
+    attr-dict `:` type($input) `,` type($weight) `,` type($labels) `->` type($workspace)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight, "::mlir::Value":$labels,
+                   "::mlir::Value":$grad, "bool":$transposeWeight, "int64_t":$chunkRows)>
+  ];
+  let extraClassDeclaration = [{
+    /// The workspace's type for these operands and chunk (zrt::MatmulCrossEntropyLayout).
+    static ::mlir::RankedTensorType workspaceType(::mlir::RankedTensorType input, ::mlir::RankedTensorType weight,
+                                                  int64_t chunkRows);
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ZC_COMPUTE_OPS_TD

@@ -107,6 +107,11 @@ struct DriverOptions {
       cl::desc("Per-rank memory the plan must fit, e.g. 512M or 2G (K, M, G: binary); a plan over it "
                "is a compile-time error naming the peak"),
       cl::init(""), cl::cat(category)};
+  cl::opt<std::string> headChunk{
+      "head-chunk",
+      cl::desc("Most logits the fused LM head + cross-entropy holds at once, e.g. 128M (K, M, G: binary; "
+               "default 128M)"),
+      cl::init(""), cl::cat(category)};
   cl::opt<std::string> memorySvg{"memory-svg",
                                  cl::desc("Draw each rank's memory over the step (live bytes by kind) to FILE"),
                                  cl::value_desc("FILE"), cl::init(""), cl::cat(category)};
@@ -282,6 +287,15 @@ int zcc::runZccMain(int argc, char **argv) {
       return 1;
     }
     pipeline.memoryBudget = *bytes;
+  }
+  if (!options.headChunk.empty()) {
+    std::optional<int64_t> bytes = parseByteSize(options.headChunk);
+    if (!bytes || *bytes <= 0) {
+      llvm::errs() << "zcc: error: --head-chunk expects a size like 64M or 512K, got '" << options.headChunk
+                   << "'\n";
+      return 1;
+    }
+    pipeline.headChunkBytes = *bytes;
   }
   pipeline.prefetch = options.prefetch;
   pipeline.maxLiveMb = options.maxLiveMb;

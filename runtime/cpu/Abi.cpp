@@ -15,6 +15,7 @@
 #include "cpu/Layout.h"
 #include "cpu/Loss.h"
 #include "cpu/Matmul.h"
+#include "cpu/MatmulCrossEntropy.h"
 #include "cpu/Normalization.h"
 #include "cpu/Optimizer.h"
 
@@ -186,6 +187,14 @@ void zrt_cross_entropy_grad(int32_t dtype, const void *dloss, const void *logits
   ZRT_TYPED("zrt_cross_entropy_grad", dtype,
             crossEntropyGrad(in<float>(dloss), in<T>(logits), in<int32_t>(labels),
                              out<T>(dlogits), rows, classes));
+}
+void zrt_matmul_cross_entropy(int32_t dtype, const void *x, const void *w, const void *labels, const void *dloss,
+                              void *loss, void *dx, void *dw, void *workspace, int64_t rows, int64_t classes,
+                              int64_t channels, int32_t transW, int64_t chunkRows) {
+  TraceScope trace("zrt_matmul_cross_entropy", TraceTrack::Compute);
+  ZRT_TYPED("zrt_matmul_cross_entropy", dtype,
+            matmulCrossEntropy(in<T>(x), in<T>(w), in<int32_t>(labels), in<float>(dloss), out<float>(loss),
+                               out<T>(dx), out<T>(dw), workspace, rows, classes, channels, transW != 0, chunkRows));
 }
 void zrt_mse(int32_t dtype, const void *pred, const void *target, void *loss, int64_t n) {
   TraceScope trace("zrt_mse", TraceTrack::Compute);

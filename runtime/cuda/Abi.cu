@@ -344,6 +344,13 @@ void zrt_cross_entropy_grad(int32_t dt, const void *dloss, const void *logits, c
   crossEntropyGrad(dt, static_cast<const float *>(dloss), logits, static_cast<const int32_t *>(labels), dlogits, rows,
                    classes, current("zrt_cross_entropy_grad").errors, compute());
 }
+void zrt_matmul_cross_entropy(int32_t dt, const void *x, const void *w, const void *labels, const void *dloss,
+                              void *loss, void *dx, void *dw, void *workspace, int64_t rows, int64_t classes,
+                              int64_t channels, int32_t transW, int64_t chunkRows) {
+  matmulCrossEntropy(dt, x, w, static_cast<const int32_t *>(labels), static_cast<const float *>(dloss),
+                     static_cast<float *>(loss), dx, dw, workspace, rows, classes, channels, transW != 0, chunkRows,
+                     current("zrt_matmul_cross_entropy").errors, compute());
+}
 void zrt_mse(int32_t dt, const void *pred, const void *target, void *loss, int64_t n) {
   mse(dt, pred, target, static_cast<float *>(loss), n, compute());
 }

@@ -45,6 +45,11 @@ void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, floa
                   int64_t classes, int *badLabel, cudaStream_t s);
 void crossEntropyGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *labels, void *dlogits,
                       int64_t rows, int64_t classes, int *badLabel, cudaStream_t s);
+/// zc.matmul_cross_entropy: the head's logits, loss and both gradients, chunkRows rows at a time
+/// in `workspace` (zrt/MatmulCrossEntropy.h); the CPU backend's calls and row arithmetic.
+void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32_t *labels, const float *dloss,
+                        float *loss, void *dx, void *dw, void *workspace, int64_t rows, int64_t classes,
+                        int64_t channels, bool transW, int64_t chunkRows, int *badLabel, cudaStream_t s);
 void mse(int32_t dtype, const void *pred, const void *target, float *loss, int64_t n, cudaStream_t s);
 void mseGrad(int32_t dtype, const float *dloss, const void *pred, const void *target, void *dpred, int64_t n,
              cudaStream_t s);

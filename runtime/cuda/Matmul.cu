@@ -108,10 +108,10 @@ Plan *planFor(const Key &key) {
 } // namespace
 
 void matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
-            bool transA, bool transB, bool bShared, cudaStream_t stream) {
+            bool transA, bool transB, bool bShared, cudaStream_t stream, bool accumulate) {
   if (dtype != 0 && dtype != 1)
     fatal("zrt_matmul", "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
-  if (batch <= 0 || m <= 0 || n <= 0)
+  if (batch <= 0 || m <= 0 || n <= 0 || (k <= 0 && accumulate))
     return;
   if (k <= 0) { // an empty sum
     ZRT_CUDA_CHECK(cudaMemsetAsync(c, 0, batch * m * n * (dtype == 1 ? 2 : 4), stream));
@@ -123,7 +123,7 @@ void matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch,
           static_cast<long long>(batch), static_cast<long long>(m), static_cast<long long>(n),
           static_cast<long long>(k));
   Library &lib = library();
-  const float alpha = 1.0f, beta = 0.0f;
+  const float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   ZRT_CUBLAS_CHECK(cublasLtMatmul(lib.handle, plan->desc, &alpha, b, plan->a, a, plan->b, &beta, c, plan->c, c,
                                   plan->c, &plan->algo, lib.workspace, kWorkspaceBytes, stream));
 }

@@ -10,8 +10,10 @@
 
 namespace zrt::cuda {
 
+/// With `accumulate`, C += the product (cuBLASLt's beta = 1): the fused head's weight gradient
+/// over its chunks.
 void matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
-            bool transA, bool transB, bool bShared, cudaStream_t stream);
+            bool transA, bool transB, bool bShared, cudaStream_t stream, bool accumulate = false);
 
 /// zcc-fuse's matmuls as one cuBLASLt call with an epilogue (when cuBLASLt has one for
 /// the shape; else the unfused kernels): c = matmul + bias; out = gelu(pre = matmul +

@@ -7,8 +7,12 @@
 #include "cuda/CudaCheck.h"
 #include "cuda/Dispatch.h"
 #include "cuda/Kernels.h"
+#include "cuda/Matmul.h"
 #include "cuda/Scratch.h"
 #include "zrt/KernelMath.h"
+#include "zrt/MatmulCrossEntropy.h"
+
+#include <algorithm>
 
 namespace zrt::cuda {
 namespace {
@@ -78,6 +82,31 @@ __global__ void crossEntropyGradKernel(const float *dloss, const T *logits, cons
     }
     math::crossEntropyGradRow<float>(logits + r * classes, label, dlogits + r * classes, classes,
                                      *dloss / float(rows));
+  }
+}
+/// The fused head's rows: each row's loss, and its gradient over its logits (g = dloss / meanRows).
+template <class T>
+__global__ void crossEntropyChunkRows(T *logits, const int32_t *labels, const float *dloss, int64_t meanRows,
+                                      float *perRow, int64_t rows, int64_t classes, int *bad) {
+  ZRT_FOR_EACH(r, rows) {
+    int32_t label = labels[r];
+    if (label < 0 || label >= classes) {
+      *bad = 1;
+      perRow[r] = 0;
+      continue;
+    }
+    perRow[r] = math::crossEntropyRowAndGrad<float>(logits + r * classes, label, classes, *dloss / float(meanRows));
+  }
+}
+/// bf16 weight gradient over several chunks: sum = c (the first chunk's product), then per chunk
+/// sum += part and c = the rounded sum.
+__global__ void startSumKernel(const zrt::bf16 *c, float *sum, int64_t n) {
+  ZRT_FOR_EACH(i, n) sum[i] = static_cast<float>(c[i]);
+}
+__global__ void addPartKernel(const zrt::bf16 *part, float *sum, zrt::bf16 *c, int64_t n) {
+  ZRT_FOR_EACH(i, n) {
+    sum[i] += static_cast<float>(part[i]);
+    c[i] = zrt::bf16(sum[i]);
   }
 }
 template <class T> __global__ void mseKernel(const T *pred, const T *target, float *loss, int64_t n) {
@@ -307,6 +336,48 @@ void crossEntropyGrad(int32_t dtype, const float *dloss, const void *logits, con
   ZRT_CUDA_TYPED("zrt_cross_entropy_grad", dtype,
                  (crossEntropyGradKernel<<<blocks(rows), kThreads, 0, s>>>(
                      dloss, static_cast<const T *>(logits), labels, static_cast<T *>(dlogits), rows, classes, badLabel)));
+}
+void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32_t *labels, const float *dloss,
+                        float *loss, void *dx, void *dw, void *workspace, int64_t rows, int64_t classes,
+                        int64_t channels, bool transW, int64_t chunkRows, int *badLabel, cudaStream_t s) {
+  if (rows < 1 || classes < 1 || channels < 1 || chunkRows < 1 || chunkRows > rows)
+    fatal("zrt_matmul_cross_entropy", "bad sizes: %lld rows in chunks of %lld, %lld classes, %lld channels",
+          static_cast<long long>(rows), static_cast<long long>(chunkRows), static_cast<long long>(classes),
+          static_cast<long long>(channels));
+  const int64_t elementBytes = dtype == 1 ? 2 : 4;
+  const auto layout = MatmulCrossEntropyLayout::of(rows, classes, classes * channels, chunkRows, elementBytes);
+  char *ws = static_cast<char *>(workspace);
+  float *perRow = reinterpret_cast<float *>(ws + layout.rowLossOffset);
+  void *chunk = ws + layout.chunkOffset;
+  float *sum = reinterpret_cast<float *>(ws + layout.sumOffset);
+  auto *part = reinterpret_cast<zrt::bf16 *>(ws + layout.partOffset);
+  const int64_t weightElements = classes * channels;
+  for (int64_t r0 = 0; r0 < rows; r0 += chunkRows) {
+    const int64_t n = std::min(chunkRows, rows - r0);
+    const char *xRows = static_cast<const char *>(x) + r0 * channels * elementBytes;
+    matmul(dtype, xRows, w, chunk, 1, n, classes, channels, false, transW, false, s);
+    ZRT_CUDA_TYPED("zrt_matmul_cross_entropy", dtype,
+                   (crossEntropyChunkRows<<<blocks(n), kThreads, 0, s>>>(static_cast<T *>(chunk), labels + r0, dloss,
+                                                                         rows, perRow + r0, n, classes, badLabel)));
+    matmul(dtype, chunk, w, static_cast<char *>(dx) + r0 * channels * elementBytes, 1, n, channels, classes, false,
+           !transW, false, s);
+    const void *lhs = transW ? chunk : static_cast<const void *>(xRows);
+    const void *rhs = transW ? static_cast<const void *>(xRows) : chunk;
+    const int64_t m = transW ? classes : channels, cols = transW ? channels : classes;
+    if (r0 == 0 || !layout.sumsInF32) { // f32: beta = 1 after the first chunk
+      matmul(dtype, lhs, rhs, dw, 1, m, cols, n, true, false, false, s, /*accumulate=*/r0 > 0);
+      continue;
+    }
+    if (r0 == chunkRows)
+      startSumKernel<<<blocks(weightElements), kThreads, 0, s>>>(static_cast<const zrt::bf16 *>(dw), sum,
+                                                                 weightElements);
+    matmul(dtype, lhs, rhs, part, 1, m, cols, n, true, false, false, s);
+    addPartKernel<<<blocks(weightElements), kThreads, 0, s>>>(part, sum, static_cast<zrt::bf16 *>(dw),
+                                                              weightElements);
+    ZRT_CUDA_CHECK(cudaGetLastError());
+  }
+  meanKernel<<<1, 1, 0, s>>>(perRow, rows, loss);
+  ZRT_CUDA_CHECK(cudaGetLastError());
 }
 void mse(int32_t dtype, const void *pred, const void *target, float *loss, int64_t n, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_mse", dtype,

@@ -9,6 +9,7 @@
 #include "cpu/Layout.h"
 #include "cpu/Loss.h"
 #include "cpu/Matmul.h"
+#include "cpu/MatmulCrossEntropy.h"
 #include "cpu/Normalization.h"
 #include "cpu/Optimizer.h"
 #include "cpu/WidenedMatmul.h"
@@ -173,6 +174,58 @@ TEST_P(CausalAttentionLength, MatchesNaiveMaskedSoftmax) {
   std::vector<bf16> outh(n);
   causalAttention(qh.data(), kh.data(), vh.data(), outh.data(), B, T, C, H);
   EXPECT_LE(worstRelativeError(toDouble(outh), ref, 2e-2, 2e-2), 1.0);
+}
+
+/// The fused head against the ops it replaces (zrt_matmul's kernels, cross_entropy and its
+/// gradient), in f32 and bf16, either weight layout: bitwise in one chunk; over several, within
+/// the rounding of sums in another order (a GEMM of fewer rows may block K differently, and the
+/// weight gradient sums its chunks one after another).
+template <class T> void expectHeadMatchesUnfused(bool transW, int64_t chunkRows, double rowTol, double wTol) {
+  const int64_t rows = 150, classes = 67, channels = 24;
+  std::vector<int32_t> labels(rows);
+  for (int64_t r = 0; r < rows; ++r)
+    labels[r] = static_cast<int32_t>((r * 37) % classes);
+  auto x = convert<T>(randomVec(rows * channels, 41, -2, 2)), w = convert<T>(randomVec(classes * channels, 42));
+  const float seed = 0.7f;
+  // Unfused: the ops autodiff writes.
+  std::vector<T> logits(rows * classes), dlogits(rows * classes), dxRef(x.size()), dwRef(w.size());
+  float lossRef = 0;
+  matmul(x.data(), w.data(), logits.data(), MatmulShape{1, rows, classes, channels, false, transW, false});
+  crossEntropy(logits.data(), labels.data(), &lossRef, rows, classes);
+  crossEntropyGrad(&seed, logits.data(), labels.data(), dlogits.data(), rows, classes);
+  matmul(dlogits.data(), w.data(), dxRef.data(), MatmulShape{1, rows, channels, classes, false, !transW, false});
+  if (transW)
+    matmul(dlogits.data(), x.data(), dwRef.data(), MatmulShape{1, classes, channels, rows, true, false, false});
+  else
+    matmul(x.data(), dlogits.data(), dwRef.data(), MatmulShape{1, channels, classes, rows, true, false, false});
+  // Fused; every output must be written.
+  const auto layout = zrt::MatmulCrossEntropyLayout::of(rows, classes, w.size(), chunkRows, sizeof(T));
+  std::vector<char> workspace(layout.bytes, 0x7f);
+  std::vector<T> dx(x.size(), T(12345.0f)), dw(w.size(), T(12345.0f));
+  float loss = -1;
+  matmulCrossEntropy(x.data(), w.data(), labels.data(), &seed, &loss, dx.data(), dw.data(), workspace.data(), rows,
+                     classes, channels, transW, chunkRows);
+  const std::string what = std::string(sizeof(T) == 4 ? "f32" : "bf16") + (transW ? " [classes, channels]" : " [channels, classes]") +
+                           " in chunks of " + std::to_string(chunkRows);
+  if (chunkRows >= rows) {
+    EXPECT_EQ(loss, lossRef) << what;
+    EXPECT_EQ(toDouble(dx), toDouble(dxRef)) << what;
+    EXPECT_EQ(toDouble(dw), toDouble(dwRef)) << what;
+    return;
+  }
+  EXPECT_NEAR(loss, lossRef, 1e-5 * std::fabs(lossRef)) << what;
+  EXPECT_LE(worstRelativeError(toDouble(dx), toDouble(dxRef), rowTol, rowTol), 1.0) << what;
+  EXPECT_LE(worstRelativeError(toDouble(dw), toDouble(dwRef), wTol, wTol), 1.0) << what;
+}
+
+TEST(KernelForward, MatmulCrossEntropyMatchesTheOpsItReplaces) {
+  for (bool transW : {true, false})
+    for (int64_t chunkRows : {int64_t(150), int64_t(64), int64_t(7)}) {
+      expectHeadMatchesUnfused<float>(transW, chunkRows, 1e-5, 1e-5);
+      // bf16: the unfused weight gradient is rounded once from one f32 sum, the fused one from
+      // the f32 sum of per-chunk bf16 products (a rounding of 2^-9 each).
+      expectHeadMatchesUnfused<bf16>(transW, chunkRows, 1e-2, 2e-2);
+    }
 }
 
 TEST(KernelForward, LayerNormAndSoftmaxRows) {

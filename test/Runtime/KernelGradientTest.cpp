@@ -8,6 +8,7 @@
 #include "cpu/Layout.h"
 #include "cpu/Loss.h"
 #include "cpu/Matmul.h"
+#include "cpu/MatmulCrossEntropy.h"
 #include "cpu/Normalization.h"
 
 using namespace zrt::cpu;
@@ -128,6 +129,37 @@ TEST(KernelGradients, CrossEntropy) {
     return loss;
   };
   expectGradientsMatch("cross_entropy", {logits}, fwd, w, {dlogits}, {0});
+}
+
+/// zc.matmul_cross_entropy's input and weight gradients against finite differences of its own
+/// loss, for either weight layout, in one chunk and in three (the last one short).
+struct HeadCase {
+  bool transW;
+  int64_t chunkRows;
+};
+class MatmulCrossEntropyGrad : public ::testing::TestWithParam<HeadCase> {};
+INSTANTIATE_TEST_SUITE_P(KernelGradients, MatmulCrossEntropyGrad,
+                         ::testing::Values(HeadCase{true, 7}, HeadCase{true, 3}, HeadCase{false, 7},
+                                           HeadCase{false, 3}));
+
+TEST_P(MatmulCrossEntropyGrad, MatchesFiniteDifferences) {
+  const auto [transW, chunkRows] = GetParam();
+  const int64_t rows = 7, classes = 11, channels = 5;
+  std::vector<int32_t> labels = {0, 10, 3, 3, 5, 1, 7};
+  Vec x = randomVec(rows * channels, 31, -2, 2), w = randomVec(classes * channels, 32, -1, 1);
+  Vec dx(x.size()), dw(w.size()), loss(1), seed = {0.7};
+  const auto layout = zrt::MatmulCrossEntropyLayout::of(rows, classes, w.size(), chunkRows, sizeof(double));
+  std::vector<char> workspace(layout.bytes);
+  matmulCrossEntropy(x.data(), w.data(), labels.data(), seed.data(), loss.data(), dx.data(), dw.data(),
+                     workspace.data(), rows, classes, channels, transW, chunkRows);
+  auto fwd = [&](const std::vector<Vec> &in) {
+    Vec l(1), gx(in[0].size()), gw(in[1].size()), one = {1.0};
+    std::vector<char> ws(layout.bytes);
+    matmulCrossEntropy(in[0].data(), in[1].data(), labels.data(), one.data(), l.data(), gx.data(), gw.data(),
+                       ws.data(), rows, classes, channels, transW, chunkRows);
+    return l;
+  };
+  expectGradientsMatch("matmul_cross_entropy", {x, w}, fwd, seed, {dx, dw}, {0, 1});
 }
 
 TEST(KernelGradients, Mse) {

@@ -6,7 +6,7 @@ Same model, seed and global batch: the loss curve must not depend on the world s
 
 usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE DATA-FLAGS... -- CONFIG...
 CONFIG: "np=N" plus optional ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
-",recompute=selective|full", and the CPU paths the run takes: ",matmul=native|widen"
+",recompute=selective|full", ",headchunk=SIZE" (zcc --head-chunk), and the CPU paths the run takes: ",matmul=native|widen"
 (ZRT_BF16_MATMUL), ",cpu=avx2" (as on a CPU without AVX-512: oneDNN capped at AVX2, where it
 has no bf16 matmul, and the runtime's avx2 kernels where this CPU runs them);
 the first config is the reference. A config forcing matmul=native on a CPU where oneDNN has
@@ -36,7 +36,8 @@ def run(zcc, model, steps, data, fields, work):
                     "--grad-accum", fields.get("accum", "1"), "--zero-stage", fields.get("zero", "0"),
                     "--precision", fields.get("precision", "fp32"),
                     "--param-persistence-threshold", fields.get("persist", "0"),
-                    "--recompute", fields.get("recompute", "none")], check=True)
+                    "--recompute", fields.get("recompute", "none")]
+                   + (["--head-chunk", fields["headchunk"]] if "headchunk" in fields else []), check=True)
     log = os.path.join(work, f"log-{tag}.jsonl")
     cmd = [exe, "--steps", str(steps), "--log-every", "1", "--log-json", log] + data
     if np_ > 1:

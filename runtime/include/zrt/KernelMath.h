@@ -197,6 +197,19 @@ ZRT_HD void crossEntropyGradRow(const T *row, int32_t label, T *drow, int64_t cl
   }
 }
 
+/// One row's cross-entropy (returned) and its gradient `g` (softmax - onehot), written over the
+/// row: the fused language-model head's per-row step, with crossEntropyRow's and
+/// crossEntropyGradRow's arithmetic and one log-sum-exp.
+template <class A, class T> ZRT_HD A crossEntropyRowAndGrad(T *row, int32_t label, int64_t classes, A g) {
+  LogSumExp<A> lse = rowLogSumExp<A>(row, classes);
+  A loss = (lse.max - static_cast<A>(row[label])) + lse.logSum;
+  for (int64_t c = 0; c < classes; ++c) {
+    A p = mexp((static_cast<A>(row[c]) - lse.max) - lse.logSum);
+    row[c] = T(g * (p - (c == label ? A(1) : A(0))));
+  }
+  return loss;
+}
+
 } // namespace zrt::math
 
 #endif // ZRT_KERNELMATH_H

@@ -816,3 +816,35 @@ func.func @f(%g: tensor<4x8xf32>, %w: tensor<16x8xf32>, %pre: tensor<4x16xf32>) 
   %dpre, %db = zc.matmul_dgelu_bgrad %g, %w, %pre : tensor<4x8xf32>, tensor<16x8xf32>, tensor<4x16xf32> -> tensor<4x16xf32>, tensor<16xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>, %w: tensor<16x4xf32>, %labels: tensor<2x4xi32>, %seed: tensor<f32>) {
+  // expected-error @+1 {{'zc.matmul_cross_entropy' op contracting sizes differ: input has 8 channels, weight 4}}
+  %l, %dx, %dw, %ws = zc.matmul_cross_entropy %x, %w, %labels, %seed transpose_weight chunk_rows 4 : tensor<2x4x8xf32>, tensor<16x4xf32>, tensor<2x4xi32> -> tensor<320xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %labels: tensor<8xi32>, %seed: tensor<f32>) {
+  // expected-error @+1 {{'zc.matmul_cross_entropy' op labels shape 'tensor<8xi32>' must be the input shape without its channel axis}}
+  %l, %dx, %dw, %ws = zc.matmul_cross_entropy %x, %w, %labels, %seed transpose_weight chunk_rows 4 : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<8xi32> -> tensor<320xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %labels: tensor<2x4xi32>, %seed: tensor<f32>) {
+  // expected-error @+1 {{'zc.matmul_cross_entropy' op chunk_rows must be in [1, 8], got 9}}
+  %l, %dx, %dw, %ws = zc.matmul_cross_entropy %x, %w, %labels, %seed transpose_weight chunk_rows 9 : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32> -> tensor<320xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %labels: tensor<2x4xi32>, %seed: tensor<f32>) {
+  // expected-error @+1 {{'zc.matmul_cross_entropy' op workspace must be 'tensor<320xi8>' for these shapes and chunk, got 'tensor<64xi8>'}}
+  %l, %dx, %dw, %ws = zc.matmul_cross_entropy %x, %w, %labels, %seed transpose_weight chunk_rows 4 : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32> -> tensor<64xi8>
+  return
+}

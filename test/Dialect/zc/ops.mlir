@@ -285,3 +285,20 @@ func.func @fused(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, 
   %dpre, %db = zc.matmul_dgelu_bgrad %g, %w2, %pre transpose_rhs : tensor<4x8xf32>, tensor<16x8xf32>, tensor<4x16xf32> -> tensor<4x16xf32>, tensor<16xf32>
   return
 }
+
+// -----
+
+// Tests that the fused language-model head round-trips: the workspace is the per-row losses
+// (8 rows, 64 bytes aligned) and a chunk of 4 x 16 logits; in bf16 over two chunks also the
+// weight gradient's f32 sum and one chunk's part.
+// CHECK-LABEL: func.func @fused_head
+func.func @fused_head(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %wt: tensor<8x16xf32>, %labels: tensor<2x4xi32>,
+                      %seed: tensor<f32>, %xb: tensor<2x4x8xbf16>, %wb: tensor<16x8xbf16>) {
+  // CHECK: zc.matmul_cross_entropy %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} transpose_weight chunk_rows 4 : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32> -> tensor<320xi8>
+  %l, %dx, %dw, %ws = zc.matmul_cross_entropy %x, %w, %labels, %seed transpose_weight chunk_rows 4 : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32> -> tensor<320xi8>
+  // CHECK: zc.matmul_cross_entropy %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} chunk_rows 8 : tensor<2x4x8xf32>, tensor<8x16xf32>, tensor<2x4xi32> -> tensor<576xi8>
+  %l2, %dx2, %dw2, %ws2 = zc.matmul_cross_entropy %x, %wt, %labels, %seed chunk_rows 8 : tensor<2x4x8xf32>, tensor<8x16xf32>, tensor<2x4xi32> -> tensor<576xi8>
+  // CHECK: zc.matmul_cross_entropy {{.+}} chunk_rows 4 : tensor<2x4x8xbf16>, tensor<16x8xbf16>, tensor<2x4xi32> -> tensor<960xi8>
+  %l3, %dx3, %dw3, %ws3 = zc.matmul_cross_entropy %xb, %wb, %labels, %seed transpose_weight chunk_rows 4 : tensor<2x4x8xbf16>, tensor<16x8xbf16>, tensor<2x4xi32> -> tensor<960xi8>
+  return
+}
