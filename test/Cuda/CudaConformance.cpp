@@ -16,6 +16,7 @@
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
 #include "cuda/NcclCommunicator.h"
+#include "zrt/MatmulCrossEntropy.h"
 #include "zrt/bf16.h"
 #include "zrt/zrt.h"
 
@@ -253,6 +254,32 @@ void rows(std::mt19937 &rng) {
     zrt_mse_grad(dt, &one, xb.data(), dyb.data(), cpu.data(), R * C);
     zrt::cuda::mseGrad(dt, static_cast<const float *>(done.ptr), dx.ptr, ddy.ptr, out.ptr, R * C, nullptr);
     compare(std::string("mse_grad ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+
+    // The fused LM head: R rows of C channels against 300 classes, in one chunk and in three
+    // (the last short), either weight layout.
+    const int64_t classes = 300;
+    Tensor w = random(dt, classes * C, rng, 0.1f);
+    std::vector<int32_t> headLabels(R);
+    for (auto &l : headLabels)
+      l = static_cast<int32_t>(rng() % classes);
+    auto wb = w.bytes(), hlb = raw(headLabels);
+    DeviceBuffer dw(wb), dhl(hlb);
+    for (bool transW : {true, false})
+      for (int64_t chunk : {R, (R + 2) / 3}) {
+        const auto layout = zrt::MatmulCrossEntropyLayout::of(R, classes, classes * C, chunk, eb);
+        std::vector<unsigned char> cpuWs(layout.bytes), cpuDx(R * C * eb), cpuDw(classes * C * eb);
+        DeviceBuffer ws(layout.bytes), gx(R * C * eb), gw(classes * C * eb);
+        zrt_matmul_cross_entropy(dt, xb.data(), wb.data(), hlb.data(), &one, &cpuLoss, cpuDx.data(), cpuDw.data(),
+                                 cpuWs.data(), R, classes, C, transW, chunk);
+        zrt::cuda::matmulCrossEntropy(dt, dx.ptr, dw.ptr, static_cast<const int32_t *>(dhl.ptr),
+                                      static_cast<const float *>(done.ptr), static_cast<float *>(loss.ptr), gx.ptr,
+                                      gw.ptr, ws.ptr, R, classes, C, transW, chunk, static_cast<int *>(bad.ptr), nullptr);
+        const std::string what = std::string("matmul_cross_entropy ") + (transW ? "[V, C] " : "[C, V] ") +
+                                 "chunk " + std::to_string(chunk) + " " + name(dt);
+        compare(what + " loss", decode(loss.host(), 0), {cpuLoss}, 1e-4);
+        compare(what + " dx", decode(gx.host(), dt), decode(cpuDx, dt), tol * 10);
+        compare(what + " dw", decode(gw.host(), dt), decode(cpuDw, dt), tol * 10);
+      }
 
     // Embedding: R tokens of a C-wide table of 50 rows (repeats included).
     const int64_t V = 50;
