@@ -91,10 +91,10 @@ HeadShape headShape(RankedTensorType input, RankedTensorType weight, bool transp
 RankedTensorType MatmulCrossEntropyOp::workspaceType(RankedTensorType input, RankedTensorType weight,
                                                      int64_t chunkRows) {
   // Either layout of the weight: classes = its elements / the input's channels.
-  HeadShape h = headShape(input, weight, /*transposeWeight=*/true);
-  int64_t classes = weight.getNumElements() / std::max<int64_t>(h.channels, 1);
-  auto layout = zrt::MatmulCrossEntropyLayout::of(h.rows, classes, weight.getNumElements(), chunkRows,
-                                                  input.getElementTypeBitWidth() / 8);
+  int64_t channels = std::max<int64_t>(input.getShape().back(), 1);
+  auto layout = zrt::MatmulCrossEntropyLayout::of(input.getNumElements() / channels,
+                                                  weight.getNumElements() / channels, weight.getNumElements(),
+                                                  chunkRows, input.getElementTypeBitWidth() / 8);
   return RankedTensorType::get({layout.bytes}, IntegerType::get(input.getContext(), 8));
 }
 
