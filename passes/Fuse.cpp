@@ -48,8 +48,75 @@ Value unflattened(Value v) {
 }
 
 struct Fuser {
-  int64_t forward = 0, backward = 0, heads = 0;
+  int64_t forward = 0, backward = 0, heads = 0, concats = 0;
   int64_t headChunkBytes;
+  SmallPtrSet<Operation *, 16> erasedAdds;
+
+  /// A sum of slice_grads whose boxes tile the result along one axis is the concatenation of
+  /// their gradients: autodiff writes it for a tensor sliced into parts (the attention's q, k
+  /// and v of one QKV projection). Each slice_grad zero-fills a whole result and each add reads
+  /// two; the concat writes every element once.
+  void fuseSliceGradSum(AddOp root) {
+    // The root of a tree of adds: not itself the only input of a larger sum.
+    if (root->hasOneUse() && isa<AddOp>(*root->getUsers().begin()))
+      return;
+    SmallVector<AddOp> adds{root};
+    SmallVector<SliceGradOp> parts;
+    for (size_t i = 0; i < adds.size(); ++i)
+      for (Value operand : adds[i]->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def || !operand.hasOneUse() || def->getBlock() != root->getBlock())
+          return;
+        if (auto add = dyn_cast<AddOp>(def))
+          adds.push_back(add);
+        else if (auto part = dyn_cast<SliceGradOp>(def))
+          parts.push_back(part);
+        else
+          return;
+      }
+    RankedTensorType type = tensorOf(root.getResult());
+    // The one axis where the boxes differ; every other axis whole.
+    int64_t axis = -1;
+    for (SliceGradOp part : parts) {
+      ArrayRef<int64_t> offsets = part.getOffsets();
+      ArrayRef<int64_t> box = tensorOf(part.getGrad()).getShape();
+      for (int64_t a = 0; a < type.getRank(); ++a) {
+        if (offsets[a] == 0 && box[a] == type.getDimSize(a))
+          continue;
+        if (axis != -1 && axis != a)
+          return;
+        axis = a;
+      }
+    }
+    if (axis == -1)
+      return;
+    llvm::sort(parts, [&](SliceGradOp x, SliceGradOp y) { return x.getOffsets()[axis] < y.getOffsets()[axis]; });
+    int64_t covered = 0;
+    for (SliceGradOp part : parts) {
+      if (part.getOffsets()[axis] != covered)
+        return; // a gap or an overlap
+      covered += tensorOf(part.getGrad()).getDimSize(axis);
+    }
+    if (covered != type.getDimSize(axis))
+      return;
+
+    SmallVector<Value> inputs;
+    SmallVector<Location> locs;
+    for (SliceGradOp part : parts) {
+      inputs.push_back(part.getGrad());
+      locs.push_back(part.getLoc());
+    }
+    OpBuilder b(root);
+    auto concat = ConcatOp::create(b, b.getFusedLoc(locs), type, inputs, axis);
+    root.getResult().replaceAllUsesWith(concat.getResult());
+    for (AddOp add : adds) {
+      erasedAdds.insert(add.getOperation());
+      add->erase();
+    }
+    for (SliceGradOp part : parts)
+      part->erase();
+    ++concats;
+  }
 
   /// matmul -> bias_add [-> gelu]: matmul_bias or matmul_bias_gelu.
   void fuseForward(BiasAddOp biasAdd) {
@@ -203,14 +270,21 @@ struct ZccFusePass : zc::impl::ZccFuseBase<ZccFusePass> {
       SmallVector<BiasAddOp> biasAdds;
       SmallVector<GeluGradOp> geluGrads;
       SmallVector<CrossEntropyGradOp> lossGrads;
+      SmallVector<AddOp> sums;
       fn.walk([&](Operation *op) {
-        if (auto b = dyn_cast<BiasAddOp>(op))
+        if (auto a = dyn_cast<AddOp>(op))
+          sums.push_back(a);
+        else if (auto b = dyn_cast<BiasAddOp>(op))
           biasAdds.push_back(b);
         else if (auto g = dyn_cast<GeluGradOp>(op))
           geluGrads.push_back(g);
         else if (auto c = dyn_cast<CrossEntropyGradOp>(op))
           lossGrads.push_back(c);
       });
+      // A fused sum erases its inner adds, which are listed too: skip those.
+      for (AddOp a : sums)
+        if (!fuser.erasedAdds.contains(a.getOperation()))
+          fuser.fuseSliceGradSum(a);
       for (CrossEntropyGradOp c : lossGrads)
         fuser.fuseHead(c);
       for (GeluGradOp g : geluGrads)

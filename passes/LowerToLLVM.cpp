@@ -578,7 +578,14 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       })
       .Case([&](GradAccumulateOp o) {
         Value grad = persistent(plan.gradOffset, o.getParamAttr());
-        call(b, "zrt_add", {dt, grad, p[0], grad, I64(numel(o.getGrad()))});
+        if (!o.getOverwrite()) {
+          call(b, "zrt_add", {dt, grad, p[0], grad, I64(numel(o.getGrad()))});
+          return success();
+        }
+        // Overwrite: nothing to do where the plan had the producer write into the buffer.
+        auto at = plan.valueOffset.find(o.getGrad());
+        if (at == plan.valueOffset.end() || at->second != plan.gradOffset.lookup(o.getParamAttr().getAttr()))
+          call(b, "zrt_copy", {dt, p[0], grad, I64(numel(o.getGrad()))});
         return success();
       })
       .Case([&](GradZeroOp o) {

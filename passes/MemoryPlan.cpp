@@ -58,9 +58,36 @@ BufferKind kindOf(Value v) {
   return BufferKind::Activation;
 }
 
+/// Gradients their op can write straight into the parameter's gradient buffer: read only by
+/// an overwriting zc.grad_accumulate (one micro-batch a step) and exactly the buffer's type,
+/// computed by a kernel (not a view, a reference or a collective's buffer). The accumulate
+/// then has nothing to do: no scratch buffer, no copy.
+DenseMap<Value, StringAttr> gradientsWrittenInPlace(Block &body, ModuleOp module) {
+  DenseMap<Value, StringAttr> inPlace;
+  for (auto acc : body.getOps<GradAccumulateOp>()) {
+    Value grad = acc.getGrad();
+    Operation *def = grad.getDefiningOp();
+    if (!acc.getOverwrite() || !def || def->getBlock() != &body || !grad.hasOneUse() ||
+        isa<ReshapeOp, ParamRefOp, GradRefOp, arith::ConstantOp>(def) || kindOf(grad) != BufferKind::Activation)
+      continue;
+    auto param = SymbolTable::lookupSymbolIn(module, acc.getParamAttr().getAttr());
+    auto paramOp = dyn_cast_or_null<ParamOp>(param);
+    if (!paramOp)
+      continue;
+    RankedTensorType type = tensorOf(grad);
+    if (type.getElementType() != paramOp.getTensorType().getElementType() ||
+        type.getNumElements() != ParamSharding::of(paramOp).gradStorage())
+      continue;
+    inPlace[grad] = acc.getParamAttr().getAttr();
+  }
+  return inPlace;
+}
+
 /// Plans one function's scratch values; returns the region size it needs.
 FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
   Block &body = fn.getBody().front();
+  DenseMap<Value, StringAttr> gradientInPlace =
+      gradientsWrittenInPlace(body, fn->getParentOfType<ModuleOp>());
   DenseMap<Value, Value> rootOf;            // view -> the value owning the bytes
   DenseMap<Value, int64_t> persistentOf;    // reference -> its persistent offset
   llvm::MapVector<Value, Interval> intervals;
@@ -115,6 +142,10 @@ FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
         if (!type)
           return op.emitOpError("has a result the memory planner cannot place: ")
                  << result.getType();
+        if (StringAttr param = gradientInPlace.lookup(result)) {
+          persistentOf[result] = plan.gradOffset.lookup(param);
+          continue;
+        }
         int64_t bytes = tensorBytes(type);
         if (auto gather = dyn_cast<GatherParamOp>(op)) // the gathered shards, padding included
           bytes = ParamSharding::of(SymbolTable::lookupNearestSymbolFrom<ParamOp>(

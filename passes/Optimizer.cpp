@@ -67,6 +67,10 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
     if (eps >= 0) h.eps = eps;
     if (weightDecay >= 0) h.weightDecay = weightDecay;
     if (momentum >= 0) h.momentum = momentum;
+    if (microBatches < 1) {
+      module.emitError("zcc-optimizer: micro-batches must be positive, got ") << microBatches;
+      return signalPassFailure();
+    }
     if (h.kind != "adamw" && h.kind != "sgd") {
       module.emitError("unknown optimizer '") << h.kind << "' (adamw or sgd)";
       return signalPassFailure();
@@ -94,7 +98,21 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
     // Parameters the loss does not depend on get no gradient from autodiff; like
     // torch.optim with a None gradient, the optimizer leaves them (and their decay) alone.
     DenseSet<StringAttr> hasGradient;
-    step.walk([&](GradAccumulateOp acc) { hasGradient.insert(acc.getParamAttr().getAttr()); });
+    DenseMap<StringAttr, SmallVector<GradAccumulateOp, 1>> accumulates;
+    step.walk([&](GradAccumulateOp acc) {
+      hasGradient.insert(acc.getParamAttr().getAttr());
+      accumulates[acc.getParamAttr().getAttr()].push_back(acc);
+    });
+    // One micro-batch a step: the gradient buffer holds the step's one gradient, so the
+    // accumulate overwrites it (the gradient's producer can write there directly) and
+    // there is nothing to clear after the update.
+    DenseSet<StringAttr> overwritten;
+    if (microBatches == 1)
+      for (auto &[name, accs] : accumulates)
+        if (accs.size() == 1) {
+          accs.front().setOverwrite(true);
+          overwritten.insert(name);
+        }
 
     SmallVector<ParamOp> params(module.getOps<ParamOp>());
     for (ParamOp param : params) {
@@ -135,7 +153,8 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
         SgdOp::create(b, name, grad, momentum, master, lr, b.getF64FloatAttr(h.momentum),
                       b.getF64FloatAttr(wd));
       }
-      GradZeroOp::create(b, name);
+      if (!overwritten.contains(param.getSymNameAttr()))
+        GradZeroOp::create(b, name);
     }
     b.setInsertionPointToEnd(entry);
     func::ReturnOp::create(b);

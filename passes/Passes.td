@@ -133,7 +133,10 @@ def ZccOptimizer : Pass<"zcc-optimizer", "mlir::ModuleOp"> {
     attribute (keys `kind`, `beta1`, `beta2`, `eps`, `weight_decay`,
     `momentum`, `lr`), then from this pass's options, which win. Parameters of
     rank < 2 (biases, norm gains) and those marked `{zc.no_decay}` get no weight
-    decay, as in GPT-2 / nanoGPT training.
+    decay, as in GPT-2 / nanoGPT training. With one micro-batch a step
+    (`micro-batches=1`, the default) each `zc.grad_accumulate` becomes an
+    `overwrite` and the update clears nothing: the buffer holds the step's one
+    gradient, which its producer can write in place.
 
     ```mlir
     zc.state @w.exp_avg : tensor<4x3xf32> of @w
@@ -153,6 +156,8 @@ def ZccOptimizer : Pass<"zcc-optimizer", "mlir::ModuleOp"> {
     Option<"eps", "eps", "double", "-1", "AdamW epsilon (default 1e-8)">,
     Option<"weightDecay", "weight-decay", "double", "-1", "Decoupled weight decay (default 0.01)">,
     Option<"momentum", "momentum", "double", "-1", "SGD momentum (default 0.9)">,
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "Step function runs per update (1: gradients overwrite their buffers, none is cleared)">,
   ];
   let dependentDialects = ["::mlir::zc::ZcDialect", "::mlir::func::FuncDialect"];
 }

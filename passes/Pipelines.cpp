@@ -55,6 +55,7 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
     pm.addPass(createZccFuse({options.headChunkBytes}));
   ZccOptimizerOptions optimizer;
   optimizer.kind = options.optimizer;
+  optimizer.microBatches = options.gradAccum;
   pm.addPass(createZccOptimizer(optimizer));
   // Gradient averaging across ranks: ZeRO stage 0 all-reduces every gradient once
   // per step; stages 1-3 partition the training state (one rank has nothing to

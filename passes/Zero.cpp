@@ -86,7 +86,7 @@ void reduceScatterWhenFinal(GradAccumulateOp acc, int64_t ranks, RankedTensorTyp
     b.setInsertionPointAfter(def);
   Value shard = ReduceScatterOp::create(b, acc.getLoc(), shardType, ReduceKind::avg, grad,
                                         static_cast<uint64_t>(ranks));
-  GradAccumulateOp::create(b, acc.getLoc(), acc.getParamAttr(), shard);
+  GradAccumulateOp::create(b, acc.getLoc(), acc.getParamAttr(), shard, acc.getOverwriteAttr());
   acc.erase();
 }
 

@@ -43,10 +43,15 @@ def ZC_GradAccumulateOp : ZC_Op<"grad_accumulate", [
     until the update reads it (`zc.grad_ref`) and clears it (`zc.grad_zero`).
     Written by autodiff once per parameter, after all contributions are summed.
 
-    Example: `zc.grad_accumulate @w, %dw : tensor<784x10xf32>`
+    With `overwrite` (one micro-batch a step: zcc-optimizer sets it and writes no
+    `zc.grad_zero`) the buffer holds exactly `grad`: nothing is added or cleared,
+    and the memory plan lets the op producing `grad` write into the buffer itself.
+
+    Example: `zc.grad_accumulate @w, %dw : tensor<784x10xf32>`,
+    `zc.grad_accumulate @w, %dw overwrite : tensor<784x10xf32>`
   }];
-  let arguments = (ins FlatSymbolRefAttr:$param, Arg<ZC_FloatTensor, "", []>:$grad);
-  let assemblyFormat = "$param `,` $grad attr-dict `:` type($grad)";
+  let arguments = (ins FlatSymbolRefAttr:$param, Arg<ZC_FloatTensor, "", []>:$grad, UnitAttr:$overwrite);
+  let assemblyFormat = "$param `,` $grad (`overwrite` $overwrite^)? attr-dict `:` type($grad)";
 }
 
 def ZC_GradRefOp : ZC_Op<"grad_ref", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {

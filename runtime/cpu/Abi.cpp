@@ -65,6 +65,11 @@ void zrt_fill_zero(int32_t dtype, void *x, int64_t n) {
   ZRT_TYPED("zrt_fill_zero", dtype,
             parallelFor(n, kElementGrain, [&](int64_t i) { out<T>(x)[i] = T(0.0f); }));
 }
+void zrt_copy(int32_t dtype, const void *src, void *dst, int64_t n) {
+  TraceScope trace("zrt_copy", TraceTrack::Compute);
+  checkCount("zrt_copy", n);
+  ZRT_TYPED("zrt_copy", dtype, parallelFor(n, kElementGrain, [&](int64_t i) { out<T>(dst)[i] = in<T>(src)[i]; }));
+}
 void zrt_bias_add(int32_t dtype, const void *x, const void *bias, void *o, int64_t rows,
                   int64_t cols) {
   TraceScope trace("zrt_bias_add", TraceTrack::Compute);

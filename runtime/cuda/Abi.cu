@@ -282,6 +282,7 @@ void zrt_mul(int32_t dt, const void *a, const void *b, void *o, int64_t n) { mul
 void zrt_scale(int32_t dt, const void *x, void *o, int64_t n, double f) { scale(dt, x, o, n, f, compute()); }
 void zrt_cast(int32_t sdt, const void *src, int32_t ddt, void *dst, int64_t n) { cast(sdt, src, ddt, dst, n, compute()); }
 void zrt_fill_zero(int32_t dt, void *x, int64_t n) { fillZero(dt, x, n, compute()); }
+void zrt_copy(int32_t dt, const void *src, void *dst, int64_t n) { copy(dt, src, dst, n, compute()); }
 void zrt_bias_add(int32_t dt, const void *x, const void *bias, void *o, int64_t rows, int64_t cols) {
   biasAdd(dt, x, bias, o, rows, cols, compute());
 }

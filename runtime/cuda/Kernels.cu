@@ -167,6 +167,11 @@ void fillZero(int32_t dtype, void *x, int64_t n, cudaStream_t s) {
     ZRT_CUDA_CHECK(cudaMemsetAsync(x, 0, n * (dtype == 1 ? 2 : 4), s));
 }
 
+void copy(int32_t dtype, const void *src, void *dst, int64_t n, cudaStream_t s) {
+  if (n > 0)
+    ZRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * (dtype == 1 ? 2 : 4), cudaMemcpyDeviceToDevice, s));
+}
+
 void biasAdd(int32_t dtype, const void *x, const void *bias, void *out, int64_t rows, int64_t cols,
              cudaStream_t s) {
   if (rows * cols <= 0)

@@ -14,6 +14,7 @@ void mul(int32_t dtype, const void *a, const void *b, void *out, int64_t n, cuda
 void scale(int32_t dtype, const void *x, void *out, int64_t n, double factor, cudaStream_t s);
 void cast(int32_t srcDtype, const void *src, int32_t dstDtype, void *dst, int64_t n, cudaStream_t s);
 void fillZero(int32_t dtype, void *x, int64_t n, cudaStream_t s);
+void copy(int32_t dtype, const void *src, void *dst, int64_t n, cudaStream_t s);
 /// Sets `*flag` (device memory) to 1 when x holds a NaN or an Inf.
 void nonFinite(int32_t dtype, const void *x, int64_t n, int *flag, cudaStream_t s);
 void biasAdd(int32_t dtype, const void *x, const void *bias, void *out, int64_t rows, int64_t cols,

@@ -1,5 +1,5 @@
 // RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2" -zcc-bucket="bucket-mb=0.0002 gather-bucket-mb=0.0002" | FileCheck %s --check-prefix=Z3
-// RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-optimizer -zcc-zero="stage=1 ranks=2" -zcc-bucket="bucket-mb=0.0002 gather-bucket-mb=0.0002" | FileCheck %s --check-prefix=Z1
+// RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-optimizer="micro-batches=2" -zcc-zero="stage=1 ranks=2 micro-batches=2" -zcc-bucket="bucket-mb=0.0002 gather-bucket-mb=0.0002" | FileCheck %s --check-prefix=Z1
 // RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2" -zcc-bucket="bucket-mb=0 gather-bucket-mb=0" | FileCheck %s --check-prefix=OFF
 // RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-optimizer -zcc-data-parallel="ranks=2" -zcc-bucket | FileCheck %s --check-prefix=DP
 // RUN: not zcc-opt %s -split-input-file -zcc-autodiff -zcc-optimizer -zcc-data-parallel="ranks=2" -zcc-bucket="cost-model=%t.missing" 2>&1 | FileCheck %s --check-prefix=BADFILE
@@ -42,28 +42,31 @@ zc.forward @two(%x: tensor<2x4xf32>, %y: tensor<2xi32>) -> tensor<f32> {
 // Z3-NEXT: zc.gather_param @big
 // Z3: zc.gather_param @big
 // Z3: %[[DBIG:.+]] = zc.reduce_scatter avg %{{.+}} ranks 2 : tensor<5x64xf32> -> tensor<160xf32>
-// Z3-NEXT: zc.grad_accumulate @big, %[[DBIG]]
+// Z3-NEXT: zc.grad_accumulate @big, %[[DBIG]] overwrite
 // The small gradients: one reduce-scatter once the last of them (@w1's) is final, rank r
 // receiving its shard of each; the accumulations move after it.
 // Z3: %[[DW1:.+]] = zc.matmul %{{.+}} transpose_lhs : tensor<2x4xf32>, tensor<2x3xf32> -> tensor<4x3xf32>
 // Z3-NEXT: %[[B:.+]] = zc.pack %{{.+}}, %{{.+}}, %[[DW1]] ranks 2 : tensor<3x5xf32>, tensor<3xf32>, tensor<4x3xf32> -> tensor<32xf32>
 // Z3-NEXT: %[[RS:.+]] = zc.reduce_scatter avg %[[B]] ranks 2 : tensor<32xf32> -> tensor<16xf32>
 // Z3-NEXT: %[[S:.+]]:3 = zc.unpack %[[RS]] ranks 1 : tensor<16xf32> -> tensor<8xf32>, tensor<2xf32>, tensor<6xf32>
-// Z3-NEXT: zc.grad_accumulate @w2, %[[S]]#0 : tensor<8xf32>
-// Z3-NEXT: zc.grad_accumulate @b1, %[[S]]#1 : tensor<2xf32>
-// Z3-NEXT: zc.grad_accumulate @w1, %[[S]]#2 : tensor<6xf32>
+// Z3-NEXT: zc.grad_accumulate @w2, %[[S]]#0 overwrite : tensor<8xf32>
+// Z3-NEXT: zc.grad_accumulate @b1, %[[S]]#1 overwrite : tensor<2xf32>
+// Z3-NEXT: zc.grad_accumulate @w1, %[[S]]#2 overwrite : tensor<6xf32>
 // Z3-NEXT: return
 
-// ZeRO-1: the update reduce-scatters the three small gradients in one call, runs each
+// ZeRO-1 with two micro-batches: the update reduce-scatters the three small gradients in one call, runs each
 // optimizer step, then refreshes the three parameters with one all-gather; the
 // gradients are cleared after it (their order with the updates is kept).
 // Z1-LABEL: func.func @two_update
 // Z1: %[[B:.+]] = zc.pack %{{.+}}, %{{.+}}, %{{.+}} ranks 2 : tensor<4x3xf32>, tensor<3xf32>, tensor<3x5xf32> -> tensor<32xf32>
 // Z1-NEXT: %[[RS:.+]] = zc.reduce_scatter avg %[[B]] ranks 2 : tensor<32xf32> -> tensor<16xf32>
 // Z1-NEXT: %[[S:.+]]:3 = zc.unpack %[[RS]] ranks 1
-// Z1-NEXT: zc.adamw @w1, %[[S]]#0
-// Z1-NEXT: zc.adamw @b1, %[[S]]#1
-// Z1-NEXT: zc.adamw @w2, %[[S]]#2
+// Z1-NEXT: %[[M0:.+]] = zc.scale %[[S]]#0
+// Z1-NEXT: zc.adamw @w1, %[[M0]]
+// Z1-NEXT: %[[M1:.+]] = zc.scale %[[S]]#1
+// Z1-NEXT: zc.adamw @b1, %[[M1]]
+// Z1-NEXT: %[[M2:.+]] = zc.scale %[[S]]#2
+// Z1-NEXT: zc.adamw @w2, %[[M2]]
 // Z1-NEXT: %[[OWN:.+]] = zc.pack_shards [@w1, @b1, @w2] : tensor<16xf32>
 // Z1-NEXT: %[[ALL:.+]] = zc.all_gather %[[OWN]] ranks 2 : tensor<16xf32> -> tensor<32xf32>
 // Z1-NEXT: zc.unpack_params %[[ALL]] ranks 2 into [@w1, @b1, @w2] : tensor<32xf32>

@@ -1,5 +1,6 @@
 // RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-optimizer -verify-diagnostics | FileCheck %s
 // RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-optimizer="kind=sgd momentum=0.5" -verify-diagnostics | FileCheck %s --check-prefix=SGD
+// RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-optimizer="micro-batches=2" -verify-diagnostics | FileCheck %s --check-prefix=ACCUM
 
 // Tests AdamW with the model's hyperparameters, state tensors per parameter, and
 // no weight decay on rank-1 parameters and on {zc.no_decay}.
@@ -22,13 +23,21 @@ module attributes {zc.optimizer = {kind = "adamw", lr = 3.0e-4, beta2 = 0.95, we
 // CHECK: zc.param @w
 // CHECK-NEXT: zc.state @w.exp_avg : tensor<4x3xf32> of @w
 // CHECK-NEXT: zc.state @w.exp_avg_sq : tensor<4x3xf32> of @w
+// One micro-batch a step (the default): each gradient overwrites its buffer, none is cleared.
+// CHECK: zc.grad_accumulate @w, %{{.+}} overwrite : tensor<4x3xf32>
 // CHECK: func.func @f_update(%[[LR:.+]]: f64, %[[STEP:.+]]: i64) attributes {zc.role = "update"}
 // CHECK: %[[GW:.+]] = zc.grad_ref @w : tensor<4x3xf32>
 // CHECK: zc.adamw @w, %[[GW]] state(@w.exp_avg, @w.exp_avg_sq) lr %[[LR]] step %[[STEP]] {beta1 = 9.000000e-01 : f64, beta2 = 0.9499{{[0-9]+}} : f64, eps = 1.000000e-08 : f64, weight_decay = 1.000000e-01 : f64}
-// CHECK: zc.grad_zero @w
+// CHECK-NOT: zc.grad_zero
 // CHECK: zc.adamw @e, {{.+}} weight_decay = 0.000000e+00
 // CHECK: zc.adamw @b, {{.+}} weight_decay = 0.000000e+00
 // CHECK: return
+
+// Two: the buffer sums them and the update clears it.
+// ACCUM-NOT: overwrite
+// ACCUM: zc.grad_accumulate @w, %{{.+}} : tensor<4x3xf32>
+// ACCUM: zc.adamw @w
+// ACCUM-NEXT: zc.grad_zero @w
 
 // SGD: zc.state @w.momentum : tensor<4x3xf32> of @w
 // SGD: zc.sgd @w, %{{.+}} state(@w.momentum) lr %{{.+}} {momentum = 5.000000e-01 : f64, weight_decay = 1.000000e-01 : f64}

@@ -1,5 +1,5 @@
-// RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-zero="stage=1 ranks=2 micro-batches=2" | FileCheck %s
-// RUN: zcc-opt %s -zcc-mixed-precision -zcc-autodiff -zcc-optimizer -zcc-zero="stage=1 ranks=2 micro-batches=2" | FileCheck %s --check-prefix=BF16
+// RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer="micro-batches=2" -zcc-zero="stage=1 ranks=2 micro-batches=2" | FileCheck %s
+// RUN: zcc-opt %s -zcc-mixed-precision -zcc-autodiff -zcc-optimizer="micro-batches=2" -zcc-zero="stage=1 ranks=2 micro-batches=2" | FileCheck %s --check-prefix=BF16
 
 // ZeRO-1: the step is untouched (whole gradients accumulate over the micro-batches); the
 // update reduce-scatters each whole gradient once, scales by 1/K, runs AdamW on this

@@ -11,19 +11,19 @@
 // CHECK: zc.param_ref @w1 : tensor<4x3xf32>
 // CHECK: %[[DW2:.+]] = zc.matmul {{.+}} transpose_lhs : {{.+}} -> tensor<3x5xf32>
 // CHECK-NEXT: %[[DW2S:.+]] = zc.reduce_scatter avg %[[DW2]] ranks 2 : tensor<3x5xf32> -> tensor<8xf32>
-// CHECK-NEXT: zc.grad_accumulate @w2, %[[DW2S]] : tensor<8xf32>
+// CHECK-NEXT: zc.grad_accumulate @w2, %[[DW2S]] overwrite : tensor<8xf32>
 // CHECK: %[[DB1:.+]] = zc.reduce_sum
 // CHECK-NEXT: %[[DB1S:.+]] = zc.reduce_scatter avg %[[DB1]] ranks 2 : tensor<3xf32> -> tensor<2xf32>
-// CHECK-NEXT: zc.grad_accumulate @b1, %[[DB1S]] : tensor<2xf32>
+// CHECK-NEXT: zc.grad_accumulate @b1, %[[DB1S]] overwrite : tensor<2xf32>
 // CHECK: %[[DW1:.+]] = zc.matmul
 // CHECK-NEXT: %[[DW1S:.+]] = zc.reduce_scatter avg %[[DW1]] ranks 2 : tensor<4x3xf32> -> tensor<6xf32>
-// CHECK-NEXT: zc.grad_accumulate @w1, %[[DW1S]] : tensor<6xf32>
+// CHECK-NEXT: zc.grad_accumulate @w1, %[[DW1S]] overwrite : tensor<6xf32>
 
 // CHECK-LABEL: func.func @two_update
 // CHECK-NEXT: %[[G:.+]] = zc.grad_ref @w1 : tensor<6xf32>
 // CHECK-NEXT: zc.adamw @w1, %[[G]] {{.+}} : tensor<6xf32>
 // CHECK-NEXT: zc.all_gather_param @w1
-// CHECK-NEXT: zc.grad_zero @w1
+// CHECK-NOT: zc.grad_zero
 
 zc.param @w1 : tensor<4x3xf32> = #zc.normal<std = 0.1>
 zc.param @b1 : tensor<3xf32> = #zc.zeros

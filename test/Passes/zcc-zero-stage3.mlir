@@ -32,14 +32,14 @@
 // CHECK-NEXT: zc.release %[[W2B]]
 // CHECK-NEXT: %[[DW2:.+]] = zc.matmul {{.+}} transpose_lhs : {{.+}} -> tensor<3x5xf32>
 // CHECK-NEXT: %[[DW2S:.+]] = zc.reduce_scatter avg %[[DW2]] ranks 2 : tensor<3x5xf32> -> tensor<8xf32>
-// CHECK-NEXT: zc.grad_accumulate @w2, %[[DW2S]] : tensor<8xf32>
+// CHECK-NEXT: zc.grad_accumulate @w2, %[[DW2S]] overwrite : tensor<8xf32>
 // CHECK-NEXT: zc.relu_grad
 // CHECK-NEXT: %[[DB1:.+]] = zc.reduce_sum
 // CHECK-NEXT: %[[DB1S:.+]] = zc.reduce_scatter avg %[[DB1]] ranks 2 : tensor<3xf32> -> tensor<2xf32>
-// CHECK-NEXT: zc.grad_accumulate @b1, %[[DB1S]]
+// CHECK-NEXT: zc.grad_accumulate @b1, %[[DB1S]] overwrite
 // CHECK-NEXT: %[[DW1:.+]] = zc.matmul
 // CHECK-NEXT: %[[DW1S:.+]] = zc.reduce_scatter avg %[[DW1]] ranks 2 : tensor<4x3xf32> -> tensor<6xf32>
-// CHECK-NEXT: zc.grad_accumulate @w1, %[[DW1S]]
+// CHECK-NEXT: zc.grad_accumulate @w1, %[[DW1S]] overwrite
 // CHECK-NEXT: return
 
 // The update runs on the shards; stage 3 stores shards, so nothing is gathered after it.
@@ -47,7 +47,7 @@
 // CHECK-NOT: all_gather
 // CHECK: %[[G:.+]] = zc.grad_ref @w1 : tensor<6xf32>
 // CHECK-NEXT: zc.adamw @w1, %[[G]] {{.+}} : tensor<6xf32>
-// CHECK-NEXT: zc.grad_zero @w1
+// CHECK-NOT: zc.grad_zero
 // CHECK-NOT: all_gather
 
 // With a persistence threshold of 3 elements, @b1 stays whole (read with param_ref,
@@ -59,7 +59,6 @@
 // PERSIST-LABEL: func.func @two_update
 // PERSIST: zc.adamw @b1
 // PERSIST-NEXT: zc.all_gather_param @b1
-// PERSIST-NEXT: zc.grad_zero @b1
 
 // Mixed precision: bf16 shards are gathered (half of fp32's traffic), bf16 gradients
 // reduce-scattered; AdamW updates this rank's fp32 master shard and rounds it into the
