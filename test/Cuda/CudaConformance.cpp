@@ -129,6 +129,9 @@ void elementwise(std::mt19937 &rng) {
     zrt_gelu(dt, ab.data(), cpu.data(), n);
     zrt::cuda::gelu(dt, da.ptr, dout.ptr, n, nullptr);
     compare(std::string("gelu ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), dt == 1 ? 1e-2 : 1e-5);
+    zrt_copy(dt, ab.data(), cpu.data(), n);
+    zrt::cuda::copy(dt, da.ptr, dout.ptr, n, nullptr);
+    compare(std::string("copy ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), 0);
     zrt_scale(dt, ab.data(), cpu.data(), n, 0.37);
     zrt::cuda::scale(dt, da.ptr, dout.ptr, n, 0.37, nullptr);
     compare(std::string("scale ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), tol);

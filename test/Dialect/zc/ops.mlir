@@ -187,6 +187,8 @@ zc.state @b.momentum : tensor<3xf32> of @b
 func.func @train(%dw: tensor<4x3xf32>, %lr: f64, %step: i64) {
   // CHECK: zc.grad_accumulate @w, %{{.+}} : tensor<4x3xf32>
   zc.grad_accumulate @w, %dw : tensor<4x3xf32>
+  // CHECK: zc.grad_accumulate @w, %{{.+}} overwrite : tensor<4x3xf32>
+  zc.grad_accumulate @w, %dw overwrite : tensor<4x3xf32>
   // CHECK: %[[G:.+]] = zc.grad_ref @w : tensor<4x3xf32>
   %g = zc.grad_ref @w : tensor<4x3xf32>
   // CHECK: zc.adamw @w, %[[G]] state(@w.exp_avg, @w.exp_avg_sq) lr %{{.+}} step %{{.+}} {beta1 = 9.000000e-01 : f64
