@@ -91,6 +91,17 @@ public:
           give(o.getInput(), [&] { return Value(GeluGradOp::create(b, dy.getType(), dy, o.getInput())); });
           return success();
         })
+        .Case([&](SiluOp o) {
+          give(o.getInput(), [&] { return Value(SiluGradOp::create(b, dy.getType(), dy, o.getInput())); });
+          return success();
+        })
+        .Case([&](RotaryOp o) { // a rotation: its gradient rotates back
+          give(o.getInput(), [&] {
+            return Value(RotaryOp::create(b, dy.getType(), dy, o.getNumHeadsAttr(), o.getThetaAttr(),
+                                          o.getInverse() ? UnitAttr() : b.getUnitAttr()));
+          });
+          return success();
+        })
         .Case([&](SoftmaxOp o) {
           give(o.getInput(), [&] {
             return Value(SoftmaxGradOp::create(b, dy.getType(), dy, o.getResult()));
@@ -115,6 +126,15 @@ public:
           give(o.getInput(), [&] { return g.getInputGrad(); });
           give(o.getGamma(), [&] { return g.getGammaGrad(); });
           give(o.getBeta(), [&] { return g.getBetaGrad(); });
+          return success();
+        })
+        .Case([&](RmsNormOp o) {
+          if (!active(o.getInput()) && !active(o.getGamma()))
+            return success();
+          auto g = RmsNormGradOp::create(b, o.getInput().getType(), o.getGamma().getType(), dy, o.getInput(),
+                                         o.getGamma(), o.getEpsilonAttr());
+          give(o.getInput(), [&] { return g.getInputGrad(); });
+          give(o.getGamma(), [&] { return g.getGammaGrad(); });
           return success();
         })
         .Case([&](CausalAttentionOp o) {

@@ -350,13 +350,14 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         call(b, "zrt_cast", {dt, p[0], dtype(b, o.getResult()), p[1], I64(numel(o))});
         return success();
       })
-      .Case<ReluOp, GeluOp>([&](Operation *o) {
-        call(b, isa<ReluOp>(o) ? "zrt_relu" : "zrt_gelu", {dt, p[0], p[1], I64(numel(o->getResult(0)))});
+      .Case<ReluOp, GeluOp, SiluOp>([&](Operation *o) {
+        StringRef fn = isa<ReluOp>(o) ? "zrt_relu" : isa<GeluOp>(o) ? "zrt_gelu" : "zrt_silu";
+        call(b, fn, {dt, p[0], p[1], I64(numel(o->getResult(0)))});
         return success();
       })
-      .Case<ReluGradOp, GeluGradOp>([&](Operation *o) {
-        call(b, isa<ReluGradOp>(o) ? "zrt_relu_grad" : "zrt_gelu_grad",
-             {dt, p[0], p[1], p[2], I64(numel(o->getResult(0)))});
+      .Case<ReluGradOp, GeluGradOp, SiluGradOp>([&](Operation *o) {
+        StringRef fn = isa<ReluGradOp>(o) ? "zrt_relu_grad" : isa<GeluGradOp>(o) ? "zrt_gelu_grad" : "zrt_silu_grad";
+        call(b, fn, {dt, p[0], p[1], p[2], I64(numel(o->getResult(0)))});
         return success();
       })
       .Case([&](BiasAddOp o) {
@@ -384,6 +385,23 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         auto [rows, cols] = rowsCols(o.getInput());
         call(b, "zrt_layernorm_grad", {dt, p[0], p[1], p[2], p[3], p[4], p[5], I64(rows), I64(cols),
                                        constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](RmsNormOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_rmsnorm", {dt, p[0], p[1], p[2], I64(rows), I64(cols), constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](RmsNormGradOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_rmsnorm_grad", {dt, p[0], p[1], p[2], p[3], p[4], I64(rows), I64(cols),
+                                     constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](RotaryOp o) {
+        ArrayRef<int64_t> s = tensorOf(o.getInput()).getShape();
+        call(b, "zrt_rotary", {dt, p[0], p[1], I64(s[0]), I64(s[1]), I64(s[2]), I64(o.getNumHeads()),
+                               constF64(b, o.getTheta().convertToDouble()), I32(o.getInverse() ? 1 : 0)});
         return success();
       })
       .Case([&](CausalAttentionOp o) {

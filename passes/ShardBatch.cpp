@@ -30,8 +30,8 @@ FailureOr<Type> inferResult(Operation *op, RankedTensorType oldResult, int64_t p
     return op->emitOpError("cannot be split across the batch: ") << why;
   };
   return TypeSwitch<Operation *, FailureOr<Type>>(op)
-      .Case<AddOp, SubOp, MulOp, ScaleOp, ReluOp, GeluOp, SoftmaxOp, BiasAddOp, LayerNormOp,
-            CausalAttentionOp>([](Operation *o) -> FailureOr<Type> {
+      .Case<AddOp, SubOp, MulOp, ScaleOp, ReluOp, GeluOp, SiluOp, SoftmaxOp, BiasAddOp, LayerNormOp, RmsNormOp,
+            RotaryOp, CausalAttentionOp>([](Operation *o) -> FailureOr<Type> {
         return o->getOperand(0).getType();
       })
       .Case<CrossEntropyOp, MseOp, ParamRefOp>([&](Operation *) -> FailureOr<Type> {

@@ -143,6 +143,24 @@ LogicalResult LayerNormOp::verify() {
                                  getEpsilon().convertToDouble());
 }
 
+LogicalResult RmsNormOp::verify() {
+  return verifyLayerNormOperands(*this, tensorOf(getInput()), tensorOf(getGamma()),
+                                 getEpsilon().convertToDouble());
+}
+
+LogicalResult RotaryOp::verify() {
+  RankedTensorType input = tensorOf(getInput());
+  if (input.getRank() != 3)
+    return emitOpError("input must be [batch, time, channels], got ") << input;
+  int64_t channels = input.getDimSize(2), heads = getNumHeads();
+  if (channels % heads != 0 || (channels / heads) % 2 != 0)
+    return emitOpError() << "channels (" << channels << ") must be " << heads
+                         << " heads of an even size";
+  if (!(getTheta().convertToDouble() > 0.0))
+    return emitOpError("theta must be positive, got ") << getTheta().convertToDouble();
+  return success();
+}
+
 LogicalResult CausalAttentionOp::verify() {
   return verifyAttentionShape(*this, tensorOf(getQuery()), getNumHeads());
 }

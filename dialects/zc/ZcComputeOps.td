@@ -91,6 +91,23 @@ def ZC_GeluOp : ZC_ComputeOp<"gelu", [SameOperandsAndResultType]> {
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
+def ZC_SiluOp : ZC_ComputeOp<"silu", [SameOperandsAndResultType]> {
+  let summary = "SiLU (swish): x times its logistic sigmoid";
+  let description = [{
+    `result = x / (1 + exp(-x))`, the activation of Llama's SwiGLU MLP
+    (`silu(x w_gate) * (x w_up)`), computed in f32.
+
+    Example:
+
+    ```mlir
+    %y = zc.silu %x : tensor<8x64x688xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 def ZC_SoftmaxOp : ZC_ComputeOp<"softmax", [SameOperandsAndResultType]> {
   let summary = "Softmax over the last axis";
   let description = [{
@@ -206,6 +223,54 @@ def ZC_LayerNormOp : ZC_ComputeOp<"layernorm", [AllTypesMatch<["input", "result"
                        DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
   let results = (outs ZC_FloatTensor:$result);
   let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` type($input) `,` type($gamma)";
+  let hasVerifier = 1;
+}
+
+def ZC_RmsNormOp : ZC_ComputeOp<"rmsnorm", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Root-mean-square normalization over the last axis, with a gain";
+  let description = [{
+    `result = x / sqrt(mean(x^2) + epsilon) * gamma`, the mean over the last
+    axis, computed in f32 (Llama's `LlamaRMSNorm`: no mean subtraction, no
+    shift). `gamma` is 1-D of the last axis' size. `epsilon` defaults to 1e-6.
+
+    Example:
+
+    ```mlir
+    %y = zc.rmsnorm %x, %g : tensor<8x64x256xf32>, tensor<256xf32>
+    %z = zc.rmsnorm %x, %g {epsilon = 1.0e-05 : f64} : tensor<8x64x256xf32>, tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$gamma,
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $gamma attr-dict `:` type($input) `,` type($gamma)";
+  let hasVerifier = 1;
+}
+
+def ZC_RotaryOp : ZC_ComputeOp<"rotary", [SameOperandsAndResultType]> {
+  let summary = "Rotary position embedding, half-split layout (Hugging Face Llama)";
+  let description = [{
+    `input` is `[B, T, C]` with `C = num_heads x D`, `D` even: each head's `D`
+    channels are two halves `(x1, x2)` of `D/2`. Position `t` (the index on
+    axis 1) and frequency `i < D/2` give the angle `t * theta^(-2i/D)`, and
+
+        result1 = x1 cos - x2 sin,   result2 = x2 cos + x1 sin
+
+    (`x * cos + rotate_half(x) * sin`), the angles computed in f32 as
+    Hugging Face computes them. With `inverse` the rotation is by minus the
+    angle: the gradient of the rotation (its transpose).
+
+    Example:
+
+    ```mlir
+    %qr = zc.rotary %q heads 8 theta 10000.0 : tensor<8x64x256xf32>
+    %dq = zc.rotary %dqr heads 8 theta 10000.0 inverse : tensor<8x64x256xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                       F64Attr:$theta, UnitAttr:$inverse);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `heads` $num_heads `theta` $theta (`inverse` $inverse^)? attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 

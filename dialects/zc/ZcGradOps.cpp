@@ -14,6 +14,11 @@ LogicalResult LayerNormGradOp::verify() {
                                  getEpsilon().convertToDouble());
 }
 
+LogicalResult RmsNormGradOp::verify() {
+  return verifyLayerNormOperands(*this, tensorOf(getInput()), tensorOf(getGamma()),
+                                 getEpsilon().convertToDouble());
+}
+
 LogicalResult CausalAttentionGradOp::verify() {
   return verifyAttentionShape(*this, tensorOf(getQuery()), getNumHeads());
 }

@@ -44,6 +44,23 @@ def ZC_GeluGradOp : ZC_ComputeOp<"gelu_grad", [SameOperandsAndResultType]> {
   let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
 }
 
+def ZC_SiluGradOp : ZC_ComputeOp<"silu_grad", [SameOperandsAndResultType]> {
+  let summary = "Gradient of silu";
+  let description = [{
+    `result[i] = grad[i] * s (1 + x (1 - s))` with `s = sigmoid(x)`, where
+    `x = input[i]` is silu's input.
+
+    Example:
+
+    ```mlir
+    %dx = zc.silu_grad %dy, %x : tensor<8x64x688xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$input);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
+}
+
 def ZC_SoftmaxGradOp : ZC_ComputeOp<"softmax_grad", [SameOperandsAndResultType]> {
   let summary = "Gradient of softmax over the last axis";
   let description = [{
@@ -81,6 +98,28 @@ def ZC_LayerNormGradOp : ZC_ComputeOp<"layernorm_grad", [
                        DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
   let results = (outs ZC_FloatTensor:$input_grad, ZC_FloatTensor:$gamma_grad,
                       ZC_FloatTensor:$beta_grad);
+  let assemblyFormat = "$grad `,` $input `,` $gamma attr-dict `:` type($input) `,` type($gamma)";
+  let hasVerifier = 1;
+}
+
+def ZC_RmsNormGradOp : ZC_ComputeOp<"rmsnorm_grad", [
+    AllTypesMatch<["grad", "input", "input_grad"]>, AllTypesMatch<["gamma", "gamma_grad"]>]> {
+  let summary = "Gradient of rmsnorm with respect to input and gamma";
+  let description = [{
+    Recomputes each row's reciprocal root mean square `r` of `input` and returns
+    `(d input, d gamma)`: with `n = x r` and `g = grad * gamma`,
+    `d input = r (g - n mean(g n))` and `d gamma` the sum over rows of
+    `grad * n`. `epsilon` must equal the forward op's.
+
+    Example:
+
+    ```mlir
+    %dx, %dg = zc.rmsnorm_grad %dy, %x, %g : tensor<8x64x256xf32>, tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$input, ZC_FloatTensor:$gamma,
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+  let results = (outs ZC_FloatTensor:$input_grad, ZC_FloatTensor:$gamma_grad);
   let assemblyFormat = "$grad `,` $input `,` $gamma attr-dict `:` type($input) `,` type($gamma)";
   let hasVerifier = 1;
 }

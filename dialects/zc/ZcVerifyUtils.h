@@ -38,7 +38,7 @@ LogicalResult verifyBoxInside(Operation *op, ArrayRef<int64_t> offsets, RankedTe
 LogicalResult verifyShardedPair(Operation *op, RankedTensorType shard,
                                 RankedTensorType gathered, int64_t ranks);
 
-/// `layernorm` and `layernorm_grad`: gamma matches the last axis; epsilon > 0.
+/// `layernorm`, `rmsnorm` and their gradients: gamma matches the last axis; epsilon > 0.
 LogicalResult verifyLayerNormOperands(Operation *op, RankedTensorType input,
                                       RankedTensorType gamma, double epsilon);
 

@@ -18,6 +18,7 @@
 #include "cpu/MatmulCrossEntropy.h"
 #include "cpu/Normalization.h"
 #include "cpu/Optimizer.h"
+#include "cpu/Rotary.h"
 
 using namespace zrt;
 using namespace zrt::cpu;
@@ -70,6 +71,16 @@ void zrt_copy(int32_t dtype, const void *src, void *dst, int64_t n) {
   checkCount("zrt_copy", n);
   ZRT_TYPED("zrt_copy", dtype, parallelFor(n, kElementGrain, [&](int64_t i) { out<T>(dst)[i] = in<T>(src)[i]; }));
 }
+void zrt_silu(int32_t dtype, const void *x, void *o, int64_t n) {
+  TraceScope trace("zrt_silu", TraceTrack::Compute);
+  checkCount("zrt_silu", n);
+  isaKernels().silu(dtype, x, o, n);
+}
+void zrt_silu_grad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
+  TraceScope trace("zrt_silu_grad", TraceTrack::Compute);
+  checkCount("zrt_silu_grad", n);
+  isaKernels().siluGrad(dtype, dy, x, dx, n);
+}
 void zrt_bias_add(int32_t dtype, const void *x, const void *bias, void *o, int64_t rows,
                   int64_t cols) {
   TraceScope trace("zrt_bias_add", TraceTrack::Compute);
@@ -116,11 +127,29 @@ void zrt_layernorm_grad(int32_t dtype, const void *dy, const void *x, const void
             layernormGrad(in<T>(dy), in<T>(x), in<T>(gamma), out<T>(dx), out<T>(dgamma),
                           out<T>(dbeta), rows, cols, eps));
 }
+void zrt_rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps) {
+  TraceScope trace("zrt_rmsnorm", TraceTrack::Compute);
+  ZRT_TYPED("zrt_rmsnorm", dtype, rmsnorm(in<T>(x), in<T>(gamma), out<T>(y), rows, cols, eps));
+}
+void zrt_rmsnorm_grad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma,
+                      int64_t rows, int64_t cols, double eps) {
+  TraceScope trace("zrt_rmsnorm_grad", TraceTrack::Compute);
+  ZRT_TYPED("zrt_rmsnorm_grad", dtype,
+            rmsnormGrad(in<T>(dy), in<T>(x), in<T>(gamma), out<T>(dx), out<T>(dgamma), rows, cols, eps));
+}
 
 static void checkHeads(const char *call, int64_t channels, int64_t heads) {
   if (heads <= 0 || channels % heads != 0)
     fatal(call, "%lld channels are not divisible into %lld heads",
           static_cast<long long>(channels), static_cast<long long>(heads));
+}
+void zrt_rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
+                double theta, int32_t inverse) {
+  TraceScope trace("zrt_rotary", TraceTrack::Compute);
+  checkHeads("zrt_rotary", channels, heads);
+  if ((channels / heads) % 2 != 0)
+    fatal("zrt_rotary", "a head of %lld channels has no two halves", static_cast<long long>(channels / heads));
+  ZRT_TYPED("zrt_rotary", dtype, rotary(in<T>(x), out<T>(y), batch, time, channels, heads, theta, inverse != 0));
 }
 void zrt_causal_attention(int32_t dtype, const void *q, const void *k, const void *v, void *o,
                           int64_t batch, int64_t time, int64_t channels, int64_t heads) {

@@ -89,6 +89,12 @@ template <class T> void gelu(const T *x, T *out, int64_t n) {
 template <class T> void geluGrad(const T *dy, const T *x, T *dx, int64_t n) {
   binary(dy, x, dx, n, [](auto g, auto v) { return g * geluDerivative(v); });
 }
+template <class T> void silu(const T *x, T *out, int64_t n) {
+  unary(x, out, n, [](auto v) { return math::siluValue(v); });
+}
+template <class T> void siluGrad(const T *dy, const T *x, T *dx, int64_t n) {
+  binary(dy, x, dx, n, [](auto g, auto v) { return g * math::siluDerivative(v); });
+}
 
 } // namespace ZRT_ISA
 } // namespace zrt::cpu

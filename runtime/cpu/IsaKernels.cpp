@@ -23,6 +23,12 @@ void geluEntry(int32_t dtype, const void *x, void *o, int64_t n) {
 void geluGradEntry(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
   ZRT_TYPED("zrt_gelu_grad", dtype, geluGrad(in<T>(dy), in<T>(x), out<T>(dx), n));
 }
+void siluEntry(int32_t dtype, const void *x, void *o, int64_t n) {
+  ZRT_TYPED("zrt_silu", dtype, silu(in<T>(x), out<T>(o), n));
+}
+void siluGradEntry(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
+  ZRT_TYPED("zrt_silu_grad", dtype, siluGrad(in<T>(dy), in<T>(x), out<T>(dx), n));
+}
 void softmaxEntry(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols) {
   ZRT_TYPED("zrt_softmax", dtype, softmax(in<T>(x), out<T>(y), rows, cols));
 }
@@ -43,7 +49,7 @@ void attentionGradEntry(int32_t dtype, const void *dout, const void *q, const vo
 
 extern const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA);
 const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA) = {
-    ZRT_STRINGIFY(ZRT_ISA), geluEntry, geluGradEntry, softmaxEntry, attentionEntry,
+    ZRT_STRINGIFY(ZRT_ISA), geluEntry, geluGradEntry, siluEntry, siluGradEntry, softmaxEntry, attentionEntry,
     attentionGradEntry, widenedGemm,
 };
 

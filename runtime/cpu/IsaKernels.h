@@ -1,4 +1,4 @@
-// The compute-bound CPU kernels (exp/tanh per element: gelu, softmax, attention; the widened
+// The compute-bound CPU kernels (exp/tanh per element: gelu, silu, softmax, attention; the widened
 // bf16 GEMM), compiled
 // once per x86 ISA level and chosen once per process from the CPU's features. Memory-bound
 // kernels stay generic: wider vectors do not make them faster.
@@ -17,6 +17,8 @@ struct IsaKernels {
   const char *isa; // "avx512", "avx2" or "generic"
   void (*gelu)(int32_t dtype, const void *x, void *out, int64_t n);
   void (*geluGrad)(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n);
+  void (*silu)(int32_t dtype, const void *x, void *out, int64_t n);
+  void (*siluGrad)(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n);
   void (*softmax)(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols);
   void (*causalAttention)(int32_t dtype, const void *q, const void *k, const void *v, void *out,
                           int64_t batch, int64_t time, int64_t channels, int64_t heads);

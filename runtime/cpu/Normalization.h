@@ -1,4 +1,4 @@
-// Row-wise softmax and layernorm over the last axis, forward and backward; f32 (or f64) math.
+// Row-wise softmax, layernorm and RMSNorm over the last axis, forward and backward; f32 (or f64) math.
 #ifndef ZRT_CPU_NORMALIZATION_H
 #define ZRT_CPU_NORMALIZATION_H
 
@@ -74,6 +74,42 @@ void layernormGrad(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, T 
     }
     dgamma[c] = T(dg);
     dbeta[c] = T(db);
+  });
+}
+
+template <class T>
+void rmsnorm(const T *x, const T *gamma, T *y, int64_t rows, int64_t cols, double eps) {
+  parallelFor(rows, 64, [&](int64_t r) { math::rmsnormRow<Acc<T>>(x + r * cols, gamma, y + r * cols, cols, eps); });
+}
+
+/// dx row by row, then dgamma summed over rows as layernormGrad sums its parameter
+/// gradients: fixed chunks of rows into partial rows, the chunks added in order (the same
+/// bits whatever the thread count).
+template <class T>
+void rmsnormGrad(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, int64_t rows, int64_t cols,
+                 double eps) {
+  using A = Acc<T>;
+  std::vector<A> rstds(rows);
+  parallelFor(rows, 64, [&](int64_t r) {
+    rstds[r] = math::rmsnormGradRow<A>(dy + r * cols, x + r * cols, gamma, dx + r * cols, cols, eps);
+  });
+  constexpr int64_t kRowChunk = 64;
+  const int64_t chunks = (rows + kRowChunk - 1) / kRowChunk;
+  std::vector<A> partial(chunks * cols, A(0));
+  parallelFor(chunks, 1, [&](int64_t k) {
+    A *pg = partial.data() + k * cols;
+    for (int64_t r = k * kRowChunk; r < std::min(rows, (k + 1) * kRowChunk); ++r) {
+      const T *dyr = dy + r * cols, *xr = x + r * cols;
+      const A rstd = rstds[r];
+      for (int64_t c = 0; c < cols; ++c)
+        pg[c] += static_cast<A>(dyr[c]) * static_cast<A>(xr[c]) * rstd;
+    }
+  });
+  parallelFor(cols, 256, [&](int64_t c) {
+    A dg = 0;
+    for (int64_t k = 0; k < chunks; ++k)
+      dg += partial[k * cols + c];
+    dgamma[c] = T(dg);
   });
 }
 

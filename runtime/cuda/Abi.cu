@@ -290,6 +290,8 @@ void zrt_relu(int32_t dt, const void *x, void *o, int64_t n) { relu(dt, x, o, n,
 void zrt_relu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) { reluGrad(dt, dy, x, dx, n, compute()); }
 void zrt_gelu(int32_t dt, const void *x, void *o, int64_t n) { gelu(dt, x, o, n, compute()); }
 void zrt_gelu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) { geluGrad(dt, dy, x, dx, n, compute()); }
+void zrt_silu(int32_t dt, const void *x, void *o, int64_t n) { silu(dt, x, o, n, compute()); }
+void zrt_silu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) { siluGrad(dt, dy, x, dx, n, compute()); }
 void zrt_softmax(int32_t dt, const void *x, void *y, int64_t rows, int64_t cols) { softmax(dt, x, y, rows, cols, compute()); }
 void zrt_softmax_grad(int32_t dt, const void *dy, const void *y, void *dx, int64_t rows, int64_t cols) {
   softmaxGrad(dt, dy, y, dx, rows, cols, compute());
@@ -297,6 +299,17 @@ void zrt_softmax_grad(int32_t dt, const void *dy, const void *y, void *dx, int64
 void zrt_layernorm(int32_t dt, const void *x, const void *g, const void *b, void *y, int64_t rows, int64_t cols,
                    double eps) {
   layernorm(dt, x, g, b, y, rows, cols, eps, compute());
+}
+void zrt_rmsnorm(int32_t dt, const void *x, const void *g, void *y, int64_t rows, int64_t cols, double eps) {
+  rmsnorm(dt, x, g, y, rows, cols, eps, compute());
+}
+void zrt_rmsnorm_grad(int32_t dt, const void *dy, const void *x, const void *g, void *dx, void *dg, int64_t rows,
+                      int64_t cols, double eps) {
+  rmsnormGrad(dt, dy, x, g, dx, dg, rows, cols, eps, compute());
+}
+void zrt_rotary(int32_t dt, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
+                double theta, int32_t inverse) {
+  rotary(dt, x, y, batch, time, channels, heads, theta, inverse != 0, compute());
 }
 void zrt_layernorm_grad(int32_t dt, const void *dy, const void *x, const void *g, void *dx, void *dg, void *db,
                         int64_t rows, int64_t cols, double eps) {

@@ -65,6 +65,8 @@ struct Relu { __device__ float operator()(float x) const { return math::reluValu
 struct ReluGrad { __device__ float operator()(float dy, float x) const { return math::reluGradValue(dy, x); } };
 struct Gelu { __device__ float operator()(float x) const { return math::geluValue(x); } };
 struct GeluGrad { __device__ float operator()(float dy, float x) const { return dy * math::geluDerivative(x); } };
+struct Silu { __device__ float operator()(float x) const { return math::siluValue(x); } };
+struct SiluGrad { __device__ float operator()(float dy, float x) const { return dy * math::siluDerivative(x); } };
 
 template <class S, class D> __global__ void castKernel(const S *src, D *dst, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
@@ -129,6 +131,12 @@ void gelu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s) {
 }
 void geluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s) {
   launchBinary("zrt_gelu_grad", dtype, dy, x, dx, n, GeluGrad{}, s);
+}
+void silu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s) {
+  launchUnary("zrt_silu", dtype, x, out, n, Silu{}, s);
+}
+void siluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s) {
+  launchBinary("zrt_silu_grad", dtype, dy, x, dx, n, SiluGrad{}, s);
 }
 
 void cast(int32_t srcDtype, const void *src, int32_t dstDtype, void *dst, int64_t n, cudaStream_t s) {

@@ -23,6 +23,8 @@ void relu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s);
 void reluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s);
 void gelu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s);
 void geluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s);
+void silu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s);
+void siluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s);
 void adamw(float *param, int32_t gradDtype, const void *grad, float *m, float *v, void *paramBf16, int64_t n,
            double lr, double beta1, double beta2, double eps, double weightDecay, int64_t step, cudaStream_t s);
 void sgdMomentum(float *param, int32_t gradDtype, const void *grad, float *buf, void *paramBf16, int64_t n,
@@ -41,6 +43,13 @@ void layernorm(int32_t dtype, const void *x, const void *gamma, const void *beta
                int64_t cols, double eps, cudaStream_t s);
 void layernormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma,
                    void *dbeta, int64_t rows, int64_t cols, double eps, cudaStream_t s);
+void rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps,
+             cudaStream_t s);
+void rmsnormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma, int64_t rows,
+                 int64_t cols, double eps, cudaStream_t s);
+/// Rotary position embedding on [batch, time, heads x D] (zc.rotary); inverse rotates back.
+void rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
+            double theta, bool inverse, cudaStream_t s);
 /// Losses write a float scalar; out-of-range labels set `*badLabel` (device memory) to 1.
 void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, float *loss, int64_t rows,
                   int64_t classes, int *badLabel, cudaStream_t s);

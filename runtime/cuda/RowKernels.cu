@@ -52,6 +52,32 @@ __global__ void layernormGradColumns(const T *dy, const T *x, const float *means
 }
 
 template <class T>
+__global__ void rmsnormKernel(const T *x, const T *g, T *y, int64_t rows, int64_t cols, double eps) {
+  ZRT_FOR_EACH(r, rows) math::rmsnormRow<float>(x + r * cols, g, y + r * cols, cols, eps);
+}
+template <class T>
+__global__ void rmsnormGradRows(const T *dy, const T *x, const T *g, T *dx, float *rstds, int64_t rows, int64_t cols,
+                                double eps) {
+  ZRT_FOR_EACH(r, rows) rstds[r] = math::rmsnormGradRow<float>(dy + r * cols, x + r * cols, g, dx + r * cols, cols, eps);
+}
+template <class T>
+__global__ void rmsnormGradColumns(const T *dy, const T *x, const float *rstds, int64_t rows, int64_t cols, T *dgamma) {
+  ZRT_FOR_EACH(c, cols) math::rmsnormParamGradColumn<float>(dy, x, rstds, rows, cols, c, dgamma);
+}
+/// One thread per (row, head, frequency): the angle, then the pair it rotates.
+template <class T>
+__global__ void rotaryKernel(const T *x, T *y, int64_t rows, int64_t time, int64_t channels, int64_t heads,
+                             double theta, bool inverse) {
+  const int64_t headDim = channels / heads, half = headDim / 2;
+  ZRT_FOR_EACH(k, rows * heads * half) {
+    const int64_t i = k % half, h = (k / half) % heads, row = k / (half * heads), t = row % time;
+    float angle = math::rotaryAngle(t, i, headDim, theta), c = cosf(angle), s = sinf(angle);
+    const int64_t head = row * channels + h * headDim;
+    math::rotaryPair<float>(x + head, y + head, i, half, c, s, inverse);
+  }
+}
+
+template <class T>
 __global__ void crossEntropyRows(const T *logits, const int32_t *labels, float *perRow, int64_t rows, int64_t classes,
                                  int *bad) {
   ZRT_FOR_EACH(r, rows) {
@@ -321,6 +347,31 @@ void layernormGrad(int32_t dtype, const void *dy, const void *x, const void *gam
                        static_cast<const T *>(dy), static_cast<const T *>(x), stats, stats + rows, rows, cols,
                        static_cast<T *>(dgamma), static_cast<T *>(dbeta));
                  }));
+}
+void rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps,
+             cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_rmsnorm", dtype,
+                 (rmsnormKernel<<<blocks(rows), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<const T *>(gamma),
+                                                                  static_cast<T *>(y), rows, cols, eps)));
+}
+void rmsnormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma, int64_t rows,
+                 int64_t cols, double eps, cudaStream_t s) {
+  float *rstds = scratchFloats(rows);
+  ZRT_CUDA_TYPED("zrt_rmsnorm_grad", dtype, ({
+                   rmsnormGradRows<<<blocks(rows), kThreads, 0, s>>>(
+                       static_cast<const T *>(dy), static_cast<const T *>(x), static_cast<const T *>(gamma),
+                       static_cast<T *>(dx), rstds, rows, cols, eps);
+                   rmsnormGradColumns<<<blocks(cols), kThreads, 0, s>>>(
+                       static_cast<const T *>(dy), static_cast<const T *>(x), rstds, rows, cols,
+                       static_cast<T *>(dgamma));
+                 }));
+}
+void rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
+            double theta, bool inverse, cudaStream_t s) {
+  const int64_t pairs = batch * time * channels / 2;
+  ZRT_CUDA_TYPED("zrt_rotary", dtype,
+                 (rotaryKernel<<<blocks(pairs), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(y),
+                                                                  batch * time, time, channels, heads, theta, inverse)));
 }
 void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, float *loss, int64_t rows,
                   int64_t classes, int *badLabel, cudaStream_t s) {

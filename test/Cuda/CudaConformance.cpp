@@ -123,6 +123,10 @@ void elementwise(std::mt19937 &rng) {
     binary("mul", zrt_mul, zrt::cuda::mul, tol);
     binary("relu_grad", zrt_relu_grad, zrt::cuda::reluGrad, tol);
     binary("gelu_grad", zrt_gelu_grad, zrt::cuda::geluGrad, dt == 1 ? 1e-2 : 1e-5);
+    binary("silu_grad", zrt_silu_grad, zrt::cuda::siluGrad, dt == 1 ? 1e-2 : 1e-5);
+    zrt_silu(dt, ab.data(), cpu.data(), n);
+    zrt::cuda::silu(dt, da.ptr, dout.ptr, n, nullptr);
+    compare(std::string("silu ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), dt == 1 ? 1e-2 : 1e-5);
     zrt_relu(dt, ab.data(), cpu.data(), n);
     zrt::cuda::relu(dt, da.ptr, dout.ptr, n, nullptr);
     compare(std::string("relu ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), tol);
@@ -232,6 +236,29 @@ void rows(std::mt19937 &rng) {
     compare(std::string("layernorm_grad dx ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
     compare(std::string("layernorm_grad dgamma ") + name(dt), decode(out2.host(), dt), decode(cpu2, dt), tol * 10);
     compare(std::string("layernorm_grad dbeta ") + name(dt), decode(out3.host(), dt), decode(cpu3, dt), tol * 10);
+    zrt_rmsnorm(dt, xb.data(), gb.data(), cpu.data(), R, C, 1e-6);
+    zrt::cuda::rmsnorm(dt, dx.ptr, dg.ptr, out.ptr, R, C, 1e-6, nullptr);
+    compare(std::string("rmsnorm ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    zrt_rmsnorm_grad(dt, dyb.data(), xb.data(), gb.data(), cpu.data(), cpu2.data(), R, C, 1e-6);
+    zrt::cuda::rmsnormGrad(dt, ddy.ptr, dx.ptr, dg.ptr, out.ptr, out2.ptr, R, C, 1e-6, nullptr);
+    compare(std::string("rmsnorm_grad dx ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    compare(std::string("rmsnorm_grad dgamma ") + name(dt), decode(out2.host(), dt), decode(cpu2, dt), tol * 10);
+    {
+      // Rotary: 2 x 37 positions, 3 heads of 8; forward and inverse, two thetas.
+      const int64_t B = 2, T = 37, H = 3, D = 8;
+      Tensor q = random(dt, B * T * H * D, rng);
+      auto qb = q.bytes();
+      DeviceBuffer dq(qb), dout(qb.size());
+      std::vector<unsigned char> want(qb.size());
+      for (double theta : {10000.0, 500000.0})
+        for (int32_t inverse : {0, 1}) {
+          zrt_rotary(dt, qb.data(), want.data(), B, T, H * D, H, theta, inverse);
+          zrt::cuda::rotary(dt, dq.ptr, dout.ptr, B, T, H * D, H, theta, inverse != 0, nullptr);
+          compare(std::string("rotary ") + (inverse ? "inverse " : "") + std::to_string(int64_t(theta)) + " " +
+                      name(dt),
+                  decode(dout.host(), dt), decode(want, dt), tol);
+        }
+    }
 
     std::vector<int32_t> labels(R);
     for (auto &l : labels)

@@ -43,6 +43,9 @@ TEST(IsaKernels, EveryLevelMatchesF64) {
   Vec gelu64(n), geluGrad64(n);
   gelu(x.data(), gelu64.data(), n);
   geluGrad(dy.data(), x.data(), geluGrad64.data(), n);
+  Vec silu64(n), siluGrad64(n);
+  silu(x.data(), silu64.data(), n);
+  siluGrad(dy.data(), x.data(), siluGrad64.data(), n);
 
   const int64_t rows = 37, cols = 301;
   Vec logits = randomVec(rows * cols, 3, -20, 20), soft64(rows * cols);
@@ -64,6 +67,10 @@ TEST(IsaKernels, EveryLevelMatchesF64) {
     expectClose("gelu", o, gelu64, 1e-5);
     level->geluGrad(ZRT_DTYPE_F32, dyf.data(), xf.data(), o.data(), n);
     expectClose("gelu_grad", o, geluGrad64, 1e-5);
+    level->silu(ZRT_DTYPE_F32, xf.data(), o.data(), n);
+    expectClose("silu", o, silu64, 1e-5);
+    level->siluGrad(ZRT_DTYPE_F32, dyf.data(), xf.data(), o.data(), n);
+    expectClose("silu_grad", o, siluGrad64, 1e-5);
 
     auto lf = convert<float>(logits);
     std::vector<float> s(rows * cols);

@@ -12,6 +12,7 @@
 #include "cpu/MatmulCrossEntropy.h"
 #include "cpu/Normalization.h"
 #include "cpu/Optimizer.h"
+#include "cpu/Rotary.h"
 #include "cpu/WidenedMatmul.h"
 #include "zrt/KernelMath.h"
 
@@ -251,6 +252,50 @@ TEST(KernelForward, LayerNormAndSoftmaxRows) {
   softmax(xf.data(), sm.data(), rows, cols);
   EXPECT_LE(worstRelativeError(toDouble(ln), lnRef, 1e-5, 1e-4), 1.0);
   EXPECT_LE(worstRelativeError(toDouble(sm), smRef, 1e-7, 1e-5), 1.0);
+}
+
+// Llama's ops against f64 formulas: RMSNorm, SiLU, and the rotary embedding as Hugging Face
+// writes it (x cos + rotate_half(x) sin, rotate_half(x) = [-x2, x1], angle t theta^(-2i/D)).
+TEST(KernelForward, RmsNormSiluRotaryMatchReferences) {
+  const int64_t rows = 9, cols = 33;
+  Vec x = randomVec(rows * cols, 41, -5, 5), g = randomVec(cols, 42);
+  Vec rmsRef(rows * cols), siluRef(rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    double meanSquare = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      meanSquare += x[r * cols + c] * x[r * cols + c] / cols;
+    for (int64_t c = 0; c < cols; ++c)
+      rmsRef[r * cols + c] = x[r * cols + c] / std::sqrt(meanSquare + 1e-6) * g[c];
+  }
+  for (size_t i = 0; i < x.size(); ++i)
+    siluRef[i] = x[i] / (1 + std::exp(-x[i]));
+  auto xf = convert<float>(x), gf = convert<float>(g);
+  std::vector<float> rms(rows * cols), si(rows * cols);
+  rmsnorm(xf.data(), gf.data(), rms.data(), rows, cols, 1e-6);
+  silu(xf.data(), si.data(), si.size());
+  EXPECT_LE(worstRelativeError(toDouble(rms), rmsRef, 1e-5, 1e-4), 1.0);
+  EXPECT_LE(worstRelativeError(toDouble(si), siluRef, 1e-6, 1e-5), 1.0);
+
+  for (double theta : {10000.0, 500000.0}) {
+    const int64_t batch = 2, time = 37, heads = 2, headDim = 8, channels = heads * headDim, half = headDim / 2;
+    Vec q = randomVec(batch * time * channels, 43), ref(q.size());
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < time; ++t)
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t i = 0; i < half; ++i) {
+            const int64_t at = (b * time + t) * channels + h * headDim;
+            const double angle = t * std::pow(theta, -2.0 * i / headDim);
+            const double x1 = q[at + i], x2 = q[at + i + half];
+            ref[at + i] = x1 * std::cos(angle) - x2 * std::sin(angle);
+            ref[at + i + half] = x2 * std::cos(angle) + x1 * std::sin(angle);
+          }
+    auto qf = convert<float>(q);
+    std::vector<float> out(q.size()), back(q.size());
+    rotary(qf.data(), out.data(), batch, time, channels, heads, theta, false);
+    EXPECT_LE(worstRelativeError(toDouble(out), ref, 1e-5, 1e-4), 1.0) << "theta " << theta;
+    rotary(out.data(), back.data(), batch, time, channels, heads, theta, true); // and back
+    EXPECT_LE(worstRelativeError(toDouble(back), toDouble(qf), 1e-5, 1e-4), 1.0) << "theta " << theta;
+  }
 }
 
 TEST(KernelForward, SoftmaxAndCrossEntropyStableForLargeLogits) {

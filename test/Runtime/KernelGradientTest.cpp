@@ -10,6 +10,7 @@
 #include "cpu/Matmul.h"
 #include "cpu/MatmulCrossEntropy.h"
 #include "cpu/Normalization.h"
+#include "cpu/Rotary.h"
 
 using namespace zrt::cpu;
 using namespace zrt::test;
@@ -40,6 +41,19 @@ TEST(KernelGradients, Gelu) {
     return y;
   };
   expectGradientsMatch("gelu", {x}, fwd, w, {dx}, {0});
+}
+
+// Wide enough that vexp's clamp (inputs below -87) and the sigmoid's saturation are crossed.
+TEST(KernelGradients, Silu) {
+  Vec x = randomVec(43, 31, -9, 9), w = randomVec(43, 32), dx(43);
+  x[0] = -100; // exp(-x) clamped: the derivative is still a tiny negative number, not NaN
+  siluGrad(w.data(), x.data(), dx.data(), x.size());
+  auto fwd = [](const std::vector<Vec> &in) {
+    Vec y(in[0].size());
+    silu(in[0].data(), y.data(), y.size());
+    return y;
+  };
+  expectGradientsMatch("silu", {x}, fwd, w, {dx}, {0});
 }
 
 TEST(KernelGradients, Softmax) {
@@ -73,6 +87,38 @@ TEST_P(LayerNormRows, MatchFiniteDifferences) {
     return y;
   };
   expectGradientsMatch("layernorm", {x, g, b}, fwd, w, {dx, dg, db}, {0, 1, 2});
+}
+
+// RMSNorm: the dgamma sums over one chunk of rows and over three.
+class RmsNormRows : public ::testing::TestWithParam<int64_t> {};
+INSTANTIATE_TEST_SUITE_P(KernelGradients, RmsNormRows, ::testing::Values(int64_t(6), int64_t(150)));
+
+TEST_P(RmsNormRows, MatchFiniteDifferences) {
+  const int64_t rows = GetParam(), cols = 13;
+  const double eps = 1e-6;
+  Vec x = randomVec(rows * cols, 33, -2, 2), g = randomVec(cols, 34, 0.5, 1.5), w = randomVec(rows * cols, 35);
+  Vec dx(rows * cols), dg(cols);
+  rmsnormGrad(w.data(), x.data(), g.data(), dx.data(), dg.data(), rows, cols, eps);
+  auto fwd = [&](const std::vector<Vec> &in) {
+    Vec y(rows * cols);
+    rmsnorm(in[0].data(), in[1].data(), y.data(), rows, cols, eps);
+    return y;
+  };
+  expectGradientsMatch("rmsnorm", {x, g}, fwd, w, {dx, dg}, {0, 1});
+}
+
+// The rotation's gradient is the inverse rotation (autodiff's rule for zc.rotary).
+TEST(KernelGradients, RotaryThroughInverseRotation) {
+  const int64_t batch = 2, time = 5, heads = 3, headDim = 6, channels = heads * headDim;
+  const double theta = 10000.0;
+  Vec x = randomVec(batch * time * channels, 36), w = randomVec(x.size(), 37), dx(x.size());
+  rotary(w.data(), dx.data(), batch, time, channels, heads, theta, /*inverse=*/true);
+  auto fwd = [&](const std::vector<Vec> &in) {
+    Vec y(in[0].size());
+    rotary(in[0].data(), y.data(), batch, time, channels, heads, theta, false);
+    return y;
+  };
+  expectGradientsMatch("rotary", {x}, fwd, w, {dx}, {0});
 }
 
 // Shapes (B, T, C, H, probes): one query block; then longer than two blocks (kQueryBlock rows

@@ -6,7 +6,7 @@ torch autograd, torch.optim.AdamW); the two must give the same per-step losses. 
 come from PyTorch's own generator and reach train.bin through --init-weights (raw f32 in the
 model's parameter order); train.bin's --export-weights is compared with PyTorch's final weights.
 
-usage: torch_reference.py ZCC MODEL.mlir mlp|gpt STEPS TOLERANCE [--np N] [--lr LR]
+usage: torch_reference.py ZCC MODEL.mlir mlp|gpt|llama STEPS TOLERANCE [--np N] [--zero-stage S] [--lr LR]
                           [--precision fp32|bf16 [--weight-tolerance X]] DATA-FLAGS...
 DATA-FLAGS are train.bin's: --synthetic (MLP teacher data) or --data FILE (GPT text).
 --precision bf16 compiles zcc's bf16 compute (fp32 master weights) and still compares with
@@ -27,9 +27,9 @@ def read_model(path):
     params = []
     for name, dims in re.findall(r"^zc\.param @(\w+) : tensor<([0-9x]+)xf32>", text, re.M):
         params.append((name, [int(d) for d in dims.split("x")]))
-    forward = re.search(r"^zc\.forward @\w+\(%\w+: tensor<(\d+)x", text, re.M)
+    forward = re.search(r"^zc\.forward @\w+\(%\w+: tensor<(\d+)x(\d+)", text, re.M)
     heads = re.search(r"causal_attention .* heads (\d+)", text)
-    return params, int(forward.group(1)), int(heads.group(1)) if heads else 0
+    return params, int(forward.group(1)), int(forward.group(2)), int(heads.group(1)) if heads else 0
 
 # ---------------------------------------------------------------------------------------------
 # train.bin's data (runtime/main/Data.cpp, Random.h), rebuilt here bit for bit.
@@ -119,6 +119,47 @@ def gpt_loss(w, tokens, targets, heads):
     logits = x @ w["wte"].t()
     return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
 
+def rms_norm(x, g, eps=1e-6):
+    """Hugging Face's LlamaRMSNorm in f32."""
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * g
+
+def rotary(x, heads, theta=10000.0):
+    """Hugging Face Llama's rotary embedding (LlamaRotaryEmbedding, apply_rotary_pos_emb) on [B, T, C]."""
+    B, T, C = x.shape
+    D = C // heads
+    inv_freq = 1.0 / (theta ** (torch.arange(0, D, 2, dtype=torch.int64).float() / D))
+    freqs = torch.arange(T).float()[:, None] * inv_freq[None, :]
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos()[None, :, None, :], emb.sin()[None, :, None, :]
+    x = x.view(B, T, heads, D)
+    rotated = torch.cat((-x[..., D // 2:], x[..., :D // 2]), dim=-1)
+    return (x * cos + rotated * sin).reshape(B, T, C)
+
+def llama_loss(w, tokens, targets, heads):
+    """test/Train/Inputs/llama_block.mlir: RMSNorm, rotary q/k, causal attention, SwiGLU, untied head."""
+    B, T = tokens.shape
+    C = w["embed"].shape[1]
+    D = C // heads
+    mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+    x = w["embed"][tokens]
+    layer = 0
+    while f"h{layer}_qkv_w" in w:
+        p = lambda n: w[f"h{layer}_{n}"]
+        h = rms_norm(x, p("attn_norm_g"))
+        q, k, v = (h @ p("qkv_w")).split(C, dim=-1)
+        q, k = rotary(q, heads), rotary(k, heads)
+        q, k, v = (t.view(B, T, heads, D).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(D)
+        attn = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
+        x = x + attn.transpose(1, 2).reshape(B, T, C) @ p("o_w")
+        h = rms_norm(x, p("mlp_norm_g"))
+        x = x + (F.silu(h @ p("gate_w")) * (h @ p("up_w"))) @ p("down_w")
+        layer += 1
+    logits = rms_norm(x, w["norm_g"]) @ w["head_w"]
+    return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
+
+LOSSES = {"mlp": lambda w, x, y, heads: mlp_loss(w, x, y), "gpt": gpt_loss, "llama": llama_loss}
+
 def initial_weights(params, seed):
     """PyTorch's own initialization, deliberately not zcc's: train.bin must take these weights."""
     gen = torch.Generator().manual_seed(seed)
@@ -148,16 +189,17 @@ def train_torch(kind, params, weights, data, batch, heads, steps, lr):
         x, y = data.batch(step * batch, batch)
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = mlp_loss(w, x, y) if kind == "mlp" else gpt_loss(w, x, y, heads)
+        loss = LOSSES[kind](w, x, y, heads)
         loss.backward()
         opt.step()
         seconds.append(time.perf_counter() - start)
         losses.append(loss.item())
     return losses, {n: t.detach() for n, t in w.items()}, seconds
 
-def train_zcc(zcc, model, params, weights, steps, lr, ranks, precision, data_flags, work):
+def train_zcc(zcc, model, params, weights, steps, lr, ranks, zero_stage, precision, data_flags, work):
     exe = os.path.join(work, "train.bin")
-    subprocess.run([zcc, model, "-o", exe, "--world-size", str(ranks), "--precision", precision], check=True)
+    subprocess.run([zcc, model, "-o", exe, "--world-size", str(ranks), "--zero-stage", str(zero_stage),
+                    "--precision", precision], check=True)
     init, final, log = (os.path.join(work, f) for f in ("init.f32", "final.f32", "log.jsonl"))
     with open(init, "wb") as f:
         for name, _ in params:
@@ -180,9 +222,10 @@ def train_zcc(zcc, model, params, weights, steps, lr, ranks, precision, data_fla
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("zcc"); ap.add_argument("model"); ap.add_argument("kind", choices=["mlp", "gpt"])
+    ap.add_argument("zcc"); ap.add_argument("model"); ap.add_argument("kind", choices=sorted(LOSSES))
     ap.add_argument("steps", type=int); ap.add_argument("tolerance", type=float)
     ap.add_argument("--np", type=int, default=1)
+    ap.add_argument("--zero-stage", type=int, default=0)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
@@ -191,11 +234,11 @@ def main():
     args, data_flags = ap.parse_known_args()
     torch.set_num_threads(args.time_threads)
 
-    params, batch, heads = read_model(args.model)
+    params, batch, context, heads = read_model(args.model)
     if data_flags[:1] == ["--synthetic"]:
         data = TeacherData(params[0][1][0], params[-1][1][0], 1337)  # train.bin's default --seed
     elif data_flags[:1] == ["--data"] and len(data_flags) == 2:
-        data = TextData(data_flags[1], dict(params)["wpe"][0])
+        data = TextData(data_flags[1], context)
     else:
         sys.exit("data flags: --synthetic | --data FILE")
     weights = initial_weights(params, args.seed)
@@ -206,7 +249,7 @@ def main():
                       OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as work:
         losses, final, seconds = train_zcc(args.zcc, args.model, params, weights, args.steps, args.lr,
-                                           args.np, args.precision, data_flags, work)
+                                           args.np, args.zero_stage, args.precision, data_flags, work)
 
     if len(losses) != args.steps:
         sys.exit(f"FAIL: train.bin logged {len(losses)} steps, expected {args.steps}")
@@ -229,7 +272,7 @@ def main():
     if worst_weights > args.weight_tolerance:
         sys.exit(f"FAIL: final weights differ from PyTorch's by {worst_weights:.2e} (relative norm)")
     median = lambda s: sorted(s)[len(s) // 2] * 1e3
-    print(f"PASS: {args.kind} np={args.np} {args.precision}, {args.steps} steps, loss {ref_losses[0]:.5f} -> {ref_losses[-1]:.5f}, "
+    print(f"PASS: {args.kind} np={args.np} stage {args.zero_stage} {args.precision}, {args.steps} steps, loss {ref_losses[0]:.5f} -> {ref_losses[-1]:.5f}, "
           f"worst relative loss difference {worst:.2e}, final weights {worst_weights:.2e}; median step "
           f"zcc {median(seconds):.2f} ms, PyTorch ({args.time_threads} thread(s)) {median(ref_seconds):.2f} ms")
 

@@ -57,6 +57,15 @@ template <class A> ZRT_HD A geluDerivative(A x) {
   return A(0.5) * (A(1) + t) + A(0.5) * x * (A(1) - t * t) * s * (A(1) + A(3) * c * x * x);
 }
 
+/// SiLU (Llama's MLP activation): x sigmoid(x), and its derivative s (1 + x (1 - s)).
+/// vexp's clamp keeps exp(-x) finite: sigmoid of inputs below -87 is exp(-87)-small, not 0/0.
+template <class A> ZRT_HD A sigmoidValue(A x) { return A(1) / (A(1) + vexp(-x)); }
+template <class A> ZRT_HD A siluValue(A x) { return x * sigmoidValue(x); }
+template <class A> ZRT_HD A siluDerivative(A x) {
+  A s = sigmoidValue(x);
+  return s * (A(1) + x * (A(1) - s));
+}
+
 template <class A> ZRT_HD A reluValue(A x) { return x > A(0) ? x : A(0); }
 template <class A> ZRT_HD A reluGradValue(A dy, A x) { return x > A(0) ? dy : A(0); }
 
@@ -151,6 +160,70 @@ ZRT_HD void layernormGradRow(const T *dyr, const T *xr, const T *gamma, T *dxr, 
     A dxhat = static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]);
     dxr[c] = T(rstd * (dxhat - meanDxhat - xhat * meanDxhatXhat));
   }
+}
+
+/// 1 / sqrt(mean(x^2) + eps) of one row (RMSNorm).
+template <class A, class T> ZRT_HD A rowRstdRms(const T *xr, int64_t cols, double eps) {
+  A sumSquares = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    sumSquares += static_cast<A>(xr[c]) * static_cast<A>(xr[c]);
+  return A(1) / msqrt(sumSquares / A(cols) + A(eps));
+}
+
+template <class A, class T>
+ZRT_HD void rmsnormRow(const T *xr, const T *gamma, T *yr, int64_t cols, double eps) {
+  const A rstd = rowRstdRms<A>(xr, cols, eps);
+  for (int64_t c = 0; c < cols; ++c)
+    yr[c] = T(static_cast<A>(xr[c]) * rstd * static_cast<A>(gamma[c]));
+}
+
+/// dx of one RMSNorm row, r (mean(g n) n subtracted from g = dy gamma, n = x r); returns r
+/// for the gain's gradient.
+template <class A, class T>
+ZRT_HD A rmsnormGradRow(const T *dyr, const T *xr, const T *gamma, T *dxr, int64_t cols, double eps) {
+  const A rstd = rowRstdRms<A>(xr, cols, eps);
+  A meanGN = 0;
+  for (int64_t c = 0; c < cols; ++c)
+    meanGN += static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]) * static_cast<A>(xr[c]) * rstd;
+  meanGN /= A(cols);
+  for (int64_t c = 0; c < cols; ++c) {
+    A n = static_cast<A>(xr[c]) * rstd;
+    dxr[c] = T(rstd * (static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]) - n * meanGN));
+  }
+  return rstd;
+}
+
+/// dgamma[c] of RMSNorm: the sum over the rows of dy x r, given each row's r.
+template <class A, class T>
+ZRT_HD void rmsnormParamGradColumn(const T *dy, const T *x, const A *rstds, int64_t rows, int64_t cols, int64_t c,
+                                   T *dgamma) {
+  A dg = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    dg += static_cast<A>(dy[r * cols + c]) * static_cast<A>(x[r * cols + c]) * rstds[r];
+  dgamma[c] = T(dg);
+}
+
+/// Rotary embedding's angle for position `t` and frequency `i` of a head of `headDim`
+/// channels, computed as Hugging Face's LlamaRotaryEmbedding computes it in f32:
+/// inv_freq = 1 / theta^(2i / D), then t * inv_freq.
+ZRT_HD float rotaryAngle(int64_t t, int64_t i, int64_t headDim, double theta) {
+  float invFreq = 1.0f / powf(static_cast<float>(theta), static_cast<float>(2 * i) / static_cast<float>(headDim));
+  return static_cast<float>(t) * invFreq;
+}
+
+/// Pair i of one head's rotation (half-split layout: x1 = x[i], x2 = x[i + half]):
+/// (x1 cos - x2 sin, x2 cos + x1 sin), sin negated for the inverse. In place is allowed.
+template <class A, class T>
+ZRT_HD void rotaryPair(const T *x, T *y, int64_t i, int64_t half, float cosine, float sine, bool inverse) {
+  A c = A(cosine), s = inverse ? -A(sine) : A(sine);
+  A x1 = static_cast<A>(x[i]), x2 = static_cast<A>(x[i + half]);
+  y[i] = T(x1 * c - x2 * s);
+  y[i + half] = T(x2 * c + x1 * s);
+}
+template <class A, class T>
+ZRT_HD void rotaryHead(const T *x, T *y, const float *cosines, const float *sines, int64_t half, bool inverse) {
+  for (int64_t i = 0; i < half; ++i)
+    rotaryPair<A>(x, y, i, half, cosines[i], sines[i], inverse);
 }
 
 /// dgamma[c], dbeta[c]: sums over the rows, given each row's mean and rstd.

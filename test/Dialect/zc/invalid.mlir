@@ -242,6 +242,62 @@ func.func @f(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<4x8xf32>, %g: tensor<6xf32>) {
+  // expected-error @+1 {{'zc.rmsnorm' op gamma}}
+  %0 = zc.rmsnorm %x, %g : tensor<4x8xf32>, tensor<6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'zc.rmsnorm_grad' op epsilon must be positive, got -1}}
+  %0:2 = zc.rmsnorm_grad %dy, %dy, %g {epsilon = -1.0 : f64} : tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'zc.silu' op requires the same type for all operands and results}}
+  %0 = "zc.silu"(%x) : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<4x8xf32>, %x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'zc.silu_grad' op requires the same type for all operands and results}}
+  %0 = "zc.silu_grad"(%dy, %x) : (tensor<4x8xf32>, tensor<4x6xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x12xf32>) {
+  // expected-error @+1 {{'zc.rotary' op channels (12) must be 4 heads of an even size}}
+  %0 = zc.rotary %x heads 4 theta 10000.0 : tensor<2x6x12xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<12x8xf32>) {
+  // expected-error @+1 {{'zc.rotary' op input must be [batch, time, channels], got 'tensor<12x8xf32>'}}
+  %0 = zc.rotary %x heads 2 theta 10000.0 : tensor<12x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.rotary' op theta must be positive, got 0}}
+  %0 = zc.rotary %x heads 2 theta 0.0 : tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<2x6x8xf32>) {
   // expected-error @+1 {{'zc.causal_attention' op channels (8) are not divisible by the 3 heads}}
   %0 = zc.causal_attention %x, %x, %x heads 3 : tensor<2x6x8xf32>

@@ -102,6 +102,16 @@ func.func @nn(%x: tensor<2x6x8xf32>, %b: tensor<8xf32>, %table: tensor<16x8xf32>
   %2 = zc.layernorm %x, %b, %b {epsilon = 1.0e-6 : f64} : tensor<2x6x8xf32>, tensor<8xf32>
   // CHECK: zc.causal_attention %{{.+}}, %{{.+}}, %{{.+}} heads 2 : tensor<2x6x8xf32>
   %3 = zc.causal_attention %x, %x, %x heads 2 : tensor<2x6x8xf32>
+  // CHECK: zc.rmsnorm %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
+  %r0 = zc.rmsnorm %x, %b : tensor<2x6x8xf32>, tensor<8xf32>
+  // CHECK: zc.rmsnorm %{{.+}}, %{{.+}} {epsilon = {{.+}} : f64} : tensor<2x6x8xf32>, tensor<8xf32>
+  %r1 = zc.rmsnorm %x, %b {epsilon = 1.0e-5 : f64} : tensor<2x6x8xf32>, tensor<8xf32>
+  // CHECK: zc.silu %{{.+}} : tensor<2x6x8xf32>
+  %r2 = zc.silu %x : tensor<2x6x8xf32>
+  // CHECK: zc.rotary %{{.+}} heads 2 theta 1.000000e+04 : tensor<2x6x8xf32>
+  %r3 = zc.rotary %x heads 2 theta 10000.0 : tensor<2x6x8xf32>
+  // CHECK: zc.rotary %{{.+}} heads 2 theta 5.000000e+05 inverse : tensor<2x6x8xf32>
+  %r4 = zc.rotary %x heads 2 theta 500000.0 inverse : tensor<2x6x8xf32>
   // CHECK: zc.embedding %{{.+}}[%{{.+}}] : tensor<16x8xf32>, tensor<2x6xi32> -> tensor<2x6x8xf32>
   %4 = zc.embedding %table[%ids] : tensor<16x8xf32>, tensor<2x6xi32> -> tensor<2x6x8xf32>
   // CHECK: zc.cross_entropy %{{.+}}, %{{.+}} : tensor<2x6x16xf32>, tensor<2x6xi32> -> tensor<f32>
@@ -126,6 +136,10 @@ func.func @grads(%dy: tensor<2x6x8xf32>, %x: tensor<2x6x8xf32>, %g: tensor<8xf32
   %2 = zc.softmax_grad %dy, %x : tensor<2x6x8xf32>
   // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = zc.layernorm_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
   %3:3 = zc.layernorm_grad %dy, %x, %g : tensor<2x6x8xf32>, tensor<8xf32>
+  // CHECK: %{{.+}}, %{{.+}} = zc.rmsnorm_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
+  %r0:2 = zc.rmsnorm_grad %dy, %x, %g : tensor<2x6x8xf32>, tensor<8xf32>
+  // CHECK: zc.silu_grad %{{.+}}, %{{.+}} : tensor<2x6x8xf32>
+  %r1 = zc.silu_grad %dy, %x : tensor<2x6x8xf32>
   // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = zc.causal_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} heads 4 : tensor<2x6x8xf32>
   %4:3 = zc.causal_attention_grad %dy, %x, %x, %x heads 4 : tensor<2x6x8xf32>
   // CHECK: zc.embedding_grad %{{.+}}[%{{.+}}] : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<16x8xf32>
