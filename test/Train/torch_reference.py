@@ -27,9 +27,14 @@ def read_model(path):
     params = []
     for name, dims in re.findall(r"^zc\.param @(\w+) : tensor<([0-9x]+)xf32>", text, re.M):
         params.append((name, [int(d) for d in dims.split("x")]))
-    forward = re.search(r"^zc\.forward @\w+\(%\w+: tensor<(\d+)x(\d+)", text, re.M)
+    forward = re.search(r"^zc\.forward @\w+\(%\w+: tensor<(\d+)x", text, re.M)
     heads = re.search(r"causal_attention .* heads (\d+)", text)
-    return params, int(forward.group(1)), int(forward.group(2)), int(heads.group(1)) if heads else 0
+    return params, int(forward.group(1)), int(heads.group(1)) if heads else 0
+
+def read_context(path):
+    """The token windows' length: the forward's first input is [batch, context] token ids."""
+    forward = re.search(r"^zc\.forward @\w+\(%\w+: tensor<\d+x(\d+)xi32>", open(path).read(), re.M)
+    return int(forward.group(1))
 
 # ---------------------------------------------------------------------------------------------
 # train.bin's data (runtime/main/Data.cpp, Random.h), rebuilt here bit for bit.
@@ -234,11 +239,11 @@ def main():
     args, data_flags = ap.parse_known_args()
     torch.set_num_threads(args.time_threads)
 
-    params, batch, context, heads = read_model(args.model)
+    params, batch, heads = read_model(args.model)
     if data_flags[:1] == ["--synthetic"]:
         data = TeacherData(params[0][1][0], params[-1][1][0], 1337)  # train.bin's default --seed
     elif data_flags[:1] == ["--data"] and len(data_flags) == 2:
-        data = TextData(data_flags[1], context)
+        data = TextData(data_flags[1], read_context(args.model))
     else:
         sys.exit("data flags: --synthetic | --data FILE")
     weights = initial_weights(params, args.seed)
