@@ -1,4 +1,4 @@
-//===- Fuse.cpp - matmuls with their epilogues; the LM head with its loss -===//
+//===- Fuse.cpp - matmul epilogues, the LM head with its loss, row chains ===//
 //
 // A linear layer's forward is matmul, bias_add, gelu; its backward through the GELU
 // and the bias is gelu_grad of the next matmul's result, then a reduce_sum over the
@@ -10,6 +10,10 @@
 // The language-model head (logits = x w^T, their cross-entropy and its backward) becomes one
 // op that works through the rows a chunk at a time: at GPT-2's 50K vocabulary the logits and
 // their gradient are 0.8 GB each for 4 x 1024 positions, the largest buffers of the step.
+//
+// Memory-bound chains: a residual add and the layernorm reading it (and, backward, the
+// layernorm's input gradient and the add into the residual stream's gradient) become one pass
+// over the rows; a sum of slice_grads tiling a tensor becomes a concat.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +52,7 @@ Value unflattened(Value v) {
 }
 
 struct Fuser {
-  int64_t forward = 0, backward = 0, heads = 0, concats = 0;
+  int64_t forward = 0, backward = 0, heads = 0, concats = 0, residuals = 0;
   int64_t headChunkBytes;
   SmallPtrSet<Operation *, 16> erasedAdds;
 
@@ -116,6 +120,77 @@ struct Fuser {
     for (SliceGradOp part : parts)
       part->erase();
     ++concats;
+  }
+
+  /// Whether every user of `values` comes after `point` in its block.
+  static bool allUsersAfter(ValueRange values, Operation *point) {
+    for (Value v : values)
+      for (Operation *user : v.getUsers())
+        if (user->getBlock() != point->getBlock() || !point->isBeforeInBlock(user))
+          return false;
+    return true;
+  }
+  /// Whether `v` is available at `point` (a block argument, or defined before it in its block).
+  static bool availableAt(Value v, Operation *point) {
+    Operation *def = v.getDefiningOp();
+    return !def || (def->getBlock() == point->getBlock() && def->isBeforeInBlock(point));
+  }
+
+  /// add -> layernorm: add_layernorm, where the residual sum is written and normalized row by
+  /// row. It runs at the layernorm when nothing reads the sum before it, else at the add when
+  /// the gain and shift exist there.
+  void fuseAddLayerNorm(LayerNormOp ln) {
+    auto add = ln.getInput().getDefiningOp<AddOp>();
+    if (!add || add->getBlock() != ln->getBlock())
+      return;
+    Operation *at = nullptr;
+    bool sumReadBefore = llvm::any_of(add->getUsers(), [&](Operation *user) {
+      return user != ln.getOperation() && (user->getBlock() != ln->getBlock() || user->isBeforeInBlock(ln));
+    });
+    if (!sumReadBefore)
+      at = ln;
+    else if (availableAt(ln.getGamma(), add) && availableAt(ln.getBeta(), add))
+      at = add;
+    if (!at)
+      return;
+    OpBuilder b(at);
+    auto fused = AddLayerNormOp::create(b, b.getFusedLoc({add.getLoc(), ln.getLoc()}), add.getType(), ln.getType(),
+                                        add.getLhs(), add.getRhs(), ln.getGamma(), ln.getBeta(), ln.getEpsilonAttr());
+    ln.getResult().replaceAllUsesWith(fused.getResult());
+    add.getResult().replaceAllUsesWith(fused.getSum());
+    ln->erase();
+    add->erase();
+    ++residuals;
+  }
+
+  /// layernorm_grad whose input gradient is added to another gradient of the same value (the
+  /// residual stream's): layernorm_grad_add. At the add when nothing reads the gain and shift
+  /// gradients before it, else at the layernorm_grad when the other gradient exists there.
+  void fuseLayerNormGradAdd(LayerNormGradOp lg) {
+    Value dx = lg.getInputGrad();
+    if (!dx.hasOneUse())
+      return;
+    auto add = dyn_cast<AddOp>(*dx.getUsers().begin());
+    if (!add || add->getBlock() != lg->getBlock())
+      return;
+    Value residual = add.getLhs() == dx ? add.getRhs() : add.getLhs();
+    Operation *at = nullptr;
+    if (allUsersAfter({lg.getGammaGrad(), lg.getBetaGrad()}, add))
+      at = add;
+    else if (availableAt(residual, lg))
+      at = lg;
+    if (!at)
+      return;
+    OpBuilder b(at);
+    auto fused = LayerNormGradAddOp::create(b, b.getFusedLoc({lg.getLoc(), add.getLoc()}), add.getType(),
+                                            lg.getGammaGrad().getType(), lg.getBetaGrad().getType(), lg.getGrad(),
+                                            lg.getInput(), lg.getGamma(), residual, lg.getEpsilonAttr());
+    add.getResult().replaceAllUsesWith(fused.getInputGrad());
+    lg.getGammaGrad().replaceAllUsesWith(fused.getGammaGrad());
+    lg.getBetaGrad().replaceAllUsesWith(fused.getBetaGrad());
+    add->erase();
+    lg->erase();
+    ++residuals;
   }
 
   /// matmul -> bias_add [-> gelu]: matmul_bias or matmul_bias_gelu.
@@ -271,9 +346,15 @@ struct ZccFusePass : zc::impl::ZccFuseBase<ZccFusePass> {
       SmallVector<GeluGradOp> geluGrads;
       SmallVector<CrossEntropyGradOp> lossGrads;
       SmallVector<AddOp> sums;
+      SmallVector<LayerNormOp> norms;
+      SmallVector<LayerNormGradOp> normGrads;
       fn.walk([&](Operation *op) {
         if (auto a = dyn_cast<AddOp>(op))
           sums.push_back(a);
+        else if (auto n = dyn_cast<LayerNormOp>(op))
+          norms.push_back(n);
+        else if (auto g = dyn_cast<LayerNormGradOp>(op))
+          normGrads.push_back(g);
         else if (auto b = dyn_cast<BiasAddOp>(op))
           biasAdds.push_back(b);
         else if (auto g = dyn_cast<GeluGradOp>(op))
@@ -291,6 +372,11 @@ struct ZccFusePass : zc::impl::ZccFuseBase<ZccFusePass> {
         fuser.fuseBackward(g);
       for (BiasAddOp b : biasAdds)
         fuser.fuseForward(b);
+      // After the concatenations (which erase adds of slice_grads): the residual stream's adds.
+      for (LayerNormOp n : norms)
+        fuser.fuseAddLayerNorm(n);
+      for (LayerNormGradOp g : normGrads)
+        fuser.fuseLayerNormGradAdd(g);
     }
   }
 };

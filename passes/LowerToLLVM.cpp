@@ -387,6 +387,18 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                                        constF64(b, o.getEpsilon().convertToDouble())});
         return success();
       })
+      .Case([&](AddLayerNormOp o) {
+        auto [rows, cols] = rowsCols(o.getLhs());
+        call(b, "zrt_add_layernorm", {dt, p[0], p[1], p[2], p[3], p[4], p[5], I64(rows), I64(cols),
+                                      constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](LayerNormGradAddOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_layernorm_grad_add", {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6], I64(rows), I64(cols),
+                                           constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
       .Case([&](RmsNormOp o) {
         auto [rows, cols] = rowsCols(o.getInput());
         call(b, "zrt_rmsnorm", {dt, p[0], p[1], p[2], I64(rows), I64(cols), constF64(b, o.getEpsilon().convertToDouble())});

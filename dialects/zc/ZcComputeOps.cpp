@@ -143,6 +143,14 @@ LogicalResult LayerNormOp::verify() {
                                  getEpsilon().convertToDouble());
 }
 
+LogicalResult AddLayerNormOp::verify() {
+  return verifyLayerNormOperands(*this, tensorOf(getLhs()), tensorOf(getGamma()), getEpsilon().convertToDouble());
+}
+
+LogicalResult LayerNormGradAddOp::verify() {
+  return verifyLayerNormOperands(*this, tensorOf(getInput()), tensorOf(getGamma()), getEpsilon().convertToDouble());
+}
+
 LogicalResult RmsNormOp::verify() {
   return verifyLayerNormOperands(*this, tensorOf(getInput()), tensorOf(getGamma()),
                                  getEpsilon().convertToDouble());

@@ -444,6 +444,48 @@ def ZC_MatmulBiasOp : ZC_ComputeOp<"matmul_bias"> {
   let hasVerifier = 1;
 }
 
+def ZC_AddLayerNormOp : ZC_ComputeOp<"add_layernorm", [
+    AllTypesMatch<["lhs", "rhs", "sum", "result"]>, AllTypesMatch<["gamma", "beta"]>]> {
+  let summary = "sum = add(lhs, rhs); result = layernorm(sum, gamma, beta)";
+  let description = [{
+    A residual add and the layernorm that reads it (zcc-fuse): each row is
+    normalized while its sum is still in cache. Both are results: the residual
+    stream goes on, and the backward pass reads the layernorm's input.
+
+    Example:
+    ```mlir
+    %sum, %y = zc.add_layernorm %x, %attn, %g, %b : tensor<8x64x128xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$lhs, ZC_FloatTensor:$rhs, ZC_FloatTensor:$gamma, ZC_FloatTensor:$beta,
+                       DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs ZC_FloatTensor:$sum, ZC_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs `,` $gamma `,` $beta attr-dict `:` type($lhs) `,` type($gamma)";
+  let hasVerifier = 1;
+}
+
+def ZC_LayerNormGradAddOp : ZC_ComputeOp<"layernorm_grad_add", [
+    AllTypesMatch<["grad", "input", "residual", "input_grad"]>,
+    AllTypesMatch<["gamma", "gamma_grad", "beta_grad"]>]> {
+  let summary = "layernorm_grad, its input gradient added to another gradient of the same value";
+  let description = [{
+    `input_grad = residual + layernorm_grad(grad, input, gamma).input_grad`,
+    with the gain and shift gradients as `layernorm_grad` returns them: the
+    backward of a residual stream read by a layernorm and by the next add
+    (zcc-fuse), one pass over the rows instead of two.
+
+    Example:
+    ```mlir
+    %dx, %dg, %db = zc.layernorm_grad_add %dy, %x, %g, %dres : tensor<8x64x128xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$input, ZC_FloatTensor:$gamma,
+                       ZC_FloatTensor:$residual, DefaultValuedAttr<F64Attr, "1.0e-5">:$epsilon);
+  let results = (outs ZC_FloatTensor:$input_grad, ZC_FloatTensor:$gamma_grad, ZC_FloatTensor:$beta_grad);
+  let assemblyFormat = "$grad `,` $input `,` $gamma `,` $residual attr-dict `:` type($input) `,` type($gamma)";
+  let hasVerifier = 1;
+}
+
 def ZC_MatmulBiasGeluOp : ZC_ComputeOp<"matmul_bias_gelu"> {
   let summary = "pre = bias_add(matmul(lhs, rhs), bias); result = gelu(pre)";
   let description = [{

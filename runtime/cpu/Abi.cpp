@@ -127,6 +127,19 @@ void zrt_layernorm_grad(int32_t dtype, const void *dy, const void *x, const void
             layernormGrad(in<T>(dy), in<T>(x), in<T>(gamma), out<T>(dx), out<T>(dgamma),
                           out<T>(dbeta), rows, cols, eps));
 }
+void zrt_add_layernorm(int32_t dtype, const void *a, const void *b, const void *gamma, const void *beta, void *sum,
+                       void *y, int64_t rows, int64_t cols, double eps) {
+  TraceScope trace("zrt_add_layernorm", TraceTrack::Compute);
+  ZRT_TYPED("zrt_add_layernorm", dtype,
+            addLayernorm(in<T>(a), in<T>(b), in<T>(gamma), in<T>(beta), out<T>(sum), out<T>(y), rows, cols, eps));
+}
+void zrt_layernorm_grad_add(int32_t dtype, const void *dy, const void *x, const void *gamma, const void *residual,
+                            void *dx, void *dgamma, void *dbeta, int64_t rows, int64_t cols, double eps) {
+  TraceScope trace("zrt_layernorm_grad_add", TraceTrack::Compute);
+  ZRT_TYPED("zrt_layernorm_grad_add", dtype,
+            layernormGrad(in<T>(dy), in<T>(x), in<T>(gamma), out<T>(dx), out<T>(dgamma), out<T>(dbeta), rows, cols,
+                          eps, in<T>(residual)));
+}
 void zrt_rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps) {
   TraceScope trace("zrt_rmsnorm", TraceTrack::Compute);
   ZRT_TYPED("zrt_rmsnorm", dtype, rmsnorm(in<T>(x), in<T>(gamma), out<T>(y), rows, cols, eps));

@@ -38,13 +38,33 @@ void layernorm(const T *x, const T *gamma, const T *beta, T *y, int64_t rows, in
               [&](int64_t r) { math::layernormRow<Acc<T>>(x + r * cols, gamma, beta, y + r * cols, cols, eps); });
 }
 
+/// sum = a + b, y = layernorm(sum): each row normalized while its sum is in cache; the same
+/// bits as zrt_add then zrt_layernorm.
+template <class T>
+void addLayernorm(const T *a, const T *b, const T *gamma, const T *beta, T *sum, T *y, int64_t rows, int64_t cols,
+                  double eps) {
+  parallelFor(rows, 64, [&](int64_t r) {
+    const T *ar = a + r * cols, *br = b + r * cols;
+    T *sr = sum + r * cols;
+    for (int64_t c = 0; c < cols; ++c)
+      sr[c] = T(static_cast<Acc<T>>(ar[c]) + static_cast<Acc<T>>(br[c]));
+    math::layernormRow<Acc<T>>(sr, gamma, beta, y + r * cols, cols, eps);
+  });
+}
+
+/// layernormGrad; with `residual`, dx = residual + the layernorm's input gradient (rounded as
+/// zrt_add of the two would round it).
 template <class T>
 void layernormGrad(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, T *dbeta,
-                   int64_t rows, int64_t cols, double eps) {
+                   int64_t rows, int64_t cols, double eps, const T *residual = nullptr) {
   using A = Acc<T>;
   std::vector<A> means(rows), rstds(rows);
   parallelFor(rows, 64, [&](int64_t r) {
-    math::layernormGradRow<A>(dy + r * cols, x + r * cols, gamma, dx + r * cols, cols, eps, means[r], rstds[r]);
+    T *dxr = dx + r * cols;
+    math::layernormGradRow<A>(dy + r * cols, x + r * cols, gamma, dxr, cols, eps, means[r], rstds[r]);
+    if (residual)
+      for (int64_t c = 0; c < cols; ++c)
+        dxr[c] = T(static_cast<A>(residual[r * cols + c]) + static_cast<A>(dxr[c]));
   });
   // dgamma and dbeta sum over rows. Column by column (the CUDA backend's order) walks the
   // matrices at a stride of a row, one cache line per value: 3 ms for 2048 x 384 on 2 cores.

@@ -300,6 +300,14 @@ void zrt_layernorm(int32_t dt, const void *x, const void *g, const void *b, void
                    double eps) {
   layernorm(dt, x, g, b, y, rows, cols, eps, compute());
 }
+void zrt_add_layernorm(int32_t dt, const void *a, const void *b, const void *g, const void *beta, void *sum, void *y,
+                       int64_t rows, int64_t cols, double eps) {
+  addLayernorm(dt, a, b, g, beta, sum, y, rows, cols, eps, compute());
+}
+void zrt_layernorm_grad_add(int32_t dt, const void *dy, const void *x, const void *g, const void *residual, void *dx,
+                            void *dg, void *db, int64_t rows, int64_t cols, double eps) {
+  layernormGradAdd(dt, dy, x, g, residual, dx, dg, db, rows, cols, eps, compute());
+}
 void zrt_rmsnorm(int32_t dt, const void *x, const void *g, void *y, int64_t rows, int64_t cols, double eps) {
   rmsnorm(dt, x, g, y, rows, cols, eps, compute());
 }

@@ -43,6 +43,11 @@ void layernorm(int32_t dtype, const void *x, const void *gamma, const void *beta
                int64_t cols, double eps, cudaStream_t s);
 void layernormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma,
                    void *dbeta, int64_t rows, int64_t cols, double eps, cudaStream_t s);
+/// zc.add_layernorm and zc.layernorm_grad_add: the residual stream's add with its layernorm.
+void addLayernorm(int32_t dtype, const void *a, const void *b, const void *gamma, const void *beta, void *sum, void *y,
+                  int64_t rows, int64_t cols, double eps, cudaStream_t s);
+void layernormGradAdd(int32_t dtype, const void *dy, const void *x, const void *gamma, const void *residual, void *dx,
+                      void *dgamma, void *dbeta, int64_t rows, int64_t cols, double eps, cudaStream_t s);
 void rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps,
              cudaStream_t s);
 void rmsnormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma, int64_t rows,

@@ -52,6 +52,19 @@ __global__ void layernormGradColumns(const T *dy, const T *x, const float *means
 }
 
 template <class T>
+__global__ void addLayernormKernel(const T *a, const T *b, const T *g, const T *beta, T *sum, T *y, int64_t rows,
+                                   int64_t cols, double eps) {
+  ZRT_FOR_EACH(r, rows) {
+    for (int64_t c = 0; c < cols; ++c)
+      sum[r * cols + c] = T(float(a[r * cols + c]) + float(b[r * cols + c]));
+    math::layernormRow<float>(sum + r * cols, g, beta, y + r * cols, cols, eps);
+  }
+}
+template <class T>
+__global__ void addResidualRows(const T *residual, T *dx, int64_t n) {
+  ZRT_FOR_EACH(i, n) dx[i] = T(float(residual[i]) + float(dx[i]));
+}
+template <class T>
 __global__ void rmsnormKernel(const T *x, const T *g, T *y, int64_t rows, int64_t cols, double eps) {
   ZRT_FOR_EACH(r, rows) math::rmsnormRow<float>(x + r * cols, g, y + r * cols, cols, eps);
 }
@@ -347,6 +360,20 @@ void layernormGrad(int32_t dtype, const void *dy, const void *x, const void *gam
                        static_cast<const T *>(dy), static_cast<const T *>(x), stats, stats + rows, rows, cols,
                        static_cast<T *>(dgamma), static_cast<T *>(dbeta));
                  }));
+}
+void addLayernorm(int32_t dtype, const void *a, const void *b, const void *gamma, const void *beta, void *sum, void *y,
+                  int64_t rows, int64_t cols, double eps, cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_add_layernorm", dtype,
+                 (addLayernormKernel<<<blocks(rows), kThreads, 0, s>>>(
+                     static_cast<const T *>(a), static_cast<const T *>(b), static_cast<const T *>(gamma),
+                     static_cast<const T *>(beta), static_cast<T *>(sum), static_cast<T *>(y), rows, cols, eps)));
+}
+void layernormGradAdd(int32_t dtype, const void *dy, const void *x, const void *gamma, const void *residual, void *dx,
+                      void *dgamma, void *dbeta, int64_t rows, int64_t cols, double eps, cudaStream_t s) {
+  layernormGrad(dtype, dy, x, gamma, dx, dgamma, dbeta, rows, cols, eps, s);
+  ZRT_CUDA_TYPED("zrt_layernorm_grad_add", dtype,
+                 (addResidualRows<<<blocks(rows * cols), kThreads, 0, s>>>(static_cast<const T *>(residual),
+                                                                           static_cast<T *>(dx), rows * cols)));
 }
 void rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps,
              cudaStream_t s) {

@@ -220,8 +220,8 @@ void rows(std::mt19937 &rng) {
     const size_t eb = dt == 1 ? 2 : 4;
     Tensor x = random(dt, R * C, rng), dy = random(dt, R * C, rng), g = random(dt, C, rng), b = random(dt, C, rng);
     auto xb = x.bytes(), dyb = dy.bytes(), gb = g.bytes(), bb = b.bytes();
-    DeviceBuffer dx(xb), ddy(dyb), dg(gb), dbeta(bb), out(xb.size()), out2(C * eb), out3(C * eb);
-    std::vector<unsigned char> cpu(xb.size()), cpu2(C * eb), cpu3(C * eb);
+    DeviceBuffer dx(xb), ddy(dyb), dg(gb), dbeta(bb), out(xb.size()), out2(C * eb), out3(C * eb), out4(xb.size());
+    std::vector<unsigned char> cpu(xb.size()), cpu2(C * eb), cpu3(C * eb), cpu4(xb.size());
     zrt_softmax(dt, xb.data(), cpu.data(), R, C);
     zrt::cuda::softmax(dt, dx.ptr, out.ptr, R, C, nullptr);
     compare(std::string("softmax ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
@@ -236,6 +236,15 @@ void rows(std::mt19937 &rng) {
     compare(std::string("layernorm_grad dx ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
     compare(std::string("layernorm_grad dgamma ") + name(dt), decode(out2.host(), dt), decode(cpu2, dt), tol * 10);
     compare(std::string("layernorm_grad dbeta ") + name(dt), decode(out3.host(), dt), decode(cpu3, dt), tol * 10);
+    zrt_add_layernorm(dt, xb.data(), dyb.data(), gb.data(), bb.data(), cpu.data(), cpu4.data(), R, C, 1e-5);
+    zrt::cuda::addLayernorm(dt, dx.ptr, ddy.ptr, dg.ptr, dbeta.ptr, out.ptr, out4.ptr, R, C, 1e-5, nullptr);
+    compare(std::string("add_layernorm sum ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    compare(std::string("add_layernorm ") + name(dt), decode(out4.host(), dt), decode(cpu4, dt), tol);
+    zrt_layernorm_grad_add(dt, dyb.data(), xb.data(), gb.data(), dyb.data(), cpu.data(), cpu2.data(), cpu3.data(), R,
+                           C, 1e-5);
+    zrt::cuda::layernormGradAdd(dt, ddy.ptr, dx.ptr, dg.ptr, ddy.ptr, out.ptr, out2.ptr, out3.ptr, R, C, 1e-5, nullptr);
+    compare(std::string("layernorm_grad_add dx ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    compare(std::string("layernorm_grad_add dgamma ") + name(dt), decode(out2.host(), dt), decode(cpu2, dt), tol * 10);
     zrt_rmsnorm(dt, xb.data(), gb.data(), cpu.data(), R, C, 1e-6);
     zrt::cuda::rmsnorm(dt, dx.ptr, dg.ptr, out.ptr, R, C, 1e-6, nullptr);
     compare(std::string("rmsnorm ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);

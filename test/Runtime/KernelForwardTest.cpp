@@ -3,6 +3,7 @@
 #include "KernelTestUtils.h"
 
 #include <cfenv>
+#include <cstring>
 
 #include "cpu/Attention.h"
 #include "cpu/Elementwise.h"
@@ -227,6 +228,33 @@ TEST(KernelForward, MatmulCrossEntropyMatchesTheOpsItReplaces) {
       // the f32 sum of per-chunk bf16 products (a rounding of 2^-9 each).
       expectHeadMatchesUnfused<bf16>(transW, chunkRows, 1e-2, 2e-2);
     }
+}
+
+// zc.add_layernorm and zc.layernorm_grad_add are defined as the ops they replace: the same bits.
+template <class T> void expectResidualFusionsBitwise() {
+  const int64_t rows = 150, cols = 37, n = rows * cols;
+  auto a = convert<T>(randomVec(n, 51, -2, 2)), b = convert<T>(randomVec(n, 52, -2, 2)),
+       g = convert<T>(randomVec(cols, 53, 0.5, 1.5)), beta = convert<T>(randomVec(cols, 54)),
+       dy = convert<T>(randomVec(n, 55)), residual = convert<T>(randomVec(n, 56));
+  std::vector<T> sum(n), y(n), sumRef(n), yRef(n);
+  addLayernorm(a.data(), b.data(), g.data(), beta.data(), sum.data(), y.data(), rows, cols, 1e-5);
+  add(a.data(), b.data(), sumRef.data(), n);
+  layernorm(sumRef.data(), g.data(), beta.data(), yRef.data(), rows, cols, 1e-5);
+  EXPECT_EQ(0, std::memcmp(sum.data(), sumRef.data(), n * sizeof(T)));
+  EXPECT_EQ(0, std::memcmp(y.data(), yRef.data(), n * sizeof(T)));
+
+  std::vector<T> dx(n), dg(cols), db(cols), dxRef(n), dgRef(cols), dbRef(cols), sumGrad(n);
+  layernormGrad(dy.data(), sum.data(), g.data(), dx.data(), dg.data(), db.data(), rows, cols, 1e-5, residual.data());
+  layernormGrad(dy.data(), sum.data(), g.data(), dxRef.data(), dgRef.data(), dbRef.data(), rows, cols, 1e-5);
+  add(residual.data(), dxRef.data(), sumGrad.data(), n);
+  EXPECT_EQ(0, std::memcmp(dx.data(), sumGrad.data(), n * sizeof(T)));
+  EXPECT_EQ(0, std::memcmp(dg.data(), dgRef.data(), cols * sizeof(T)));
+  EXPECT_EQ(0, std::memcmp(db.data(), dbRef.data(), cols * sizeof(T)));
+}
+
+TEST(KernelForward, ResidualLayerNormFusionsMatchTheOpsTheyReplace) {
+  expectResidualFusionsBitwise<float>();
+  expectResidualFusionsBitwise<bf16>();
 }
 
 TEST(KernelForward, LayerNormAndSoftmaxRows) {

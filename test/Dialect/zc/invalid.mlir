@@ -242,6 +242,22 @@ func.func @f(%x: tensor<4x8xf32>, %g: tensor<4x8xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{'zc.add_layernorm' op epsilon must be positive, got 0}}
+  %0:2 = zc.add_layernorm %x, %x, %g, %g {epsilon = 0.0 : f64} : tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.layernorm_grad_add' op gamma}}
+  %0:3 = zc.layernorm_grad_add %x, %x, %g, %x : tensor<4x8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<4x8xf32>, %g: tensor<6xf32>) {
   // expected-error @+1 {{'zc.rmsnorm' op gamma}}
   %0 = zc.rmsnorm %x, %g : tensor<4x8xf32>, tensor<6xf32>

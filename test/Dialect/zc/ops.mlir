@@ -102,6 +102,10 @@ func.func @nn(%x: tensor<2x6x8xf32>, %b: tensor<8xf32>, %table: tensor<16x8xf32>
   %2 = zc.layernorm %x, %b, %b {epsilon = 1.0e-6 : f64} : tensor<2x6x8xf32>, tensor<8xf32>
   // CHECK: zc.causal_attention %{{.+}}, %{{.+}}, %{{.+}} heads 2 : tensor<2x6x8xf32>
   %3 = zc.causal_attention %x, %x, %x heads 2 : tensor<2x6x8xf32>
+  // CHECK: %{{.+}}, %{{.+}} = zc.add_layernorm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
+  %al:2 = zc.add_layernorm %x, %x, %b, %b : tensor<2x6x8xf32>, tensor<8xf32>
+  // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = zc.layernorm_grad_add %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {epsilon = {{.+}} : f64} : tensor<2x6x8xf32>, tensor<8xf32>
+  %lga:3 = zc.layernorm_grad_add %x, %x, %b, %x {epsilon = 1.0e-6 : f64} : tensor<2x6x8xf32>, tensor<8xf32>
   // CHECK: zc.rmsnorm %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
   %r0 = zc.rmsnorm %x, %b : tensor<2x6x8xf32>, tensor<8xf32>
   // CHECK: zc.rmsnorm %{{.+}}, %{{.+}} {epsilon = {{.+}} : f64} : tensor<2x6x8xf32>, tensor<8xf32>
