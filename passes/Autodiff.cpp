@@ -138,9 +138,9 @@ public:
           return success();
         })
         .Case([&](CausalAttentionOp o) {
-          Type t = o.getQuery().getType();
-          auto g = CausalAttentionGradOp::create(b, t, t, t, dy, o.getQuery(), o.getKey(),
-                                                 o.getValue(), o.getNumHeadsAttr());
+          Type q = o.getQuery().getType(), kv = o.getKey().getType();
+          auto g = CausalAttentionGradOp::create(b, q, kv, kv, dy, o.getQuery(), o.getKey(), o.getValue(),
+                                                 o.getNumHeadsAttr(), o.getNumKvHeadsAttr());
           give(o.getQuery(), [&] { return g.getQueryGrad(); });
           give(o.getKey(), [&] { return g.getKeyGrad(); });
           give(o.getValue(), [&] { return g.getValueGrad(); });

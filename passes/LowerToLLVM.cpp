@@ -419,13 +419,13 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       .Case([&](CausalAttentionOp o) {
         ArrayRef<int64_t> s = tensorOf(o.getQuery()).getShape();
         call(b, "zrt_causal_attention", {dt, p[0], p[1], p[2], p[3], I64(s[0]), I64(s[1]),
-                                         I64(s[2]), I64(o.getNumHeads())});
+                                         I64(s[2]), I64(o.getNumHeads()), I64(o.getKvHeads())});
         return success();
       })
       .Case([&](CausalAttentionGradOp o) {
         ArrayRef<int64_t> s = tensorOf(o.getQuery()).getShape();
-        call(b, "zrt_causal_attention_grad", {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6],
-                                              I64(s[0]), I64(s[1]), I64(s[2]), I64(o.getNumHeads())});
+        call(b, "zrt_causal_attention_grad", {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6], I64(s[0]), I64(s[1]),
+                                              I64(s[2]), I64(o.getNumHeads()), I64(o.getKvHeads())});
         return success();
       })
       .Case<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulDgeluBgradOp>(

@@ -170,7 +170,7 @@ LogicalResult RotaryOp::verify() {
 }
 
 LogicalResult CausalAttentionOp::verify() {
-  return verifyAttentionShape(*this, tensorOf(getQuery()), getNumHeads());
+  return verifyAttentionShape(*this, tensorOf(getQuery()), tensorOf(getKey()), getNumHeads(), getKvHeads());
 }
 
 LogicalResult EmbeddingOp::verify() {

@@ -275,25 +275,37 @@ def ZC_RotaryOp : ZC_ComputeOp<"rotary", [SameOperandsAndResultType]> {
 }
 
 def ZC_CausalAttentionOp : ZC_ComputeOp<"causal_attention",
-    [AllTypesMatch<["query", "key", "value", "result"]>]> {
-  let summary = "Causal multi-head scaled dot-product attention";
+    [AllTypesMatch<["query", "result"]>, AllTypesMatch<["key", "value"]>]> {
+  let summary = "Causal multi-head scaled dot-product attention, grouped-query when kv_heads < heads";
   let description = [{
-    `query`, `key` and `value` are `[B, T, C]` with `C` divisible by
-    `num_heads`. Each is split into `num_heads` heads of size `D = C / H`;
-    head `h` computes `softmax(q k^T / sqrt(D) + mask) v`, where the mask
-    hides future positions (`s > t`), and the heads are concatenated back to
-    `[B, T, C]`. The softmax is computed in f32.
+    `query` is `[B, T, C]` with `C` divisible by `num_heads`: `H` heads of
+    size `D = C / H`. `key` and `value` are `[B, T, KV x D]` with `KV =
+    num_kv_heads` (default `H`; `H` must be a multiple of it): query head `h`
+    reads key/value head `h / (H / KV)`, as Hugging Face's `repeat_kv` lays
+    the groups out (grouped-query attention; `KV = H` is multi-head). Head `h`
+    computes `softmax(q k^T / sqrt(D) + mask) v`, where the mask hides future
+    positions (`s > t`), and the heads are concatenated back to `[B, T, C]`.
+    The softmax is computed in f32.
 
     Example:
 
     ```mlir
     %y = zc.causal_attention %q, %k, %v heads 4 : tensor<8x64x128xf32>
+    %z = zc.causal_attention %q, %k2, %v2 heads 8 kv_heads 2 : tensor<8x64x256xf32>, tensor<8x64x64xf32>
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$query, ZC_FloatTensor:$key, ZC_FloatTensor:$value,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_kv_heads);
   let results = (outs ZC_FloatTensor:$result);
-  let assemblyFormat = "$query `,` $key `,` $value `heads` $num_heads attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `heads` $num_heads (`kv_heads` $num_kv_heads^)? attr-dict `:`
+    custom<AttentionTypes>(type($query), type($key), type($value), type($result))
+  }];
+  let extraClassDeclaration = [{
+    /// Key/value heads: num_kv_heads where given, else num_heads (multi-head attention).
+    int64_t getKvHeads() { return getNumKvHeads() ? *getNumKvHeads() : getNumHeads(); }
+  }];
   let hasVerifier = 1;
 }
 

@@ -20,7 +20,7 @@ LogicalResult RmsNormGradOp::verify() {
 }
 
 LogicalResult CausalAttentionGradOp::verify() {
-  return verifyAttentionShape(*this, tensorOf(getQuery()), getNumHeads());
+  return verifyAttentionShape(*this, tensorOf(getQuery()), tensorOf(getKey()), getNumHeads(), getKvHeads());
 }
 
 LogicalResult EmbeddingGradOp::verify() {

@@ -125,25 +125,33 @@ def ZC_RmsNormGradOp : ZC_ComputeOp<"rmsnorm_grad", [
 }
 
 def ZC_CausalAttentionGradOp : ZC_ComputeOp<"causal_attention_grad", [
-    AllTypesMatch<["grad", "query", "key", "value", "query_grad", "key_grad", "value_grad"]>]> {
+    AllTypesMatch<["grad", "query", "query_grad"]>, AllTypesMatch<["key", "value", "key_grad", "value_grad"]>]> {
   let summary = "Gradient of causal_attention with respect to q, k and v";
   let description = [{
     Recomputes the attention probabilities from `query` and `key` (as flash
     attention's backward does, so the `[B, H, T, T]` matrix is never stored
     between forward and backward) and returns `(d query, d key, d value)`.
+    With `kv_heads`, the gradient of a key/value head sums over the query
+    heads of its group.
 
     Example:
 
     ```mlir
     %dq, %dk, %dv = zc.causal_attention_grad %dy, %q, %k, %v heads 4 : tensor<8x64x128xf32>
+    %dq2, %dk2, %dv2 = zc.causal_attention_grad %dy, %q, %k2, %v2 heads 8 kv_heads 2 : tensor<8x64x256xf32>, tensor<8x64x64xf32>
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$query, ZC_FloatTensor:$key,
-                       ZC_FloatTensor:$value, ConfinedAttr<I64Attr, [IntPositive]>:$num_heads);
+                       ZC_FloatTensor:$value, ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_kv_heads);
   let results = (outs ZC_FloatTensor:$query_grad, ZC_FloatTensor:$key_grad,
                       ZC_FloatTensor:$value_grad);
   let assemblyFormat = [{
-    $grad `,` $query `,` $key `,` $value `heads` $num_heads attr-dict `:` type($grad)
+    $grad `,` $query `,` $key `,` $value `heads` $num_heads (`kv_heads` $num_kv_heads^)? attr-dict `:`
+    custom<AttentionTypes>(type($query), type($key), type($value), type($grad))
+  }];
+  let extraClassDeclaration = [{
+    int64_t getKvHeads() { return getNumKvHeads() ? *getNumKvHeads() : getNumHeads(); }
   }];
   let hasVerifier = 1;
 }

@@ -13,6 +13,24 @@
 using namespace mlir;
 using namespace mlir::zc;
 
+/// causal_attention's types: the query's (also the result's or the incoming gradient's), then
+/// the key's and value's where they differ (grouped-query attention): `: tensor<..>[, tensor<..>]`.
+static ParseResult parseAttentionTypes(OpAsmParser &parser, Type &query, Type &key, Type &value, Type &sameAsQuery) {
+  if (parser.parseType(query))
+    return failure();
+  key = query;
+  if (succeeded(parser.parseOptionalComma()) && parser.parseType(key))
+    return failure();
+  value = key;
+  sameAsQuery = query;
+  return success();
+}
+static void printAttentionTypes(OpAsmPrinter &p, Operation *, Type query, Type key, Type, Type) {
+  p << query;
+  if (key != query)
+    p << ", " << key;
+}
+
 #define GET_OP_CLASSES
 #include "dialects/zc/ZcOps.cpp.inc"
 

@@ -44,13 +44,22 @@ LogicalResult verifyLabelsMatchLogits(Operation *op, RankedTensorType logits,
   return success();
 }
 
-LogicalResult verifyAttentionShape(Operation *op, RankedTensorType type, int64_t numHeads) {
-  if (type.getRank() != 3)
-    return op->emitOpError("expects [batch, time, channels] tensors, got ") << type;
-  int64_t channels = type.getDimSize(2);
+LogicalResult verifyAttentionShape(Operation *op, RankedTensorType query, RankedTensorType key, int64_t numHeads,
+                                   int64_t kvHeads) {
+  if (query.getRank() != 3)
+    return op->emitOpError("expects [batch, time, channels] tensors, got ") << query;
+  int64_t channels = query.getDimSize(2);
   if (channels % numHeads != 0)
     return op->emitOpError() << "channels (" << channels << ") are not divisible by the "
                              << numHeads << " heads";
+  if (numHeads % kvHeads != 0)
+    return op->emitOpError() << "the " << numHeads << " query heads do not split into groups of the " << kvHeads
+                             << " key/value heads";
+  auto expected = RankedTensorType::get({query.getDimSize(0), query.getDimSize(1), channels / numHeads * kvHeads},
+                                        query.getElementType());
+  if (key != expected)
+    return op->emitOpError() << "key and value must be " << expected << " (" << kvHeads << " heads of "
+                             << channels / numHeads << "), got " << key;
   return success();
 }
 

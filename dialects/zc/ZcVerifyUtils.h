@@ -26,8 +26,10 @@ LogicalResult verifySameElementType(Operation *op, ArrayRef<Type> types);
 LogicalResult verifyLabelsMatchLogits(Operation *op, RankedTensorType logits,
                                       RankedTensorType labels);
 
-/// `type` is `[B, T, C]` with `C` divisible by `numHeads`.
-LogicalResult verifyAttentionShape(Operation *op, RankedTensorType type, int64_t numHeads);
+/// `query` is `[B, T, C]` with `C` divisible by `numHeads`; `numHeads` is a multiple of
+/// `kvHeads`, and `key` is `[B, T, kvHeads x C / numHeads]` of query's element type.
+LogicalResult verifyAttentionShape(Operation *op, RankedTensorType query, RankedTensorType key, int64_t numHeads,
+                                   int64_t kvHeads);
 
 /// A box of shape `box` at `offsets` lies inside `whole`.
 LogicalResult verifyBoxInside(Operation *op, ArrayRef<int64_t> offsets, RankedTensorType box,

@@ -164,19 +164,26 @@ void zrt_rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t ti
     fatal("zrt_rotary", "a head of %lld channels has no two halves", static_cast<long long>(channels / heads));
   ZRT_TYPED("zrt_rotary", dtype, rotary(in<T>(x), out<T>(y), batch, time, channels, heads, theta, inverse != 0));
 }
+/// Query heads split into groups of the key/value heads (grouped-query attention).
+static void checkKvHeads(const char *call, int64_t heads, int64_t kvHeads) {
+  if (kvHeads <= 0 || heads % kvHeads != 0)
+    fatal(call, "%lld query heads do not split into groups of %lld key/value heads", static_cast<long long>(heads),
+          static_cast<long long>(kvHeads));
+}
 void zrt_causal_attention(int32_t dtype, const void *q, const void *k, const void *v, void *o,
-                          int64_t batch, int64_t time, int64_t channels, int64_t heads) {
+                          int64_t batch, int64_t time, int64_t channels, int64_t heads, int64_t kvHeads) {
   TraceScope trace("zrt_causal_attention", TraceTrack::Compute);
   checkHeads("zrt_causal_attention", channels, heads);
-  isaKernels().causalAttention(dtype, q, k, v, o, batch, time, channels, heads);
+  checkKvHeads("zrt_causal_attention", heads, kvHeads);
+  isaKernels().causalAttention(dtype, q, k, v, o, batch, time, channels, heads, kvHeads);
 }
 void zrt_causal_attention_grad(int32_t dtype, const void *dout, const void *q, const void *k,
                                const void *v, void *dq, void *dk, void *dv, int64_t batch,
-                               int64_t time, int64_t channels, int64_t heads) {
+                               int64_t time, int64_t channels, int64_t heads, int64_t kvHeads) {
   TraceScope trace("zrt_causal_attention_grad", TraceTrack::Compute);
   checkHeads("zrt_causal_attention_grad", channels, heads);
-  isaKernels().causalAttentionGrad(dtype, dout, q, k, v, dq, dk, dv, batch, time, channels,
-                                   heads);
+  checkKvHeads("zrt_causal_attention_grad", heads, kvHeads);
+  isaKernels().causalAttentionGrad(dtype, dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads);
 }
 
 void zrt_matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch, int64_t m,

@@ -1,8 +1,11 @@
-// Causal multi-head attention on [B, T, C] tensors (H heads of D = C / H), forward and
-// backward. The backward recomputes the probabilities, so nothing of size T x T is stored
-// between the two (the flash-attention trade).
+// Causal multi-head attention on [B, T, C] queries (H heads of D = C / H) and [B, T, G x D]
+// keys and values (G key/value heads; G < H is grouped-query attention, query head h reading
+// key/value head h / (H / G)), forward and backward. The backward recomputes the
+// probabilities, so nothing of size T x T is stored between the two (the flash-attention trade).
 //
-// Each (batch, head) runs on one thread, in blocks of kQueryBlock query rows: the block's
+// Each (batch, key/value head) runs on one thread, its group's query heads one after another
+// (the keys and values loaded once; their gradients summed over the group in a fixed order, no
+// atomics), in blocks of kQueryBlock query rows: the block's
 // scores against every key it may see are one GEMM (rows x keys x D), its masked softmax is a
 // row loop, and the outputs are one more GEMM; the backward adds the GEMMs of dP, dQ, dK and
 // dV. A thread's scratch is its head's Q, K, V and two blocks of rows x T, never T x T. The
@@ -121,77 +124,94 @@ template <class A> void maskedSoftmax(A *s, int64_t rows, int64_t keys, int64_t 
   }
 }
 
-/// Runs fn(base) for every (batch, head) in parallel, where `base` is the
-/// offset of that head's first channel at time 0 in a [B, T, C] tensor.
-template <class F> void forEachHead(int64_t B, int64_t Tn, int64_t C, int64_t H, F &&fn) {
-  const int64_t D = C / H;
-  parallelFor(B * H, 1, [&](int64_t bh) { fn((bh / H) * Tn * C + (bh % H) * D); });
+/// The heads of an attention call: H query heads of D channels (rows of C = H x D) and G
+/// key/value heads (rows of G x D), query head h in key/value head h / (H / G)'s group.
+struct AttentionHeads {
+  int64_t D, H, G, C, Ckv;
+  AttentionHeads(int64_t C, int64_t H, int64_t G) : D(C / H), H(H), G(G), C(C), Ckv(G * (C / H)) {}
+  int64_t group() const { return H / G; }
+};
+
+/// Runs fn(b, g) for every (batch, key/value head) in parallel.
+template <class F> void forEachKvHead(int64_t B, const AttentionHeads &heads, F &&fn) {
+  parallelFor(B * heads.G, 1, [&](int64_t bg) { fn(bg / heads.G, bg % heads.G); });
 }
 } // namespace detail
 
+/// q, out: [B, T, C]; k, v: [B, T, G x C / H]. G = H is multi-head attention.
 template <class T>
-void causalAttention(const T *q, const T *k, const T *v, T *out, int64_t B, int64_t Tn,
-                     int64_t C, int64_t H) {
+void causalAttention(const T *q, const T *k, const T *v, T *out, int64_t B, int64_t Tn, int64_t C, int64_t H,
+                     int64_t G) {
   using A = Acc<T>;
   using namespace detail;
-  const int64_t D = C / H;
+  const AttentionHeads heads(C, H, G);
+  const int64_t D = heads.D;
   const A scale = A(1) / std::sqrt(A(D));
-  forEachHead(B, Tn, C, H, [&](int64_t base) {
+  forEachKvHead(B, heads, [&](int64_t b, int64_t g) {
     Scratch<A> qh(Tn * D), kh(Tn * D), vh(Tn * D), oh(Tn * D), p(kQueryBlock * Tn);
-    loadRows(q + base, Tn, C, D, qh.data());
-    loadRows(k + base, Tn, C, D, kh.data());
-    loadRows(v + base, Tn, C, D, vh.data());
-    for (int64_t i0 = 0; i0 < Tn; i0 += kQueryBlock) {
-      const int64_t rows = std::min(kQueryBlock, Tn - i0), keys = i0 + rows;
-      // S = Q_block K^T, then P = masked softmax(S), then O_block = P V.
-      gemm(false, true, rows, keys, D, qh.data() + i0 * D, D, kh.data(), D, A(0), p.data(), keys);
-      maskedSoftmax(p.data(), rows, keys, i0, scale);
-      gemm(false, false, rows, D, keys, p.data(), keys, vh.data(), D, A(0), oh.data() + i0 * D, D);
+    const int64_t kvBase = b * Tn * heads.Ckv + g * D;
+    loadRows(k + kvBase, Tn, heads.Ckv, D, kh.data());
+    loadRows(v + kvBase, Tn, heads.Ckv, D, vh.data());
+    for (int64_t h = g * heads.group(); h < (g + 1) * heads.group(); ++h) {
+      const int64_t base = b * Tn * C + h * D;
+      loadRows(q + base, Tn, C, D, qh.data());
+      for (int64_t i0 = 0; i0 < Tn; i0 += kQueryBlock) {
+        const int64_t rows = std::min(kQueryBlock, Tn - i0), keys = i0 + rows;
+        // S = Q_block K^T, then P = masked softmax(S), then O_block = P V.
+        gemm(false, true, rows, keys, D, qh.data() + i0 * D, D, kh.data(), D, A(0), p.data(), keys);
+        maskedSoftmax(p.data(), rows, keys, i0, scale);
+        gemm(false, false, rows, D, keys, p.data(), keys, vh.data(), D, A(0), oh.data() + i0 * D, D);
+      }
+      storeRows(oh.data(), Tn, C, D, out + base);
     }
-    storeRows(oh.data(), Tn, C, D, out + base);
   });
 }
 
-/// Each (batch, head) owns disjoint channel slices of dq, dk and dv, so the
-/// parallel loop needs no atomics and the sums have a fixed order.
+/// Each (batch, key/value head) owns disjoint channel slices of dq, dk and dv, so the parallel
+/// loop needs no atomics; dk and dv sum over the group's query heads in order.
 template <class T>
-void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *dq, T *dk, T *dv,
-                         int64_t B, int64_t Tn, int64_t C, int64_t H) {
+void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *dq, T *dk, T *dv, int64_t B,
+                         int64_t Tn, int64_t C, int64_t H, int64_t G) {
   using A = Acc<T>;
   using namespace detail;
-  const int64_t D = C / H;
+  const AttentionHeads heads(C, H, G);
+  const int64_t D = heads.D;
   const A scale = A(1) / std::sqrt(A(D));
-  forEachHead(B, Tn, C, H, [&](int64_t base) {
+  forEachKvHead(B, heads, [&](int64_t b, int64_t g) {
     Scratch<A> qh(Tn * D), kh(Tn * D), vh(Tn * D), gh(Tn * D);
     Scratch<A> dqh(Tn * D), dkh(Tn * D), dvh(Tn * D), p(kQueryBlock * Tn), ds(kQueryBlock * Tn);
-    loadRows(q + base, Tn, C, D, qh.data());
-    loadRows(k + base, Tn, C, D, kh.data());
-    loadRows(v + base, Tn, C, D, vh.data());
-    loadRows(dout + base, Tn, C, D, gh.data());
-    for (int64_t i0 = 0; i0 < Tn; i0 += kQueryBlock) {
-      const int64_t rows = std::min(kQueryBlock, Tn - i0), keys = i0 + rows;
-      const A *qb = qh.data() + i0 * D, *gb = gh.data() + i0 * D;
-      // The forward's probabilities again, and dP = dO_block V^T.
-      gemm(false, true, rows, keys, D, qb, D, kh.data(), D, A(0), p.data(), keys);
-      maskedSoftmax(p.data(), rows, keys, i0, scale);
-      gemm(false, true, rows, keys, D, gb, D, vh.data(), D, A(0), ds.data(), keys);
-      // Through the softmax: dS = P (dP - P.dP) scale (zero where masked, as P is).
-      for (int64_t r = 0; r < rows; ++r) {
-        const A *pr = p.data() + r * keys;
-        A *dr = ds.data() + r * keys;
-        const A dot = dotOf(pr, dr, keys);
+    const int64_t kvBase = b * Tn * heads.Ckv + g * D;
+    loadRows(k + kvBase, Tn, heads.Ckv, D, kh.data());
+    loadRows(v + kvBase, Tn, heads.Ckv, D, vh.data());
+    for (int64_t h = g * heads.group(); h < (g + 1) * heads.group(); ++h) {
+      const int64_t base = b * Tn * C + h * D;
+      loadRows(q + base, Tn, C, D, qh.data());
+      loadRows(dout + base, Tn, C, D, gh.data());
+      for (int64_t i0 = 0; i0 < Tn; i0 += kQueryBlock) {
+        const int64_t rows = std::min(kQueryBlock, Tn - i0), keys = i0 + rows;
+        const A *qb = qh.data() + i0 * D, *gb = gh.data() + i0 * D;
+        // The forward's probabilities again, and dP = dO_block V^T.
+        gemm(false, true, rows, keys, D, qb, D, kh.data(), D, A(0), p.data(), keys);
+        maskedSoftmax(p.data(), rows, keys, i0, scale);
+        gemm(false, true, rows, keys, D, gb, D, vh.data(), D, A(0), ds.data(), keys);
+        // Through the softmax: dS = P (dP - P.dP) scale (zero where masked, as P is).
+        for (int64_t r = 0; r < rows; ++r) {
+          const A *pr = p.data() + r * keys;
+          A *dr = ds.data() + r * keys;
+          const A dot = dotOf(pr, dr, keys);
 #pragma omp simd
-        for (int64_t j = 0; j < keys; ++j)
-          dr[j] = pr[j] * (dr[j] - dot) * scale;
+          for (int64_t j = 0; j < keys; ++j)
+            dr[j] = pr[j] * (dr[j] - dot) * scale;
+        }
+        // dQ_block = dS K; dK += dS^T Q_block; dV += P^T dO_block (over the group's heads too).
+        gemm(false, false, rows, D, keys, ds.data(), keys, kh.data(), D, A(0), dqh.data() + i0 * D, D);
+        gemm(true, false, keys, D, rows, ds.data(), keys, qb, D, A(1), dkh.data(), D);
+        gemm(true, false, keys, D, rows, p.data(), keys, gb, D, A(1), dvh.data(), D);
       }
-      // dQ_block = dS K; dK += dS^T Q_block; dV += P^T dO_block.
-      gemm(false, false, rows, D, keys, ds.data(), keys, kh.data(), D, A(0), dqh.data() + i0 * D, D);
-      gemm(true, false, keys, D, rows, ds.data(), keys, qb, D, A(1), dkh.data(), D);
-      gemm(true, false, keys, D, rows, p.data(), keys, gb, D, A(1), dvh.data(), D);
+      storeRows(dqh.data(), Tn, C, D, dq + base);
     }
-    storeRows(dqh.data(), Tn, C, D, dq + base);
-    storeRows(dkh.data(), Tn, C, D, dk + base);
-    storeRows(dvh.data(), Tn, C, D, dv + base);
+    storeRows(dkh.data(), Tn, heads.Ckv, D, dk + kvBase);
+    storeRows(dvh.data(), Tn, heads.Ckv, D, dv + kvBase);
   });
 }
 

@@ -21,10 +21,10 @@ struct IsaKernels {
   void (*siluGrad)(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n);
   void (*softmax)(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols);
   void (*causalAttention)(int32_t dtype, const void *q, const void *k, const void *v, void *out,
-                          int64_t batch, int64_t time, int64_t channels, int64_t heads);
+                          int64_t batch, int64_t time, int64_t channels, int64_t heads, int64_t kvHeads);
   void (*causalAttentionGrad)(int32_t dtype, const void *dout, const void *q, const void *k,
                               const void *v, void *dq, void *dk, void *dv, int64_t batch,
-                              int64_t time, int64_t channels, int64_t heads);
+                              int64_t time, int64_t channels, int64_t heads, int64_t kvHeads);
   // One 2-D product of the widened bf16 matmul (cpu/WidenedGemm.h).
   void (*widenedGemm)(const bf16 *a, const bf16 *b, bf16 *c, int64_t m, int64_t n, int64_t k,
                       bool transA, bool transB, const WidenTiles &tiles);

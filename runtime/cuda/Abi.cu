@@ -324,12 +324,13 @@ void zrt_layernorm_grad(int32_t dt, const void *dy, const void *x, const void *g
   layernormGrad(dt, dy, x, g, dx, dg, db, rows, cols, eps, compute());
 }
 void zrt_causal_attention(int32_t dt, const void *q, const void *k, const void *v, void *o, int64_t batch,
-                          int64_t time, int64_t channels, int64_t heads) {
-  causalAttention(dt, q, k, v, o, batch, time, channels, heads, compute());
+                          int64_t time, int64_t channels, int64_t heads, int64_t kvHeads) {
+  causalAttention(dt, q, k, v, o, batch, time, channels, heads, kvHeads, compute());
 }
 void zrt_causal_attention_grad(int32_t dt, const void *dout, const void *q, const void *k, const void *v, void *dq,
-                               void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads) {
-  causalAttentionGrad(dt, dout, q, k, v, dq, dk, dv, batch, time, channels, heads, compute());
+                               void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads,
+                               int64_t kvHeads) {
+  causalAttentionGrad(dt, dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads, compute());
 }
 void zrt_matmul(int32_t dt, const void *a, const void *b, void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
                 int32_t ta, int32_t tb, int32_t shared) {

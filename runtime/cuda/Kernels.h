@@ -72,11 +72,12 @@ void embedding(int32_t dtype, const void *table, const int32_t *ids, void *out, 
                int64_t channels, int *badId, cudaStream_t s);
 void embeddingGrad(int32_t dtype, const void *dy, const int32_t *ids, void *dtable, int64_t count, int64_t vocab,
                    int64_t channels, cudaStream_t s);
+/// q, out: [batch, time, channels = heads x D]; k, v: [batch, time, kvHeads x D].
 void causalAttention(int32_t dtype, const void *q, const void *k, const void *v, void *out, int64_t batch,
-                     int64_t time, int64_t channels, int64_t heads, cudaStream_t s);
+                     int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, cudaStream_t s);
 void causalAttentionGrad(int32_t dtype, const void *dout, const void *q, const void *k, const void *v, void *dq,
                          void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads,
-                         cudaStream_t s);
+                         int64_t kvHeads, cudaStream_t s);
 
 // Layout ops: shapes are host arrays of `rank` extents (at most 8).
 void reduceSum(int32_t dtype, const void *x, void *out, const int64_t *shape, int rank, int32_t axesMask,

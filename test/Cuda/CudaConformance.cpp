@@ -7,6 +7,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -342,24 +343,29 @@ void rows(std::mt19937 &rng) {
 }
 
 void attention(std::mt19937 &rng) {
-  const int64_t B = 2, T = 17, C = 48, H = 3;
-  for (int32_t dt : {0, 1}) {
-    const double tol = dt == 1 ? 3e-2 : 1e-4;
-    Tensor q = random(dt, B * T * C, rng), k = random(dt, B * T * C, rng), v = random(dt, B * T * C, rng),
-           g = random(dt, B * T * C, rng);
-    auto qb = q.bytes(), kb = k.bytes(), vb = v.bytes(), gb = g.bytes();
-    DeviceBuffer dq(qb), dk(kb), dv(vb), dg(gb), out(qb.size()), o1(qb.size()), o2(qb.size()), o3(qb.size());
-    std::vector<unsigned char> cpu(qb.size()), c1(qb.size()), c2(qb.size()), c3(qb.size());
-    zrt_causal_attention(dt, qb.data(), kb.data(), vb.data(), cpu.data(), B, T, C, H);
-    zrt::cuda::causalAttention(dt, dq.ptr, dk.ptr, dv.ptr, out.ptr, B, T, C, H, nullptr);
-    compare(std::string("causal_attention ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    zrt_causal_attention_grad(dt, gb.data(), qb.data(), kb.data(), vb.data(), c1.data(), c2.data(), c3.data(), B, T,
-                              C, H);
-    zrt::cuda::causalAttentionGrad(dt, dg.ptr, dq.ptr, dk.ptr, dv.ptr, o1.ptr, o2.ptr, o3.ptr, B, T, C, H, nullptr);
-    compare(std::string("causal_attention_grad dq ") + name(dt), decode(o1.host(), dt), decode(c1, dt), tol);
-    compare(std::string("causal_attention_grad dk ") + name(dt), decode(o2.host(), dt), decode(c2, dt), tol);
-    compare(std::string("causal_attention_grad dv ") + name(dt), decode(o3.host(), dt), decode(c3, dt), tol);
-  }
+  // Multi-head (G = H), then grouped-query (G = 2 key/value heads for 6 query heads).
+  const int64_t B = 2, T = 17, D = 16;
+  for (auto [H, G] : {std::pair<int64_t, int64_t>{3, 3}, std::pair<int64_t, int64_t>{6, 2}})
+    for (int32_t dt : {0, 1}) {
+      const int64_t C = H * D, Ckv = G * D;
+      const double tol = dt == 1 ? 3e-2 : 1e-4;
+      Tensor q = random(dt, B * T * C, rng), k = random(dt, B * T * Ckv, rng), v = random(dt, B * T * Ckv, rng),
+             g = random(dt, B * T * C, rng);
+      auto qb = q.bytes(), kb = k.bytes(), vb = v.bytes(), gb = g.bytes();
+      DeviceBuffer dq(qb), dk(kb), dv(vb), dg(gb), out(qb.size()), o1(qb.size()), o2(kb.size()), o3(kb.size());
+      std::vector<unsigned char> cpu(qb.size()), c1(qb.size()), c2(kb.size()), c3(kb.size());
+      const std::string what = " H" + std::to_string(H) + " G" + std::to_string(G) + " " + name(dt);
+      zrt_causal_attention(dt, qb.data(), kb.data(), vb.data(), cpu.data(), B, T, C, H, G);
+      zrt::cuda::causalAttention(dt, dq.ptr, dk.ptr, dv.ptr, out.ptr, B, T, C, H, G, nullptr);
+      compare("causal_attention" + what, decode(out.host(), dt), decode(cpu, dt), tol);
+      zrt_causal_attention_grad(dt, gb.data(), qb.data(), kb.data(), vb.data(), c1.data(), c2.data(), c3.data(), B,
+                                T, C, H, G);
+      zrt::cuda::causalAttentionGrad(dt, dg.ptr, dq.ptr, dk.ptr, dv.ptr, o1.ptr, o2.ptr, o3.ptr, B, T, C, H, G,
+                                     nullptr);
+      compare("causal_attention_grad dq" + what, decode(o1.host(), dt), decode(c1, dt), tol);
+      compare("causal_attention_grad dk" + what, decode(o2.host(), dt), decode(c2, dt), tol);
+      compare("causal_attention_grad dv" + what, decode(o3.host(), dt), decode(c3, dt), tol);
+    }
 }
 
 void layouts(std::mt19937 &rng) {

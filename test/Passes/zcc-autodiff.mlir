@@ -126,6 +126,22 @@ zc.forward @llama(%x: tensor<2x3x8xf32>, %t: tensor<2x3x8xf32>) -> tensor<f32> {
 
 // -----
 
+// Grouped-query attention: the key/value gradients have the key/value heads' shape.
+
+zc.param @wk : tensor<2x3x2xf32> = #zc.ones
+// CHECK-LABEL: func.func @gqa_step
+zc.forward @gqa(%q: tensor<2x3x8xf32>, %t: tensor<2x3x8xf32>) -> tensor<f32> {
+  %wk = zc.param_ref @wk : tensor<2x3x2xf32>
+  %a = zc.causal_attention %q, %wk, %wk heads 4 kv_heads 1 : tensor<2x3x8xf32>, tensor<2x3x2xf32>
+  %l = zc.mse %a, %t : tensor<2x3x8xf32> -> tensor<f32>
+  zc.return %l : tensor<f32>
+}
+// CHECK: %{{.+}}, %[[DK:.+]], %[[DV:.+]] = zc.causal_attention_grad %{{.+}}, %arg0, %{{.+}}, %{{.+}} heads 4 kv_heads 1 : tensor<2x3x8xf32>, tensor<2x3x2xf32>
+// CHECK: %[[DW:.+]] = zc.add %[[DK]], %[[DV]] : tensor<2x3x2xf32>
+// CHECK: zc.grad_accumulate @wk, %[[DW]]
+
+// -----
+
 zc.param @w : tensor<4xf32> = #zc.zeros
 zc.forward @bad(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<f32> {
   %w = zc.param_ref @w : tensor<4xf32>

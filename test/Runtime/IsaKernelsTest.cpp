@@ -55,9 +55,9 @@ TEST(IsaKernels, EveryLevelMatchesF64) {
   Vec q = randomVec(B * T * C, 4), k = randomVec(B * T * C, 5), v = randomVec(B * T * C, 6);
   Vec dout = randomVec(B * T * C, 7), att64(B * T * C), dq64(B * T * C), dk64(B * T * C),
       dv64(B * T * C);
-  causalAttention(q.data(), k.data(), v.data(), att64.data(), B, T, C, H);
+  causalAttention(q.data(), k.data(), v.data(), att64.data(), B, T, C, H, H);
   causalAttentionGrad(dout.data(), q.data(), k.data(), v.data(), dq64.data(), dk64.data(),
-                      dv64.data(), B, T, C, H);
+                      dv64.data(), B, T, C, H, H);
 
   for (const IsaKernels *level : levelsThisCpuRuns()) {
     SCOPED_TRACE(level->isa);
@@ -80,10 +80,10 @@ TEST(IsaKernels, EveryLevelMatchesF64) {
     auto qf = convert<float>(q), kf = convert<float>(k), vf = convert<float>(v),
          df = convert<float>(dout);
     std::vector<float> a(B * T * C), dq(B * T * C), dk(B * T * C), dv(B * T * C);
-    level->causalAttention(ZRT_DTYPE_F32, qf.data(), kf.data(), vf.data(), a.data(), B, T, C, H);
+    level->causalAttention(ZRT_DTYPE_F32, qf.data(), kf.data(), vf.data(), a.data(), B, T, C, H, H);
     expectClose("attention", a, att64, 1e-5);
     level->causalAttentionGrad(ZRT_DTYPE_F32, df.data(), qf.data(), kf.data(), vf.data(),
-                               dq.data(), dk.data(), dv.data(), B, T, C, H);
+                               dq.data(), dk.data(), dv.data(), B, T, C, H, H);
     expectClose("attention dq", dq, dq64, 1e-4);
     expectClose("attention dk", dk, dk64, 1e-4);
     expectClose("attention dv", dv, dv64, 1e-4);

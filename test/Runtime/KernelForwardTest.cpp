@@ -169,13 +169,45 @@ TEST_P(CausalAttentionLength, MatchesNaiveMaskedSoftmax) {
       }
   auto qf = convert<float>(q), kf = convert<float>(k), vf = convert<float>(v);
   std::vector<float> out(n);
-  causalAttention(qf.data(), kf.data(), vf.data(), out.data(), B, T, C, H);
+  causalAttention(qf.data(), kf.data(), vf.data(), out.data(), B, T, C, H, H);
   EXPECT_LE(worstRelativeError(toDouble(out), ref, 1e-5, 1e-4), 1.0);
 
   auto qh = convert<bf16>(q), kh = convert<bf16>(k), vh = convert<bf16>(v);
   std::vector<bf16> outh(n);
-  causalAttention(qh.data(), kh.data(), vh.data(), outh.data(), B, T, C, H);
+  causalAttention(qh.data(), kh.data(), vh.data(), outh.data(), B, T, C, H, H);
   EXPECT_LE(worstRelativeError(toDouble(outh), ref, 2e-2, 2e-2), 1.0);
+}
+
+// Grouped-query attention is multi-head attention over key/value heads repeated as Hugging
+// Face's repeat_kv repeats them (head g copied to heads g x group .. (g + 1) x group - 1); its key
+// and value gradients are the repeated heads' gradients summed over each group.
+TEST_P(CausalAttentionLength, GroupedQueryIsMultiHeadOverRepeatedKeyValueHeads) {
+  const int64_t B = 2, T = GetParam(), H = 6, G = 2, D = 4, C = H * D, Ckv = G * D, group = H / G;
+  const int64_t n = B * T * C, nkv = B * T * Ckv;
+  Vec q = randomVec(n, 21), k = randomVec(nkv, 22), v = randomVec(nkv, 23), dout = randomVec(n, 24);
+  Vec kRep(n), vRep(n);
+  for (int64_t row = 0; row < B * T; ++row)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t d = 0; d < D; ++d) {
+        kRep[row * C + h * D + d] = k[row * Ckv + (h / group) * D + d];
+        vRep[row * C + h * D + d] = v[row * Ckv + (h / group) * D + d];
+      }
+  Vec out(n), outRef(n), dq(n), dk(nkv), dv(nkv), dqRef(n), dkRep(n), dvRep(n), dkRef(nkv, 0.0), dvRef(nkv, 0.0);
+  causalAttention(q.data(), k.data(), v.data(), out.data(), B, T, C, H, G);
+  causalAttention(q.data(), kRep.data(), vRep.data(), outRef.data(), B, T, C, H, H);
+  causalAttentionGrad(dout.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(), B, T, C, H, G);
+  causalAttentionGrad(dout.data(), q.data(), kRep.data(), vRep.data(), dqRef.data(), dkRep.data(), dvRep.data(), B, T,
+                      C, H, H);
+  for (int64_t row = 0; row < B * T; ++row)
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t d = 0; d < D; ++d) {
+        dkRef[row * Ckv + (h / group) * D + d] += dkRep[row * C + h * D + d];
+        dvRef[row * Ckv + (h / group) * D + d] += dvRep[row * C + h * D + d];
+      }
+  EXPECT_LE(worstRelativeError(out, outRef, 1e-12, 1e-10), 1.0);
+  EXPECT_LE(worstRelativeError(dq, dqRef, 1e-12, 1e-10), 1.0);
+  EXPECT_LE(worstRelativeError(dk, dkRef, 1e-12, 1e-10), 1.0);
+  EXPECT_LE(worstRelativeError(dv, dvRef, 1e-12, 1e-10), 1.0);
 }
 
 /// The fused head against the ops it replaces (zrt_matmul's kernels, cross_entropy and its

@@ -121,27 +121,30 @@ TEST(KernelGradients, RotaryThroughInverseRotation) {
   expectGradientsMatch("rotary", {x}, fwd, w, {dx}, {0});
 }
 
-// Shapes (B, T, C, H, probes): one query block; then longer than two blocks (kQueryBlock rows
-// each), the last partial, where dK and dV sum over every block that sees a key.
+// Shapes (B, T, C, H, G, probes): one query block; then longer than two blocks (kQueryBlock rows
+// each), the last partial, where dK and dV sum over every block that sees a key; then grouped-query
+// attention (G < H key/value heads), where dK and dV also sum over the group's query heads.
 struct AttentionShape {
-  int64_t B, T, C, H;
+  int64_t B, T, C, H, G;
   size_t probes;
 };
 class CausalAttentionShapes : public ::testing::TestWithParam<AttentionShape> {};
 INSTANTIATE_TEST_SUITE_P(KernelGradients, CausalAttentionShapes,
-                         ::testing::Values(AttentionShape{2, 5, 12, 3, 60},
-                                           AttentionShape{1, 2 * detail::kQueryBlock + 22, 8, 2, 150}));
+                         ::testing::Values(AttentionShape{2, 5, 12, 3, 3, 60},
+                                           AttentionShape{1, 2 * detail::kQueryBlock + 22, 8, 2, 2, 150},
+                                           AttentionShape{2, 7, 16, 4, 2, 80},
+                                           AttentionShape{1, detail::kQueryBlock + 9, 12, 6, 1, 100}));
 
 TEST_P(CausalAttentionShapes, MatchFiniteDifferences) {
   const AttentionShape shape = GetParam();
-  const int64_t B = shape.B, T = shape.T, C = shape.C, H = shape.H, n = B * T * C;
-  Vec q = randomVec(n, 11), k = randomVec(n, 12), v = randomVec(n, 13), w = randomVec(n, 14);
-  Vec dq(n), dk(n), dv(n);
-  causalAttentionGrad(w.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(), B,
-                      T, C, H);
+  const int64_t B = shape.B, T = shape.T, C = shape.C, H = shape.H, G = shape.G, n = B * T * C,
+                nkv = B * T * (C / H) * G;
+  Vec q = randomVec(n, 11), k = randomVec(nkv, 12), v = randomVec(nkv, 13), w = randomVec(n, 14);
+  Vec dq(n), dk(nkv), dv(nkv);
+  causalAttentionGrad(w.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(), B, T, C, H, G);
   auto fwd = [&](const std::vector<Vec> &in) {
     Vec y(n);
-    causalAttention(in[0].data(), in[1].data(), in[2].data(), y.data(), B, T, C, H);
+    causalAttention(in[0].data(), in[1].data(), in[2].data(), y.data(), B, T, C, H, G);
     return y;
   };
   expectGradientsMatch("causal_attention", {q, k, v}, fwd, w, {dq, dk, dv}, {0, 1, 2}, shape.probes);

@@ -141,7 +141,8 @@ def rotary(x, heads, theta=10000.0):
     return (x * cos + rotated * sin).reshape(B, T, C)
 
 def llama_loss(w, tokens, targets, heads):
-    """test/Train/Inputs/llama_block.mlir: RMSNorm, rotary q/k, causal attention, SwiGLU, untied head."""
+    """test/Train/Inputs/llama_block.mlir: RMSNorm, rotary q/k, grouped-query causal attention (the
+    key/value heads repeated as Hugging Face's repeat_kv repeats them), SwiGLU, untied head."""
     B, T = tokens.shape
     C = w["embed"].shape[1]
     D = C // heads
@@ -150,10 +151,13 @@ def llama_loss(w, tokens, targets, heads):
     layer = 0
     while f"h{layer}_qkv_w" in w:
         p = lambda n: w[f"h{layer}_{n}"]
+        kv_heads = (p("qkv_w").shape[1] - C) // 2 // D
         h = rms_norm(x, p("attn_norm_g"))
-        q, k, v = (h @ p("qkv_w")).split(C, dim=-1)
-        q, k = rotary(q, heads), rotary(k, heads)
-        q, k, v = (t.view(B, T, heads, D).transpose(1, 2) for t in (q, k, v))
+        q, k, v = (h @ p("qkv_w")).split([C, kv_heads * D, kv_heads * D], dim=-1)
+        q, k = rotary(q, heads), rotary(k, kv_heads)
+        q = q.view(B, T, heads, D).transpose(1, 2)
+        k, v = (t.view(B, T, kv_heads, D).transpose(1, 2).repeat_interleave(heads // kv_heads, dim=1)
+                for t in (k, v))
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(D)
         attn = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
         x = x + attn.transpose(1, 2).reshape(B, T, C) @ p("o_w")

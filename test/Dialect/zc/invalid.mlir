@@ -314,6 +314,30 @@ func.func @f(%x: tensor<2x6x8xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<2x6x12xf32>, %kv: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.causal_attention' op the 6 query heads do not split into groups of the 4 key/value heads}}
+  %0 = zc.causal_attention %x, %kv, %kv heads 6 kv_heads 4 : tensor<2x6x12xf32>, tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x8xf32>, %kv: tensor<2x6x6xf32>) {
+  // expected-error @+1 {{'zc.causal_attention' op key and value must be 'tensor<2x6x4xf32>' (2 heads of 2), got 'tensor<2x6x6xf32>'}}
+  %0 = zc.causal_attention %x, %kv, %kv heads 4 kv_heads 2 : tensor<2x6x8xf32>, tensor<2x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<2x6x8xf32>, %kv: tensor<2x6x4xf32>) {
+  // expected-error @+1 {{'zc.causal_attention_grad' op key and value must be 'tensor<2x6x8xf32>' (4 heads of 2), got 'tensor<2x6x4xf32>'}}
+  %0:3 = zc.causal_attention_grad %dy, %dy, %kv, %kv heads 4 : tensor<2x6x8xf32>, tensor<2x6x4xf32>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<2x6x8xf32>) {
   // expected-error @+1 {{'zc.causal_attention' op channels (8) are not divisible by the 3 heads}}
   %0 = zc.causal_attention %x, %x, %x heads 3 : tensor<2x6x8xf32>

@@ -93,7 +93,7 @@ func.func @matmul(%x: tensor<2x6x8xf32>, %w: tensor<8x16xf32>, %wt: tensor<16x8x
 
 // CHECK-LABEL: func.func @nn
 func.func @nn(%x: tensor<2x6x8xf32>, %b: tensor<8xf32>, %table: tensor<16x8xf32>,
-              %ids: tensor<2x6xi32>, %logits: tensor<2x6x16xf32>) {
+              %ids: tensor<2x6xi32>, %logits: tensor<2x6x16xf32>, %kv: tensor<2x6x4xf32>) {
   // CHECK: zc.bias_add %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
   %0 = zc.bias_add %x, %b : tensor<2x6x8xf32>, tensor<8xf32>
   // CHECK: zc.layernorm %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
@@ -106,6 +106,8 @@ func.func @nn(%x: tensor<2x6x8xf32>, %b: tensor<8xf32>, %table: tensor<16x8xf32>
   %al:2 = zc.add_layernorm %x, %x, %b, %b : tensor<2x6x8xf32>, tensor<8xf32>
   // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = zc.layernorm_grad_add %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {epsilon = {{.+}} : f64} : tensor<2x6x8xf32>, tensor<8xf32>
   %lga:3 = zc.layernorm_grad_add %x, %x, %b, %x {epsilon = 1.0e-6 : f64} : tensor<2x6x8xf32>, tensor<8xf32>
+  // CHECK: zc.causal_attention %{{.+}}, %{{.+}}, %{{.+}} heads 4 kv_heads 2 : tensor<2x6x8xf32>, tensor<2x6x4xf32>
+  %gq = zc.causal_attention %x, %kv, %kv heads 4 kv_heads 2 : tensor<2x6x8xf32>, tensor<2x6x4xf32>
   // CHECK: zc.rmsnorm %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
   %r0 = zc.rmsnorm %x, %b : tensor<2x6x8xf32>, tensor<8xf32>
   // CHECK: zc.rmsnorm %{{.+}}, %{{.+}} {epsilon = {{.+}} : f64} : tensor<2x6x8xf32>, tensor<8xf32>
@@ -131,7 +133,7 @@ func.func @nn(%x: tensor<2x6x8xf32>, %b: tensor<8xf32>, %table: tensor<16x8xf32>
 
 // CHECK-LABEL: func.func @grads
 func.func @grads(%dy: tensor<2x6x8xf32>, %x: tensor<2x6x8xf32>, %g: tensor<8xf32>,
-                 %ids: tensor<2x6xi32>, %logits: tensor<2x6x16xf32>, %dl: tensor<f32>) {
+                 %ids: tensor<2x6xi32>, %logits: tensor<2x6x16xf32>, %dl: tensor<f32>, %kv1: tensor<2x6x2xf32>) {
   // CHECK: zc.relu_grad %{{.+}}, %{{.+}} : tensor<2x6x8xf32>
   %0 = zc.relu_grad %dy, %x : tensor<2x6x8xf32>
   // CHECK: zc.gelu_grad %{{.+}}, %{{.+}} : tensor<2x6x8xf32>
@@ -146,6 +148,8 @@ func.func @grads(%dy: tensor<2x6x8xf32>, %x: tensor<2x6x8xf32>, %g: tensor<8xf32
   %r1 = zc.silu_grad %dy, %x : tensor<2x6x8xf32>
   // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = zc.causal_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} heads 4 : tensor<2x6x8xf32>
   %4:3 = zc.causal_attention_grad %dy, %x, %x, %x heads 4 : tensor<2x6x8xf32>
+  // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = zc.causal_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} heads 4 kv_heads 1 : tensor<2x6x8xf32>, tensor<2x6x2xf32>
+  %gq:3 = zc.causal_attention_grad %dy, %x, %kv1, %kv1 heads 4 kv_heads 1 : tensor<2x6x8xf32>, tensor<2x6x2xf32>
   // CHECK: zc.embedding_grad %{{.+}}[%{{.+}}] : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<16x8xf32>
   %5 = zc.embedding_grad %dy[%ids] : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<16x8xf32>
   // CHECK: zc.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x16xf32>, tensor<2x6xi32>

@@ -1,11 +1,12 @@
 // One Llama decoder block written by hand in the zc dialect (until zcc-import writes them):
-// RMSNorm, rotary q and k (Hugging Face's half-split layout, theta 10000), causal attention,
+// RMSNorm, rotary q and k (Hugging Face's half-split layout, theta 10000), grouped-query causal
+// attention (4 query heads of 8 channels, 2 key/value heads),
 // a SwiGLU MLP (silu(x w_gate) * (x w_up)) w_down, residuals, a final RMSNorm and an untied
 // LM head over a byte vocabulary. No biases. test/Train/torch_reference.py's `llama` kind is
 // the same model in PyTorch.
 zc.param @embed : tensor<256x32xf32> = #zc.normal<std = 0.02>
 zc.param @h0_attn_norm_g : tensor<32xf32> = #zc.ones
-zc.param @h0_qkv_w : tensor<32x96xf32> = #zc.normal<std = 0.02>
+zc.param @h0_qkv_w : tensor<32x64xf32> = #zc.normal<std = 0.02>
 zc.param @h0_o_w : tensor<32x32xf32> = #zc.normal<std = 0.02>
 zc.param @h0_mlp_norm_g : tensor<32xf32> = #zc.ones
 zc.param @h0_gate_w : tensor<32x88xf32> = #zc.normal<std = 0.02>
@@ -19,14 +20,14 @@ zc.forward @llama(%tokens: tensor<4x16xi32>, %targets: tensor<4x16xi32>) -> tens
   %x = zc.embedding %embed[%tokens] : tensor<256x32xf32>, tensor<4x16xi32> -> tensor<4x16x32xf32>
   %n1 = zc.param_ref @h0_attn_norm_g : tensor<32xf32>
   %h = zc.rmsnorm %x, %n1 : tensor<4x16x32xf32>, tensor<32xf32>
-  %wqkv = zc.param_ref @h0_qkv_w : tensor<32x96xf32>
-  %qkv = zc.matmul %h, %wqkv : tensor<4x16x32xf32>, tensor<32x96xf32> -> tensor<4x16x96xf32>
-  %q = zc.slice %qkv [0, 0, 0] : tensor<4x16x96xf32> -> tensor<4x16x32xf32>
-  %k = zc.slice %qkv [0, 0, 32] : tensor<4x16x96xf32> -> tensor<4x16x32xf32>
-  %v = zc.slice %qkv [0, 0, 64] : tensor<4x16x96xf32> -> tensor<4x16x32xf32>
+  %wqkv = zc.param_ref @h0_qkv_w : tensor<32x64xf32>
+  %qkv = zc.matmul %h, %wqkv : tensor<4x16x32xf32>, tensor<32x64xf32> -> tensor<4x16x64xf32>
+  %q = zc.slice %qkv [0, 0, 0] : tensor<4x16x64xf32> -> tensor<4x16x32xf32>
+  %k = zc.slice %qkv [0, 0, 32] : tensor<4x16x64xf32> -> tensor<4x16x16xf32>
+  %v = zc.slice %qkv [0, 0, 48] : tensor<4x16x64xf32> -> tensor<4x16x16xf32>
   %qr = zc.rotary %q heads 4 theta 10000.0 : tensor<4x16x32xf32>
-  %kr = zc.rotary %k heads 4 theta 10000.0 : tensor<4x16x32xf32>
-  %a = zc.causal_attention %qr, %kr, %v heads 4 : tensor<4x16x32xf32>
+  %kr = zc.rotary %k heads 2 theta 10000.0 : tensor<4x16x16xf32>
+  %a = zc.causal_attention %qr, %kr, %v heads 4 kv_heads 2 : tensor<4x16x32xf32>, tensor<4x16x16xf32>
   %wo = zc.param_ref @h0_o_w : tensor<32x32xf32>
   %o = zc.matmul %a, %wo : tensor<4x16x32xf32>, tensor<32x32xf32> -> tensor<4x16x32xf32>
   %r1 = zc.add %x, %o : tensor<4x16x32xf32>
