@@ -140,9 +140,22 @@ def rotary(x, heads, theta=10000.0):
     rotated = torch.cat((-x[..., D // 2:], x[..., :D // 2]), dim=-1)
     return (x * cos + rotated * sin).reshape(B, T, C)
 
+# The Llama's rope theta and RMSNorm epsilon, as the model file gives them (read_llama_settings).
+LLAMA = {"theta": 10000.0, "eps": 1e-6}
+
+def read_llama_settings(path):
+    text = open(path).read()
+    theta = re.search(r"zc\.rotary .* theta ([0-9.e+-]+)", text)
+    eps = re.search(r"zc\.rmsnorm .*epsilon = ([0-9.e+-]+)", text)
+    if theta:
+        LLAMA["theta"] = float(theta.group(1))
+    if eps:
+        LLAMA["eps"] = float(eps.group(1))
+
 def llama_loss(w, tokens, targets, heads):
-    """test/Train/Inputs/llama_block.mlir: RMSNorm, rotary q/k, grouped-query causal attention (the
-    key/value heads repeated as Hugging Face's repeat_kv repeats them), SwiGLU, untied head."""
+    """test/Train/Inputs/llama.mlir (examples/gen_llama.py): RMSNorm, rotary q/k, grouped-query causal
+    attention (the key/value heads repeated as Hugging Face's repeat_kv repeats them), SwiGLU, untied head."""
+    theta, eps = LLAMA["theta"], LLAMA["eps"]
     B, T = tokens.shape
     C = w["embed"].shape[1]
     D = C // heads
@@ -152,19 +165,19 @@ def llama_loss(w, tokens, targets, heads):
     while f"h{layer}_qkv_w" in w:
         p = lambda n: w[f"h{layer}_{n}"]
         kv_heads = (p("qkv_w").shape[1] - C) // 2 // D
-        h = rms_norm(x, p("attn_norm_g"))
+        h = rms_norm(x, p("attn_norm_g"), eps)
         q, k, v = (h @ p("qkv_w")).split([C, kv_heads * D, kv_heads * D], dim=-1)
-        q, k = rotary(q, heads), rotary(k, kv_heads)
+        q, k = rotary(q, heads, theta), rotary(k, kv_heads, theta)
         q = q.view(B, T, heads, D).transpose(1, 2)
         k, v = (t.view(B, T, kv_heads, D).transpose(1, 2).repeat_interleave(heads // kv_heads, dim=1)
                 for t in (k, v))
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(D)
         attn = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
         x = x + attn.transpose(1, 2).reshape(B, T, C) @ p("o_w")
-        h = rms_norm(x, p("mlp_norm_g"))
+        h = rms_norm(x, p("mlp_norm_g"), eps)
         x = x + (F.silu(h @ p("gate_w")) * (h @ p("up_w"))) @ p("down_w")
         layer += 1
-    logits = rms_norm(x, w["norm_g"]) @ w["head_w"]
+    logits = rms_norm(x, w["norm_g"], eps) @ w["head_w"]
     return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
 
 LOSSES = {"mlp": lambda w, x, y, heads: mlp_loss(w, x, y), "gpt": gpt_loss, "llama": llama_loss}
@@ -244,6 +257,7 @@ def main():
     torch.set_num_threads(args.time_threads)
 
     params, batch, heads = read_model(args.model)
+    read_llama_settings(args.model)
     if data_flags[:1] == ["--synthetic"]:
         data = TeacherData(params[0][1][0], params[-1][1][0], 1337)  # train.bin's default --seed
     elif data_flags[:1] == ["--data"] and len(data_flags) == 2:
