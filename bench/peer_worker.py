@@ -12,7 +12,7 @@ initial weights, on train.bin's batches, with zcc's AdamW, trained by
 (nanoGPT), every block before fully_shard for FSDP2 (torchtitan), engine.compile() for DeepSpeed.
 Launched by bench/peers_bench.py under mpirun; rank 0 writes one JSON line per step.
 
-usage: peer_worker.py --system ddp|deepspeed|fsdp2 --stage S --model FILE.mlir --kind gpt|mlp
+usage: peer_worker.py --system ddp|deepspeed|fsdp2 --stage S --model FILE.mlir --kind gpt|llama|mlp
                       --weights W.f32 --steps N --lr X --log L [--data FILE] [--checkpointing]
                       [--bf16] [--compile]
 """
@@ -26,7 +26,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 import torch.nn as nn
-from torch_reference import TeacherData, TextData, read_model
+from torch_reference import LLAMA, TeacherData, TextData, read_context, read_llama_settings, read_model
 from peer_models import build, load_zcc_weights
 
 
@@ -81,12 +81,13 @@ def main():
         n = int(np.prod(shape))
         weights[name] = torch.from_numpy(raw[at:at + n].copy()).reshape(shape)
         at += n
-    model = build(a.kind, params, heads)
+    read_llama_settings(a.model)
+    model = build(a.kind, params, heads, dict(LLAMA, context=read_context(a.model)) if a.kind == "llama" else None)
     load_zcc_weights(a.kind, model, weights)
     if a.checkpointing:
         for block in model.blocks():
             block.checkpointing = True
-    data = TextData(a.data, dict(params)["wpe"][0]) if a.kind == "gpt" else \
+    data = TextData(a.data, read_context(a.model)) if a.kind in ("gpt", "llama") else \
         TeacherData(params[0][1][0], params[-1][1][0], 1337)
     rows = batch // world
 

@@ -34,7 +34,7 @@ REAL_ROWS = ["np=1,stage=0", "np=2,stage=0", "np=2,stage=1", "np=2,stage=2", "np
 EXAMPLE_ROWS = REAL_ROWS + ["np=4,stage=1", "np=4,stage=2", "np=4,stage=3", "np=2,stage=3,recompute=selective",
                             "np=2,stage=0,precision=bf16", "np=2,stage=3,precision=bf16"]
 
-# gen: examples/gen_gpt.py's flags. Steps and warm-up per preset keep a full table within
+# gen: the flags of examples/gen_gpt.py (kind gpt) or gen_llama.py (kind llama). Steps and warm-up per preset keep a full table within
 # reach of a 2-core machine; --steps/--warmup override them.
 PRESETS = {
     "example": dict(file="examples/gpt.mlir", kind="gpt", rows=EXAMPLE_ROWS, steps=30, warmup=5),
@@ -47,10 +47,18 @@ PRESETS = {
                   steps=12, warmup=3),
     "t2048": dict(gen=dict(layers=2, dim=256, heads=4, context=2048, batch=2), kind="gpt", rows=REAL_ROWS,
                   steps=10, warmup=3),
+    # nanoGPT's shakespeare-char shape as a Llama (RMSNorm, RoPE, 6 heads over 2 key/value heads,
+    # SwiGLU 1024, untied head; examples/gen_llama.py).
+    "llama-char": dict(gen=dict(layers=6, dim=384, heads=6, kv_heads=2, ffn=1024, context=256, batch=8), kind="llama",
+                       rows=REAL_ROWS, steps=12, warmup=3),
     # GPT-2 small: 124M parameters, vocabulary 50304, context 1024.
     "gpt2-124m": dict(gen=dict(layers=12, dim=768, heads=12, context=1024, batch=4, vocab=50304), kind="gpt",
                       rows=REAL_ROWS, steps=5, warmup=2),
 }
+
+
+# Models trained on text (bytes as tokens, --data); the MLP trains on --synthetic data.
+TEXT_KINDS = ("gpt", "llama")
 
 
 def env(threads):
@@ -116,7 +124,7 @@ def run_zcc(a, row, exe, work):
     log = os.path.join(work, "zcc.jsonl")
     if os.path.exists(log):
         os.remove(log)
-    data = ["--data", a.data] if a.kind == "gpt" else ["--synthetic"]
+    data = ["--data", a.data] if a.kind in TEXT_KINDS else ["--synthetic"]
     cmd = ([] if n == 1 else ["mpirun", "-np", str(n)]) + [exe, "--steps", str(a.steps), "--lr", "1e-3", "--log-every", "1",
                                                             "--log-json", log, "--init-weights", a.weights] + data
     launched = time.time()
@@ -135,7 +143,7 @@ def run_peer(a, system, row, compiled, work):
     cmd = ["mpirun", "-np", str(n), a.python, os.path.join(ROOT, "bench", "peer_worker.py"), "--system", system,
            "--stage", str(stage), "--model", a.model_file, "--kind", a.kind, "--weights", a.weights,
            "--steps", str(a.steps), "--lr", "1e-3", "--log", log]
-    if a.kind == "gpt":
+    if a.kind in TEXT_KINDS:
         cmd += ["--data", a.data]
     if row.get("recompute", "none") != "none":
         cmd.append("--checkpointing")
@@ -180,16 +188,18 @@ def loss_rel_diff(zcc, peer):
     return max(abs(p - z) / max(abs(z), 1e-12) for z, p in pairs) if pairs else None
 
 
-def model_flops_per_step(params, batch):
-    """Training FLOPs per step as nanoGPT's estimate_mfu and PaLM count them (forward + backward =
-    3 x forward; attention's score and value products at full T x T)."""
+def model_flops_per_step(params, batch, context):
+    """Training FLOPs per step as nanoGPT's estimate_mfu, PaLM and torchtitan count them (forward +
+    backward = 3 x forward; attention's score and value products at full T x T; the embedding
+    lookups, position or token (the Llama's, whose head is untied), do no multiply-adds)."""
     shapes = dict(params)
     n = sum(math.prod(s) for _, s in params)
-    if "wpe" not in shapes:  # the MLP: 6 x parameters per row
+    if not context:  # the MLP: 6 x parameters per row
         return 6 * n * batch
-    T, C = shapes["wpe"]
+    embedding = math.prod(shapes["wpe"]) if "wpe" in shapes else math.prod(shapes["embed"])
+    C = shapes["wpe"][1] if "wpe" in shapes else shapes["embed"][1]
     L = sum(1 for name in shapes if name.endswith("_qkv_w"))
-    return (6 * (n - T * C) + 12 * L * C * T) * batch * T
+    return (6 * (n - embedding) + 12 * L * C * context) * batch * context
 
 
 def main():
@@ -240,20 +250,22 @@ def main():
     info["roofline"] = roofline(a)
 
     import numpy as np
-    from torch_reference import initial_weights, read_model
+    from torch_reference import initial_weights, read_context, read_model
     variants = {"both": [False, True], "eager": [False], "compiled": [True]}[a.compile]
     with tempfile.TemporaryDirectory() as work:
         if "gen" in preset:
             a.model_file = os.path.join(work, f"{a.size}.mlir")
             flags = [f"--{k}={v}" for k, v in preset["gen"].items()]
+            generator = "gen_llama.py" if a.kind == "llama" else "gen_gpt.py"
             with open(a.model_file, "w") as f:
-                subprocess.run([sys.executable, os.path.join(ROOT, "examples", "gen_gpt.py")] + flags, stdout=f,
-                               check=True)
+                subprocess.run([sys.executable, os.path.join(ROOT, "examples", generator)]
+                               + [flag.replace("_", "-") for flag in flags], stdout=f, check=True)
         else:
             a.model_file = os.path.join(ROOT, preset["file"])
         params, batch, _ = read_model(a.model_file)
-        flops = model_flops_per_step(params, batch)
-        tokens = batch * (dict(params)["wpe"][0] if a.kind == "gpt" else 1)
+        context = read_context(a.model_file) if a.kind in TEXT_KINDS else 0
+        flops = model_flops_per_step(params, batch, context)
+        tokens = batch * (context or 1)
         a.weights = os.path.join(work, "weights.f32")
         w = initial_weights(params, 1234)
         np.concatenate([w[name].numpy().ravel() for name, _ in params]).astype(np.float32).tofile(a.weights)
@@ -331,8 +343,10 @@ def fmt_rate(f):
 def markdown(report):
     m = report["machine"]
     gen = report["model_file"]
-    shape = gen if isinstance(gen, str) else (f"{gen['layers']}L d{gen['dim']} H{gen['heads']} T{gen['context']} "
-                                              f"B{gen['batch']}" + (f" V{gen['vocab']}" if "vocab" in gen else ""))
+    shape = gen if isinstance(gen, str) else (f"{gen['layers']}L d{gen['dim']} H{gen['heads']}"
+                                              + (f" KV{gen['kv_heads']} FFN{gen['ffn']}" if "kv_heads" in gen else "")
+                                              + f" T{gen['context']} B{gen['batch']}"
+                                              + (f" V{gen['vocab']}" if "vocab" in gen else ""))
     r = m.get("roofline")
     peak = (f", measured f32 FMA peak {r['fma_gflops_per_core']:.0f} GF/s a core and triad "
             f"{r['triad_gbs_all_cores']:.1f} GB/s" if r else "")
