@@ -11,7 +11,7 @@
 // op that works through the rows a chunk at a time: at GPT-2's 50K vocabulary the logits and
 // their gradient are 0.8 GB each for 4 x 1024 positions, the largest buffers of the step.
 //
-// Memory-bound chains: a residual add and the layernorm reading it (and, backward, the
+// Memory-bound chains: the SwiGLU product and its backward; a residual add and the layernorm reading it (and, backward, the
 // layernorm's input gradient and the add into the residual stream's gradient) become one pass
 // over the rows; a sum of slice_grads tiling a tensor becomes a concat.
 //
@@ -52,7 +52,7 @@ Value unflattened(Value v) {
 }
 
 struct Fuser {
-  int64_t forward = 0, backward = 0, heads = 0, concats = 0, residuals = 0;
+  int64_t forward = 0, backward = 0, heads = 0, concats = 0, residuals = 0, swiglus = 0;
   int64_t headChunkBytes;
   SmallPtrSet<Operation *, 16> erasedAdds;
 
@@ -191,6 +191,58 @@ struct Fuser {
     add->erase();
     lg->erase();
     ++residuals;
+  }
+
+  /// The SwiGLU product h = mul(silu(gate), up) and the three ops autodiff writes for it,
+  /// dgate = silu_grad(mul(dh, up), gate) and dup = mul(dh, silu(gate)): swiglu at the forward
+  /// mul, swiglu_grad at the first backward mul (one pass each; silu(gate) no longer kept).
+  void fuseSwiglu(SiluGradOp siluGrad) {
+    Value gate = siluGrad.getInput(), dsilu = siluGrad.getGrad();
+    auto gradTimesUp = dsilu.getDefiningOp<MulOp>();
+    auto silu = [&]() -> SiluOp {
+      for (Operation *user : gate.getUsers())
+        if (auto s = dyn_cast<SiluOp>(user))
+          return s;
+      return {};
+    }();
+    if (!gradTimesUp || !dsilu.hasOneUse() || !silu)
+      return;
+    Value activation = silu.getResult();
+    SmallVector<Operation *> users(activation.getUsers());
+    if (users.size() != 2 || !llvm::all_of(users, [](Operation *u) { return isa<MulOp>(u); }))
+      return;
+    auto other = [&](MulOp m) { return m.getLhs() == activation ? m.getRhs() : m.getLhs(); };
+    Value a = gradTimesUp.getLhs(), b = gradTimesUp.getRhs();
+    // The first user is the forward product (its other operand is `up`), the second the backward
+    // one (its other operand is the incoming gradient, which the forward product leads to).
+    Block *block = siluGrad->getBlock();
+    if (!llvm::all_of(users, [&](Operation *u) { return u->getBlock() == block; }) ||
+        gradTimesUp->getBlock() != block)
+      return;
+    if (users[1]->isBeforeInBlock(users[0]))
+      std::swap(users[0], users[1]);
+    {
+      auto forward = cast<MulOp>(users[0]), backward = cast<MulOp>(users[1]);
+      Value up = other(forward), grad = other(backward);
+      if (up == grad || !((a == grad && b == up) || (a == up && b == grad)))
+        return;
+      OpBuilder fb(forward);
+      auto fused = SwigluOp::create(fb, fb.getFusedLoc({silu.getLoc(), forward.getLoc()}), forward.getType(), gate, up);
+      forward.getResult().replaceAllUsesWith(fused.getResult());
+      Operation *first = gradTimesUp->isBeforeInBlock(backward) ? gradTimesUp.getOperation() : backward.getOperation();
+      OpBuilder bb(first);
+      auto fusedGrad = SwigluGradOp::create(bb, bb.getFusedLoc({gradTimesUp.getLoc(), backward.getLoc(), siluGrad.getLoc()}),
+                                            siluGrad.getType(), backward.getType(), grad, gate, up);
+      siluGrad.getResult().replaceAllUsesWith(fusedGrad.getGateGrad());
+      backward.getResult().replaceAllUsesWith(fusedGrad.getUpGrad());
+      siluGrad->erase();
+      gradTimesUp->erase();
+      backward->erase();
+      forward->erase();
+      silu->erase();
+      ++swiglus;
+      return;
+    }
   }
 
   /// matmul -> bias_add [-> gelu]: matmul_bias or matmul_bias_gelu.
@@ -348,7 +400,10 @@ struct ZccFusePass : zc::impl::ZccFuseBase<ZccFusePass> {
       SmallVector<AddOp> sums;
       SmallVector<LayerNormOp> norms;
       SmallVector<LayerNormGradOp> normGrads;
+      SmallVector<SiluGradOp> siluGrads;
       fn.walk([&](Operation *op) {
+        if (auto s = dyn_cast<SiluGradOp>(op))
+          siluGrads.push_back(s);
         if (auto a = dyn_cast<AddOp>(op))
           sums.push_back(a);
         else if (auto n = dyn_cast<LayerNormOp>(op))
@@ -362,6 +417,8 @@ struct ZccFusePass : zc::impl::ZccFuseBase<ZccFusePass> {
         else if (auto c = dyn_cast<CrossEntropyGradOp>(op))
           lossGrads.push_back(c);
       });
+      for (SiluGradOp s : siluGrads)
+        fuser.fuseSwiglu(s);
       // A fused sum erases its inner adds, which are listed too: skip those.
       for (AddOp a : sums)
         if (!fuser.erasedAdds.contains(a.getOperation()))

@@ -360,6 +360,14 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         call(b, fn, {dt, p[0], p[1], p[2], I64(numel(o->getResult(0)))});
         return success();
       })
+      .Case([&](SwigluOp o) {
+        call(b, "zrt_swiglu", {dt, p[0], p[1], p[2], I64(numel(o.getResult()))});
+        return success();
+      })
+      .Case([&](SwigluGradOp o) {
+        call(b, "zrt_swiglu_grad", {dt, p[0], p[1], p[2], p[3], p[4], I64(numel(o.getGrad()))});
+        return success();
+      })
       .Case([&](BiasAddOp o) {
         auto [rows, cols] = rowsCols(o.getInput());
         call(b, "zrt_bias_add", {dt, p[0], p[1], p[2], I64(rows), I64(cols)});

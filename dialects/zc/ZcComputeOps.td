@@ -498,6 +498,39 @@ def ZC_LayerNormGradAddOp : ZC_ComputeOp<"layernorm_grad_add", [
   let hasVerifier = 1;
 }
 
+def ZC_SwigluOp : ZC_ComputeOp<"swiglu", [SameOperandsAndResultType]> {
+  let summary = "result = mul(silu(gate), up): the SwiGLU product, one pass";
+  let description = [{
+    Llama's MLP activation (zcc-fuse, from `silu` and `mul`): silu(gate)
+    rounded to the element type, then times `up`, as the two ops compute it.
+
+    Example:
+    ```mlir
+    %h = zc.swiglu %gate, %up : tensor<8x64x688xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$gate, ZC_FloatTensor:$up);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
+}
+
+def ZC_SwigluGradOp : ZC_ComputeOp<"swiglu_grad", [AllTypesMatch<["grad", "gate", "up", "gate_grad", "up_grad"]>]> {
+  let summary = "Gradient of swiglu: (silu_grad(grad * up, gate), grad * silu(gate)) in one pass";
+  let description = [{
+    The three ops autodiff writes for `mul(silu(gate), up)` (zcc-fuse), with
+    their roundings: `gate_grad = silu_grad(mul(grad, up), gate)`,
+    `up_grad = mul(grad, silu(gate))`; silu(gate) is recomputed, not read.
+
+    Example:
+    ```mlir
+    %dgate, %dup = zc.swiglu_grad %dh, %gate, %up : tensor<8x64x688xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$gate, ZC_FloatTensor:$up);
+  let results = (outs ZC_FloatTensor:$gate_grad, ZC_FloatTensor:$up_grad);
+  let assemblyFormat = "$grad `,` $gate `,` $up attr-dict `:` type($grad)";
+}
+
 def ZC_MatmulBiasGeluOp : ZC_ComputeOp<"matmul_bias_gelu"> {
   let summary = "pre = bias_add(matmul(lhs, rhs), bias); result = gelu(pre)";
   let description = [{

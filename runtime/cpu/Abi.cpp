@@ -81,6 +81,17 @@ void zrt_silu_grad(int32_t dtype, const void *dy, const void *x, void *dx, int64
   checkCount("zrt_silu_grad", n);
   isaKernels().siluGrad(dtype, dy, x, dx, n);
 }
+void zrt_swiglu(int32_t dtype, const void *gate, const void *up, void *o, int64_t n) {
+  TraceScope trace("zrt_swiglu", TraceTrack::Compute);
+  checkCount("zrt_swiglu", n);
+  isaKernels().swiglu(dtype, gate, up, o, n);
+}
+void zrt_swiglu_grad(int32_t dtype, const void *dy, const void *gate, const void *up, void *dgate, void *dup,
+                     int64_t n) {
+  TraceScope trace("zrt_swiglu_grad", TraceTrack::Compute);
+  checkCount("zrt_swiglu_grad", n);
+  isaKernels().swigluGrad(dtype, dy, gate, up, dgate, dup, n);
+}
 void zrt_bias_add(int32_t dtype, const void *x, const void *bias, void *o, int64_t rows,
                   int64_t cols) {
   TraceScope trace("zrt_bias_add", TraceTrack::Compute);

@@ -89,6 +89,25 @@ template <class T> void gelu(const T *x, T *out, int64_t n) {
 template <class T> void geluGrad(const T *dy, const T *x, T *dx, int64_t n) {
   binary(dy, x, dx, n, [](auto g, auto v) { return g * geluDerivative(v); });
 }
+/// silu(gate) * up with silu's result rounded to T first, as zrt_silu then zrt_mul round it.
+template <class T> void swiglu(const T *gate, const T *up, T *out, int64_t n) {
+  binary(gate, up, out, n, [](auto g, auto u) { return static_cast<decltype(g)>(T(math::siluValue(g))) * u; });
+}
+/// dgate = silu'(gate) T(dy up), dup = dy T(silu(gate)): zrt_mul, zrt_silu_grad and zrt_mul's roundings.
+template <class T> void swigluGrad(const T *dy, const T *gate, const T *up, T *dgate, T *dup, int64_t n) {
+  using A = Acc<T>;
+  int64_t chunks = (n + kChunk - 1) / kChunk;
+  parallelFor(chunks, kElementGrain / kChunk, [&](int64_t c) {
+    int64_t end = std::min(n, (c + 1) * kChunk);
+#pragma omp simd
+    for (int64_t i = c * kChunk; i < end; ++i) {
+      const A g = static_cast<A>(gate[i]), d = static_cast<A>(dy[i]);
+      const A dyUp = static_cast<A>(T(d * static_cast<A>(up[i])));
+      dgate[i] = T(dyUp * math::siluDerivative(g));
+      dup[i] = T(d * static_cast<A>(T(math::siluValue(g))));
+    }
+  });
+}
 template <class T> void silu(const T *x, T *out, int64_t n) {
   unary(x, out, n, [](auto v) { return math::siluValue(v); });
 }

@@ -29,6 +29,13 @@ void siluEntry(int32_t dtype, const void *x, void *o, int64_t n) {
 void siluGradEntry(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
   ZRT_TYPED("zrt_silu_grad", dtype, siluGrad(in<T>(dy), in<T>(x), out<T>(dx), n));
 }
+void swigluEntry(int32_t dtype, const void *gate, const void *up, void *o, int64_t n) {
+  ZRT_TYPED("zrt_swiglu", dtype, swiglu(in<T>(gate), in<T>(up), out<T>(o), n));
+}
+void swigluGradEntry(int32_t dtype, const void *dy, const void *gate, const void *up, void *dgate, void *dup,
+                     int64_t n) {
+  ZRT_TYPED("zrt_swiglu_grad", dtype, swigluGrad(in<T>(dy), in<T>(gate), in<T>(up), out<T>(dgate), out<T>(dup), n));
+}
 void softmaxEntry(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols) {
   ZRT_TYPED("zrt_softmax", dtype, softmax(in<T>(x), out<T>(y), rows, cols));
 }
@@ -49,7 +56,7 @@ void attentionGradEntry(int32_t dtype, const void *dout, const void *q, const vo
 
 extern const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA);
 const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA) = {
-    ZRT_STRINGIFY(ZRT_ISA), geluEntry, geluGradEntry, siluEntry, siluGradEntry, softmaxEntry, attentionEntry,
+    ZRT_STRINGIFY(ZRT_ISA), geluEntry, geluGradEntry, siluEntry, siluGradEntry, swigluEntry, swigluGradEntry, softmaxEntry, attentionEntry,
     attentionGradEntry, widenedGemm,
 };
 

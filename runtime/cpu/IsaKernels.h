@@ -19,6 +19,9 @@ struct IsaKernels {
   void (*geluGrad)(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n);
   void (*silu)(int32_t dtype, const void *x, void *out, int64_t n);
   void (*siluGrad)(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n);
+  void (*swiglu)(int32_t dtype, const void *gate, const void *up, void *out, int64_t n);
+  void (*swigluGrad)(int32_t dtype, const void *dy, const void *gate, const void *up, void *dgate, void *dup,
+                     int64_t n);
   void (*softmax)(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols);
   void (*causalAttention)(int32_t dtype, const void *q, const void *k, const void *v, void *out,
                           int64_t batch, int64_t time, int64_t channels, int64_t heads, int64_t kvHeads);

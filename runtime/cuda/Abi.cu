@@ -291,6 +291,10 @@ void zrt_relu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t 
 void zrt_gelu(int32_t dt, const void *x, void *o, int64_t n) { gelu(dt, x, o, n, compute()); }
 void zrt_gelu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) { geluGrad(dt, dy, x, dx, n, compute()); }
 void zrt_silu(int32_t dt, const void *x, void *o, int64_t n) { silu(dt, x, o, n, compute()); }
+void zrt_swiglu(int32_t dt, const void *g, const void *u, void *o, int64_t n) { swiglu(dt, g, u, o, n, compute()); }
+void zrt_swiglu_grad(int32_t dt, const void *dy, const void *g, const void *u, void *dg, void *du, int64_t n) {
+  swigluGrad(dt, dy, g, u, dg, du, n, compute());
+}
 void zrt_silu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) { siluGrad(dt, dy, x, dx, n, compute()); }
 void zrt_softmax(int32_t dt, const void *x, void *y, int64_t rows, int64_t cols) { softmax(dt, x, y, rows, cols, compute()); }
 void zrt_softmax_grad(int32_t dt, const void *dy, const void *y, void *dx, int64_t rows, int64_t cols) {

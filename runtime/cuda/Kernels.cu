@@ -79,6 +79,21 @@ template <class T> __global__ void biasAddKernel(const T *x, const T *bias, T *o
     store(out, i, load(x, i) + load(bias, i % cols));
 }
 
+/// silu(gate) rounded to T, then times up: zrt_silu then zrt_mul's roundings (the CPU backend's).
+template <class T> __global__ void swigluKernel(const T *gate, const T *up, T *out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = T(static_cast<float>(T(math::siluValue(static_cast<float>(gate[i])))) * static_cast<float>(up[i]));
+}
+template <class T>
+__global__ void swigluGradKernel(const T *dy, const T *gate, const T *up, T *dgate, T *dup, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const float g = static_cast<float>(gate[i]), d = static_cast<float>(dy[i]);
+    const float dyUp = static_cast<float>(T(d * static_cast<float>(up[i])));
+    dgate[i] = T(dyUp * math::siluDerivative(g));
+    dup[i] = T(d * static_cast<float>(T(math::siluValue(g))));
+  }
+}
+
 template <class G>
 __global__ void adamwKernel(float *param, const G *grad, float *m, float *v, zrt::bf16 *paramBf16, int64_t n,
                             math::AdamWStep step) {
@@ -178,6 +193,29 @@ void fillZero(int32_t dtype, void *x, int64_t n, cudaStream_t s) {
 void copy(int32_t dtype, const void *src, void *dst, int64_t n, cudaStream_t s) {
   if (n > 0)
     ZRT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * (dtype == 1 ? 2 : 4), cudaMemcpyDeviceToDevice, s));
+}
+
+void swiglu(int32_t dtype, const void *gate, const void *up, void *out, int64_t n, cudaStream_t s) {
+  if (n <= 0)
+    return;
+  typed("zrt_swiglu", dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    swigluKernel<<<blocksFor(n), kThreads, 0, s>>>(static_cast<const T *>(gate), static_cast<const T *>(up),
+                                                   static_cast<T *>(out), n);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+void swigluGrad(int32_t dtype, const void *dy, const void *gate, const void *up, void *dgate, void *dup, int64_t n,
+                cudaStream_t s) {
+  if (n <= 0)
+    return;
+  typed("zrt_swiglu_grad", dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    swigluGradKernel<<<blocksFor(n), kThreads, 0, s>>>(static_cast<const T *>(dy), static_cast<const T *>(gate),
+                                                       static_cast<const T *>(up), static_cast<T *>(dgate),
+                                                       static_cast<T *>(dup), n);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
 }
 
 void biasAdd(int32_t dtype, const void *x, const void *bias, void *out, int64_t rows, int64_t cols,

@@ -24,6 +24,9 @@ void reluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n,
 void gelu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s);
 void geluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s);
 void silu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s);
+void swiglu(int32_t dtype, const void *gate, const void *up, void *out, int64_t n, cudaStream_t s);
+void swigluGrad(int32_t dtype, const void *dy, const void *gate, const void *up, void *dgate, void *dup, int64_t n,
+                cudaStream_t s);
 void siluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s);
 void adamw(float *param, int32_t gradDtype, const void *grad, float *m, float *v, void *paramBf16, int64_t n,
            double lr, double beta1, double beta2, double eps, double weightDecay, int64_t step, cudaStream_t s);

@@ -125,6 +125,17 @@ void elementwise(std::mt19937 &rng) {
     binary("relu_grad", zrt_relu_grad, zrt::cuda::reluGrad, tol);
     binary("gelu_grad", zrt_gelu_grad, zrt::cuda::geluGrad, dt == 1 ? 1e-2 : 1e-5);
     binary("silu_grad", zrt_silu_grad, zrt::cuda::siluGrad, dt == 1 ? 1e-2 : 1e-5);
+    zrt_swiglu(dt, ab.data(), bb.data(), cpu.data(), n);
+    zrt::cuda::swiglu(dt, da.ptr, db.ptr, dout.ptr, n, nullptr);
+    compare(std::string("swiglu ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), dt == 1 ? 1e-2 : 1e-5);
+    {
+      std::vector<unsigned char> cpu2(ab.size());
+      DeviceBuffer dout2(ab.size());
+      zrt_swiglu_grad(dt, bb.data(), ab.data(), bb.data(), cpu.data(), cpu2.data(), n);
+      zrt::cuda::swigluGrad(dt, db.ptr, da.ptr, db.ptr, dout.ptr, dout2.ptr, n, nullptr);
+      compare(std::string("swiglu_grad gate ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), dt == 1 ? 1e-2 : 1e-5);
+      compare(std::string("swiglu_grad up ") + name(dt), decode(dout2.host(), dt), decode(cpu2, dt), dt == 1 ? 1e-2 : 1e-5);
+    }
     zrt_silu(dt, ab.data(), cpu.data(), n);
     zrt::cuda::silu(dt, da.ptr, dout.ptr, n, nullptr);
     compare(std::string("silu ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), dt == 1 ? 1e-2 : 1e-5);

@@ -67,6 +67,22 @@ TEST(IsaKernels, EveryLevelMatchesF64) {
     expectClose("gelu", o, gelu64, 1e-5);
     level->geluGrad(ZRT_DTYPE_F32, dyf.data(), xf.data(), o.data(), n);
     expectClose("gelu_grad", o, geluGrad64, 1e-5);
+    {
+      // SwiGLU (gate = x, up = dy): within f32 rounding of f64's silu(x) dy and its gradient.
+      std::vector<float> dg(n), du(n);
+      Vec want(n), wantDg(n), wantDu(n);
+      for (int64_t i = 0; i < n; ++i) {
+        const double sig = 1 / (1 + std::exp(-x[i]));
+        want[i] = silu64[i] * dy[i];
+        wantDg[i] = sig * (1 + x[i] * (1 - sig)) * dy[i] * dy[i]; // silu'(gate) (grad up), up = grad = dy
+        wantDu[i] = dy[i] * silu64[i];
+      }
+      level->swiglu(ZRT_DTYPE_F32, xf.data(), dyf.data(), o.data(), n);
+      expectClose("swiglu", o, want, 1e-5);
+      level->swigluGrad(ZRT_DTYPE_F32, dyf.data(), xf.data(), dyf.data(), dg.data(), du.data(), n);
+      expectClose("swiglu_grad gate", dg, wantDg, 1e-4);
+      expectClose("swiglu_grad up", du, wantDu, 1e-5);
+    }
     level->silu(ZRT_DTYPE_F32, xf.data(), o.data(), n);
     expectClose("silu", o, silu64, 1e-5);
     level->siluGrad(ZRT_DTYPE_F32, dyf.data(), xf.data(), o.data(), n);

@@ -284,6 +284,30 @@ template <class T> void expectResidualFusionsBitwise() {
   EXPECT_EQ(0, std::memcmp(db.data(), dbRef.data(), cols * sizeof(T)));
 }
 
+// zc.swiglu and zc.swiglu_grad: the bits of silu, mul and silu_grad, mul as autodiff writes them.
+template <class T> void expectSwigluBitwise() {
+  const int64_t n = 10007;
+  auto gate = convert<T>(randomVec(n, 61, -8, 8)), up = convert<T>(randomVec(n, 62, -3, 3)),
+       dy = convert<T>(randomVec(n, 63));
+  std::vector<T> h(n), act(n), hRef(n);
+  swiglu(gate.data(), up.data(), h.data(), n);
+  silu(gate.data(), act.data(), n);
+  mul(act.data(), up.data(), hRef.data(), n);
+  EXPECT_EQ(0, std::memcmp(h.data(), hRef.data(), n * sizeof(T)));
+  std::vector<T> dgate(n), dup(n), dact(n), dgateRef(n), dupRef(n);
+  swigluGrad(dy.data(), gate.data(), up.data(), dgate.data(), dup.data(), n);
+  mul(dy.data(), up.data(), dact.data(), n);
+  siluGrad(dact.data(), gate.data(), dgateRef.data(), n);
+  mul(dy.data(), act.data(), dupRef.data(), n);
+  EXPECT_EQ(0, std::memcmp(dgate.data(), dgateRef.data(), n * sizeof(T)));
+  EXPECT_EQ(0, std::memcmp(dup.data(), dupRef.data(), n * sizeof(T)));
+}
+
+TEST(KernelForward, SwigluMatchesTheOpsItReplaces) {
+  expectSwigluBitwise<float>();
+  expectSwigluBitwise<bf16>();
+}
+
 TEST(KernelForward, ResidualLayerNormFusionsMatchTheOpsTheyReplace) {
   expectResidualFusionsBitwise<float>();
   expectResidualFusionsBitwise<bf16>();

@@ -274,6 +274,22 @@ func.func @f(%dy: tensor<4x8xf32>, %g: tensor<8xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x6xf32>) {
+  // expected-error @+1 {{'zc.swiglu' op requires the same type for all operands and results}}
+  %0 = "zc.swiglu"(%x, %y) : (tensor<4x8xf32>, tensor<4x6xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<4x8xf32>, %y: tensor<4x8xbf16>) {
+  // expected-error @+1 {{'zc.swiglu_grad' op failed to verify that all of {grad, gate, up, gate_grad, up_grad} have same type}}
+  %0:2 = "zc.swiglu_grad"(%x, %x, %y) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xbf16>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<4x8xf32>) {
   // expected-error @+1 {{'zc.silu' op requires the same type for all operands and results}}
   %0 = "zc.silu"(%x) : (tensor<4x8xf32>) -> tensor<4x8xbf16>

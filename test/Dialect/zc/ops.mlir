@@ -112,6 +112,10 @@ func.func @nn(%x: tensor<2x6x8xf32>, %b: tensor<8xf32>, %table: tensor<16x8xf32>
   %r0 = zc.rmsnorm %x, %b : tensor<2x6x8xf32>, tensor<8xf32>
   // CHECK: zc.rmsnorm %{{.+}}, %{{.+}} {epsilon = {{.+}} : f64} : tensor<2x6x8xf32>, tensor<8xf32>
   %r1 = zc.rmsnorm %x, %b {epsilon = 1.0e-5 : f64} : tensor<2x6x8xf32>, tensor<8xf32>
+  // CHECK: zc.swiglu %{{.+}}, %{{.+}} : tensor<2x6x8xf32>
+  %sw = zc.swiglu %x, %x : tensor<2x6x8xf32>
+  // CHECK: %{{.+}}, %{{.+}} = zc.swiglu_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x8xf32>
+  %swg:2 = zc.swiglu_grad %x, %x, %x : tensor<2x6x8xf32>
   // CHECK: zc.silu %{{.+}} : tensor<2x6x8xf32>
   %r2 = zc.silu %x : tensor<2x6x8xf32>
   // CHECK: zc.rotary %{{.+}} heads 2 theta 1.000000e+04 : tensor<2x6x8xf32>
