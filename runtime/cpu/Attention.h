@@ -62,25 +62,10 @@ inline void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double
 inline float expOf(float x) { return math::vexp(x); }
 inline double expOf(double x) { return std::exp(x); }
 
-/// Row reductions as 16 interleaved partial sums, then the partials in order. A running sum
-/// is a serial chain of adds the compiler may not reorder (the softmax and dS rows ran at one
-/// add per 4 cycles: 60% of the attention's time at T = 1024); 16 lanes vectorize at every ISA
-/// level, and the order is fixed by the code, not by the vector width.
-constexpr int kLanes = 16;
-/// The sum over j < n of term(j).
-template <class A, class Term> A laneSum(int64_t n, Term term) {
-  A part[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l)
-      part[l] += term(j + l);
-  for (int l = 0; j < n; ++j, ++l)
-    part[l] += term(j);
-  A sum = 0;
-  for (int l = 0; l < kLanes; ++l)
-    sum += part[l];
-  return sum;
-}
+/// Row reductions in 16 lanes (math::laneSum: the softmax and dS rows ran at one add per 4
+/// cycles as running sums, 60% of the attention's time at T = 1024).
+using math::kLanes;
+using math::laneSum;
 template <class A> A sumOf(const A *x, int64_t n) {
   return laneSum<A>(n, [x](int64_t j) { return x[j]; });
 }

@@ -99,6 +99,27 @@ ZRT_HD float sgdElement(float p, float g, float &buf, float lr, float momentum, 
 // CPU backend sums (a CUDA thread runs the same loop, so both agree to the last bit
 // where their exp/log/sqrt do).
 
+/// The sum over j < n of term(j) as 16 interleaved partial sums, then the partials in order. A
+/// running sum is a serial chain of adds the compiler may not reorder (one add per 4 cycles:
+/// the normalizations' rows ran at about 10 GB/s); 16 lanes vectorize at every ISA level, and
+/// the order is fixed by the code, not by the vector width.
+constexpr int kLanes = 16;
+template <class A, class Term> ZRT_HD A laneSum(int64_t n, Term term) {
+  A part[kLanes];
+  for (int l = 0; l < kLanes; ++l)
+    part[l] = A(0);
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l)
+      part[l] += term(j + l);
+  for (int l = 0; j < n; ++j, ++l)
+    part[l] += term(j);
+  A sum = 0;
+  for (int l = 0; l < kLanes; ++l)
+    sum += part[l];
+  return sum;
+}
+
 ZRT_HD float mexp(float x) { return ::expf(x); }
 ZRT_HD double mexp(double x) { return ::exp(x); }
 ZRT_HD float mlog(float x) { return ::logf(x); }
@@ -120,15 +141,12 @@ template <class A, class T> ZRT_HD LogSumExp<A> rowLogSumExp(const T *row, int64
 }
 
 template <class A, class T> ZRT_HD void rowMoments(const T *xr, int64_t cols, double eps, A &mean, A &rstd) {
-  A sum = 0;
-  for (int64_t c = 0; c < cols; ++c)
-    sum += static_cast<A>(xr[c]);
-  mean = sum / A(cols);
-  A var = 0;
-  for (int64_t c = 0; c < cols; ++c) {
-    A d = static_cast<A>(xr[c]) - mean;
-    var += d * d;
-  }
+  mean = laneSum<A>(cols, [&](int64_t c) { return static_cast<A>(xr[c]); }) / A(cols);
+  const A m = mean;
+  A var = laneSum<A>(cols, [&](int64_t c) {
+    A d = static_cast<A>(xr[c]) - m;
+    return d * d;
+  });
   var /= A(cols);
   rstd = A(1) / msqrt(var + A(eps));
 }
@@ -146,13 +164,11 @@ template <class A, class T>
 ZRT_HD void layernormGradRow(const T *dyr, const T *xr, const T *gamma, T *dxr, int64_t cols, double eps, A &mean,
                              A &rstd) {
   rowMoments<A>(xr, cols, eps, mean, rstd);
-  A meanDxhat = 0, meanDxhatXhat = 0;
-  for (int64_t c = 0; c < cols; ++c) {
-    A xhat = (static_cast<A>(xr[c]) - mean) * rstd;
-    A dxhat = static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]);
-    meanDxhat += dxhat;
-    meanDxhatXhat += dxhat * xhat;
-  }
+  const A m = mean, r = rstd;
+  A meanDxhat = laneSum<A>(cols, [&](int64_t c) { return static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]); });
+  A meanDxhatXhat = laneSum<A>(cols, [&](int64_t c) {
+    return static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]) * ((static_cast<A>(xr[c]) - m) * r);
+  });
   meanDxhat /= A(cols);
   meanDxhatXhat /= A(cols);
   for (int64_t c = 0; c < cols; ++c) {
@@ -164,9 +180,7 @@ ZRT_HD void layernormGradRow(const T *dyr, const T *xr, const T *gamma, T *dxr, 
 
 /// 1 / sqrt(mean(x^2) + eps) of one row (RMSNorm).
 template <class A, class T> ZRT_HD A rowRstdRms(const T *xr, int64_t cols, double eps) {
-  A sumSquares = 0;
-  for (int64_t c = 0; c < cols; ++c)
-    sumSquares += static_cast<A>(xr[c]) * static_cast<A>(xr[c]);
+  A sumSquares = laneSum<A>(cols, [&](int64_t c) { return static_cast<A>(xr[c]) * static_cast<A>(xr[c]); });
   return A(1) / msqrt(sumSquares / A(cols) + A(eps));
 }
 
@@ -182,9 +196,9 @@ ZRT_HD void rmsnormRow(const T *xr, const T *gamma, T *yr, int64_t cols, double 
 template <class A, class T>
 ZRT_HD A rmsnormGradRow(const T *dyr, const T *xr, const T *gamma, T *dxr, int64_t cols, double eps) {
   const A rstd = rowRstdRms<A>(xr, cols, eps);
-  A meanGN = 0;
-  for (int64_t c = 0; c < cols; ++c)
-    meanGN += static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]) * static_cast<A>(xr[c]) * rstd;
+  A meanGN = laneSum<A>(cols, [&](int64_t c) {
+    return static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]) * static_cast<A>(xr[c]) * rstd;
+  });
   meanGN /= A(cols);
   for (int64_t c = 0; c < cols; ++c) {
     A n = static_cast<A>(xr[c]) * rstd;
