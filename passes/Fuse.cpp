@@ -11,9 +11,10 @@
 // op that works through the rows a chunk at a time: at GPT-2's 50K vocabulary the logits and
 // their gradient are 0.8 GB each for 4 x 1024 positions, the largest buffers of the step.
 //
-// Memory-bound chains: the SwiGLU product and its backward; a residual add and the layernorm reading it (and, backward, the
-// layernorm's input gradient and the add into the residual stream's gradient) become one pass
-// over the rows; a sum of slice_grads tiling a tensor becomes a concat.
+// Memory-bound chains become one pass over the data: the SwiGLU product and its backward; a
+// residual add and the layernorm reading it (and, backward, the layernorm's input gradient and
+// the add into the residual stream's gradient). A sum of slice_grads tiling a tensor becomes a
+// concat.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,7 +53,6 @@ Value unflattened(Value v) {
 }
 
 struct Fuser {
-  int64_t forward = 0, backward = 0, heads = 0, concats = 0, residuals = 0, swiglus = 0;
   int64_t headChunkBytes;
   SmallPtrSet<Operation *, 16> erasedAdds;
 
@@ -119,7 +119,6 @@ struct Fuser {
     }
     for (SliceGradOp part : parts)
       part->erase();
-    ++concats;
   }
 
   /// Whether every user of `values` comes after `point` in its block.
@@ -160,7 +159,6 @@ struct Fuser {
     add.getResult().replaceAllUsesWith(fused.getSum());
     ln->erase();
     add->erase();
-    ++residuals;
   }
 
   /// layernorm_grad whose input gradient is added to another gradient of the same value (the
@@ -190,7 +188,6 @@ struct Fuser {
     lg.getBetaGrad().replaceAllUsesWith(fused.getBetaGrad());
     add->erase();
     lg->erase();
-    ++residuals;
   }
 
   /// The SwiGLU product h = mul(silu(gate), up) and the three ops autodiff writes for it,
@@ -221,28 +218,25 @@ struct Fuser {
       return;
     if (users[1]->isBeforeInBlock(users[0]))
       std::swap(users[0], users[1]);
-    {
-      auto forward = cast<MulOp>(users[0]), backward = cast<MulOp>(users[1]);
-      Value up = other(forward), grad = other(backward);
-      if (up == grad || !((a == grad && b == up) || (a == up && b == grad)))
-        return;
-      OpBuilder fb(forward);
-      auto fused = SwigluOp::create(fb, fb.getFusedLoc({silu.getLoc(), forward.getLoc()}), forward.getType(), gate, up);
-      forward.getResult().replaceAllUsesWith(fused.getResult());
-      Operation *first = gradTimesUp->isBeforeInBlock(backward) ? gradTimesUp.getOperation() : backward.getOperation();
-      OpBuilder bb(first);
-      auto fusedGrad = SwigluGradOp::create(bb, bb.getFusedLoc({gradTimesUp.getLoc(), backward.getLoc(), siluGrad.getLoc()}),
-                                            siluGrad.getType(), backward.getType(), grad, gate, up);
-      siluGrad.getResult().replaceAllUsesWith(fusedGrad.getGateGrad());
-      backward.getResult().replaceAllUsesWith(fusedGrad.getUpGrad());
-      siluGrad->erase();
-      gradTimesUp->erase();
-      backward->erase();
-      forward->erase();
-      silu->erase();
-      ++swiglus;
+    auto forward = cast<MulOp>(users[0]), backward = cast<MulOp>(users[1]);
+    Value up = other(forward), grad = other(backward);
+    if (up == grad || !((a == grad && b == up) || (a == up && b == grad)))
       return;
-    }
+    OpBuilder fb(forward);
+    auto fused = SwigluOp::create(fb, fb.getFusedLoc({silu.getLoc(), forward.getLoc()}), forward.getType(), gate, up);
+    forward.getResult().replaceAllUsesWith(fused.getResult());
+    Operation *first = gradTimesUp->isBeforeInBlock(backward) ? gradTimesUp.getOperation() : backward.getOperation();
+    OpBuilder bb(first);
+    auto fusedGrad =
+        SwigluGradOp::create(bb, bb.getFusedLoc({gradTimesUp.getLoc(), backward.getLoc(), siluGrad.getLoc()}),
+                             siluGrad.getType(), backward.getType(), grad, gate, up);
+    siluGrad.getResult().replaceAllUsesWith(fusedGrad.getGateGrad());
+    backward.getResult().replaceAllUsesWith(fusedGrad.getUpGrad());
+    siluGrad->erase();
+    gradTimesUp->erase();
+    backward->erase();
+    forward->erase();
+    silu->erase();
   }
 
   /// matmul -> bias_add [-> gelu]: matmul_bias or matmul_bias_gelu.
@@ -271,7 +265,6 @@ struct Fuser {
     }
     biasAdd->erase();
     mm->erase();
-    ++forward;
   }
 
   /// matmul -> gelu_grad -> reduce_sum (all but the last axis): matmul_dgelu_bgrad.
@@ -295,7 +288,6 @@ struct Fuser {
     biasGrad->erase();
     geluGrad->erase();
     mm->erase();
-    ++backward;
   }
 
   /// The language-model head: logits = matmul(x, w), read by one cross_entropy and by the
@@ -381,7 +373,6 @@ struct Fuser {
     ceGrad->erase();
     ce->erase();
     mm->erase();
-    ++heads;
   }
 };
 

@@ -97,12 +97,8 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
 
     // Parameters the loss does not depend on get no gradient from autodiff; like
     // torch.optim with a None gradient, the optimizer leaves them (and their decay) alone.
-    DenseSet<StringAttr> hasGradient;
     DenseMap<StringAttr, SmallVector<GradAccumulateOp, 1>> accumulates;
-    step.walk([&](GradAccumulateOp acc) {
-      hasGradient.insert(acc.getParamAttr().getAttr());
-      accumulates[acc.getParamAttr().getAttr()].push_back(acc);
-    });
+    step.walk([&](GradAccumulateOp acc) { accumulates[acc.getParamAttr().getAttr()].push_back(acc); });
     // One micro-batch a step: the gradient buffer holds the step's one gradient, so the
     // accumulate overwrites it (the gradient's producer can write there directly) and
     // there is nothing to clear after the update.
@@ -116,7 +112,7 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
 
     SmallVector<ParamOp> params(module.getOps<ParamOp>());
     for (ParamOp param : params) {
-      if (!hasGradient.contains(param.getSymNameAttr())) {
+      if (!accumulates.contains(param.getSymNameAttr())) {
         param.emitWarning("'") << param.getSymName()
                                << "' does not reach the loss: it gets no gradient and is never updated";
         continue;

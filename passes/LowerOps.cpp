@@ -1,0 +1,437 @@
+//===- LowerOps.cpp - each zc op as its runtime call ------------------------===//
+//
+// One case per op: its operands' and results' arena pointers (the memory plan's offsets),
+// shapes and attributes as the runtime function of the same name in zrt_abi.def takes them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Lowering.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::zc;
+using namespace mlir::zc::lowering;
+
+namespace {
+/// The GEMM a zc matmul (or fused matmul) runs: `batch` products of [m, k] x [k, n],
+/// `shared` when one rhs serves every batch element.
+struct GemmShape {
+  int64_t batch, m, n, k;
+  bool tA, tB, shared;
+};
+GemmShape gemmShape(Value lhsValue, Value rhsValue, bool tA, bool tB) {
+  RankedTensorType lhs = tensorOf(lhsValue), rhs = tensorOf(rhsValue);
+  int64_t r = lhs.getRank(), rr = rhs.getRank();
+  int64_t m = tA ? lhs.getDimSize(r - 1) : lhs.getDimSize(r - 2);
+  int64_t k = tA ? lhs.getDimSize(r - 2) : lhs.getDimSize(r - 1);
+  int64_t n = tB ? rhs.getDimSize(rr - 2) : rhs.getDimSize(rr - 1);
+  int64_t batch = lhs.getNumElements() / (m * k);
+  bool shared = rr == 2 && r > 2;
+  if (shared && !tA) { // one GEMM over all rows instead of `batch` small ones
+    m *= batch;
+    batch = 1;
+    shared = false;
+  }
+  return {batch, m, n, k, tA, tB, shared};
+}
+
+} // namespace
+
+LogicalResult Lowering::lowerMatmul(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p) {
+  Value lhs, rhs;
+  bool tA = false, tB = false;
+  auto read = [&](auto o) {
+    lhs = o.getLhs();
+    rhs = o.getRhs();
+    tA = o.getTransposeLhs();
+    tB = o.getTransposeRhs();
+  };
+  if (auto o = dyn_cast<MatmulOp>(op)) read(o);
+  else if (auto o = dyn_cast<MatmulBiasOp>(op)) read(o);
+  else if (auto o = dyn_cast<MatmulBiasGeluOp>(op)) read(o);
+  else read(cast<MatmulDgeluBgradOp>(op));
+  GemmShape g = gemmShape(lhs, rhs, tA, tB);
+  // Operands then results: p[0] lhs, p[1] rhs, then the op's own.
+  StringRef fn = isa<MatmulOp>(op) ? "zrt_matmul"
+                 : isa<MatmulBiasOp>(op) ? "zrt_matmul_bias"
+                 : isa<MatmulBiasGeluOp>(op) ? "zrt_matmul_bias_gelu"
+                                              : "zrt_matmul_dgelu_bgrad";
+  SmallVector<Value> args{dtype(b, lhs)};
+  args.append(p.begin(), p.end());
+  for (int64_t v : {g.batch, g.m, g.n, g.k})
+    args.push_back(constI64(b, v));
+  for (bool v : {g.tA, g.tB, g.shared})
+    args.push_back(constI32(b, v));
+  call(b, fn, args);
+  return success();
+}
+
+LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
+  // No code: views and references of planned bytes, constants (globals), ends of lifetimes.
+  if (isa<ParamRefOp, GradRefOp, ReshapeOp, arith::ConstantOp, ReleaseOp>(op))
+    return success();
+  if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    if (ret.getNumOperands() == 0) {
+      LLVM::ReturnOp::create(b, ValueRange{});
+      return success();
+    }
+    FailureOr<Value> loss = pointer(b, ret.getOperand(0));
+    if (failed(loss))
+      return failure();
+    // Through the runtime: the CUDA backend's loss is in device memory.
+    Value value = LLVM::FPTruncOp::create(b, f32, call(b, "zrt_read_loss", {*loss}));
+    LLVM::ReturnOp::create(b, ValueRange{value});
+    return success();
+  }
+
+  // Operands, then results, as pointers.
+  SmallVector<Value> p;
+  for (Value v : op->getOperands()) {
+    if (!isa<RankedTensorType>(v.getType()))
+      continue;
+    FailureOr<Value> ptr = pointer(b, v);
+    if (failed(ptr))
+      return failure();
+    p.push_back(*ptr);
+  }
+  for (Value v : op->getResults()) {
+    // An async collective writes the tensor its zc.wait yields.
+    if (isa<AsyncType>(v.getType()))
+      v = cast<WaitOp>(*v.getUsers().begin()).getResult();
+    if (!isa<RankedTensorType>(v.getType()))
+      return op->emitOpError("has a result that is not a tensor");
+    FailureOr<Value> ptr = pointer(b, v);
+    if (failed(ptr))
+      return failure();
+    p.push_back(*ptr);
+  }
+  auto I64 = [&](int64_t v) { return constI64(b, v); };
+  auto I32 = [&](int64_t v) { return constI32(b, v); };
+  auto persistent = [&](const llvm::MapVector<StringAttr, int64_t> &table, FlatSymbolRefAttr name) {
+    return arenaAt(b, table.lookup(name.getAttr()));
+  };
+  Value dt = op->getNumOperands() && isa<RankedTensorType>(op->getOperand(0).getType())
+                 ? dtype(b, op->getOperand(0))
+                 : Value();
+
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<AddOp, SubOp, MulOp>([&](Operation *o) {
+        StringRef fn = isa<AddOp>(o) ? "zrt_add" : isa<SubOp>(o) ? "zrt_sub" : "zrt_mul";
+        call(b, fn, {dt, p[0], p[1], p[2], I64(numel(o->getResult(0)))});
+        return success();
+      })
+      .Case([&](ScaleOp o) {
+        call(b, "zrt_scale", {dt, p[0], p[1], I64(numel(o)), constF64(b, o.getFactor().convertToDouble())});
+        return success();
+      })
+      .Case([&](CastOp o) {
+        call(b, "zrt_cast", {dt, p[0], dtype(b, o.getResult()), p[1], I64(numel(o))});
+        return success();
+      })
+      .Case<ReluOp, GeluOp, SiluOp>([&](Operation *o) {
+        StringRef fn = isa<ReluOp>(o) ? "zrt_relu" : isa<GeluOp>(o) ? "zrt_gelu" : "zrt_silu";
+        call(b, fn, {dt, p[0], p[1], I64(numel(o->getResult(0)))});
+        return success();
+      })
+      .Case<ReluGradOp, GeluGradOp, SiluGradOp>([&](Operation *o) {
+        StringRef fn = isa<ReluGradOp>(o) ? "zrt_relu_grad" : isa<GeluGradOp>(o) ? "zrt_gelu_grad" : "zrt_silu_grad";
+        call(b, fn, {dt, p[0], p[1], p[2], I64(numel(o->getResult(0)))});
+        return success();
+      })
+      .Case([&](SwigluOp o) {
+        call(b, "zrt_swiglu", {dt, p[0], p[1], p[2], I64(numel(o.getResult()))});
+        return success();
+      })
+      .Case([&](SwigluGradOp o) {
+        call(b, "zrt_swiglu_grad", {dt, p[0], p[1], p[2], p[3], p[4], I64(numel(o.getGrad()))});
+        return success();
+      })
+      .Case([&](BiasAddOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_bias_add", {dt, p[0], p[1], p[2], I64(rows), I64(cols)});
+        return success();
+      })
+      .Case([&](SoftmaxOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_softmax", {dt, p[0], p[1], I64(rows), I64(cols)});
+        return success();
+      })
+      .Case([&](SoftmaxGradOp o) {
+        auto [rows, cols] = rowsCols(o.getGrad());
+        call(b, "zrt_softmax_grad", {dt, p[0], p[1], p[2], I64(rows), I64(cols)});
+        return success();
+      })
+      .Case([&](LayerNormOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_layernorm", {dt, p[0], p[1], p[2], p[3], I64(rows), I64(cols),
+                                  constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](LayerNormGradOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_layernorm_grad", {dt, p[0], p[1], p[2], p[3], p[4], p[5], I64(rows), I64(cols),
+                                       constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](AddLayerNormOp o) {
+        auto [rows, cols] = rowsCols(o.getLhs());
+        call(b, "zrt_add_layernorm", {dt, p[0], p[1], p[2], p[3], p[4], p[5], I64(rows), I64(cols),
+                                      constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](LayerNormGradAddOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_layernorm_grad_add", {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6], I64(rows), I64(cols),
+                                           constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](RmsNormOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_rmsnorm", {dt, p[0], p[1], p[2], I64(rows), I64(cols), constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](RmsNormGradOp o) {
+        auto [rows, cols] = rowsCols(o.getInput());
+        call(b, "zrt_rmsnorm_grad", {dt, p[0], p[1], p[2], p[3], p[4], I64(rows), I64(cols),
+                                     constF64(b, o.getEpsilon().convertToDouble())});
+        return success();
+      })
+      .Case([&](RotaryOp o) {
+        ArrayRef<int64_t> s = tensorOf(o.getInput()).getShape();
+        call(b, "zrt_rotary", {dt, p[0], p[1], I64(s[0]), I64(s[1]), I64(s[2]), I64(o.getNumHeads()),
+                               constF64(b, o.getTheta().convertToDouble()), I32(o.getInverse() ? 1 : 0)});
+        return success();
+      })
+      .Case([&](CausalAttentionOp o) {
+        ArrayRef<int64_t> s = tensorOf(o.getQuery()).getShape();
+        call(b, "zrt_causal_attention", {dt, p[0], p[1], p[2], p[3], I64(s[0]), I64(s[1]),
+                                         I64(s[2]), I64(o.getNumHeads()), I64(o.getKvHeads())});
+        return success();
+      })
+      .Case([&](CausalAttentionGradOp o) {
+        ArrayRef<int64_t> s = tensorOf(o.getQuery()).getShape();
+        call(b, "zrt_causal_attention_grad", {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6], I64(s[0]), I64(s[1]),
+                                              I64(s[2]), I64(o.getNumHeads()), I64(o.getKvHeads())});
+        return success();
+      })
+      .Case<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulDgeluBgradOp>(
+          [&](Operation *o) { return lowerMatmul(o, b, p); })
+      .Case([&](EmbeddingOp o) {
+        RankedTensorType table = tensorOf(o.getTable());
+        call(b, "zrt_embedding", {dt, p[0], p[1], p[2], I64(numel(o.getIds())),
+                                  I64(table.getDimSize(0)), I64(table.getDimSize(1))});
+        return success();
+      })
+      .Case([&](EmbeddingGradOp o) {
+        RankedTensorType table = tensorOf(o.getResult());
+        call(b, "zrt_embedding_grad", {dt, p[0], p[1], p[2], I64(numel(o.getIds())),
+                                       I64(table.getDimSize(0)), I64(table.getDimSize(1))});
+        return success();
+      })
+      .Case([&](CrossEntropyOp o) {
+        auto [rows, classes] = rowsCols(o.getLogits());
+        call(b, "zrt_cross_entropy", {dt, p[0], p[1], p[2], I64(rows), I64(classes)});
+        return success();
+      })
+      .Case([&](CrossEntropyGradOp o) {
+        auto [rows, classes] = rowsCols(o.getLogits());
+        call(b, "zrt_cross_entropy_grad",
+             {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(rows), I64(classes)});
+        return success();
+      })
+      .Case([&](MatmulCrossEntropyOp o) {
+        RankedTensorType x = tensorOf(o.getInput()), w = tensorOf(o.getWeight());
+        int64_t channels = x.getShape().back();
+        call(b, "zrt_matmul_cross_entropy",
+             {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], I64(x.getNumElements() / channels),
+              I64(w.getNumElements() / channels), I64(channels), I32(o.getTransposeWeight()),
+              I64(o.getChunkRows())});
+        return success();
+      })
+      .Case([&](MseOp o) {
+        call(b, "zrt_mse", {dt, p[0], p[1], p[2], I64(numel(o.getPrediction()))});
+        return success();
+      })
+      .Case([&](MseGradOp o) {
+        call(b, "zrt_mse_grad", {dtype(b, o.getPrediction()), p[0], p[1], p[2], p[3],
+                                 I64(numel(o.getPrediction()))});
+        return success();
+      })
+      .Case([&](ReduceSumOp o) {
+        int32_t mask = 0;
+        for (int64_t axis : o.getAxes())
+          mask |= 1 << axis;
+        call(b, "zrt_reduce_sum", {dt, p[0], p[1], shapeOf(b, o.getInput()),
+                                   I32(tensorOf(o.getInput()).getRank()), I32(mask)});
+        return success();
+      })
+      .Case([&](TransposeOp o) {
+        call(b, "zrt_transpose", {dt, p[0], p[1], shapeOf(b, o.getInput()),
+                                  I32(tensorOf(o.getInput()).getRank()), i64Array(b, o.getPermutation())});
+        return success();
+      })
+      .Case([&](SliceOp o) {
+        call(b, "zrt_slice", {dt, p[0], shapeOf(b, o.getInput()), p[1], shapeOf(b, o.getResult()),
+                              I32(tensorOf(o.getInput()).getRank()), i64Array(b, o.getOffsets())});
+        return success();
+      })
+      .Case([&](SliceGradOp o) {
+        call(b, "zrt_fill_zero", {dt, p[1], I64(numel(o.getResult()))});
+        call(b, "zrt_insert", {dt, p[0], shapeOf(b, o.getGrad()), p[1], shapeOf(b, o.getResult()),
+                               I32(tensorOf(o.getGrad()).getRank()), i64Array(b, o.getOffsets())});
+        return success();
+      })
+      .Case([&](ConcatOp o) {
+        int64_t rank = tensorOf(o.getResult()).getRank(), offset = 0;
+        Value out = p.back();
+        for (auto [i, input] : llvm::enumerate(o.getInputs())) {
+          SmallVector<int64_t> offsets(rank, 0);
+          offsets[o.getAxis()] = offset;
+          call(b, "zrt_insert", {dt, p[i], shapeOf(b, input), out, shapeOf(b, o.getResult()),
+                                 I32(rank), i64Array(b, offsets)});
+          offset += tensorOf(input).getDimSize(o.getAxis());
+        }
+        return success();
+      })
+      .Case([&](AllReduceOp o) {
+        call(b, "zrt_all_reduce", {dt, p[0], p[1], I64(numel(o.getInput())),
+                                   I32(o.getKind() == ReduceKind::avg)});
+        return success();
+      })
+      .Case([&](AllGatherOp o) {
+        call(b, "zrt_all_gather", {dt, p[0], p[1], I64(numel(o.getInput()))});
+        return success();
+      })
+      .Case([&](ReduceScatterOp o) {
+        int64_t shard = numel(o.getResult()), total = numel(o.getInput());
+        int64_t ranks = static_cast<int64_t>(o.getRanks());
+        if (total == shard * ranks)
+          call(b, "zrt_reduce_scatter", {dt, p[0], p[1], I64(shard), I32(o.getKind() == ReduceKind::avg)});
+        else // ZeRO's padded shards
+          call(b, "zrt_reduce_scatter_padded", {dt, p[0], p[1], I64(shard), I64(total),
+                                                I32(o.getKind() == ReduceKind::avg)});
+        return success();
+      })
+      .Case([&](AllGatherStartOp o) {
+        handles[o.getHandle()] = call(b, "zrt_all_gather_start", {dt, p[0], p[1], I64(numel(o.getInput()))});
+        return success();
+      })
+      .Case([&](ReduceScatterStartOp o) {
+        int64_t total = numel(o.getInput());
+        int64_t shard = cast<AsyncType>(o.getHandle().getType()).getValueType().getNumElements();
+        int32_t average = o.getKind() == ReduceKind::avg;
+        handles[o.getHandle()] =
+            total == shard * static_cast<int64_t>(o.getRanks())
+                ? call(b, "zrt_reduce_scatter_start", {dt, p[0], p[1], I64(shard), I32(average)})
+                : call(b, "zrt_reduce_scatter_padded_start", {dt, p[0], p[1], I64(shard), I64(total), I32(average)});
+        return success();
+      })
+      .Case([&](AllReduceStartOp o) {
+        handles[o.getHandle()] = call(b, "zrt_all_reduce_start", {dt, p[0], p[1], I64(numel(o.getInput())),
+                                                                  I32(o.getKind() == ReduceKind::avg)});
+        return success();
+      })
+      .Case([&](WaitOp o) {
+        call(b, "zrt_wait", {handles.lookup(o.getHandle())});
+        return success();
+      })
+      .Case([&](GatherParamOp o) {
+        auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(o, o.getParamAttr());
+        call(b, "zrt_all_gather", {dtype(b, o.getResult()), persistent(plan.paramOffset, o.getParamAttr()), p[0],
+                                   I64(ParamSharding::of(param).shardElements())});
+        return success();
+      })
+      .Case([&](AllGatherParamOp o) {
+        auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(o, o.getParamAttr());
+        RankedTensorType type = param.getTensorType();
+        int64_t shard = ParamSharding::of(param).shardElements();
+        Value whole = persistent(plan.paramOffset, o.getParamAttr());
+        call(b, "zrt_all_gather", {constI32(b, dtypeCode(type.getElementType())),
+                                   rankShard(b, whole, shard * (type.getElementTypeBitWidth() / 8)),
+                                   whole, I64(shard)});
+        return success();
+      })
+      .Case([&](PackOp o) {
+        SmallVector<int64_t> numels;
+        for (Value in : o.getInputs())
+          numels.push_back(numel(in));
+        int64_t k = numels.size();
+        call(b, "zrt_pack", {dt, I64(k), pointerArray(b, ArrayRef(p).take_front(k)), i64Array(b, numels),
+                             I64(o.getRanks()), p[k]});
+        return success();
+      })
+      .Case([&](UnpackOp o) {
+        SmallVector<int64_t> numels;
+        for (Value out : o.getResults())
+          numels.push_back(numel(out));
+        call(b, "zrt_unpack", {dt, I64(numels.size()), p[0], i64Array(b, numels), I64(o.getRanks()),
+                               pointerArray(b, ArrayRef(p).drop_front(1))});
+        return success();
+      })
+      .Case([&](PackShardsOp o) {
+        // This rank's shard of each parameter, concatenated (a bucket over one rank).
+        SmallVector<Value> shards;
+        SmallVector<int64_t> numels;
+        for (ParamOp param : bucketParams(o, o.getParams())) {
+          auto name = FlatSymbolRefAttr::get(param.getSymNameAttr());
+          shards.push_back(updatedParam(b, name, o));
+          numels.push_back(ParamSharding::of(param).shardElements());
+        }
+        call(b, "zrt_pack", {dtype(b, o.getResult()), I64(shards.size()), pointerArray(b, shards),
+                             i64Array(b, numels), I64(1), p[0]});
+        return success();
+      })
+      .Case([&](UnpackParamsOp o) {
+        SmallVector<Value> wholes;
+        SmallVector<int64_t> numels;
+        for (ParamOp param : bucketParams(o, o.getParams())) {
+          wholes.push_back(arenaAt(b, plan.paramOffset.lookup(param.getSymNameAttr())));
+          numels.push_back(param.getTensorType().getNumElements());
+        }
+        call(b, "zrt_unpack", {dt, I64(wholes.size()), p[0], i64Array(b, numels), I64(o.getRanks()),
+                               pointerArray(b, wholes)});
+        return success();
+      })
+      .Case([&](GradAccumulateOp o) {
+        Value grad = persistent(plan.gradOffset, o.getParamAttr());
+        if (!o.getOverwrite()) {
+          call(b, "zrt_add", {dt, grad, p[0], grad, I64(numel(o.getGrad()))});
+          return success();
+        }
+        // Overwrite: nothing to do where the plan had the producer write into the buffer.
+        auto at = plan.valueOffset.find(o.getGrad());
+        if (at == plan.valueOffset.end() || at->second != plan.gradOffset.lookup(o.getParamAttr().getAttr()))
+          call(b, "zrt_copy", {dt, p[0], grad, I64(numel(o.getGrad()))});
+        return success();
+      })
+      .Case([&](GradZeroOp o) {
+        auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(o, o.getParamAttr());
+        call(b, "zrt_fill_zero", {constI32(b, dtypeCode(param.getTensorType().getElementType())),
+                                  persistent(plan.gradOffset, o.getParamAttr()),
+                                  I64(ParamSharding::of(param).gradStorage())});
+        return success();
+      })
+      .Case([&](AdamWOp o) {
+        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o);
+        call(b, "zrt_adamw",
+             {master, dt, p[0], persistent(plan.stateOffset, o.getExpAvgAttr()),
+              persistent(plan.stateOffset, o.getExpAvgSqAttr()), lowCopy, I64(numel(o.getGrad())),
+              inputsScalar(o.getLr()), constF64(b, o.getBeta1().convertToDouble()),
+              constF64(b, o.getBeta2().convertToDouble()), constF64(b, o.getEps().convertToDouble()),
+              constF64(b, o.getWeightDecay().convertToDouble()), inputsScalar(o.getStep())});
+        return success();
+      })
+      .Case([&](SgdOp o) {
+        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o);
+        call(b, "zrt_sgd_momentum",
+             {master, dt, p[0], persistent(plan.stateOffset, o.getMomentumBufferAttr()), lowCopy,
+              I64(numel(o.getGrad())), inputsScalar(o.getLr()),
+              constF64(b, o.getMomentum().convertToDouble()),
+              constF64(b, o.getWeightDecay().convertToDouble())});
+        return success();
+      })
+      .Default([](Operation *o) {
+        return o->emitOpError("has no lowering to the runtime");
+      });
+}
