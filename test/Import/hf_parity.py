@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""A model imported by zcc-import trains in train.bin to the losses PyTorch gives the same model.
+
+  hf_parity.py BIN_DIR (--hf-config CONFIG | --module FILE:FACTORY) --data FILE [--steps 20] [--tolerance 1e-4]
+               [--np N] [--zero-stage S] [--precision fp32|bf16] [--batch B] [--context T] [--round-trip]
+
+zcc-import writes model.mlir and the model's initial weights (its own initialization, --seed); train.bin
+starts from them (--init). PyTorch trains the very same nn.Module (the Hugging Face class the config
+names, built by the importer's code) from the same weights, with torch.optim.AdamW set as zcc's
+(weight decay 0.01 on matrices, none on vectors), on the batches train.bin reads (--data: bytes as
+tokens, torch_reference.TextData). The per-step losses must agree within --tolerance (relative).
+
+--round-trip also checkpoints train.bin at step 10, consolidates it with zcc-ckpt, loads it back into
+the PyTorch model with load_state_dict(strict=True) (a tied parameter's other names, which the zc module
+records as zc.tied, point at the same tensor) and checks the loss of step 11's batch against the one
+train.bin logged.
+Runs in the importer's Python environment (PyTorch 2.x, transformers, safetensors).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "Train"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "zcc-import"))
+
+import torch  # noqa: E402
+from safetensors.torch import load_file  # noqa: E402
+
+from torch_reference import TextData  # noqa: E402
+from zcc_import.source import CausalLMLoss, HuggingFaceSource, ModuleSource  # noqa: E402
+
+
+def tied_names(mlir):
+    """{alias: canonical} from the zc.tied attributes of model.mlir's parameters."""
+    out = {}
+    for name, aliases in re.findall(r'^zc\.param @"?([^" ]+)"? : .*zc\.tied = \[([^\]]*)\]', mlir, re.M):
+        for alias in re.findall(r'"([^"]+)"', aliases):
+            out[alias] = name
+    return out
+
+
+def train_torch(source, weights_path, data, batch, steps, lr):
+    model = source.build()
+    model.load_state_dict(load_file(weights_path), strict=False)  # a tied head: its alias is absent
+    wrapper = CausalLMLoss(source, model).train()
+    params = dict(model.named_parameters())
+    decay = [p for p in params.values() if p.dim() >= 2]
+    no_decay = [p for p in params.values() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    losses = []
+    for step in range(steps):
+        x, y = data.batch(step * batch, batch)
+        opt.zero_grad(set_to_none=True)
+        loss = wrapper(x, y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
+def run(cmd, **kw):
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kw)
+    if result.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(cmd)} exited {result.returncode}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bin_dir")
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--hf-config")
+    src.add_argument("--module")
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--tolerance", type=float, default=1e-4)
+    ap.add_argument("--np", type=int, default=1)
+    ap.add_argument("--zero-stage", type=int, default=0)
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--context", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--round-trip", action="store_true")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                      OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    source = HuggingFaceSource(args.hf_config) if args.hf_config else ModuleSource(args.module)
+    tools = {t: os.path.join(args.bin_dir, t) for t in ("zcc", "zcc-import", "zcc-ckpt")}
+
+    with tempfile.TemporaryDirectory() as work:
+        model, weights, exe = (os.path.join(work, f) for f in ("model.mlir", "init.safetensors", "train.bin"))
+        spec = ["--hf-config", args.hf_config] if args.hf_config else ["--module", args.module]
+        run([tools["zcc-import"]] + spec + ["--batch", str(args.batch), "--context", str(args.context),
+                                            "-o", model, "--weights-out", weights])
+        run([tools["zcc"], model, "-o", exe, "--world-size", str(args.np), "--zero-stage", str(args.zero_stage),
+             "--precision", args.precision])
+        log, ckpt = os.path.join(work, "log.jsonl"), os.path.join(work, "ckpt")
+        cmd = [exe, "--data", args.data, "--steps", str(args.steps), "--lr", str(args.lr), "--log-every", "1",
+               "--log-json", log, "--init", weights]
+        if args.round_trip:
+            cmd += ["--ckpt-dir", ckpt, "--ckpt-every", "10", "--ckpt-keep", "3"]
+        if args.np > 1:
+            cmd = ["mpirun", "-np", str(args.np)] + cmd
+        run(cmd)
+        losses = [json.loads(line)["loss"] for line in open(log)]
+
+        data = TextData(args.data, args.context)
+        ref = train_torch(source, weights, data, args.batch, args.steps, args.lr)
+        if len(losses) != args.steps:
+            sys.exit(f"FAIL: train.bin logged {len(losses)} steps, expected {args.steps}")
+        if ref[-1] >= ref[0]:
+            sys.exit(f"FAIL: PyTorch's loss did not go down ({ref[0]} -> {ref[-1]})")
+        worst = 0.0
+        for step, (a, b) in enumerate(zip(ref, losses)):
+            rel = abs(a - b) / abs(a)
+            worst = max(worst, rel)
+            if rel > args.tolerance:
+                sys.exit(f"FAIL: step {step + 1}: zcc loss {b} vs PyTorch {a}, relative difference "
+                         f"{rel:.2e} > {args.tolerance}")
+        summary = (f"{os.path.basename(args.hf_config or args.module)} np={args.np} stage {args.zero_stage} "
+                   f"{args.precision}: {args.steps} steps, loss {ref[0]:.5f} -> {ref[-1]:.5f}, worst relative "
+                   f"loss difference {worst:.2e}")
+
+        if args.round_trip:
+            consolidated = os.path.join(work, "step10.safetensors")
+            run([tools["zcc-ckpt"], "consolidate", os.path.join(ckpt, "step-00000010"), "-o", consolidated])
+            state = load_file(consolidated)
+            for alias, name in tied_names(open(model).read()).items():
+                state[alias] = state[name]
+            restored = source.build()
+            restored.load_state_dict(state, strict=True)
+            x, y = data.batch(10 * args.batch, args.batch)
+            with torch.no_grad():
+                loss = CausalLMLoss(source, restored).train()(x, y).item()
+            rel = abs(loss - losses[10]) / abs(losses[10])
+            if rel > args.tolerance:
+                sys.exit(f"FAIL: the step-10 checkpoint loaded into PyTorch gives {loss} on step 11's batch, "
+                         f"train.bin logged {losses[10]} (relative {rel:.2e})")
+            summary += f"; round trip: step 11 loss {loss:.6f} in PyTorch vs {losses[10]:.6f} logged ({rel:.1e})"
+    print("PASS: " + summary)
+
+
+if __name__ == "__main__":
+    main()

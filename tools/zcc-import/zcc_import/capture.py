@@ -1,0 +1,154 @@
+"""forward + loss -> an ATen graph (torch.export), with every batch-independent value folded.
+
+The export runs on meta tensors (parameters, buffers and the token batch): shapes only. The values a
+forward computes without looking at the batch or the parameters (the rotary cos/sin tables from the
+inverse frequencies, the causal mask from aranges) are then evaluated for real on the CPU, from the
+real buffers kept aside: the lowering matches them against zc's built-in rotary and causal attention.
+"""
+import os
+import re
+
+import torch
+
+from .source import CausalLMLoss, ImportError_
+
+# Ops that read only the shape/dtype of their tensor input: their result folds even when the
+# input is the batch.
+SHAPE_ONLY = {
+    torch.ops.aten.new_ones.default, torch.ops.aten.new_zeros.default, torch.ops.aten.new_empty.default,
+    torch.ops.aten.new_full.default, torch.ops.aten.ones_like.default, torch.ops.aten.zeros_like.default,
+    torch.ops.aten.empty_like.default, torch.ops.aten.full_like.default, torch.ops.aten.sym_size.int,
+}
+
+
+class Captured:
+    """The exported graph and what the lowering needs to read it.
+
+    params:    placeholder node -> canonical parameter name (the model's state_dict name)
+    inputs:    placeholder node -> "tokens" | "targets"
+    constants: node -> real CPU value (folded)
+    """
+
+    def __init__(self, graph, params, inputs, constants, param_shapes):
+        self.graph, self.params, self.inputs, self.constants = graph, params, inputs, constants
+        self.param_shapes = param_shapes
+
+
+def capture(source, model, batch, context):
+    # The real buffers, by fully qualified name; the export sees them on meta like the rest.
+    real_buffers = {name: b.detach().clone() for name, b in model.named_buffers(remove_duplicate=False)}
+    model.to("meta")
+    wrapper = CausalLMLoss(source, model).train()
+    tokens = torch.zeros(batch, context, dtype=torch.long, device="meta")
+    targets = torch.zeros(batch, context, dtype=torch.long, device="meta")
+    try:
+        exported = torch.export.export(wrapper, (tokens, targets), strict=False)
+    except Exception as e:
+        raise ImportError_(f"torch.export could not capture the model's forward: {type(e).__name__}: "
+                           f"{str(e).splitlines()[0] if str(e) else ''}")
+
+    canonical = {}
+    first = {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        canonical[name] = first.setdefault(id(p), name)
+    signature = exported.graph_signature
+    graph = exported.graph_module.graph
+    placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+    params, inputs, constants, shapes = {}, {}, {}, {}
+    for spec in signature.input_specs:
+        node = placeholders[spec.arg.name]
+        kind = spec.kind.name
+        if kind == "PARAMETER":
+            name = canonical[strip_prefix(spec.target)]
+            params[node] = name
+            shapes[name] = tuple(node.meta["val"].shape)
+        elif kind == "BUFFER":
+            constants[node] = real_buffers[strip_prefix(spec.target)]
+        elif kind == "CONSTANT_TENSOR":
+            value = exported.constants[spec.target]
+            if value.device.type != "meta":
+                constants[node] = value
+        elif kind == "USER_INPUT":
+            inputs[node] = "tokens" if not inputs else "targets"
+    fold(exported.graph_module, graph, constants)
+    return Captured(graph, params, inputs, constants, shapes)
+
+
+def strip_prefix(target):
+    return target[len("model."):] if target.startswith("model.") else target
+
+
+def fold(graph_module, graph, constants):
+    """Evaluates, in graph order, every node whose tensor inputs are all folded already."""
+    for node in graph.nodes:
+        if node.op == "get_attr":
+            constants[node] = on_cpu(getattr(graph_module, node.target))
+            continue
+        if node.op != "call_function" or node in constants:
+            continue
+        args, kwargs = node.args, node.kwargs
+        if node.target in SHAPE_ONLY and isinstance(args[0], torch.fx.Node) and args[0] not in constants:
+            val = args[0].meta["val"]
+            args = (torch.zeros(val.shape, dtype=val.dtype),) + tuple(args[1:])
+        ok = True
+
+        def real(a):
+            nonlocal ok
+            if isinstance(a, torch.fx.Node):
+                if a not in constants:
+                    ok = False
+                    return None
+                return constants[a]
+            if isinstance(a, torch.device) and a.type == "meta":
+                return torch.device("cpu")
+            if isinstance(a, (list, tuple)):
+                return type(a)(real(x) for x in a)
+            return a
+
+        args = tuple(real(a) for a in args)
+        kwargs = {k: real(v) for k, v in kwargs.items()}
+        if not ok or node.target is torch.ops.aten._assert_tensor_metadata.default:
+            continue
+        try:
+            with torch.no_grad():
+                constants[node] = node.target(*args, **kwargs)
+        except Exception as e:
+            if os.environ.get("ZCC_IMPORT_DEBUG"):
+                print(f"fold {node.name}: {type(e).__name__}: {e}")
+            continue  # not foldable (e.g. an op with side effects): the lowering decides
+
+
+def on_cpu(sub):
+    """A sub-graph (a higher-order op's body) traced on meta, rewritten to run on the CPU."""
+    if isinstance(sub, torch.fx.GraphModule):
+        def cpu(a):
+            return torch.device("cpu") if isinstance(a, torch.device) and a.type == "meta" else a
+        for n in sub.graph.nodes:
+            n.args = tuple(cpu(a) for a in n.args)
+            n.kwargs = {k: cpu(v) for k, v in n.kwargs.items()}
+        sub.recompile()
+    return sub
+
+
+FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
+TORCH_DIR = os.path.dirname(torch.__file__)
+
+
+def source_line(node):
+    """(file, line, code) of the innermost frame outside PyTorch that produced the node, or None."""
+    trace = node.meta.get("stack_trace") or ""
+    frames = FRAME.findall(trace)
+    for path, line, _, code in reversed(frames):
+        if not path.startswith(TORCH_DIR) and not path.endswith("zcc_import/source.py"):
+            return short_path(path), int(line), code.strip()
+    return None
+
+
+def short_path(path):
+    """A library file by its path inside site-packages (transformers/models/...), a user's relative
+    to the working directory when under it."""
+    marker = os.sep + "site-packages" + os.sep
+    if marker in path:
+        return path.split(marker, 1)[1]
+    relative = os.path.relpath(path)
+    return relative if not relative.startswith("..") else path

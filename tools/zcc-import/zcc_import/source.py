@@ -1,0 +1,156 @@
+"""Where the model comes from: a Hugging Face configuration or a user's `file.py:factory`.
+
+Two builds of the same model:
+  skeleton(): parameters on the meta device, buffers real. torch.export traces it, so a 70B
+              configuration imports without allocating its weights; the real buffers (rotary inverse
+              frequencies, ...) let the capture fold the tables the forward derives from them.
+  weighted(): real parameters, initialized by the model's own code from --seed, or read from --weights.
+"""
+import contextlib
+import importlib.util
+import json
+import os
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class ImportError_(Exception):
+    """A user-facing error: printed as `zcc-import: error: ...`, exit 1."""
+
+
+@contextlib.contextmanager
+def parameters_on_meta():
+    """Every nn.Parameter registered inside is moved to the meta device as it is registered (its
+    CPU storage was torch.empty: never touched); buffers stay real. Initializers then run on meta
+    tensors and cost nothing."""
+    original = nn.Module.register_parameter
+
+    def register(module, name, param):
+        if param is not None and param.device.type != "meta":
+            param = nn.Parameter(param.to("meta"), requires_grad=param.requires_grad)
+        original(module, name, param)
+
+    nn.Module.register_parameter = register
+    try:
+        yield
+    finally:
+        nn.Module.register_parameter = original
+
+
+class HuggingFaceSource:
+    """--hf-config config.json: the model class the config names (architectures[0]) or the
+    causal-LM class of its model_type, built from the config alone (no hub access)."""
+
+    def __init__(self, config_path):
+        try:
+            import transformers
+        except ModuleNotFoundError:
+            raise ImportError_("--hf-config needs the `transformers` package (scripts/setup-python.sh installs it)")
+        try:
+            with open(config_path) as f:
+                values = json.load(f)
+        except (OSError, json.JSONDecodeError) as e:
+            raise ImportError_(f"{config_path}: cannot read the configuration: {e}")
+        if "model_type" not in values:
+            raise ImportError_(f"{config_path}: no \"model_type\" (not a Hugging Face config.json)")
+        try:
+            self.config = transformers.AutoConfig.for_model(**values)
+        except (ValueError, KeyError) as e:
+            raise ImportError_(f"{config_path}: {e}")
+        # zc computes in f32 (bf16 is zcc's --precision): import the f32 model whatever torch_dtype says.
+        self.config.dtype = torch.float32
+        self.config.use_cache = False
+        # scaled_dot_product_attention: one op the importer maps onto zc.causal_attention.
+        self.config._attn_implementation = "sdpa"
+        self.label = f"{config_path} ({values['model_type']})"
+        self.init_std = getattr(self.config, "initializer_range", 0.02)
+
+    def build(self):
+        import transformers
+        model = transformers.AutoModelForCausalLM.from_config(self.config, dtype=torch.float32)
+        return model.float()
+
+    def forward_logits(self, model, tokens):
+        return model(input_ids=tokens, use_cache=False).logits
+
+
+class ModuleSource:
+    """--module path.py:factory: factory() returns an nn.Module whose forward(tokens [B, T] int64)
+    returns the logits [B, T, V] (or an object with .logits)."""
+
+    def __init__(self, spec):
+        path, _, factory = spec.rpartition(":")
+        if not path or not factory:
+            raise ImportError_(f"--module {spec}: expected path.py:factory")
+        if not os.path.isfile(path):
+            raise ImportError_(f"--module {spec}: no file {path}")
+        module_spec = importlib.util.spec_from_file_location("zcc_user_model", path)
+        user = importlib.util.module_from_spec(module_spec)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+        module_spec.loader.exec_module(user)
+        if not callable(getattr(user, factory, None)):
+            raise ImportError_(f"--module {spec}: {path} defines no callable `{factory}`")
+        self.factory = getattr(user, factory)
+        self.label = spec
+        self.init_std = 0.02
+
+    def build(self):
+        model = self.factory()
+        if not isinstance(model, nn.Module):
+            raise ImportError_(f"--module {self.label}: the factory returned {type(model).__name__}, not an nn.Module")
+        return model.float()
+
+    def forward_logits(self, model, tokens):
+        out = model(tokens)
+        return out.logits if hasattr(out, "logits") else out
+
+
+class CausalLMLoss(nn.Module):
+    """What zcc trains: the model's logits and the mean cross-entropy against the next tokens."""
+
+    def __init__(self, source, model):
+        super().__init__()
+        self.source, self.model = source, model
+
+    def forward(self, tokens, targets):
+        logits = self.source.forward_logits(self.model, tokens)
+        return nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def skeleton(source):
+    with parameters_on_meta():
+        model = source.build()
+    return model
+
+
+def weighted(source, seed, weights_path=None):
+    """The model with real parameters: its own initialization from `seed`, then --weights if given."""
+    torch.manual_seed(seed)
+    model = source.build()
+    if weights_path:
+        from safetensors.torch import load_file
+        try:
+            state = load_file(weights_path)
+        except Exception as e:  # safetensors raises its own error types
+            raise ImportError_(f"--weights {weights_path}: {e}")
+        result = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
+        tied = set(tied_aliases(model))
+        missing = [k for k in result.missing_keys if k not in tied]
+        if missing or result.unexpected_keys:
+            raise ImportError_(f"--weights {weights_path} does not fit the model: missing {missing[:5]}, "
+                               f"unexpected {result.unexpected_keys[:5]}")
+    return model
+
+
+def tied_aliases(model):
+    """{alias: canonical} for parameters registered under several names (a tied LM head):
+    canonical is the first name, the one named_parameters() keeps."""
+    first, aliases = {}, {}
+    for name, p in model.named_parameters(remove_duplicate=False):
+        if id(p) in first:
+            aliases[name] = first[id(p)]
+        else:
+            first[id(p)] = name
+    return aliases
