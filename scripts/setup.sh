@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs, from Debian's packages, everything zcc's build and tests need. Idempotent: skips what is present.
+# Installs, from Debian's packages, everything zcc's build and tests need, then zcc-import's Python
+# environment (scripts/setup-python.sh). Idempotent: skips what is present.
 set -euo pipefail
 
 PACKAGES=(
@@ -8,7 +9,7 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev
   libopenblas-dev libdnnl-dev
   nlohmann-json3-dev libgtest-dev libbenchmark-dev
-  python3
+  python3 python3-venv python3-pip
   python3-torch python3-numpy   # the numerical reference of the training tests
 )
 
@@ -19,11 +20,16 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#PACKAGES[@]} packages present"
-  exit 0
+else
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "setup: installing ${missing[*]}"
-$SUDO apt-get update -q
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+# zcc-import's Python environment (PyTorch 2.x, transformers, safetensors from PyPI), which its
+# tests use too. ZCC_SKIP_PYTHON=1 skips it (the importer's tests then fail with its error).
+if [ "${ZCC_SKIP_PYTHON:-0}" != 1 ]; then
+  "$(dirname "$0")/setup-python.sh"
+fi

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The Python environment of zcc-import and of the benchmark peers, from PyPI, outside the
+# repository: PyTorch 2.x (torch.export), transformers (models built from a config.json) and
+# safetensors. zcc and train.bin do not use it. Idempotent: installs only what is missing.
+#   ZCC_VENV (default ~/.cache/zcc-venv): where it lives; build/bin/zcc-import uses the same.
+#   ZCC_PYTHON (default python3): the interpreter the environment is made from.
+set -euo pipefail
+venv=${ZCC_VENV:-$HOME/.cache/zcc-venv}
+python=${ZCC_PYTHON:-python3}
+# Pinned: the versions the importer's tests pass with (torch.export's graph changes between releases).
+REQUIREMENTS=("torch==2.15.0" "transformers==5.23.0" "safetensors==0.8.0" "numpy")
+
+if ! "$python" -c "import venv, ensurepip" >/dev/null 2>&1; then
+  # Debian splits venv and pip out of python3.
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends python3-venv python3-pip
+fi
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c "import torch, transformers, safetensors, numpy; assert torch.__version__.startswith('2.15.')" \
+    >/dev/null 2>&1; then
+  echo "setup-python: installing ${REQUIREMENTS[*]} into $venv (PyPI)"
+  "$venv/bin/pip" install --quiet --upgrade pip
+  "$venv/bin/pip" install --quiet "${REQUIREMENTS[@]}"
+fi
+"$venv/bin/python" -c "import torch, transformers, safetensors; print('setup-python:', '$venv:', 'torch', torch.__version__, 'transformers', transformers.__version__, 'safetensors', safetensors.__version__)"
