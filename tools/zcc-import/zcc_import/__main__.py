@@ -50,13 +50,33 @@ def main(argv=None):
         for aten_ops, zc_ops in MAPPED.items():
             print(f"{aten_ops:<{width}}  ->  {zc_ops}")
         return 0
+    return run_with_deep_stack(args)
+
+
+def run_with_deep_stack(args):
+    """run() in a thread with a large stack: the lowering recurses from the loss back along the
+    residual stream, a few frames per op (an 80-layer model goes thousands of frames deep)."""
+    import threading
     from .source import ImportError_
-    try:
-        run(args)
-    except ImportError_ as e:
-        print(f"zcc-import: error: {e}", file=sys.stderr)
-        return 1
-    return 0
+    outcome = {"rc": 1}
+
+    def body():
+        try:
+            run(args)
+            outcome["rc"] = 0
+        except ImportError_ as e:
+            print(f"zcc-import: error: {e}", file=sys.stderr)
+        except BaseException as e:  # an importer bug: keep the traceback
+            outcome["error"] = e
+
+    sys.setrecursionlimit(200000)
+    threading.stack_size(1 << 30)
+    worker = threading.Thread(target=body)
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["rc"]
 
 
 def run(args):

@@ -34,44 +34,81 @@ class Captured:
         self.param_shapes = param_shapes
 
 
-def capture(source, model, batch, context):
-    # The real buffers, by fully qualified name; the export sees them on meta like the rest.
-    real_buffers = {name: b.detach().clone() for name, b in model.named_buffers(remove_duplicate=False)}
-    model.to("meta")
+# Batch-independent values are folded on an export at this batch: the ones at the real batch can be
+# large (Hugging Face builds the causal mask through index ops on [B, 1, T, T] int64 tensors: 34 GB at
+# batch 64 x 8192), and what the lowering reads from them (rotary tables, the mask's pattern) is the
+# same for every sequence. 2, not 1: export specializes dimensions of size 1.
+FOLD_BATCH = 2
+
+
+def export(source, model, batch, context):
     wrapper = CausalLMLoss(source, model).train()
     tokens = torch.zeros(batch, context, dtype=torch.long, device="meta")
     targets = torch.zeros(batch, context, dtype=torch.long, device="meta")
     try:
-        exported = torch.export.export(wrapper, (tokens, targets), strict=False)
+        return torch.export.export(wrapper, (tokens, targets), strict=False)
     except Exception as e:
         raise ImportError_(f"torch.export could not capture the model's forward: {type(e).__name__}: "
                            f"{str(e).splitlines()[0] if str(e) else ''}")
+
+
+def input_values(exported, real_buffers):
+    """placeholder node -> real value, for the export's buffers and lifted constants."""
+    placeholders = {n.name: n for n in exported.graph.nodes if n.op == "placeholder"}
+    values = {}
+    for spec in exported.graph_signature.input_specs:
+        node = placeholders[spec.arg.name]
+        if spec.kind.name == "BUFFER":
+            values[node] = real_buffers[strip_prefix(spec.target)]
+        elif spec.kind.name == "CONSTANT_TENSOR":
+            value = exported.constants[spec.target]
+            if value.device.type != "meta":
+                values[node] = value
+    return values
+
+
+def capture(source, model, batch, context):
+    # The real buffers, by fully qualified name; the export sees them on meta like the rest.
+    real_buffers = {name: b.detach().clone() for name, b in model.named_buffers(remove_duplicate=False)}
+    model.to("meta")
+    exported = export(source, model, batch, context)
 
     canonical = {}
     first = {}
     for name, p in model.named_parameters(remove_duplicate=False):
         canonical[name] = first.setdefault(id(p), name)
-    signature = exported.graph_signature
     graph = exported.graph_module.graph
     placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
-    params, inputs, constants, shapes = {}, {}, {}, {}
-    for spec in signature.input_specs:
+    params, inputs, shapes = {}, {}, {}
+    for spec in exported.graph_signature.input_specs:
         node = placeholders[spec.arg.name]
-        kind = spec.kind.name
-        if kind == "PARAMETER":
+        if spec.kind.name == "PARAMETER":
             name = canonical[strip_prefix(spec.target)]
             params[node] = name
             shapes[name] = tuple(node.meta["val"].shape)
-        elif kind == "BUFFER":
-            constants[node] = real_buffers[strip_prefix(spec.target)]
-        elif kind == "CONSTANT_TENSOR":
-            value = exported.constants[spec.target]
-            if value.device.type != "meta":
-                constants[node] = value
-        elif kind == "USER_INPUT":
+        elif spec.kind.name == "USER_INPUT":
             inputs[node] = "tokens" if not inputs else "targets"
-    fold(exported.graph_module, graph, constants)
+    constants = folded_at_small_batch(source, model, exported, batch, context, real_buffers)
+    if constants is None:
+        constants = input_values(exported, real_buffers)
+        fold(exported.graph_module, graph, constants)
     return Captured(graph, params, inputs, constants, shapes)
+
+
+def folded_at_small_batch(source, model, exported, batch, context, real_buffers):
+    """The folded values of a FOLD_BATCH export, by node of `exported`; None when the batch is
+    small already or the two graphs differ in more than shapes (then fold the real one)."""
+    if batch <= FOLD_BATCH:
+        return None
+    small = export(source, model, FOLD_BATCH, context)
+    big_nodes, small_nodes = list(exported.graph.nodes), list(small.graph.nodes)
+    if len(big_nodes) != len(small_nodes) or any(a.name != b.name or a.op != b.op or a.target != b.target
+                                                 for a, b in zip(big_nodes, small_nodes)):
+        return None
+    values = input_values(small, real_buffers)
+    fold(small.graph_module, small.graph, values)
+    by_name = {n.name: v for n, v in values.items()}
+    return {n: by_name[n.name] for n in big_nodes if n.name in by_name}
 
 
 def strip_prefix(target):

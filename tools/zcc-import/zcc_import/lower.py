@@ -74,6 +74,7 @@ class Lowering:
         self.param_roles = {}  # name -> "gain" | "bias" | "weight" (for meta initializers)
         self.inputs = {}       # "tokens"/"targets" -> Tensor
         self.reshapes = {}     # (tensor name, shape) -> Tensor
+        self.causal_masks = {}  # mask node -> whether it is exactly causal
         for node, role in captured.inputs.items():
             shape = tuple(node.meta["val"].shape)
             self.inputs[role] = Tensor("%" + role, shape, "i32")

@@ -255,13 +255,15 @@ def repeated_kv(node):
 def check_causal_mask(lowering, node, mask_node, T):
     if mask_node not in lowering.cap.constants:
         lowering.fail(node, "an attention mask computed from the batch (padding?): zc has causal attention only")
-    mask = lowering.cap.constants[mask_node]
-    causal = torch.ones(T, T, dtype=torch.bool).tril()
-    m = mask.reshape(-1, T, T)
-    if mask.dtype == torch.bool:
-        ok = bool((m == causal).all())
-    else:
-        ok = bool(((m == 0) == causal).all()) and bool((m[:, ~causal] < -1e30).all())
-    if not ok:
+    if mask_node not in lowering.causal_masks:  # every layer reads the same mask: check it once
+        mask = lowering.cap.constants[mask_node]
+        causal = torch.ones(T, T, dtype=torch.bool).tril()
+        m = mask.reshape(-1, T, T)
+        if mask.dtype == torch.bool:
+            ok = all(torch.equal(m[i], causal) for i in range(m.shape[0]))
+        else:
+            ok = all(torch.equal(m[i] == 0, causal) and bool((m[i][~causal] < -1e30).all()) for i in range(m.shape[0]))
+        lowering.causal_masks[mask_node] = ok
+    if not lowering.causal_masks[mask_node]:
         lowering.fail(node, "an attention mask that is not exactly causal (sliding window shorter than the "
                             "context? padding?): zc has causal attention only")
