@@ -239,23 +239,9 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     std::vector<Candidate> chosen;
     closure = Closure();
     if (policy == "selective") {
-      closure.flopsPerByte = flopsPerByte;
-      // Cheap to recompute for the bytes it frees: elementwise ops, normalizations,
-      // softmax (a few FLOPs per byte); matmuls and attention cost O(K) per byte.
-      // ...and only where that frees bytes: recomputing a value whose input would
-      // otherwise die after the forward pass (a residual add of a matmul output)
-      // keeps that input alive instead.
-      for (const Candidate &c : all)
-        if (c.flops / double(c.bytes) <= flopsPerByte && analysis.recomputesFromKept(analysis.valueOf(c), flopsPerByte))
-          chosen.push_back(c);
+      chosen = selectiveChoice(analysis, all);
     } else if (policy == "full") {
-      DenseSet<Value> kept = analysis.checkpoints();
-      for (auto [i, op] : llvm::enumerate(analysis.ops))
-        if (llvm::any_of(op->getResults(), [&](Value r) { return kept.contains(r); }))
-          closure.checkpointOps.insert(static_cast<int64_t>(i));
-      for (const Candidate &c : all)
-        if (!kept.contains(analysis.valueOf(c)))
-          chosen.push_back(c);
+      chosen = fullChoice(analysis, all);
     } else if (policy == "auto") {
       if (budget <= 0) {
         module.emitError("zcc-recompute: policy auto needs a memory budget (--memory-budget)");
@@ -263,6 +249,12 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       }
       // Exact below kExactCandidates (at most 4096 plans), the heuristic above.
       bool exact = search == "exhaustive" || (search == "auto" && all.size() <= kExactCandidates);
+      fallbacks.clear();
+      for (auto choice : {&ZccRecomputePass::selectiveChoice, &ZccRecomputePass::fullChoice}) {
+        std::vector<Candidate> set = (this->*choice)(analysis, all);
+        fallbacks.push_back({std::move(set), closure});
+        closure = Closure();
+      }
       FailureOr<std::vector<Candidate>> found = exact ? exhaustive(module, all) : greedy(module, all);
       if (failed(found))
         return signalPassFailure();
@@ -280,6 +272,42 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
   }
 
   Closure closure;
+  // The selective and full policies' choices with their closures: auto's fallbacks
+  // on large steps, where no prefix of the candidates alone fits (recomputing a value
+  // keeps its inputs alive; the closures recompute those too).
+  struct Plan {
+    std::vector<Candidate> chosen;
+    Closure closure;
+  };
+  std::vector<Plan> fallbacks;
+
+  /// Cheap to recompute for the bytes it frees: elementwise ops, normalizations,
+  /// softmax (a few FLOPs per byte); matmuls and attention cost O(K) per byte.
+  /// ...and only where that frees bytes: recomputing a value whose input would
+  /// otherwise die after the forward pass (a residual add of a matmul output)
+  /// keeps that input alive instead.
+  std::vector<Candidate> selectiveChoice(const StepAnalysis &analysis, ArrayRef<Candidate> all) {
+    closure.flopsPerByte = flopsPerByte;
+    std::vector<Candidate> chosen;
+    for (const Candidate &c : all)
+      if (c.flops / double(c.bytes) <= flopsPerByte && analysis.recomputesFromKept(analysis.valueOf(c), flopsPerByte))
+        chosen.push_back(c);
+    return chosen;
+  }
+
+  /// Keeps only the residual stream (the checkpoints) and recomputes everything else
+  /// from it; sets the closure that makes the recomputed values' inputs recomputed too.
+  std::vector<Candidate> fullChoice(const StepAnalysis &analysis, ArrayRef<Candidate> all) {
+    DenseSet<Value> kept = analysis.checkpoints();
+    for (auto [i, op] : llvm::enumerate(analysis.ops))
+      if (llvm::any_of(op->getResults(), [&](Value r) { return kept.contains(r); }))
+        closure.checkpointOps.insert(static_cast<int64_t>(i));
+    std::vector<Candidate> chosen;
+    for (const Candidate &c : all)
+      if (!kept.contains(analysis.valueOf(c)))
+        chosen.push_back(c);
+    return chosen;
+  }
 
   /// `zc.recompute` on the module: what the report shows.
   void record(ModuleOp module, StringRef chosenPolicy, double flops, int64_t values) {
@@ -330,8 +358,9 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
   /// budget does not need. Each round measures every remaining candidate on a copy
   /// (arena and the real FLOPs of its clones, closure included): one that makes the
   /// arena fit is taken, the cheapest such or the cheapest fitting pair if cheaper
-  /// (up to `kPairedCandidates`); else the one freeing the most bytes per FLOP. Past `kMeasuredCandidates`, rounds take the static order (FLOPs per
-  /// byte of the candidate's own op) to keep compile time linear.
+  /// (up to `kPairedCandidates`); else the one freeing the most bytes per FLOP. Past
+  /// `kMeasuredCandidates`, `bisect` over the static order (FLOPs per byte of the
+  /// candidate's own op) keeps the number of evaluations logarithmic.
   static constexpr size_t kMeasuredCandidates = 24, kPairedCandidates = 16, kExactCandidates = 12;
 
   FailureOr<std::vector<Candidate>> greedy(ModuleOp module, ArrayRef<Candidate> all) {
@@ -339,15 +368,16 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     llvm::stable_sort(remaining, [](const Candidate &a, const Candidate &b) {
       return a.flops / double(a.bytes) < b.flops / double(b.bytes);
     });
+    if (all.size() > kMeasuredCandidates)
+      return bisect(module, remaining);
     std::vector<Candidate> chosen;
     double flops = 0;
     FailureOr<int64_t> arena = arenaWith(module, chosen, &flops);
     if (failed(arena))
       return failure();
-    bool measure = all.size() <= kMeasuredCandidates;
     while (*arena > budget && !remaining.empty()) {
       size_t pick = 0;
-      if (measure) {
+      {
         std::optional<size_t> cheapestFit, bestRatio;
         double cheapestFlops = 0, ratio = -1;
         for (size_t i = 0; i < remaining.size(); ++i) {
@@ -423,6 +453,76 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       mlir::emitWarning(module.getLoc(), "zcc-recompute: the best choice found leaves ")
           << std::min(*grownArena, *shrunkArena) << " bytes per rank, over the budget of " << int64_t(budget);
     return *grown;
+  }
+
+  /// Many candidates (a real model: hundreds): each evaluation is the whole rest of the
+  /// pipeline and a memory plan (seconds at 8B parameters), so the search stays a few
+  /// dozen of them. The shortest prefix of the static order (FLOPs per byte) that fits,
+  /// by bisection (the arena shrinks as values are added, give or take a moving peak),
+  /// then one pass over its `kPrunedCandidates` costliest choices, dropping each the
+  /// budget does not need.
+  static constexpr size_t kPrunedCandidates = 24;
+
+  FailureOr<std::vector<Candidate>> bisect(ModuleOp module, ArrayRef<Candidate> ordered) {
+    auto fits = [&](size_t n, double *flops) -> FailureOr<bool> {
+      FailureOr<int64_t> a = arenaWith(module, ordered.take_front(n), flops);
+      if (failed(a))
+        return failure();
+      return *a <= budget;
+    };
+    double flops = 0;
+    FailureOr<bool> none = fits(0, &flops);
+    if (failed(none))
+      return failure();
+    if (*none)
+      return std::vector<Candidate>();
+    FailureOr<bool> all = fits(ordered.size(), &flops);
+    if (failed(all))
+      return failure();
+    if (!*all) {
+      // Recomputing values without their inputs keeps the inputs alive: the
+      // selective and full closures free those too. The cheaper that fits.
+      for (const Plan &plan : fallbacks) {
+        closure = plan.closure;
+        FailureOr<int64_t> a = arenaWith(module, plan.chosen, &flops);
+        if (failed(a))
+          return failure();
+        if (*a <= budget)
+          return plan.chosen;
+        if (&plan == &fallbacks.back())
+          mlir::emitWarning(module.getLoc(), "zcc-recompute: even full recompute leaves ")
+              << *a << " bytes per rank, over the budget of " << int64_t(budget);
+      }
+      return fallbacks.back().chosen;
+    }
+    size_t lo = 1, hi = ordered.size(); // fits(hi), not fits(lo - 1)
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      FailureOr<bool> ok = fits(mid, &flops);
+      if (failed(ok))
+        return failure();
+      if (*ok)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    std::vector<Candidate> kept(ordered.begin(), ordered.begin() + hi);
+    std::vector<size_t> costliest(kept.size());
+    for (size_t i = 0; i < kept.size(); ++i)
+      costliest[i] = i;
+    llvm::stable_sort(costliest, [&](size_t a, size_t b) { return kept[a].flops > kept[b].flops; });
+    costliest.resize(std::min(costliest.size(), kPrunedCandidates));
+    llvm::sort(costliest, std::greater<size_t>()); // erase from the back: indices stay valid
+    for (size_t i : costliest) {
+      std::vector<Candidate> trial = kept;
+      trial.erase(trial.begin() + i);
+      FailureOr<int64_t> a = arenaWith(module, trial, &flops);
+      if (failed(a))
+        return failure();
+      if (*a <= budget)
+        kept = std::move(trial);
+    }
+    return kept;
   }
 
   /// Drops chosen values while the arena still fits, each time the one whose
