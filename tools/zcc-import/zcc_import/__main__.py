@@ -83,7 +83,7 @@ def run(args):
     import torch
     from . import capture as cap_mod
     from . import lower as low
-    from .mlir import module_text, number
+    from .mlir import module_text
     from .source import HuggingFaceSource, ModuleSource, skeleton, tied_aliases, weighted
 
     started = time.time()
@@ -143,7 +143,6 @@ def run(args):
 def initializer(value, role, std):
     """The zc initializer train.bin draws when no --init is given: the model's own values' law when
     they are known (all ones, all zeros, else normal with their std), otherwise by role."""
-    from .mlir import number
     if value is not None:
         if bool((value == 1).all()):
             return "#zc.ones"

@@ -10,15 +10,15 @@ Values are `View`s: a zc tensor read through an ATen shape. Views make reshapes 
 renames the shape) and let attention's [B, H, T, D] head layout stay the [B, T, H x D] tensor zc's
 rotary and causal_attention ops read, with no transposes emitted.
 """
-import math
 import operator
 
 import torch
 
 from . import patterns
 from .capture import source_line
-from .mlir import Emitter, Tensor, number
+from .mlir import Emitter, Tensor, number, symbol
 from .source import ImportError_
+from .values import Constant, View
 
 aten = torch.ops.aten
 
@@ -44,25 +44,11 @@ PATTERN_ONLY = {
 }
 
 
-class View:
-    """An ATen value held as zc tensor `base`, read as `shape`.
-
-    heads=False: `shape` is a reshape of base (same elements, row-major).
-    heads=True:  shape is [B, H, T, D] and base is [B, T, H*D]: transpose(reshape(base), 1, 2), the
-                 layout attention works in, kept as zc's rotary and causal_attention read it.
-    """
-
-    def __init__(self, base, shape, heads=False):
-        self.base, self.shape, self.heads = base, tuple(shape), heads
-
-    def same_layout(self, other):
-        return (self.shape == other.shape and self.heads == other.heads
-                and self.base.shape == other.base.shape)
-
-
 def op_name(target):
-    return str(target).replace("aten::", "aten.") if not hasattr(target, "_schema") else \
-        f"aten.{target._schema.name.split('::')[-1]}" + (f".{target._overloadname}" if target._overloadname else "")
+    """aten.conv2d.default for an OpOverload; the Python name for anything else."""
+    if hasattr(target, "_schema"):
+        return f"aten.{target._schema.name.split('::')[-1]}.{target._overloadname or 'default'}"
+    return getattr(target, "__name__", str(target))
 
 
 class Lowering:
@@ -156,7 +142,7 @@ class Lowering:
         if name not in self.param_refs:
             shape = self.cap.param_shapes[name]
             hint = "p_" + name.replace(".", "_")
-            self.param_refs[name] = self.emit.op(hint, shape, f'zc.param_ref {symbol_of(name)} : {Tensor("", shape).type}')
+            self.param_refs[name] = self.emit.op(hint, shape, f'zc.param_ref {symbol(name)} : {Tensor("", shape).type}')
         t = self.param_refs[name]
         return View(t, t.shape)
 
@@ -236,10 +222,8 @@ class Lowering:
         return self.value(src)
 
     def reshape_node(self, node):
-        v = self.value(node.args[0])
+        v = self.tensor(node.args[0])
         shape = tuple(node.meta["val"].shape)
-        if isinstance(v, Constant):
-            return Constant(torch.empty(0))  # only shapes of constants flow here; never emitted
         if node.target is aten.expand.default and shape != v.shape:
             self.fail(node, "a broadcasting expand outside repeat_kv: zc broadcasts only in bias_add")
         if shape == v.shape:
@@ -247,18 +231,6 @@ class Lowering:
         if v.heads:
             return View(self.plain(v, hint=node.name), shape)
         return View(v.base, shape)
-
-
-def symbol_of(name):
-    from .mlir import symbol
-    return symbol(name)
-
-
-class Constant:
-    """A folded value: feeds patterns (rotary tables, masks, positions), never a zc operand."""
-
-    def __init__(self, value):
-        self.value = value
 
 
 def numel(shape):
@@ -482,9 +454,7 @@ def broadcast_add(self, node, av, bv):
 
 
 def lower_transpose(self, node):
-    v = self.value(node.args[0])
-    if isinstance(v, Constant):
-        return v
+    v = self.tensor(node.args[0])
     dims = sorted(d % len(v.shape) for d in node.args[1:3])
     if len(v.shape) == 4 and dims == [1, 2]:
         B, X, Y, D = v.shape
@@ -520,9 +490,7 @@ def permute(self, node, v, perm):
 
 
 def lower_slice(self, node):
-    v = self.value(node.args[0])
-    if isinstance(v, Constant):
-        return v
+    v = self.tensor(node.args[0])
     dim = node.args[1] % len(v.shape) if len(node.args) > 1 else 0
     start = node.args[2] if len(node.args) > 2 and node.args[2] is not None else 0
     end = node.args[3] if len(node.args) > 3 and node.args[3] is not None else v.shape[dim]
@@ -615,6 +583,7 @@ def note_role(self, node, role):
 
 
 Lowering.note_role = note_role
+Lowering.emit_rmsnorm = emit_rmsnorm
 
 HANDLERS = {
     aten.linear.default: lower_linear,

@@ -14,7 +14,8 @@ import math
 
 import torch
 
-from .mlir import Tensor, number
+from .mlir import number
+from .values import View
 
 aten = torch.ops.aten
 IDENTITY_NODES = {aten.alias.default, aten.contiguous.default, aten.clone.default, aten.detach.default,
@@ -75,8 +76,7 @@ def match_rmsnorm(lowering, node):
                 if len(dims) != 1 or not last_dim(m.args[0], dims[0]) or not keep or not is_op(p, aten.pow.Tensor_Scalar):
                     continue
                 if strip(p.args[0]) is x and p.args[1] == 2:
-                    from .lower import emit_rmsnorm
-                    return emit_rmsnorm(lowering, node, x, g, eps)
+                    return lowering.emit_rmsnorm(node, x, g, eps)
     return None
 
 
@@ -102,7 +102,6 @@ def match_gelu_tanh(lowering, node):
                                 and p.args[1] == 3:
                             v = lowering.tensor(x)
                             y = lowering.emit.op(node.name, v.base.shape, f"zc.gelu {v.base.name} : {v.base.type}")
-                            from .lower import View
                             return View(y, v.shape, v.heads)
     return None
 
@@ -178,7 +177,6 @@ def emit_rotary(lowering, node, x_node, cos, sin):
                             "(rope_scaling / attention scaling is not supported by zc.rotary)")
     base = lowering.heads_base(v, node.name)
     y = lowering.emit.op(node.name, base.shape, f"zc.rotary {base.name} heads {H} theta {number(theta)} : {base.type}")
-    from .lower import View
     return View(y, v.shape, heads=True)
 
 
@@ -234,7 +232,6 @@ def attention(lowering, node):
     groups = f" kv_heads {G}" if G != H else ""
     types = qb.type + (f", {kb.type}" if G != H else "")
     y = lowering.emit.op(node.name, qb.shape, f"zc.causal_attention {qb.name}, {kb.name}, {vb.name} heads {H}{groups} : {types}")
-    from .lower import View
     return View(y, (B, H, T, D), heads=True)
 
 
