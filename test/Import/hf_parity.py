@@ -12,7 +12,7 @@ tokens, torch_reference.TextData). The per-step losses must agree within --toler
 
 --round-trip also checkpoints train.bin at step 10, consolidates it with zcc-ckpt, loads it back into
 the PyTorch model with load_state_dict(strict=True) (a tied parameter's other names, which the zc module
-records as zc.tied, point at the same tensor) and checks the loss of step 11's batch against the one
+records as zc.tied, point at the same tensor; persistent buffers are the model's own) and checks the loss of step 11's batch against the one
 train.bin logged.
 Runs in the importer's Python environment (PyTorch 2.x, transformers, safetensors).
 """
@@ -135,6 +135,9 @@ def main():
             for alias, name in tied_names(open(model).read()).items():
                 state[alias] = state[name]
             restored = source.build()
+            # Persistent buffers (a registered causal mask) are not trained: the model's own.
+            buffers = {name for name, _ in restored.named_buffers()}
+            state.update({k: v for k, v in restored.state_dict().items() if k in buffers})
             restored.load_state_dict(state, strict=True)
             x, y = data.batch(10 * args.batch, args.batch)
             with torch.no_grad():

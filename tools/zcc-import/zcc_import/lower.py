@@ -41,6 +41,7 @@ PATTERN_ONLY = {
     aten.rsqrt.default: "RMSNorm's rsqrt",
     aten.tanh.default: "the tanh form of GELU",
     aten.neg.default: "the rotary embedding's rotate_half",
+    aten.masked_fill.Scalar: "written-out causal attention's mask",
 }
 
 
@@ -302,6 +303,9 @@ def matmul_param(self, node, x, w_node, bias):
 
 
 def lower_matmul(self, node):
+    attention = patterns.match_manual_attention(self, node)
+    if attention is not None:
+        return attention
     if len(node.args[1].meta["val"].shape) != 2:
         self.fail(node, "a batched matmul of two activations outside attention: zc maps linear layers")
     return matmul_param(self, node, self.tensor(node.args[0]), node.args[1], None)
@@ -624,6 +628,7 @@ MAPPED = {
     "aten.rms_norm, and x * rsqrt(mean(x^2) + eps) * g": "zc.rmsnorm",
     "x * cos + rotate_half(x) * sin (folded tables)": "zc.rotary",
     "aten.scaled_dot_product_attention (causal mask, repeat_kv / enable_gqa)": "zc.causal_attention",
+    "softmax(masked_fill(q @ k^T / sqrt(D), ~causal, -inf)) @ v": "zc.causal_attention",
     "aten.silu / aten.relu / aten.gelu(tanh), GPT-2's gelu_new": "zc.silu / zc.relu / zc.gelu",
     "aten.softmax (last axis)": "zc.softmax",
     "aten.add / sub / mul (same shape)": "zc.add / zc.sub / zc.mul",

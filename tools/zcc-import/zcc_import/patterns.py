@@ -5,6 +5,8 @@
   rotary embedding   x * cos + cat(-x2, x1) * sin, tables folded              -> zc.rotary (theta read back
                                                                                 from the tables, checked)
   attention          sdpa(q, repeat_kv(k), repeat_kv(v), causal mask)         -> zc.causal_attention
+  written-out        softmax(masked_fill(q @ k^T * s, ~causal, -inf)) @ v      -> zc.causal_attention
+  attention          (nanoGPT without flash attention)
 
 Operands of add and mul are matched in either order. A match checks everything zc's op assumes (the
 tables are HF's default rotary for the recovered theta, the mask is exactly causal, the scale is
@@ -220,6 +222,13 @@ def attention(lowering, node):
         check_causal_mask(lowering, node, mask, T)
     elif not causal:
         lowering.fail(node, "attention without a causal mask: zc has causal attention only")
+    return emit_attention(lowering, node, q, k, v)
+
+
+def emit_attention(lowering, node, q, k, v):
+    """zc.causal_attention of [B, H, T, D] q and [B, G, T, D] k, v (through repeat_kv)."""
+    qv = lowering.tensor(q)
+    B, H, T, D = qv.shape
     k, v = repeated_kv(k), repeated_kv(v)
     kv, vv = lowering.tensor(k), lowering.tensor(v)
     G = kv.shape[1]
@@ -264,3 +273,36 @@ def check_causal_mask(lowering, node, mask_node, T):
     if not lowering.causal_masks[mask_node]:
         lowering.fail(node, "an attention mask that is not exactly causal (sliding window shorter than the "
                             "context? padding?): zc has causal attention only")
+
+
+def match_manual_attention(lowering, node):
+    """matmul(softmax(masked_fill(mul(matmul(q, transpose(k, -2, -1)), 1/sqrt(D)), upper, -inf), -1), v):
+    attention written out (nanoGPT's path without flash attention) -> zc.causal_attention."""
+    probs, v = strip(node.args[0]), node.args[1]
+    if not (is_op(probs, aten.softmax.int) or is_op(probs, aten._softmax.default)) or not last_dim(probs, probs.args[1]):
+        return None
+    filled = strip(probs.args[0])
+    if not is_op(filled, aten.masked_fill.Scalar) or filled.args[2] != float("-inf"):
+        return None
+    mask = filled.args[1]
+    scores, scale = strip(filled.args[0]), 1.0
+    if is_op(scores, aten.mul.Tensor) and not isinstance(scores.args[1], torch.fx.Node):
+        scores, scale = strip(scores.args[0]), scores.args[1]
+    elif is_op(scores, aten.div.Tensor) and not isinstance(scores.args[1], torch.fx.Node):
+        scores, scale = strip(scores.args[0]), 1.0 / scores.args[1]
+    if not is_op(scores, aten.matmul.default):
+        return None
+    q, kt = scores.args[0], strip(scores.args[1])
+    if not is_op(kt, aten.transpose.int) or sorted(d % 4 for d in kt.args[1:3]) != [2, 3]:
+        return None
+    if len(q.meta["val"].shape) != 4 or mask not in lowering.cap.constants:
+        return None
+    T = q.meta["val"].shape[2]
+    D = q.meta["val"].shape[3]
+    masked = lowering.cap.constants[mask].reshape(-1, T, T)
+    upper = ~torch.ones(T, T, dtype=torch.bool).tril()
+    if masked.dtype != torch.bool or not all(torch.equal(m, upper) for m in masked):
+        lowering.fail(node, "written-out attention whose mask is not exactly causal: zc has causal attention only")
+    if abs(scale * math.sqrt(D) - 1.0) > 1e-6:
+        lowering.fail(node, f"written-out attention scaled by {scale}: zc.causal_attention scales by 1/sqrt(head_dim)")
+    return emit_attention(lowering, node, q, kt.args[0], v)
