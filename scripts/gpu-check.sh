@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One command for a machine with NVIDIA GPUs: builds zcc with the CUDA backend, runs the CUDA tests
 # (ctest -L cuda: kernel conformance against the CPU backend, NCCL collectives, end-to-end parity),
-# trains the GPT-2 124M preset (bf16) and the Llama example on one GPU and, with ZeRO-3, on every GPU
-# present, and prints a table: tokens/s, MFU, step time, planned arena against the device memory
+# trains the GPT-2 124M preset (bf16; with and without CUDA graphs) and the Llama example on one GPU
+# and, with ZeRO-3, on every GPU present, and prints a table: tokens/s, MFU, step time, planned arena against the device memory
 # each GPU held, and the losses against the CPU backend's on the same first steps
 # (scripts/gpu_report.py). Exit 77 without a GPU, 1 when a test or a loss comparison fails.
 #
@@ -44,6 +44,8 @@ bin=$root/$ZCC_BUILD_DIR/bin
 status=0
 echo "gpu-check: ctest -L cuda"
 ctest --test-dir "$ZCC_BUILD_DIR" -L cuda --output-on-failure || status=1
+echo "gpu-check: kernels against the device's copy bandwidth (bench/runtime/CudaKernelBench.cpp)"
+"$bin/zrt-cuda-kernel-bench" || status=1
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -74,8 +76,10 @@ watch_memory() {
 }
 
 runs="["
-add_run() {  # name model gpus zero precision
+add_run() {  # name model gpus zero precision [train.bin flags...]
   local name=$1 model=$2 n=$3 zero=$4 precision=$5
+  shift 5
+  local extra=("$@")
   local exe="$work/$name.bin" cpu="$work/$name-cpu.bin"
   "$bin/zcc" "$model" --target=cuda --world-size "$n" --zero-stage "$zero" --precision "$precision" -o "$exe"
   "$bin/zcc" "$model" --world-size 1 --precision "$precision" -o "$cpu"
@@ -83,7 +87,7 @@ add_run() {  # name model gpus zero precision
   if [ "$n" -gt 1 ]; then launch=(mpirun -np "$n"); fi
   echo "gpu-check: $name: $n GPU(s), ZeRO-$zero, $precision, $steps steps"
   if ! watch_memory "$work/$name.mib" "${launch[@]}" "$exe" --data "$work/data.txt" --steps "$steps" \
-      --log-every 1 --log-json "$work/$name.jsonl" > "$work/$name.out" 2>&1; then
+      --log-every 1 --log-json "$work/$name.jsonl" "${extra[@]}" > "$work/$name.out" 2>&1; then
     tail -20 "$work/$name.out"
     status=1
     return
@@ -97,6 +101,8 @@ add_run() {  # name model gpus zero precision
           \"device_mib\": $(cat "$work/$name.mib"), \"warmup\": 3},"
 }
 add_run gpt2-124m "$work/gpt2-124m-one.mlir" 1 0 bf16
+# The same without CUDA graphs: every kernel launched from the host (the graphs' gain).
+add_run gpt2-124m-no-graphs "$work/gpt2-124m-one.mlir" 1 0 bf16 --cuda-graphs off
 add_run llama "$work/llama-one.mlir" 1 0 fp32
 if [ "$gpus" -gt 1 ]; then
   add_run gpt2-124m-zero3 "$work/gpt2-124m-all.mlir" "$gpus" 3 bf16

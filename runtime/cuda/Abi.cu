@@ -2,6 +2,8 @@
 // runtime/cpu (a train.bin compiled with --target=cuda links this instead), on device
 // memory. Compute runs on the compute stream; collectives run through NCCL on the
 // communication stream, ordered with compute by events (a wait never blocks the host).
+// Step graphs (zrt_graph_begin/end): the step function's second run is captured as one CUDA
+// graph, NCCL included, and every later run replays it.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +42,20 @@ struct CudaRuntime {
   std::unordered_map<int64_t, cudaEvent_t> inFlight;
   std::vector<cudaEvent_t> pool;
   int64_t lastHandle = 0;
+  // Step graphs, by region: the first run is eager (it sizes the scratch, cuBLASLt's
+  // workspaces and NCCL's buffers: nothing may allocate inside a capture), the second is
+  // captured, every later one replays. The host calls a replay skips do not count the
+  // collectives: each replay adds what the capture counted.
+  struct StepGraph {
+    int64_t eagerRuns = 0;
+    cudaGraphExec_t exec = nullptr;
+    const void *loss = nullptr; // where the captured step writes its loss
+    zrt_counters counted{};     // the collectives the captured run issued
+  };
+  std::vector<StepGraph> graphs;
+  int capturing = -1; // the region being captured
+  const void *capturedLoss = nullptr;
+  zrt_counters beforeCapture{};
 };
 
 CudaRuntime *rt = nullptr;
@@ -123,6 +139,24 @@ void hostCollective(const void *send, void *recv, int64_t count, bool gather, bo
       static_cast<float *>(recv)[i] /= static_cast<float>(r.ranks);
 }
 
+CudaRuntime::StepGraph &stepGraph(const char *call, int32_t region) {
+  CudaRuntime &r = current(call);
+  if (region < 0 || region > 15)
+    fatal(call, "region %d is not in [0, 16)", region);
+  if (static_cast<int>(r.graphs.size()) <= region)
+    r.graphs.resize(region + 1);
+  return r.graphs[region];
+}
+
+void addCounters(zrt_counters &into, const zrt_counters &delta, int sign) {
+  for (size_t k = 0; k < sizeof(into.calls) / sizeof(into.calls[0]); ++k) {
+    into.calls[k] += sign * delta.calls[k];
+    into.bytes_sent[k] += sign * delta.bytes_sent[k];
+  }
+}
+
+double readLossAfter(const void *loss);
+
 void checkDataErrors() {
   CudaRuntime &r = current("zrt_read_loss");
   int flags[2] = {0, 0};
@@ -131,6 +165,14 @@ void checkDataErrors() {
     fatal("zrt_cross_entropy", "a label is outside [0, classes) in this step's batch");
   if (flags[1])
     fatal("zrt_embedding", "a token id is outside [0, vocabulary) in this step's batch");
+}
+
+double readLossAfter(const void *loss) {
+  float value = 0;
+  ZRT_CUDA_CHECK(cudaStreamSynchronize(compute()));
+  checkDataErrors();
+  ZRT_CUDA_CHECK(cudaMemcpy(&value, loss, sizeof value, cudaMemcpyDeviceToHost));
+  return value;
 }
 
 } // namespace
@@ -173,6 +215,9 @@ void zrt_finalize() {
   trace::write(r.rank);
   for (auto &entry : r.inFlight)
     cudaEventDestroy(entry.second);
+  for (auto &g : r.graphs)
+    if (g.exec)
+      cudaGraphExecDestroy(g.exec);
   for (cudaEvent_t e : r.pool)
     cudaEventDestroy(e);
   for (void *p : r.inputs)
@@ -264,11 +309,54 @@ void zrt_input_write(int64_t index, const void *src, int64_t bytes) {
   ZRT_CUDA_CHECK(cudaMemcpyAsync(r.inputs[index], src, bytes, cudaMemcpyHostToDevice, compute()));
 }
 double zrt_read_loss(const void *loss) {
-  float value = 0;
-  ZRT_CUDA_CHECK(cudaStreamSynchronize(compute()));
-  checkDataErrors();
-  ZRT_CUDA_CHECK(cudaMemcpy(&value, loss, sizeof value, cudaMemcpyDeviceToHost));
-  return value;
+  CudaRuntime &r = current("zrt_read_loss");
+  if (r.capturing >= 0) { // inside a capture: zrt_graph_end reads it once the graph ran
+    r.capturedLoss = loss;
+    return 0.0;
+  }
+  return readLossAfter(loss);
+}
+int32_t zrt_graph_begin(int32_t region, int32_t enabled) {
+  CudaRuntime &r = current("zrt_graph_begin");
+  CudaRuntime::StepGraph &g = stepGraph("zrt_graph_begin", region);
+  if (!enabled || r.capturing >= 0)
+    return 1;
+  if (g.exec)
+    return 0; // zrt_graph_end replays it
+  if (g.eagerRuns == 0)
+    return 1;
+  r.beforeCapture = r.counters;
+  r.capturedLoss = nullptr;
+  ZRT_CUDA_CHECK(cudaStreamBeginCapture(compute(), cudaStreamCaptureModeThreadLocal));
+  r.capturing = region;
+  return 1;
+}
+double zrt_graph_end(int32_t region, double hostLoss) {
+  CudaRuntime &r = current("zrt_graph_end");
+  CudaRuntime::StepGraph &g = stepGraph("zrt_graph_end", region);
+  if (r.capturing == region) {
+    cudaGraph_t graph = nullptr;
+    cudaError_t captured = cudaStreamEndCapture(compute(), &graph);
+    r.capturing = -1;
+    if (captured != cudaSuccess)
+      fatal("zrt_graph_end", "capturing the step as a CUDA graph failed (%s); run train.bin with --cuda-graphs off",
+            cudaGetErrorString(captured));
+    ZRT_CUDA_CHECK(cudaGraphInstantiate(&g.exec, graph, 0));
+    ZRT_CUDA_CHECK(cudaGraphDestroy(graph));
+    g.loss = r.capturedLoss;
+    g.counted = zrt_counters{};
+    addCounters(g.counted, r.counters, 1);
+    addCounters(g.counted, r.beforeCapture, -1);
+    addCounters(r.counters, g.counted, -1); // counted again below, as every replay is
+  } else if (!g.exec) {
+    ++g.eagerRuns;
+    return hostLoss;
+  }
+  ZRT_CUDA_CHECK(cudaGraphLaunch(g.exec, compute()));
+  addCounters(r.counters, g.counted, 1);
+  if (!g.loss)
+    fatal("zrt_graph_end", "the captured region wrote no loss (zrt_read_loss was not called in it)");
+  return readLossAfter(g.loss);
 }
 void zrt_host_all_gather(const void *send, void *recv, int64_t count) { hostCollective(send, recv, count, true, false); }
 void zrt_host_all_reduce(const void *send, void *recv, int64_t count, int32_t average) {

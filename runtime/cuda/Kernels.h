@@ -39,7 +39,7 @@ void sgdMomentum(float *param, int32_t gradDtype, const void *grad, float *buf, 
 
 namespace zrt::cuda {
 
-// Row-wise ops (one thread per row, the CPU backend's loops: zrt/KernelMath.h).
+// Row-wise ops: a block per row (RowReduce.cuh), the CPU backend's elementwise math (zrt/KernelMath.h).
 void softmax(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols, cudaStream_t s);
 void softmaxGrad(int32_t dtype, const void *dy, const void *y, void *dx, int64_t rows, int64_t cols, cudaStream_t s);
 void layernorm(int32_t dtype, const void *x, const void *gamma, const void *beta, void *y, int64_t rows,

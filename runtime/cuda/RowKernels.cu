@@ -1,6 +1,8 @@
-// Row-wise, loss, embedding and attention kernels of the CUDA backend. Rows and
-// reductions run in the CPU backend's order (zrt/KernelMath.h), one thread per row
-// or per output, so results are deterministic and agree with the CPU backend.
+// Row-wise, loss, embedding and attention kernels of the CUDA backend. The row kernels
+// (softmax, the normalizations, cross-entropy) run one block per row (RowReduce.cuh: coalesced
+// reads, a fixed reduction tree, so a row gives the same bits on every run); the parameter
+// gradients sum column partials over row chunks in a fixed order. Elementwise math is the CPU
+// backend's (zrt/KernelMath.h); attention still runs one thread per query row.
 #include <cuda_bf16.h>
 
 #include "core/Error.h"
@@ -8,11 +10,13 @@
 #include "cuda/Dispatch.h"
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
+#include "cuda/RowReduce.cuh"
 #include "cuda/Scratch.h"
 #include "zrt/KernelMath.h"
 #include "zrt/MatmulCrossEntropy.h"
 
 #include <algorithm>
+#include <climits>
 
 namespace zrt::cuda {
 namespace {
@@ -29,53 +33,175 @@ int blocks(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads > 
 
 #define ZRT_FOR_EACH(i, n) for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
-template <class T> __global__ void softmaxKernel(const T *x, T *y, int64_t rows, int64_t cols) {
-  ZRT_FOR_EACH(r, rows) math::softmaxRow<float>(x + r * cols, y + r * cols, cols);
-}
-template <class T> __global__ void softmaxGradKernel(const T *dy, const T *y, T *dx, int64_t rows, int64_t cols) {
-  ZRT_FOR_EACH(r, rows) math::softmaxGradRow<float>(dy + r * cols, y + r * cols, dx + r * cols, cols);
-}
-template <class T>
-__global__ void layernormKernel(const T *x, const T *g, const T *b, T *y, int64_t rows, int64_t cols, double eps) {
-  ZRT_FOR_EACH(r, rows) math::layernormRow<float>(x + r * cols, g, b, y + r * cols, cols, eps);
-}
-template <class T>
-__global__ void layernormGradRows(const T *dy, const T *x, const T *g, T *dx, float *means, float *rstds, int64_t rows,
-                                  int64_t cols, double eps) {
-  ZRT_FOR_EACH(r, rows)
-  math::layernormGradRow<float>(dy + r * cols, x + r * cols, g, dx + r * cols, cols, eps, means[r], rstds[r]);
-}
-template <class T>
-__global__ void layernormGradColumns(const T *dy, const T *x, const float *means, const float *rstds, int64_t rows,
-                                     int64_t cols, T *dgamma, T *dbeta) {
-  ZRT_FOR_EACH(c, cols) math::layernormParamGradColumn<float>(dy, x, means, rstds, rows, cols, c, dgamma, dbeta);
+/// The row a block reduces, checked against the grid's limit by rowGrid().
+#define ZRT_ROW(r) const int64_t r = blockIdx.x
+
+dim3 rowGrid(const char *call, int64_t rows) {
+  if (rows > INT32_MAX)
+    fatal(call, "%lld rows: above the grid's %d blocks", static_cast<long long>(rows), INT32_MAX);
+  return dim3(static_cast<unsigned>(rows));
 }
 
+template <class T> __global__ void softmaxRows(const T *x, T *y, int64_t cols) {
+  ZRT_ROW(r);
+  const T *xr = x + r * cols;
+  T *yr = y + r * cols;
+  float m = -INFINITY;
+  ZRT_ROW_COLUMNS(c, cols) m = fmaxf(m, float(xr[c]));
+  m = blockMax(m);
+  float sum = 0;
+  ZRT_ROW_COLUMNS(c, cols) sum += math::mexp(float(xr[c]) - m);
+  const float logSum = math::mlog(blockSum(sum));
+  ZRT_ROW_COLUMNS(c, cols) yr[c] = T(math::mexp((float(xr[c]) - m) - logSum));
+}
+template <class T> __global__ void softmaxGradRows(const T *dy, const T *y, T *dx, int64_t cols) {
+  ZRT_ROW(r);
+  const T *dyr = dy + r * cols, *yr = y + r * cols;
+  float dot = 0;
+  ZRT_ROW_COLUMNS(c, cols) dot += float(dyr[c]) * float(yr[c]);
+  dot = blockSum(dot);
+  ZRT_ROW_COLUMNS(c, cols) dx[r * cols + c] = T(float(yr[c]) * (float(dyr[c]) - dot));
+}
+
+/// mean and 1 / sqrt(var + eps) of the block's row.
+template <class T> __device__ void rowMoments(const T *xr, int64_t cols, double eps, float &mean, float &rstd) {
+  float sum = 0;
+  ZRT_ROW_COLUMNS(c, cols) sum += float(xr[c]);
+  mean = blockSum(sum) / float(cols);
+  float squares = 0;
+  ZRT_ROW_COLUMNS(c, cols) {
+    float d = float(xr[c]) - mean;
+    squares += d * d;
+  }
+  rstd = 1.0f / math::msqrt(blockSum(squares) / float(cols) + float(eps));
+}
 template <class T>
-__global__ void addLayernormKernel(const T *a, const T *b, const T *g, const T *beta, T *sum, T *y, int64_t rows,
-                                   int64_t cols, double eps) {
-  ZRT_FOR_EACH(r, rows) {
-    for (int64_t c = 0; c < cols; ++c)
-      sum[r * cols + c] = T(float(a[r * cols + c]) + float(b[r * cols + c]));
-    math::layernormRow<float>(sum + r * cols, g, beta, y + r * cols, cols, eps);
+__global__ void layernormRows(const T *x, const T *g, const T *b, T *y, int64_t cols, double eps) {
+  ZRT_ROW(r);
+  const T *xr = x + r * cols;
+  float mean, rstd;
+  rowMoments(xr, cols, eps, mean, rstd);
+  ZRT_ROW_COLUMNS(c, cols) y[r * cols + c] = T((float(xr[c]) - mean) * rstd * float(g[c]) + float(b[c]));
+}
+/// sum = a + b (stored, rounded to T) and the layernorm of that stored sum.
+template <class T>
+__global__ void addLayernormRows(const T *a, const T *b, const T *g, const T *beta, T *sum, T *y, int64_t cols,
+                                 double eps) {
+  ZRT_ROW(r);
+  T *sr = sum + r * cols;
+  ZRT_ROW_COLUMNS(c, cols) sr[c] = T(float(a[r * cols + c]) + float(b[r * cols + c]));
+  // Each thread reads back only the columns it wrote: no synchronization needed before.
+  float mean, rstd;
+  rowMoments(static_cast<const T *>(sr), cols, eps, mean, rstd);
+  ZRT_ROW_COLUMNS(c, cols) y[r * cols + c] = T((float(sr[c]) - mean) * rstd * float(g[c]) + float(beta[c]));
+}
+template <class T>
+__global__ void layernormGradRows(const T *dy, const T *x, const T *g, T *dx, float *means, float *rstds, int64_t cols,
+                                  double eps) {
+  ZRT_ROW(r);
+  const T *xr = x + r * cols, *dyr = dy + r * cols;
+  float mean, rstd;
+  rowMoments(xr, cols, eps, mean, rstd);
+  float dxhat = 0, dxhatXhat = 0;
+  ZRT_ROW_COLUMNS(c, cols) {
+    float d = float(dyr[c]) * float(g[c]);
+    dxhat += d;
+    dxhatXhat += d * ((float(xr[c]) - mean) * rstd);
+  }
+  const float meanDxhat = blockSum(dxhat) / float(cols), meanDxhatXhat = blockSum(dxhatXhat) / float(cols);
+  ZRT_ROW_COLUMNS(c, cols) {
+    float xhat = (float(xr[c]) - mean) * rstd;
+    dx[r * cols + c] = T(rstd * (float(dyr[c]) * float(g[c]) - meanDxhat - xhat * meanDxhatXhat));
+  }
+  if (threadIdx.x == 0) {
+    means[r] = mean;
+    rstds[r] = rstd;
+  }
+}
+template <class T> __device__ float rowRstdRms(const T *xr, int64_t cols, double eps) {
+  float squares = 0;
+  ZRT_ROW_COLUMNS(c, cols) squares += float(xr[c]) * float(xr[c]);
+  return 1.0f / math::msqrt(blockSum(squares) / float(cols) + float(eps));
+}
+template <class T> __global__ void rmsnormRows(const T *x, const T *g, T *y, int64_t cols, double eps) {
+  ZRT_ROW(r);
+  const T *xr = x + r * cols;
+  const float rstd = rowRstdRms(xr, cols, eps);
+  ZRT_ROW_COLUMNS(c, cols) y[r * cols + c] = T(float(xr[c]) * rstd * float(g[c]));
+}
+template <class T>
+__global__ void rmsnormGradRows(const T *dy, const T *x, const T *g, T *dx, float *rstds, int64_t cols, double eps) {
+  ZRT_ROW(r);
+  const T *xr = x + r * cols, *dyr = dy + r * cols;
+  const float rstd = rowRstdRms(xr, cols, eps);
+  float gn = 0;
+  ZRT_ROW_COLUMNS(c, cols) gn += float(dyr[c]) * float(g[c]) * float(xr[c]) * rstd;
+  const float meanGN = blockSum(gn) / float(cols);
+  ZRT_ROW_COLUMNS(c, cols) {
+    float n = float(xr[c]) * rstd;
+    dx[r * cols + c] = T(rstd * (float(dyr[c]) * float(g[c]) - n * meanGN));
+  }
+  if (threadIdx.x == 0)
+    rstds[r] = rstd;
+}
+
+/// The parameter gradients of the normalizations: per column, sums over the rows. Stage one: a
+/// block per (column tile, chunk of rows) writes the chunk's partial sums; stage two adds a
+/// column's chunks in chunk order. Enough blocks to fill the GPU at any row count, the same order
+/// on every run. Chunks of 64 rows, longer when the rows would need more than the grid's 65535
+/// chunks along y.
+struct ColumnChunks {
+  int64_t rows, chunkRows, count;
+  static ColumnChunks of(int64_t rows) {
+    const int64_t chunkRows = std::max<int64_t>(64, (rows + 65534) / 65535);
+    return {rows, chunkRows, (rows + chunkRows - 1) / chunkRows};
+  }
+  dim3 grid(int64_t cols, int threads) const {
+    return dim3(static_cast<unsigned>((cols + threads - 1) / threads), static_cast<unsigned>(count));
+  }
+};
+
+/// partial[k * partStride + chunk * cols + c] (k < Parts) = the chunk's sum over rows of term(row, c).
+template <int Parts, class Term>
+__device__ void columnChunkSums(ColumnChunks chunks, int64_t cols, float *partial, int64_t partStride, Term term) {
+  const int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x, chunk = blockIdx.y;
+  if (c >= cols)
+    return;
+  float sums[Parts] = {};
+  const int64_t begin = chunk * chunks.chunkRows;
+  const int64_t end = begin + chunks.chunkRows < chunks.rows ? begin + chunks.chunkRows : chunks.rows;
+  for (int64_t r = begin; r < end; ++r)
+    term(r, c, sums);
+  for (int k = 0; k < Parts; ++k)
+    partial[k * partStride + chunk * cols + c] = sums[k];
+}
+template <class T>
+__global__ void layernormColumnChunks(const T *dy, const T *x, const float *means, const float *rstds,
+                                      ColumnChunks chunks, int64_t cols, float *partial) {
+  columnChunkSums<2>(chunks, cols, partial, chunks.count * cols, [&](int64_t r, int64_t c, float *s) {
+    float g = float(dy[r * cols + c]);
+    s[0] += g * (float(x[r * cols + c]) - means[r]) * rstds[r];
+    s[1] += g;
+  });
+}
+template <class T>
+__global__ void rmsnormColumnChunks(const T *dy, const T *x, const float *rstds, ColumnChunks chunks, int64_t cols,
+                                    float *partial) {
+  columnChunkSums<1>(chunks, cols, partial, 0, [&](int64_t r, int64_t c, float *s) {
+    s[0] += float(dy[r * cols + c]) * float(x[r * cols + c]) * rstds[r];
+  });
+}
+template <class T> __global__ void sumColumnChunks(const float *partial, int64_t chunks, int64_t cols, T *out) {
+  ZRT_FOR_EACH(c, cols) {
+    float sum = 0;
+    for (int64_t k = 0; k < chunks; ++k)
+      sum += partial[k * cols + c];
+    out[c] = T(sum);
   }
 }
 template <class T>
 __global__ void addResidualRows(const T *residual, T *dx, int64_t n) {
   ZRT_FOR_EACH(i, n) dx[i] = T(float(residual[i]) + float(dx[i]));
-}
-template <class T>
-__global__ void rmsnormKernel(const T *x, const T *g, T *y, int64_t rows, int64_t cols, double eps) {
-  ZRT_FOR_EACH(r, rows) math::rmsnormRow<float>(x + r * cols, g, y + r * cols, cols, eps);
-}
-template <class T>
-__global__ void rmsnormGradRows(const T *dy, const T *x, const T *g, T *dx, float *rstds, int64_t rows, int64_t cols,
-                                double eps) {
-  ZRT_FOR_EACH(r, rows) rstds[r] = math::rmsnormGradRow<float>(dy + r * cols, x + r * cols, g, dx + r * cols, cols, eps);
-}
-template <class T>
-__global__ void rmsnormGradColumns(const T *dy, const T *x, const float *rstds, int64_t rows, int64_t cols, T *dgamma) {
-  ZRT_FOR_EACH(c, cols) math::rmsnormParamGradColumn<float>(dy, x, rstds, rows, cols, c, dgamma);
 }
 /// One thread per (row, head, frequency): the angle, then the pair it rotates.
 template <class T>
@@ -90,18 +216,39 @@ __global__ void rotaryKernel(const T *x, T *y, int64_t rows, int64_t time, int64
   }
 }
 
-template <class T>
-__global__ void crossEntropyRows(const T *logits, const int32_t *labels, float *perRow, int64_t rows, int64_t classes,
-                                 int *bad) {
-  ZRT_FOR_EACH(r, rows) {
-    int32_t label = labels[r];
-    if (label < 0 || label >= classes) {
+/// max and log(sum(exp(x - max))) of the block's row.
+template <class T> __device__ void rowLogSumExp(const T *row, int64_t classes, float &max, float &logSum) {
+  float m = -INFINITY;
+  ZRT_ROW_COLUMNS(c, classes) m = fmaxf(m, float(row[c]));
+  max = blockMax(m);
+  float sum = 0;
+  ZRT_ROW_COLUMNS(c, classes) sum += math::mexp(float(row[c]) - max);
+  logSum = math::mlog(blockSum(sum));
+}
+/// The block's row's label, or -1 (and *bad set) when it is out of range.
+__device__ int32_t rowLabel(const int32_t *labels, int64_t r, int64_t classes, int *bad) {
+  int32_t label = labels[r];
+  if (label < 0 || label >= classes) {
+    if (threadIdx.x == 0)
       *bad = 1;
-      perRow[r] = 0;
-    } else {
-      perRow[r] = math::crossEntropyRow<float>(logits + r * classes, label, classes);
-    }
+    return -1;
   }
+  return label;
+}
+template <class T>
+__global__ void crossEntropyRows(const T *logits, const int32_t *labels, float *perRow, int64_t classes, int *bad) {
+  ZRT_ROW(r);
+  const int32_t label = rowLabel(labels, r, classes, bad);
+  if (label < 0) { // the whole block takes this branch: no reduction is left half-entered
+    if (threadIdx.x == 0)
+      perRow[r] = 0;
+    return;
+  }
+  const T *row = logits + r * classes;
+  float max, logSum;
+  rowLogSumExp(row, classes, max, logSum);
+  if (threadIdx.x == 0)
+    perRow[r] = (max - float(row[label])) + logSum;
 }
 /// The mean in the CPU backend's order: a double sum, row after row.
 __global__ void meanKernel(const float *values, int64_t n, float *out) {
@@ -111,31 +258,45 @@ __global__ void meanKernel(const float *values, int64_t n, float *out) {
   *out = static_cast<float>(sum / static_cast<double>(n));
 }
 template <class T>
-__global__ void crossEntropyGradKernel(const float *dloss, const T *logits, const int32_t *labels, T *dlogits,
-                                       int64_t rows, int64_t classes, int *bad) {
-  ZRT_FOR_EACH(r, rows) {
-    int32_t label = labels[r];
-    if (label < 0 || label >= classes) {
-      *bad = 1;
-      continue;
-    }
-    math::crossEntropyGradRow<float>(logits + r * classes, label, dlogits + r * classes, classes,
-                                     *dloss / float(rows));
+__global__ void crossEntropyGradRows(const float *dloss, const T *logits, const int32_t *labels, T *dlogits,
+                                     int64_t rows, int64_t classes, int *bad) {
+  ZRT_ROW(r);
+  const int32_t label = rowLabel(labels, r, classes, bad);
+  if (label < 0)
+    return;
+  const T *row = logits + r * classes;
+  float max, logSum;
+  rowLogSumExp(row, classes, max, logSum);
+  const float g = *dloss / float(rows);
+  ZRT_ROW_COLUMNS(c, classes) {
+    float p = math::mexp((float(row[c]) - max) - logSum);
+    dlogits[r * classes + c] = T(g * (p - (c == label ? 1.0f : 0.0f)));
   }
 }
-/// The fused head's rows: each row's loss, and its gradient over its logits (g = dloss / meanRows).
+/// The fused head's rows: each row's loss, and its gradient written over its logits
+/// (g = dloss / meanRows).
 template <class T>
 __global__ void crossEntropyChunkRows(T *logits, const int32_t *labels, const float *dloss, int64_t meanRows,
-                                      float *perRow, int64_t rows, int64_t classes, int *bad) {
-  ZRT_FOR_EACH(r, rows) {
-    int32_t label = labels[r];
-    if (label < 0 || label >= classes) {
-      *bad = 1;
+                                      float *perRow, int64_t classes, int *bad) {
+  ZRT_ROW(r);
+  const int32_t label = rowLabel(labels, r, classes, bad);
+  if (label < 0) {
+    if (threadIdx.x == 0)
       perRow[r] = 0;
-      continue;
-    }
-    perRow[r] = math::crossEntropyRowAndGrad<float>(logits + r * classes, label, classes, *dloss / float(meanRows));
+    return;
   }
+  T *row = logits + r * classes;
+  // Read before the reductions: their barriers order it before any thread overwrites the row.
+  const float target = float(row[label]);
+  float max, logSum;
+  rowLogSumExp(static_cast<const T *>(row), classes, max, logSum);
+  const float g = *dloss / float(meanRows);
+  ZRT_ROW_COLUMNS(c, classes) {
+    float p = math::mexp((float(row[c]) - max) - logSum);
+    row[c] = T(g * (p - (c == label ? 1.0f : 0.0f)));
+  }
+  if (threadIdx.x == 0)
+    perRow[r] = (max - target) + logSum;
 }
 /// bf16 weight gradient over several chunks: sum = c (the first chunk's product), then per chunk
 /// sum += part and c = the rounded sum.
@@ -341,38 +502,44 @@ void checkHeads(const char *call, int64_t channels, int64_t heads, int64_t kvHea
 
 void softmax(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_softmax", dtype,
-                 (softmaxKernel<<<blocks(rows), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(y), rows, cols)));
+                 (softmaxRows<<<rowGrid("zrt_softmax", rows), kRowThreads, 0, s>>>(static_cast<const T *>(x),
+                                                                                    static_cast<T *>(y), cols)));
 }
 void softmaxGrad(int32_t dtype, const void *dy, const void *y, void *dx, int64_t rows, int64_t cols, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_softmax_grad", dtype,
-                 (softmaxGradKernel<<<blocks(rows), kThreads, 0, s>>>(static_cast<const T *>(dy), static_cast<const T *>(y),
-                                                                      static_cast<T *>(dx), rows, cols)));
+                 (softmaxGradRows<<<rowGrid("zrt_softmax_grad", rows), kRowThreads, 0, s>>>(
+                     static_cast<const T *>(dy), static_cast<const T *>(y), static_cast<T *>(dx), cols)));
 }
 void layernorm(int32_t dtype, const void *x, const void *gamma, const void *beta, void *y, int64_t rows,
                int64_t cols, double eps, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_layernorm", dtype,
-                 (layernormKernel<<<blocks(rows), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<const T *>(gamma),
-                                                                    static_cast<const T *>(beta), static_cast<T *>(y),
-                                                                    rows, cols, eps)));
+                 (layernormRows<<<rowGrid("zrt_layernorm", rows), kRowThreads, 0, s>>>(
+                     static_cast<const T *>(x), static_cast<const T *>(gamma), static_cast<const T *>(beta),
+                     static_cast<T *>(y), cols, eps)));
 }
 void layernormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma,
                    void *dbeta, int64_t rows, int64_t cols, double eps, cudaStream_t s) {
-  float *stats = scratchFloats(2 * rows);
+  const ColumnChunks chunks = ColumnChunks::of(rows);
+  float *stats = scratchFloats(2 * rows + 2 * chunks.count * cols), *partial = stats + 2 * rows;
   ZRT_CUDA_TYPED("zrt_layernorm_grad", dtype, ({
-                   layernormGradRows<<<blocks(rows), kThreads, 0, s>>>(
+                   layernormGradRows<<<rowGrid("zrt_layernorm_grad", rows), kRowThreads, 0, s>>>(
                        static_cast<const T *>(dy), static_cast<const T *>(x), static_cast<const T *>(gamma),
-                       static_cast<T *>(dx), stats, stats + rows, rows, cols, eps);
-                   layernormGradColumns<<<blocks(cols), kThreads, 0, s>>>(
-                       static_cast<const T *>(dy), static_cast<const T *>(x), stats, stats + rows, rows, cols,
-                       static_cast<T *>(dgamma), static_cast<T *>(dbeta));
+                       static_cast<T *>(dx), stats, stats + rows, cols, eps);
+                   layernormColumnChunks<<<chunks.grid(cols, kThreads), kThreads, 0, s>>>(
+                       static_cast<const T *>(dy), static_cast<const T *>(x), stats, stats + rows, chunks, cols,
+                       partial);
+                   sumColumnChunks<<<blocks(cols), kThreads, 0, s>>>(partial, chunks.count, cols,
+                                                                     static_cast<T *>(dgamma));
+                   sumColumnChunks<<<blocks(cols), kThreads, 0, s>>>(partial + chunks.count * cols, chunks.count,
+                                                                     cols, static_cast<T *>(dbeta));
                  }));
 }
 void addLayernorm(int32_t dtype, const void *a, const void *b, const void *gamma, const void *beta, void *sum, void *y,
                   int64_t rows, int64_t cols, double eps, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_add_layernorm", dtype,
-                 (addLayernormKernel<<<blocks(rows), kThreads, 0, s>>>(
+                 (addLayernormRows<<<rowGrid("zrt_add_layernorm", rows), kRowThreads, 0, s>>>(
                      static_cast<const T *>(a), static_cast<const T *>(b), static_cast<const T *>(gamma),
-                     static_cast<const T *>(beta), static_cast<T *>(sum), static_cast<T *>(y), rows, cols, eps)));
+                     static_cast<const T *>(beta), static_cast<T *>(sum), static_cast<T *>(y), cols, eps)));
 }
 void layernormGradAdd(int32_t dtype, const void *dy, const void *x, const void *gamma, const void *residual, void *dx,
                       void *dgamma, void *dbeta, int64_t rows, int64_t cols, double eps, cudaStream_t s) {
@@ -384,19 +551,21 @@ void layernormGradAdd(int32_t dtype, const void *dy, const void *x, const void *
 void rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps,
              cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_rmsnorm", dtype,
-                 (rmsnormKernel<<<blocks(rows), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<const T *>(gamma),
-                                                                  static_cast<T *>(y), rows, cols, eps)));
+                 (rmsnormRows<<<rowGrid("zrt_rmsnorm", rows), kRowThreads, 0, s>>>(
+                     static_cast<const T *>(x), static_cast<const T *>(gamma), static_cast<T *>(y), cols, eps)));
 }
 void rmsnormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma, int64_t rows,
                  int64_t cols, double eps, cudaStream_t s) {
-  float *rstds = scratchFloats(rows);
+  const ColumnChunks chunks = ColumnChunks::of(rows);
+  float *rstds = scratchFloats(rows + chunks.count * cols), *partial = rstds + rows;
   ZRT_CUDA_TYPED("zrt_rmsnorm_grad", dtype, ({
-                   rmsnormGradRows<<<blocks(rows), kThreads, 0, s>>>(
+                   rmsnormGradRows<<<rowGrid("zrt_rmsnorm_grad", rows), kRowThreads, 0, s>>>(
                        static_cast<const T *>(dy), static_cast<const T *>(x), static_cast<const T *>(gamma),
-                       static_cast<T *>(dx), rstds, rows, cols, eps);
-                   rmsnormGradColumns<<<blocks(cols), kThreads, 0, s>>>(
-                       static_cast<const T *>(dy), static_cast<const T *>(x), rstds, rows, cols,
-                       static_cast<T *>(dgamma));
+                       static_cast<T *>(dx), rstds, cols, eps);
+                   rmsnormColumnChunks<<<chunks.grid(cols, kThreads), kThreads, 0, s>>>(
+                       static_cast<const T *>(dy), static_cast<const T *>(x), rstds, chunks, cols, partial);
+                   sumColumnChunks<<<blocks(cols), kThreads, 0, s>>>(partial, chunks.count, cols,
+                                                                     static_cast<T *>(dgamma));
                  }));
 }
 void rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
@@ -410,15 +579,15 @@ void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, floa
                   int64_t classes, int *badLabel, cudaStream_t s) {
   float *perRow = scratchFloats(rows);
   ZRT_CUDA_TYPED("zrt_cross_entropy", dtype,
-                 (crossEntropyRows<<<blocks(rows), kThreads, 0, s>>>(static_cast<const T *>(logits), labels, perRow,
-                                                                     rows, classes, badLabel)));
+                 (crossEntropyRows<<<rowGrid("zrt_cross_entropy", rows), kRowThreads, 0, s>>>(
+                     static_cast<const T *>(logits), labels, perRow, classes, badLabel)));
   meanKernel<<<1, 1, 0, s>>>(perRow, rows, loss);
   ZRT_CUDA_CHECK(cudaGetLastError());
 }
 void crossEntropyGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *labels, void *dlogits,
                       int64_t rows, int64_t classes, int *badLabel, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_cross_entropy_grad", dtype,
-                 (crossEntropyGradKernel<<<blocks(rows), kThreads, 0, s>>>(
+                 (crossEntropyGradRows<<<rowGrid("zrt_cross_entropy_grad", rows), kRowThreads, 0, s>>>(
                      dloss, static_cast<const T *>(logits), labels, static_cast<T *>(dlogits), rows, classes, badLabel)));
 }
 void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32_t *labels, const float *dloss,
@@ -441,8 +610,8 @@ void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32
     const char *xRows = static_cast<const char *>(x) + r0 * channels * elementBytes;
     matmul(dtype, xRows, w, chunk, 1, n, classes, channels, false, transW, false, s);
     ZRT_CUDA_TYPED("zrt_matmul_cross_entropy", dtype,
-                   (crossEntropyChunkRows<<<blocks(n), kThreads, 0, s>>>(static_cast<T *>(chunk), labels + r0, dloss,
-                                                                         rows, perRow + r0, n, classes, badLabel)));
+                   (crossEntropyChunkRows<<<rowGrid("zrt_matmul_cross_entropy", n), kRowThreads, 0, s>>>(
+                       static_cast<T *>(chunk), labels + r0, dloss, rows, perRow + r0, classes, badLabel)));
     matmul(dtype, chunk, w, static_cast<char *>(dx) + r0 * channels * elementBytes, 1, n, channels, classes, false,
            !transW, false, s);
     const void *lhs = transW ? chunk : static_cast<const void *>(xRows);

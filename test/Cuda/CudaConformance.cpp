@@ -225,8 +225,8 @@ std::vector<unsigned char> raw(const std::vector<int32_t> &v) {
   return b;
 }
 
-void rows(std::mt19937 &rng) {
-  const int64_t R = 37, C = 129;
+void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
+  std::printf("row kernels at %lld rows x %lld columns\n", static_cast<long long>(R), static_cast<long long>(C));
   for (int32_t dt : {0, 1}) {
     const double tol = dt == 1 ? 2e-2 : 1e-5;
     const size_t eb = dt == 1 ? 2 : 4;
@@ -506,7 +506,11 @@ int main(int argc, char **argv) {
   elementwise(rng);
   optimizers(rng);
   matmuls(rng);
-  rows(rng);
+  // The row kernels run a block per row and sum parameter gradients over chunks of 64 rows: a row
+  // shorter than the block, one of several block widths with a ragged end over several chunks, and a
+  // 50K vocabulary's rows.
+  for (auto [R, C] : {std::pair<int64_t, int64_t>{37, 129}, {203, 1000}, {6, 50304}})
+    rowsAt(rng, R, C);
   attention(rng);
   layouts(rng);
   fusedMatmuls(rng);

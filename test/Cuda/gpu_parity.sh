@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# End to end on the GPU: the GPT example trained by the CUDA backend (1 GPU, and ZeRO-3 over
-# every GPU present when there are several) gives the CPU backend's losses within 1e-3
-# relative over 10 steps; prints tokens/s. Skipped (77) without a GPU.
+# End to end on the GPU: the GPT example trained by the CUDA backend (1 GPU with the step replayed
+# as a CUDA graph and launched op by op, and ZeRO-3 over every GPU present when there are several)
+# gives the CPU backend's losses within 1e-3 relative over 10 steps; prints tokens/s. Skipped (77)
+# without a GPU.
 set -euo pipefail
 zcc=$1 model=$2 data=$3
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l || true)
@@ -16,7 +17,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 "$zcc" "$model" --target=cuda -o "$work/gpu.bin"
 "$work/cpu.bin" --data "$data" --steps 10 --log-every 1 --log-json "$work/cpu.jsonl" >/dev/null
 "$work/gpu.bin" --data "$data" --steps 10 --log-every 1 --log-json "$work/gpu.jsonl" | tail -2
-runs=("gpu.jsonl")
+"$work/gpu.bin" --data "$data" --steps 10 --log-every 1 --log-json "$work/gpu-eager.jsonl" --cuda-graphs off | tail -2
+runs=("gpu.jsonl" "gpu-eager.jsonl")
 if [ "$gpus" -gt 1 ]; then
   "$zcc" "$model" --target=cuda --world-size "$gpus" --zero-stage 3 -o "$work/gpu-z3.bin"
   mpirun -np "$gpus" "$work/gpu-z3.bin" --data "$data" --steps 10 --log-every 1 --log-json "$work/gpu-z3.jsonl" | tail -2

@@ -1,0 +1,156 @@
+// The CUDA backend's row kernels and attention at the shapes of real steps, against the device's
+// measured limits in the same run: each row kernel's bytes moved (each input read once, each output
+// written once) over its time, as a fraction of a device-to-device copy's bandwidth; attention's
+// FLOP/s (4 T^2 D per head and sequence, halved for the causal mask; backward 2.5x). bf16 and f32.
+//   build/bin/zrt-cuda-kernel-bench [--quick]       (exits 77 without a GPU)
+#include "cuda/Kernels.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    cudaError_t e = (call);                                                                        \
+    if (e != cudaSuccess) {                                                                        \
+      std::fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e));                              \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+struct Buffer {
+  void *ptr = nullptr;
+  explicit Buffer(size_t bytes) {
+    CHECK(cudaMalloc(&ptr, bytes));
+    CHECK(cudaMemset(ptr, 0, bytes));
+  }
+  ~Buffer() { cudaFree(ptr); }
+  template <class T> T *as() const { return static_cast<T *>(ptr); }
+};
+
+/// Median-free mean of `iters` launches after 3 warm-ups, in seconds, on the default stream.
+double timeIt(const std::function<void()> &launch, int iters) {
+  for (int i = 0; i < 3; ++i)
+    launch();
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  CHECK(cudaEventRecord(start));
+  for (int i = 0; i < iters; ++i)
+    launch();
+  CHECK(cudaEventRecord(stop));
+  CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, start, stop));
+  CHECK(cudaGetLastError());
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms / 1e3 / iters;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::printf("no GPU: skipped\n");
+    return 77;
+  }
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const int iters = quick ? 5 : 50;
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+
+  // The limit: a device-to-device copy of 1 GiB (bytes read + written).
+  const size_t copyBytes = size_t(1) << 30;
+  Buffer a(copyBytes), b(copyBytes);
+  const double copyS = timeIt([&] { CHECK(cudaMemcpyAsync(b.ptr, a.ptr, copyBytes, cudaMemcpyDeviceToDevice)); }, iters);
+  const double limit = 2.0 * copyBytes / copyS;
+  std::printf("%s: device-to-device copy %.0f GB/s (read + write)\n\n", prop.name, limit / 1e9);
+  std::printf("%-44s %10s %10s %8s\n", "kernel", "time us", "GB/s", "of copy");
+
+  const int64_t rows = 8192; // 8 x 1024 tokens
+  Buffer x(size_t(rows) * 128256 * 4), y(size_t(rows) * 128256 * 4), dy(size_t(rows) * 128256 * 4),
+      out(size_t(rows) * 128256 * 4), g(128256 * 4), beta(128256 * 4), dg(128256 * 4), db(128256 * 4);
+  Buffer labels(rows * 4), loss(4), bad(4), one(4);
+  const float oneValue = 1.0f;
+  CHECK(cudaMemcpy(one.ptr, &oneValue, 4, cudaMemcpyHostToDevice));
+  auto line = [&](const std::string &what, double seconds, double bytes) {
+    std::printf("%-44s %10.1f %10.0f %7.0f%%\n", what.c_str(), seconds * 1e6, bytes / seconds / 1e9,
+                100.0 * bytes / seconds / limit);
+  };
+  for (int32_t dt : {1, 0}) {
+    const double e = dt == 1 ? 2 : 4;
+    const char *type = dt == 1 ? "bf16" : "f32";
+    for (int64_t cols : {int64_t(768), int64_t(4096), int64_t(8192)}) {
+      const double m = double(rows) * cols * e;
+      const std::string shape = " " + std::to_string(rows) + "x" + std::to_string(cols) + " " + type;
+      line("layernorm" + shape,
+           timeIt([&] { zrt::cuda::layernorm(dt, x.ptr, g.ptr, beta.ptr, y.ptr, rows, cols, 1e-5, nullptr); }, iters),
+           2 * m);
+      line("layernorm_grad" + shape,
+           timeIt([&] {
+             zrt::cuda::layernormGrad(dt, dy.ptr, x.ptr, g.ptr, out.ptr, dg.ptr, db.ptr, rows, cols, 1e-5, nullptr);
+           }, iters),
+           4 * m); // dx pass reads dy, x and writes dx; the columns read dy, x again
+      line("add_layernorm" + shape,
+           timeIt([&] {
+             zrt::cuda::addLayernorm(dt, x.ptr, dy.ptr, g.ptr, beta.ptr, out.ptr, y.ptr, rows, cols, 1e-5, nullptr);
+           }, iters),
+           4 * m);
+      line("rmsnorm" + shape,
+           timeIt([&] { zrt::cuda::rmsnorm(dt, x.ptr, g.ptr, y.ptr, rows, cols, 1e-5, nullptr); }, iters), 2 * m);
+      line("rmsnorm_grad" + shape,
+           timeIt([&] { zrt::cuda::rmsnormGrad(dt, dy.ptr, x.ptr, g.ptr, out.ptr, dg.ptr, rows, cols, 1e-5, nullptr); },
+                  iters),
+           5 * m);
+      line("softmax" + shape, timeIt([&] { zrt::cuda::softmax(dt, x.ptr, y.ptr, rows, cols, nullptr); }, iters), 2 * m);
+      line("rotary 32 heads" + shape,
+           timeIt([&] { zrt::cuda::rotary(dt, x.ptr, y.ptr, 8, rows / 8, cols, 32, 500000.0, false, nullptr); }, iters),
+           2 * m);
+      line("swiglu" + shape,
+           timeIt([&] { zrt::cuda::swiglu(dt, x.ptr, dy.ptr, y.ptr, rows * cols, nullptr); }, iters), 3 * m);
+    }
+    for (int64_t vocab : {int64_t(50304), int64_t(128256)}) {
+      const int64_t r = quick ? 1024 : rows;
+      const double m = double(r) * vocab * e;
+      const std::string shape = " " + std::to_string(r) + "x" + std::to_string(vocab) + " " + type;
+      line("cross_entropy" + shape,
+           timeIt([&] {
+             zrt::cuda::crossEntropy(dt, x.ptr, labels.as<int32_t>(), loss.as<float>(), r, vocab, bad.as<int>(),
+                                     nullptr);
+           }, iters),
+           m);
+      line("cross_entropy_grad" + shape,
+           timeIt([&] {
+             zrt::cuda::crossEntropyGrad(dt, one.as<float>(), x.ptr, labels.as<int32_t>(), y.ptr, r, vocab,
+                                         bad.as<int>(), nullptr);
+           }, iters),
+           2 * m);
+    }
+    // Attention: batch 1, 32 heads of 128 (8 key/value heads), contexts 1024-4096.
+    for (int64_t T : {int64_t(1024), int64_t(2048), int64_t(4096)}) {
+      const int64_t H = 32, G = 8, D = 128, C = H * D;
+      Buffer dq(size_t(T) * C * 4), dk(size_t(T) * G * D * 4), dv(size_t(T) * G * D * 4);
+      const double flops = 4.0 * T * T * D * H / 2; // causal: half the scores
+      const std::string shape = " T=" + std::to_string(T) + " 32x128 (8 kv) " + type;
+      const double fwd = timeIt([&] {
+        zrt::cuda::causalAttention(dt, x.ptr, dy.ptr, y.ptr, out.ptr, 1, T, C, H, G, nullptr);
+      }, quick ? 1 : 5);
+      std::printf("%-44s %10.1f %10.1f TFLOP/s\n", ("attention" + shape).c_str(), fwd * 1e6, flops / fwd / 1e12);
+      const double bwd = timeIt([&] {
+        zrt::cuda::causalAttentionGrad(dt, out.ptr, x.ptr, dy.ptr, y.ptr, dq.ptr, dk.ptr, dv.ptr, 1, T, C, H, G,
+                                       nullptr);
+      }, quick ? 1 : 3);
+      std::printf("%-44s %10.1f %10.1f TFLOP/s\n", ("attention_grad" + shape).c_str(), bwd * 1e6,
+                  2.5 * flops / bwd / 1e12);
+    }
+  }
+  return 0;
+}
