@@ -2,12 +2,14 @@
 // (softmax, the normalizations, cross-entropy) run one block per row (RowReduce.cuh: coalesced
 // reads, a fixed reduction tree, so a row gives the same bits on every run); the parameter
 // gradients sum column partials over row chunks in a fixed order. Elementwise math is the CPU
-// backend's (zrt/KernelMath.h); attention still runs one thread per query row.
+// backend's (zrt/KernelMath.h). Attention in bf16 runs on tensor cores (FlashAttention.cu); in f32,
+// or at head sizes those kernels do not take, one thread per query row.
 #include <cuda_bf16.h>
 
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
 #include "cuda/Dispatch.h"
+#include "cuda/FlashAttention.h"
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
 #include "cuda/RowReduce.cuh"
@@ -37,8 +39,8 @@ int blocks(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads > 
 #define ZRT_ROW(r) const int64_t r = blockIdx.x
 
 dim3 rowGrid(const char *call, int64_t rows) {
-  if (rows > INT32_MAX)
-    fatal(call, "%lld rows: above the grid's %d blocks", static_cast<long long>(rows), INT32_MAX);
+  if (rows < 1 || rows > INT32_MAX)
+    fatal(call, "%lld rows: a grid holds 1 to %d blocks", static_cast<long long>(rows), INT32_MAX);
   return dim3(static_cast<unsigned>(rows));
 }
 
@@ -657,6 +659,8 @@ void embeddingGrad(int32_t dtype, const void *dy, const int32_t *ids, void *dtab
 void causalAttention(int32_t dtype, const void *q, const void *k, const void *v, void *out, int64_t batch,
                      int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, cudaStream_t s) {
   checkHeads("zrt_causal_attention", channels, heads, kvHeads);
+  if (flashAttentionApplies(dtype, channels, heads))
+    return flashAttention(q, k, v, out, batch, time, channels, heads, kvHeads, s);
   ZRT_CUDA_TYPED("zrt_causal_attention", dtype,
                  (attentionKernel<<<blocks(batch * heads * time), kThreads, 0, s>>>(
                      static_cast<const T *>(q), static_cast<const T *>(k), static_cast<const T *>(v),
@@ -666,6 +670,8 @@ void causalAttentionGrad(int32_t dtype, const void *dout, const void *q, const v
                          void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads,
                          int64_t kvHeads, cudaStream_t s) {
   checkHeads("zrt_causal_attention_grad", channels, heads, kvHeads);
+  if (flashAttentionApplies(dtype, channels, heads))
+    return flashAttentionGrad(dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads, s);
   const int64_t tasks = batch * heads * time;
   float *stats = scratchFloats(3 * tasks);
   ZRT_CUDA_TYPED("zrt_causal_attention_grad", dtype, ({

@@ -354,10 +354,14 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
 }
 
 void attention(std::mt19937 &rng) {
-  // Multi-head (G = H), then grouped-query (G = 2 key/value heads for 6 query heads).
-  const int64_t B = 2, T = 17, D = 16;
-  for (auto [H, G] : {std::pair<int64_t, int64_t>{3, 3}, std::pair<int64_t, int64_t>{6, 2}})
+  // Multi-head (G = H) and grouped-query attention; bf16 at these head sizes runs the tensor-core
+  // kernels (FlashAttention.cu): one tile, then several with a ragged last one, D up to 128.
+  struct Shape {
+    int64_t B, T, D, H, G;
+  };
+  for (Shape sh : {Shape{2, 17, 16, 3, 3}, Shape{2, 17, 16, 6, 2}, Shape{1, 200, 64, 4, 2}, Shape{1, 130, 128, 2, 1}})
     for (int32_t dt : {0, 1}) {
+      const int64_t B = sh.B, T = sh.T, D = sh.D, H = sh.H, G = sh.G;
       const int64_t C = H * D, Ckv = G * D;
       const double tol = dt == 1 ? 3e-2 : 1e-4;
       Tensor q = random(dt, B * T * C, rng), k = random(dt, B * T * Ckv, rng), v = random(dt, B * T * Ckv, rng),
@@ -365,7 +369,8 @@ void attention(std::mt19937 &rng) {
       auto qb = q.bytes(), kb = k.bytes(), vb = v.bytes(), gb = g.bytes();
       DeviceBuffer dq(qb), dk(kb), dv(vb), dg(gb), out(qb.size()), o1(qb.size()), o2(kb.size()), o3(kb.size());
       std::vector<unsigned char> cpu(qb.size()), c1(qb.size()), c2(kb.size()), c3(kb.size());
-      const std::string what = " H" + std::to_string(H) + " G" + std::to_string(G) + " " + name(dt);
+      const std::string what = " T" + std::to_string(T) + " D" + std::to_string(D) + " H" + std::to_string(H) + " G" +
+                               std::to_string(G) + " " + name(dt);
       zrt_causal_attention(dt, qb.data(), kb.data(), vb.data(), cpu.data(), B, T, C, H, G);
       zrt::cuda::causalAttention(dt, dq.ptr, dk.ptr, dv.ptr, out.ptr, B, T, C, H, G, nullptr);
       compare("causal_attention" + what, decode(out.host(), dt), decode(cpu, dt), tol);
