@@ -72,22 +72,6 @@ template <int D> __device__ void rowsTimesTileT(float *out, const bf16 *a, const
   }
 }
 
-/// acc (16 x D, f32 in shared, ld D) += p (16 x 64 bf16, ld 64) times tile (64 x D).
-template <int D> __device__ void accumulateRowsTimesTile(float *acc, const bf16 *p, const bf16 *tile) {
-  for (int n = 0; n < D / 16; ++n) {
-    FragC c;
-    wmma::load_matrix_sync(c, acc + n * 16, D, wmma::mem_row_major);
-    for (int kk = 0; kk < kTile / 16; ++kk) {
-      FragA fa;
-      FragBRow fb;
-      wmma::load_matrix_sync(fa, p + kk * 16, kTile);
-      wmma::load_matrix_sync(fb, tile + kk * 16 * D + n * 16, D);
-      wmma::mma_sync(c, fa, fb, c);
-    }
-    wmma::store_matrix_sync(acc + n * 16, c, D, wmma::mem_row_major);
-  }
-}
-
 /// acc (D/16 fragments: 16 x D in registers) += p (16 x 64 bf16, ld 64) times tile (64 x D).
 template <int D> __device__ void accumulateInFragments(FragC (&acc)[D / 16], const bf16 *p, const bf16 *tile) {
   for (int n = 0; n < D / 16; ++n)
@@ -98,6 +82,16 @@ template <int D> __device__ void accumulateInFragments(FragC (&acc)[D / 16], con
       wmma::load_matrix_sync(fb, tile + kk * 16 * D + n * 16, D);
       wmma::mma_sync(acc[n], fa, fb, acc[n]);
     }
+}
+
+/// acc (16 x D, f32 in shared, ld D) += p (16 x 64 bf16, ld 64) times tile (64 x D).
+template <int D> __device__ void accumulateRowsTimesTile(float *acc, const bf16 *p, const bf16 *tile) {
+  FragC c[D / 16];
+  for (int n = 0; n < D / 16; ++n)
+    wmma::load_matrix_sync(c[n], acc + n * 16, D, wmma::mem_row_major);
+  accumulateInFragments<D>(c, p, tile);
+  for (int n = 0; n < D / 16; ++n)
+    wmma::store_matrix_sync(acc + n * 16, c[n], D, wmma::mem_row_major);
 }
 
 /// The warp's 16 x D fragments to rows row0.. of a head (rows `ld` apart from `base`; rows at or
@@ -221,11 +215,36 @@ __global__ void rowDots(const bf16 *dout, const bf16 *o, float *delta, Heads L, 
     delta[row] = sum;
 }
 
+/// The backward kernels' shared memory: four 64 x D tiles (the block's own two, loaded once, and
+/// the two it loops over), each warp's 16 x 64 scores and dP (f32) and P and dS (bf16), and the
+/// query tile's lse and Delta.
 template <int D> struct BackwardShared {
+  bf16 *own0, *own1, *loop0, *loop1;
+  float *scores, *dp, *lse, *delta;
+  bf16 *p, *ds;
   static constexpr size_t bytes() {
-    return 4 * kTile * D * sizeof(bf16)                                   // two row and two column tiles
-           + kWarps * 16 * kTile * (2 * sizeof(float) + 2 * sizeof(bf16)) // scores, dP; P, dS
-           + 2 * kTile * sizeof(float);                                   // lse and Delta of the query tile
+    return 4 * kTile * D * sizeof(bf16) + kWarps * 16 * kTile * (2 * sizeof(float) + 2 * sizeof(bf16)) +
+           2 * kTile * sizeof(float);
+  }
+  __device__ explicit BackwardShared(unsigned char *smem) {
+    own0 = reinterpret_cast<bf16 *>(smem);
+    own1 = own0 + kTile * D;
+    loop0 = own1 + kTile * D;
+    loop1 = loop0 + kTile * D;
+    scores = reinterpret_cast<float *>(loop1 + kTile * D);
+    dp = scores + kWarps * 16 * kTile;
+    p = reinterpret_cast<bf16 *>(dp + kWarps * 16 * kTile);
+    ds = p + kWarps * 16 * kTile;
+    lse = reinterpret_cast<float *>(ds + kWarps * 16 * kTile);
+    delta = lse + kTile;
+  }
+  /// lse and Delta of query rows t0.. of the head whose statistics start at statBase.
+  __device__ void loadStats(const float *lseAll, const float *deltaAll, int64_t statBase, int64_t t0, int64_t T) {
+    for (int r = threadIdx.x; r < kTile; r += kBlock) {
+      const int64_t t = t0 + r;
+      lse[r] = t < T ? lseAll[statBase + t] : 0.0f;
+      delta[r] = t < T ? deltaAll[statBase + t] : 0.0f;
+    }
   }
 };
 
@@ -238,10 +257,10 @@ __global__ void __launch_bounds__(kBlock) flashBackwardKeys(const bf16 *dout, co
                                                             const bf16 *v, const float *lse, const float *delta,
                                                             bf16 *dk, bf16 *dv, Heads L) {
   extern __shared__ __align__(128) unsigned char smem[];
-  bf16 *Ks = reinterpret_cast<bf16 *>(smem), *Vs = Ks + kTile * D, *Qs = Vs + kTile * D, *dOs = Qs + kTile * D;
-  float *St = reinterpret_cast<float *>(dOs + kTile * D), *dPt = St + kWarps * 16 * kTile;
-  bf16 *Pt = reinterpret_cast<bf16 *>(dPt + kWarps * 16 * kTile), *dSt = Pt + kWarps * 16 * kTile;
-  float *lseTile = reinterpret_cast<float *>(dSt + kWarps * 16 * kTile), *deltaTile = lseTile + kTile;
+  BackwardShared<D> sh(smem);
+  bf16 *Ks = sh.own0, *Vs = sh.own1, *Qs = sh.loop0, *dOs = sh.loop1;
+  float *St = sh.scores, *dPt = sh.dp, *lseTile = sh.lse, *deltaTile = sh.delta;
+  bf16 *Pt = sh.p, *dSt = sh.ds;
 
   const int tile = blockIdx.x, g = blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t b = blockIdx.z, s0 = int64_t(tile) * kTile, kvBase = L.keyValue(b, g);
@@ -263,11 +282,7 @@ __global__ void __launch_bounds__(kBlock) flashBackwardKeys(const bf16 *dout, co
       __syncthreads(); // every warp is done with the previous query tile
       loadTile<D>(Qs, q, qBase, L.C, t0, L.T);
       loadTile<D>(dOs, dout, qBase, L.C, t0, L.T);
-      for (int r = threadIdx.x; r < kTile; r += kBlock) {
-        const int64_t t = t0 + r;
-        lseTile[r] = t < L.T ? lse[statBase + t] : 0.0f;
-        deltaTile[r] = t < L.T ? delta[statBase + t] : 0.0f;
-      }
+      sh.loadStats(lse, delta, statBase, t0, L.T);
       __syncthreads();
       rowsTimesTileT<D>(Sw, Ks + warp * 16 * D, Qs);  // 16 keys x 64 queries
       rowsTimesTileT<D>(dPw, Vs + warp * 16 * D, dOs);
@@ -298,10 +313,9 @@ __global__ void __launch_bounds__(kBlock) flashBackwardQueries(const bf16 *dout,
                                                                const bf16 *v, const float *lse, const float *delta,
                                                                bf16 *dq, Heads L) {
   extern __shared__ __align__(128) unsigned char smem[];
-  bf16 *Qs = reinterpret_cast<bf16 *>(smem), *dOs = Qs + kTile * D, *Ks = dOs + kTile * D, *Vs = Ks + kTile * D;
-  float *S = reinterpret_cast<float *>(Vs + kTile * D), *dP = S + kWarps * 16 * kTile;
-  bf16 *Pb = reinterpret_cast<bf16 *>(dP + kWarps * 16 * kTile), *dS = Pb + kWarps * 16 * kTile;
-  float *lseTile = reinterpret_cast<float *>(dS + kWarps * 16 * kTile), *deltaTile = lseTile + kTile;
+  BackwardShared<D> sh(smem);
+  bf16 *Qs = sh.own0, *dOs = sh.own1, *Ks = sh.loop0, *Vs = sh.loop1, *dS = sh.ds;
+  float *S = sh.scores, *dP = sh.dp, *lseTile = sh.lse, *deltaTile = sh.delta;
 
   const int tile = blockIdx.x, h = blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t b = blockIdx.z, t0 = int64_t(tile) * kTile;
@@ -309,11 +323,7 @@ __global__ void __launch_bounds__(kBlock) flashBackwardQueries(const bf16 *dout,
   const float scale = rsqrtf(float(D));
   loadTile<D>(Qs, q, qBase, L.C, t0, L.T);
   loadTile<D>(dOs, dout, qBase, L.C, t0, L.T);
-  for (int r = threadIdx.x; r < kTile; r += kBlock) {
-    const int64_t t = t0 + r;
-    lseTile[r] = t < L.T ? lse[statBase + t] : 0.0f;
-    deltaTile[r] = t < L.T ? delta[statBase + t] : 0.0f;
-  }
+  sh.loadStats(lse, delta, statBase, t0, L.T);
   FragC accQ[D / 16]; // the warp's 16 queries' dQ, in registers
   for (int n = 0; n < D / 16; ++n)
     wmma::fill_fragment(accQ[n], 0.0f);

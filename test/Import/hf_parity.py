@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "zcc-import"))
 import torch  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
-from torch_reference import TextData  # noqa: E402
+from torch_reference import TextData, compare_losses  # noqa: E402
 from zcc_import.source import CausalLMLoss, HuggingFaceSource, ModuleSource  # noqa: E402
 
 
@@ -113,17 +113,7 @@ def main():
 
         data = TextData(args.data, args.context)
         ref = train_torch(source, weights, data, args.batch, args.steps, args.lr)
-        if len(losses) != args.steps:
-            sys.exit(f"FAIL: train.bin logged {len(losses)} steps, expected {args.steps}")
-        if ref[-1] >= ref[0]:
-            sys.exit(f"FAIL: PyTorch's loss did not go down ({ref[0]} -> {ref[-1]})")
-        worst = 0.0
-        for step, (a, b) in enumerate(zip(ref, losses)):
-            rel = abs(a - b) / abs(a)
-            worst = max(worst, rel)
-            if rel > args.tolerance:
-                sys.exit(f"FAIL: step {step + 1}: zcc loss {b} vs PyTorch {a}, relative difference "
-                         f"{rel:.2e} > {args.tolerance}")
+        worst = compare_losses(ref, losses, args.steps, args.tolerance)
         summary = (f"{os.path.basename(args.hf_config or args.module)} np={args.np} stage {args.zero_stage} "
                    f"{args.precision}: {args.steps} steps, loss {ref[0]:.5f} -> {ref[-1]:.5f}, worst relative "
                    f"loss difference {worst:.2e}")

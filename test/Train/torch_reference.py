@@ -218,6 +218,21 @@ def train_torch(kind, params, weights, data, batch, heads, steps, lr):
         losses.append(loss.item())
     return losses, {n: t.detach() for n, t in w.items()}, seconds
 
+def compare_losses(ref, losses, steps, tolerance):
+    """Exits with FAIL unless train.bin logged every step, PyTorch's loss went down and every step's
+    losses agree within `tolerance` (relative); returns the worst relative difference."""
+    if len(losses) != steps:
+        sys.exit(f"FAIL: train.bin logged {len(losses)} steps, expected {steps}")
+    if ref[-1] >= ref[0]:
+        sys.exit(f"FAIL: PyTorch's loss did not go down ({ref[0]} -> {ref[-1]})")
+    worst = 0.0
+    for step, (a, b) in enumerate(zip(ref, losses)):
+        rel = abs(a - b) / abs(a)
+        worst = max(worst, rel)
+        if rel > tolerance:
+            sys.exit(f"FAIL: step {step + 1}: zcc loss {b} vs PyTorch {a}, relative difference {rel:.2e} > {tolerance}")
+    return worst
+
 def train_zcc(zcc, model, params, weights, steps, lr, ranks, zero_stage, precision, data_flags, work):
     exe = os.path.join(work, "train.bin")
     subprocess.run([zcc, model, "-o", exe, "--world-size", str(ranks), "--zero-stage", str(zero_stage),
@@ -274,17 +289,7 @@ def main():
         losses, final, seconds = train_zcc(args.zcc, args.model, params, weights, args.steps, args.lr,
                                            args.np, args.zero_stage, args.precision, data_flags, work)
 
-    if len(losses) != args.steps:
-        sys.exit(f"FAIL: train.bin logged {len(losses)} steps, expected {args.steps}")
-    if ref_losses[-1] >= ref_losses[0]:
-        sys.exit(f"FAIL: PyTorch's loss did not go down ({ref_losses[0]} -> {ref_losses[-1]})")
-    worst = 0.0
-    for step, (a, b) in enumerate(zip(ref_losses, losses)):
-        rel = abs(a - b) / abs(a)
-        worst = max(worst, rel)
-        if rel > args.tolerance:
-            sys.exit(f"FAIL: step {step + 1}: zcc loss {b} vs PyTorch {a}, relative difference "
-                     f"{rel:.2e} > {args.tolerance}")
+    worst = compare_losses(ref_losses, losses, args.steps, args.tolerance)
     # Final weights, all tensors together. Rounding differences do not stay small in every weight:
     # Adam divides by sqrt(v), so a gradient that is zero up to rounding (the key bias: softmax
     # ignores a per-query constant) takes steps of +-lr from noise, and a ReLU unit at the edge of

@@ -10,6 +10,7 @@ Values are `View`s: a zc tensor read through an ATen shape. Views make reshapes 
 renames the shape) and let attention's [B, H, T, D] head layout stay the [B, T, H x D] tensor zc's
 rotary and causal_attention ops read, with no transposes emitted.
 """
+import math
 import operator
 
 import torch
@@ -234,13 +235,6 @@ class Lowering:
         return View(v.base, shape)
 
 
-def numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 # -----------------------------------------------------------------------------------------------
 # Handlers: one per mapped ATen op.
 
@@ -442,15 +436,15 @@ def scale(self, node, v, s):
 
 def broadcast_add(self, node, av, bv):
     """a + b where b broadcasts over a's leading axes: zc's bias_add on [lead, rest] views."""
-    if numel(av.shape) < numel(bv.shape):
+    if math.prod(av.shape) < math.prod(bv.shape):
         av, bv = bv, av
     trailing = list(bv.shape)
     while trailing and trailing[0] == 1:
         trailing.pop(0)
     if tuple(av.shape[len(av.shape) - len(trailing):]) != tuple(trailing):
         self.fail(node, f"a broadcast of {list(bv.shape)} to {list(av.shape)} that is not over leading axes")
-    inner = numel(trailing)
-    outer = numel(av.shape) // inner
+    inner = math.prod(trailing)
+    outer = math.prod(av.shape) // inner
     x = self.plain(av, (outer, inner), node.name)
     b = self.plain(bv, (inner,), node.name)
     y = self.emit.op(node.name, x.shape, f"zc.bias_add {x.name}, {b.name} : {x.type}, {b.type}")
