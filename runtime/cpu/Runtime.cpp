@@ -335,6 +335,7 @@ double zrt_read_loss(const void *loss) { return *static_cast<const float *>(loss
 // No graphs on the CPU: the step's host code is the work.
 int32_t zrt_graph_begin(int32_t, int32_t) { return 1; }
 double zrt_graph_end(int32_t, double hostLoss) { return hostLoss; }
+void zrt_graph_scalars(double, int64_t) {}
 void zrt_host_all_gather(const void *send, void *recv, int64_t count) {
   runBlocking(args(Collective::AllGather, ZRT_DTYPE_F32, send, recv, count), /*counted=*/false);
 }

@@ -48,10 +48,24 @@ struct CudaRuntime {
   // collectives: each replay adds what the capture counted.
   struct StepGraph {
     int64_t eagerRuns = 0;
+    bool eagerOnly = false; // its capture could not be replayed (an SGD update: lr is an argument)
     cudaGraphExec_t exec = nullptr;
-    const void *loss = nullptr; // where the captured step writes its loss
+    const void *loss = nullptr; // where the captured step writes its loss; none in an update
     zrt_counters counted{};     // the collectives the captured run issued
   };
+  // The captured update's AdamW constants: one slot per zrt_adamw call, in pinned host memory
+  // copied to the device by the graph's first node, rewritten for each step by
+  // zrt_graph_scalars from the hyperparameters each call was captured with.
+  struct UpdateSlots {
+    static constexpr int kCapacity = 16384;
+    math::AdamWStep *host = nullptr, *device = nullptr;
+    struct Hyper {
+      double beta1, beta2, eps, weightDecay;
+    };
+    std::vector<Hyper> hyper;
+    bool copyCaptured = false;
+  } slots;
+  bool captureReplayable = true; // false once the capture issued work with per-step host arguments
   std::vector<StepGraph> graphs;
   int capturing = -1; // the region being captured
   const void *capturedLoss = nullptr;
@@ -218,6 +232,10 @@ void zrt_finalize() {
   for (auto &g : r.graphs)
     if (g.exec)
       cudaGraphExecDestroy(g.exec);
+  if (r.slots.host)
+    cudaFreeHost(r.slots.host);
+  if (r.slots.device)
+    cudaFree(r.slots.device);
   for (cudaEvent_t e : r.pool)
     cudaEventDestroy(e);
   for (void *p : r.inputs)
@@ -319,7 +337,7 @@ double zrt_read_loss(const void *loss) {
 int32_t zrt_graph_begin(int32_t region, int32_t enabled) {
   CudaRuntime &r = current("zrt_graph_begin");
   CudaRuntime::StepGraph &g = stepGraph("zrt_graph_begin", region);
-  if (!enabled || r.capturing >= 0)
+  if (!enabled || r.capturing >= 0 || g.eagerOnly)
     return 1;
   if (g.exec)
     return 0; // zrt_graph_end replays it
@@ -327,6 +345,9 @@ int32_t zrt_graph_begin(int32_t region, int32_t enabled) {
     return 1;
   r.beforeCapture = r.counters;
   r.capturedLoss = nullptr;
+  r.captureReplayable = true;
+  r.slots.copyCaptured = false;
+  r.slots.hyper.clear();
   ZRT_CUDA_CHECK(cudaStreamBeginCapture(compute(), cudaStreamCaptureModeThreadLocal));
   r.capturing = region;
   return 1;
@@ -344,6 +365,7 @@ double zrt_graph_end(int32_t region, double hostLoss) {
     ZRT_CUDA_CHECK(cudaGraphInstantiate(&g.exec, graph, 0));
     ZRT_CUDA_CHECK(cudaGraphDestroy(graph));
     g.loss = r.capturedLoss;
+    g.eagerOnly = !r.captureReplayable;
     g.counted = zrt_counters{};
     addCounters(g.counted, r.counters, 1);
     addCounters(g.counted, r.beforeCapture, -1);
@@ -354,9 +376,19 @@ double zrt_graph_end(int32_t region, double hostLoss) {
   }
   ZRT_CUDA_CHECK(cudaGraphLaunch(g.exec, compute()));
   addCounters(r.counters, g.counted, 1);
-  if (!g.loss)
-    fatal("zrt_graph_end", "the captured region wrote no loss (zrt_read_loss was not called in it)");
-  return readLossAfter(g.loss);
+  const void *loss = g.loss;
+  if (g.eagerOnly) { // right for this run (captured with its arguments), not for the next ones
+    ZRT_CUDA_CHECK(cudaGraphExecDestroy(g.exec));
+    g.exec = nullptr;
+  }
+  return loss ? readLossAfter(loss) : hostLoss; // an update returns nothing and need not wait
+}
+void zrt_graph_scalars(double lr, int64_t step) {
+  CudaRuntime &r = current("zrt_graph_scalars");
+  for (size_t k = 0; k < r.slots.hyper.size(); ++k) {
+    const auto &h = r.slots.hyper[k];
+    r.slots.host[k] = math::adamwStep(lr, h.beta1, h.beta2, h.eps, h.weightDecay, step);
+  }
 }
 void zrt_host_all_gather(const void *send, void *recv, int64_t count) { hostCollective(send, recv, count, true, false); }
 void zrt_host_all_reduce(const void *send, void *recv, int64_t count, int32_t average) {
@@ -516,11 +548,35 @@ void zrt_unpack(int32_t dt, int64_t count, const void *i, const void *numels, in
 }
 void zrt_adamw(void *param, int32_t gdt, const void *grad, void *m, void *v, void *paramBf16, int64_t n, double lr,
                double beta1, double beta2, double eps, double weightDecay, int64_t step) {
+  CudaRuntime &r = current("zrt_adamw");
+  if (r.capturing >= 0) { // the constants from device memory: zrt_graph_scalars rewrites them per step
+    auto &u = r.slots;
+    if (!u.host) {
+      ZRT_CUDA_CHECK(cudaMallocHost(&u.host, u.kCapacity * sizeof(math::AdamWStep)));
+      ZRT_CUDA_CHECK(cudaMalloc(&u.device, u.kCapacity * sizeof(math::AdamWStep)));
+    }
+    if (static_cast<int>(u.hyper.size()) >= u.kCapacity)
+      fatal("zrt_adamw", "more than %d AdamW calls in one captured update; run with --cuda-graphs off", u.kCapacity);
+    if (!u.copyCaptured) {
+      ZRT_CUDA_CHECK(cudaMemcpyAsync(u.device, u.host, u.kCapacity * sizeof(math::AdamWStep),
+                                     cudaMemcpyHostToDevice, compute()));
+      u.copyCaptured = true;
+    }
+    const size_t k = u.hyper.size();
+    u.hyper.push_back({beta1, beta2, eps, weightDecay});
+    if (step < 1)
+      fatal("zrt_adamw", "step %lld: steps count from 1", static_cast<long long>(step));
+    u.host[k] = math::adamwStep(lr, beta1, beta2, eps, weightDecay, step); // this run's, read at the first launch
+    adamwFrom(static_cast<float *>(param), gdt, grad, static_cast<float *>(m), static_cast<float *>(v), paramBf16, n,
+              u.device + k, compute());
+    return;
+  }
   adamw(static_cast<float *>(param), gdt, grad, static_cast<float *>(m), static_cast<float *>(v), paramBf16, n, lr,
         beta1, beta2, eps, weightDecay, step, compute());
 }
 void zrt_sgd_momentum(void *param, int32_t gdt, const void *grad, void *buf, void *paramBf16, int64_t n, double lr,
                       double momentum, double weightDecay) {
+  current("zrt_sgd_momentum").captureReplayable = false; // lr is a kernel argument
   sgdMomentum(static_cast<float *>(param), gdt, grad, static_cast<float *>(buf), paramBf16, n, lr, momentum,
               weightDecay, compute());
 }

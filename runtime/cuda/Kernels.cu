@@ -108,6 +108,23 @@ __global__ void adamwKernel(float *param, const G *grad, float *m, float *v, zrt
   }
 }
 
+/// The same, with the step's constants read from device memory (a graph replays it with the
+/// constants of each new step written there).
+template <class G>
+__global__ void adamwKernelFrom(float *param, const G *grad, float *m, float *v, zrt::bf16 *paramBf16, int64_t n,
+                                const math::AdamWStep *stepConstants) {
+  const math::AdamWStep step = *stepConstants;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    float mi = m[i], vi = v[i];
+    float p = math::adamwElement(param[i], static_cast<float>(grad[i]), mi, vi, step);
+    m[i] = mi;
+    v[i] = vi;
+    param[i] = p;
+    if (paramBf16)
+      paramBf16[i] = zrt::bf16(p);
+  }
+}
+
 template <class G>
 __global__ void sgdKernel(float *param, const G *grad, float *buf, zrt::bf16 *paramBf16, int64_t n, float lr,
                           float momentum, float weightDecay) {
@@ -241,6 +258,18 @@ void adamw(float *param, int32_t gradDtype, const void *grad, float *m, float *v
     using G = std::remove_pointer_t<decltype(tag)>;
     adamwKernel<<<blocksFor(n), kThreads, 0, s>>>(param, static_cast<const G *>(grad), m, v,
                                                   static_cast<zrt::bf16 *>(paramBf16), n, constants);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+void adamwFrom(float *param, int32_t gradDtype, const void *grad, float *m, float *v, void *paramBf16, int64_t n,
+               const math::AdamWStep *stepConstants, cudaStream_t s) {
+  if (n <= 0)
+    return;
+  typed("zrt_adamw", gradDtype, [&](auto *tag) {
+    using G = std::remove_pointer_t<decltype(tag)>;
+    adamwKernelFrom<<<blocksFor(n), kThreads, 0, s>>>(param, static_cast<const G *>(grad), m, v,
+                                                      static_cast<zrt::bf16 *>(paramBf16), n, stepConstants);
   });
   ZRT_CUDA_CHECK(cudaGetLastError());
 }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 
+#include "zrt/KernelMath.h"
+
 namespace zrt::cuda {
 
 void add(int32_t dtype, const void *a, const void *b, void *out, int64_t n, cudaStream_t s);
@@ -30,6 +32,10 @@ void swigluGrad(int32_t dtype, const void *dy, const void *gate, const void *up,
 void siluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s);
 void adamw(float *param, int32_t gradDtype, const void *grad, float *m, float *v, void *paramBf16, int64_t n,
            double lr, double beta1, double beta2, double eps, double weightDecay, int64_t step, cudaStream_t s);
+/// AdamW with the step's constants (zrt/KernelMath.h's AdamWStep) in device memory: what a step
+/// graph replays, the constants rewritten before each launch.
+void adamwFrom(float *param, int32_t gradDtype, const void *grad, float *m, float *v, void *paramBf16, int64_t n,
+               const math::AdamWStep *stepConstants, cudaStream_t s);
 void sgdMomentum(float *param, int32_t gradDtype, const void *grad, float *buf, void *paramBf16, int64_t n,
                  double lr, double momentum, double weightDecay, cudaStream_t s);
 

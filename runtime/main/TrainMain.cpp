@@ -68,8 +68,9 @@ const char *kUsage =
     "                         step's update, or off (no check)\n"
     "  --trace FILE           Chrome trace (ui.perfetto.dev) of compute and communication; rank r > 0\n"
     "                         writes FILE.rankR\n"
-    "  --cuda-graphs on|off   CUDA backend: capture the step (forward, backward and its collectives)\n"
-    "                         once as a CUDA graph and replay it (default on); the CPU backend ignores it\n"
+    "  --cuda-graphs on|off   CUDA backend: capture the step (forward, backward and their collectives)\n"
+    "                         and the update once as CUDA graphs and replay them (default on); the CPU\n"
+    "                         backend ignores it\n"
     "  --help\n";
 
 Flags parseFlags(int argc, char **argv) {
@@ -366,8 +367,13 @@ int main(int argc, char **argv) {
         skip = true;
       }
     }
-    if (!skip)
-      zcc_update(arena, lr, step + 1);
+    if (!skip) {
+      // The update too: the CUDA backend replays it with this step's lr and step count.
+      zrt_graph_scalars(lr, step + 1);
+      if (zrt_graph_begin(1, flags.cudaGraphs))
+        zcc_update(arena, lr, step + 1);
+      zrt_graph_end(1, 0.0);
+    }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (trace::enabled)
       trace::record("step", TraceTrack::Steps, trace::nowMicros() - seconds * 1e6, trace::nowMicros(), -1,
