@@ -312,6 +312,13 @@ int32_t zrt_arena_all_finite(int32_t dtype, int64_t offset, int64_t count) {
   }
   return bad ? 0 : 1;
 }
+int64_t zrt_arena_first_nonfinite(int64_t count, const void *offsets, const void *elements, const void *dtypes) {
+  for (int64_t i = 0; i < count; ++i)
+    if (!zrt_arena_all_finite(static_cast<const int32_t *>(dtypes)[i], static_cast<const int64_t *>(offsets)[i],
+                              static_cast<const int64_t *>(elements)[i]))
+      return i;
+  return -1;
+}
 void *zrt_input_buffer(int64_t index, int64_t bytes) {
   RuntimeState &s = current("zrt_input_buffer");
   if (index < 0 || bytes < 0)

@@ -37,6 +37,8 @@ struct CudaRuntime {
   std::vector<void *> inputs;
   std::vector<int64_t> inputBytes;
   int *errors = nullptr; // device: [0] a label out of range, [1] an id out of range
+  int *finiteFlags = nullptr; // device: zrt_arena_first_nonfinite's flag per tensor
+  size_t finiteFlagCount = 0;
   // Async collectives: the event of each handle in flight; waited events go back to the
   // pool, so steady-state steps create none.
   std::unordered_map<int64_t, cudaEvent_t> inFlight;
@@ -241,6 +243,8 @@ void zrt_finalize() {
   for (void *p : r.inputs)
     cudaFree(p);
   cudaFree(r.errors);
+  if (r.finiteFlags)
+    cudaFree(r.finiteFlags);
   r.comm->finalize();
   r.device.reset();
   delete rt;
@@ -300,6 +304,31 @@ int32_t zrt_arena_all_finite(int32_t dtype, int64_t offset, int64_t count) {
   ZRT_CUDA_CHECK(cudaStreamSynchronize(compute()));
   ZRT_CUDA_CHECK(cudaMemcpy(&bad, flag, sizeof bad, cudaMemcpyDeviceToHost));
   return bad ? 0 : 1;
+}
+int64_t zrt_arena_first_nonfinite(int64_t count, const void *offsets, const void *elements, const void *dtypes) {
+  CudaRuntime &r = current("zrt_arena_first_nonfinite");
+  if (count <= 0)
+    return -1;
+  if (static_cast<int64_t>(r.finiteFlagCount) < count) { // once, at the first check
+    if (r.finiteFlags)
+      ZRT_CUDA_CHECK(cudaFree(r.finiteFlags));
+    ZRT_CUDA_CHECK(cudaMalloc(&r.finiteFlags, count * sizeof(int)));
+    r.finiteFlagCount = static_cast<size_t>(count);
+  }
+  ZRT_CUDA_CHECK(cudaMemsetAsync(r.finiteFlags, 0, count * sizeof(int), compute()));
+  for (int64_t i = 0; i < count; ++i) {
+    const int32_t dtype = static_cast<const int32_t *>(dtypes)[i];
+    const int64_t n = static_cast<const int64_t *>(elements)[i];
+    nonFinite(dtype, zrt_arena_ptr(static_cast<const int64_t *>(offsets)[i], n * (dtype == 1 ? 2 : 4)), n,
+              r.finiteFlags + i, compute());
+  }
+  std::vector<int> flags(count);
+  ZRT_CUDA_CHECK(cudaStreamSynchronize(compute()));
+  ZRT_CUDA_CHECK(cudaMemcpy(flags.data(), r.finiteFlags, count * sizeof(int), cudaMemcpyDeviceToHost));
+  for (int64_t i = 0; i < count; ++i)
+    if (flags[i])
+      return i;
+  return -1;
 }
 void *zrt_input_buffer(int64_t index, int64_t bytes) {
   CudaRuntime &r = current("zrt_input_buffer");

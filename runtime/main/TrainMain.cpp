@@ -184,12 +184,19 @@ void maybeKillInStep(int64_t step, int rank) {
 
 /// The first parameter whose gradient buffer (this rank's part) holds a NaN or an Inf,
 /// or null.
+/// The first parameter whose gradient holds a NaN or an Inf, or null: every gradient checked in
+/// one call (one wait for a GPU).
 const ParamInfo *nonFiniteGradient(const ModelInfo &m) {
-  for (const ParamInfo &p : m.params)
-    if (!zrt_arena_all_finite(p.dtype == "bf16" ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32, p.gradOffset,
-                              p.gradStorageBytes / p.elementBytes()))
-      return &p;
-  return nullptr;
+  std::vector<int64_t> offsets, elements;
+  std::vector<int32_t> dtypes;
+  for (const ParamInfo &p : m.params) {
+    offsets.push_back(p.gradOffset);
+    elements.push_back(p.gradStorageBytes / p.elementBytes());
+    dtypes.push_back(p.dtype == "bf16" ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32);
+  }
+  int64_t bad = zrt_arena_first_nonfinite(static_cast<int64_t>(m.params.size()), offsets.data(), elements.data(),
+                                          dtypes.data());
+  return bad < 0 ? nullptr : &m.params[bad];
 }
 
 double learningRate(const Flags &f, double peak, int64_t step /* from 0 */) {

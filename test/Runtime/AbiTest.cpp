@@ -42,6 +42,23 @@ TEST(Abi, DispatchesOnDtype) {
   EXPECT_NEAR(loss, std::log(4.0), 1e-6);
 }
 
+// train.bin's non-finite check: every gradient in one call, the first bad tensor's index.
+TEST(Abi, FirstNonFiniteTensor) {
+  zrt_init(1, 4096);
+  std::vector<float> values(256, 1.0f);
+  values[200] = INFINITY;                     // in the third tensor, [192, 256)
+  zrt_arena_write(0, values.data(), 256 * 4);
+  std::vector<zrt::bf16> half(64, zrt::bf16(1.0f));
+  half[5] = zrt::bf16(NAN);
+  zrt_arena_write(2048, half.data(), 64 * 2); // a bf16 tensor with a NaN
+  const int64_t offsets[] = {0, 64 * 4, 192 * 4, 2048}, elements[] = {64, 128, 64, 64};
+  const int32_t dtypes[] = {ZRT_DTYPE_F32, ZRT_DTYPE_F32, ZRT_DTYPE_F32, ZRT_DTYPE_BF16};
+  EXPECT_EQ(zrt_arena_first_nonfinite(2, offsets, elements, dtypes), -1);
+  EXPECT_EQ(zrt_arena_first_nonfinite(4, offsets, elements, dtypes), 2);
+  EXPECT_EQ(zrt_arena_first_nonfinite(1, offsets + 3, elements + 3, dtypes + 3), 0);
+  zrt_finalize();
+}
+
 using AbiDeathTest = ::testing::Test;
 
 TEST_F(AbiDeathTest, UnknownDtype) {
