@@ -48,12 +48,20 @@ struct CudaRuntime {
   // workspaces and NCCL's buffers: nothing may allocate inside a capture), the second is
   // captured, every later one replays. The host calls a replay skips do not count the
   // collectives: each replay adds what the capture counted.
+  // A traced kernel or transfer (--trace): timing events around it.
+  struct GpuEvent {
+    const char *name;
+    TraceTrack track;
+    int64_t bytes;
+    cudaEvent_t begin, end;
+  };
   struct StepGraph {
     int64_t eagerRuns = 0;
     bool eagerOnly = false; // its capture could not be replayed (an SGD update: lr is an argument)
     cudaGraphExec_t exec = nullptr;
     const void *loss = nullptr; // where the captured step writes its loss; none in an update
     zrt_counters counted{};     // the collectives the captured run issued
+    std::vector<GpuEvent> traced; // its kernels' and transfers' events (--trace)
   };
   // The captured update's AdamW constants: one slot per zrt_adamw call, in pinned host memory
   // copied to the device by the graph's first node, rewritten for each step by
@@ -68,6 +76,15 @@ struct CudaRuntime {
     bool copyCaptured = false;
   } slots;
   bool captureReplayable = true; // false once the capture issued work with per-step host arguments
+  // --trace: device time of every kernel and transfer, from timing events around the work
+  // (GpuScope), turned into trace records at the next wait for the device. Inside a graph the
+  // events are the graph's event nodes: each replay records them again.
+  std::vector<GpuEvent> traced;         // recorded eagerly since the last wait
+  std::vector<GpuEvent> tracedReplays;  // the events of the graphs launched since the last wait
+  std::vector<cudaEvent_t> freeEvents;  // timing events to reuse
+  size_t tracedAtCapture = 0;           // traced.size() when the capture began
+  cudaEvent_t traceOrigin = nullptr;    // device time 0 of the trace ...
+  double traceOriginMicros = 0;         // ... at this host time
   std::vector<StepGraph> graphs;
   int capturing = -1; // the region being captured
   const void *capturedLoss = nullptr;
@@ -82,6 +99,76 @@ CudaRuntime &current(const char *call) {
   return *rt;
 }
 cudaStream_t compute() { return current("zrt").device->compute(); }
+
+/// The device time of the work enqueued on `stream` while the scope lives, for --trace.
+class GpuScope {
+public:
+  GpuScope(const char *name, cudaStream_t stream, TraceTrack track = TraceTrack::Compute, int64_t bytes = -1)
+      : stream_(stream) {
+    if (!trace::enabled.load(std::memory_order_relaxed) || !rt)
+      return;
+    CudaRuntime &r = *rt;
+    if (!r.traceOrigin) {
+      if (r.capturing >= 0)
+        return; // the origin needs a wait, which a capture may not do; the eager first run set it
+      ZRT_CUDA_CHECK(cudaEventCreate(&r.traceOrigin));
+      ZRT_CUDA_CHECK(cudaEventRecord(r.traceOrigin, r.device->compute()));
+      ZRT_CUDA_CHECK(cudaEventSynchronize(r.traceOrigin));
+      r.traceOriginMicros = trace::nowMicros();
+    }
+    event_ = {name, track, bytes, take(r), take(r)};
+    ZRT_CUDA_CHECK(cudaEventRecord(event_.begin, stream_));
+    active_ = true;
+  }
+  ~GpuScope() {
+    if (!active_)
+      return;
+    ZRT_CUDA_CHECK(cudaEventRecord(event_.end, stream_));
+    rt->traced.push_back(event_);
+  }
+  GpuScope(const GpuScope &) = delete;
+  GpuScope &operator=(const GpuScope &) = delete;
+
+private:
+  static cudaEvent_t take(CudaRuntime &r) {
+    cudaEvent_t e;
+    if (!r.freeEvents.empty()) {
+      e = r.freeEvents.back();
+      r.freeEvents.pop_back();
+    } else {
+      ZRT_CUDA_CHECK(cudaEventCreate(&e)); // timing on: the trace reads elapsed times
+    }
+    return e;
+  }
+  cudaStream_t stream_;
+  CudaRuntime::GpuEvent event_{};
+  bool active_ = false;
+};
+
+/// After a wait for the device: every traced event pair since the last one becomes a trace
+/// record on the host clock; eager events go back to the pool, a graph's stay with it.
+void resolveTrace() {
+  CudaRuntime &r = *rt;
+  auto emit = [&](const CudaRuntime::GpuEvent &e) {
+    float begin = 0, end = 0;
+    if (cudaEventElapsedTime(&begin, r.traceOrigin, e.begin) != cudaSuccess ||
+        cudaEventElapsedTime(&end, r.traceOrigin, e.end) != cudaSuccess)
+      return; // not recorded yet (a graph captured but not launched)
+    trace::record(e.name, e.track, r.traceOriginMicros + begin * 1e3, r.traceOriginMicros + end * 1e3, e.bytes);
+  };
+  if (r.capturing >= 0)
+    return;
+  for (const auto &e : r.traced) {
+    emit(e);
+    r.freeEvents.push_back(e.begin);
+    r.freeEvents.push_back(e.end);
+  }
+  for (const auto &e : r.tracedReplays)
+    emit(e);
+  r.traced.clear();
+  r.tracedReplays.clear();
+}
+
 
 /// One rank: the collective is a copy (padding zero-filled).
 void runAlone(const CollectiveArgs &a, cudaStream_t s) {
@@ -103,10 +190,14 @@ cudaEvent_t issue(const CollectiveArgs &a) {
   r.counters.calls[kind] += 1;
   r.counters.bytes_sent[kind] += ringBytesSent(a, r.ranks, r.rank);
   r.device->commWaitsForCompute();
-  if (r.nccl)
-    r.comm->run(a); // averages itself (ncclAvg)
-  else
-    runAlone(a, r.device->comm());
+  {
+    GpuScope transfer(collectiveName(a.kind), r.device->comm(), TraceTrack::Communication,
+                      ringBytesSent(a, r.ranks, r.rank));
+    if (r.nccl)
+      r.comm->run(a); // averages itself (ncclAvg)
+    else
+      runAlone(a, r.device->comm());
+  }
   cudaEvent_t done;
   if (r.pool.empty()) {
     ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
@@ -186,6 +277,8 @@ void checkDataErrors() {
 double readLossAfter(const void *loss) {
   float value = 0;
   ZRT_CUDA_CHECK(cudaStreamSynchronize(compute()));
+  ZRT_CUDA_CHECK(cudaStreamSynchronize(rt->device->comm()));
+  resolveTrace();
   checkDataErrors();
   ZRT_CUDA_CHECK(cudaMemcpy(&value, loss, sizeof value, cudaMemcpyDeviceToHost));
   return value;
@@ -228,6 +321,7 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
 void zrt_finalize() {
   CudaRuntime &r = current("zrt_finalize");
   ZRT_CUDA_CHECK(cudaDeviceSynchronize());
+  resolveTrace();
   trace::write(r.rank);
   for (auto &entry : r.inFlight)
     cudaEventDestroy(entry.second);
@@ -377,6 +471,7 @@ int32_t zrt_graph_begin(int32_t region, int32_t enabled) {
   r.captureReplayable = true;
   r.slots.copyCaptured = false;
   r.slots.hyper.clear();
+  r.tracedAtCapture = r.traced.size();
   ZRT_CUDA_CHECK(cudaStreamBeginCapture(compute(), cudaStreamCaptureModeThreadLocal));
   r.capturing = region;
   return 1;
@@ -395,6 +490,8 @@ double zrt_graph_end(int32_t region, double hostLoss) {
     ZRT_CUDA_CHECK(cudaGraphDestroy(graph));
     g.loss = r.capturedLoss;
     g.eagerOnly = !r.captureReplayable;
+    g.traced.assign(r.traced.begin() + r.tracedAtCapture, r.traced.end()); // the graph's event nodes now
+    r.traced.resize(r.tracedAtCapture);
     g.counted = zrt_counters{};
     addCounters(g.counted, r.counters, 1);
     addCounters(g.counted, r.beforeCapture, -1);
@@ -405,6 +502,7 @@ double zrt_graph_end(int32_t region, double hostLoss) {
   }
   ZRT_CUDA_CHECK(cudaGraphLaunch(g.exec, compute()));
   addCounters(r.counters, g.counted, 1);
+  r.tracedReplays.insert(r.tracedReplays.end(), g.traced.begin(), g.traced.end());
   const void *loss = g.loss;
   if (g.eagerOnly) { // right for this run (captured with its arguments), not for the next ones
     ZRT_CUDA_CHECK(cudaGraphExecDestroy(g.exec));
@@ -425,131 +523,204 @@ void zrt_host_all_reduce(const void *send, void *recv, int64_t count, int32_t av
 }
 
 // --- Compute -------------------------------------------------------------------------------
-void zrt_add(int32_t dt, const void *a, const void *b, void *o, int64_t n) { add(dt, a, b, o, n, compute()); }
-void zrt_sub(int32_t dt, const void *a, const void *b, void *o, int64_t n) { sub(dt, a, b, o, n, compute()); }
-void zrt_mul(int32_t dt, const void *a, const void *b, void *o, int64_t n) { mul(dt, a, b, o, n, compute()); }
-void zrt_scale(int32_t dt, const void *x, void *o, int64_t n, double f) { scale(dt, x, o, n, f, compute()); }
-void zrt_cast(int32_t sdt, const void *src, int32_t ddt, void *dst, int64_t n) { cast(sdt, src, ddt, dst, n, compute()); }
-void zrt_fill_zero(int32_t dt, void *x, int64_t n) { fillZero(dt, x, n, compute()); }
-void zrt_copy(int32_t dt, const void *src, void *dst, int64_t n) { copy(dt, src, dst, n, compute()); }
+void zrt_add(int32_t dt, const void *a, const void *b, void *o, int64_t n) {
+  GpuScope trace("zrt_add", compute());
+  add(dt, a, b, o, n, compute());
+}
+void zrt_sub(int32_t dt, const void *a, const void *b, void *o, int64_t n) {
+  GpuScope trace("zrt_sub", compute());
+  sub(dt, a, b, o, n, compute());
+}
+void zrt_mul(int32_t dt, const void *a, const void *b, void *o, int64_t n) {
+  GpuScope trace("zrt_mul", compute());
+  mul(dt, a, b, o, n, compute());
+}
+void zrt_scale(int32_t dt, const void *x, void *o, int64_t n, double f) {
+  GpuScope trace("zrt_scale", compute());
+  scale(dt, x, o, n, f, compute());
+}
+void zrt_cast(int32_t sdt, const void *src, int32_t ddt, void *dst, int64_t n) {
+  GpuScope trace("zrt_cast", compute());
+  cast(sdt, src, ddt, dst, n, compute());
+}
+void zrt_fill_zero(int32_t dt, void *x, int64_t n) {
+  GpuScope trace("zrt_fill_zero", compute());
+  fillZero(dt, x, n, compute());
+}
+void zrt_copy(int32_t dt, const void *src, void *dst, int64_t n) {
+  GpuScope trace("zrt_copy", compute());
+  copy(dt, src, dst, n, compute());
+}
 void zrt_bias_add(int32_t dt, const void *x, const void *bias, void *o, int64_t rows, int64_t cols) {
+  GpuScope trace("zrt_bias_add", compute());
   biasAdd(dt, x, bias, o, rows, cols, compute());
 }
-void zrt_relu(int32_t dt, const void *x, void *o, int64_t n) { relu(dt, x, o, n, compute()); }
-void zrt_relu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) { reluGrad(dt, dy, x, dx, n, compute()); }
-void zrt_gelu(int32_t dt, const void *x, void *o, int64_t n) { gelu(dt, x, o, n, compute()); }
-void zrt_gelu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) { geluGrad(dt, dy, x, dx, n, compute()); }
-void zrt_silu(int32_t dt, const void *x, void *o, int64_t n) { silu(dt, x, o, n, compute()); }
-void zrt_swiglu(int32_t dt, const void *g, const void *u, void *o, int64_t n) { swiglu(dt, g, u, o, n, compute()); }
+void zrt_relu(int32_t dt, const void *x, void *o, int64_t n) {
+  GpuScope trace("zrt_relu", compute());
+  relu(dt, x, o, n, compute());
+}
+void zrt_relu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) {
+  GpuScope trace("zrt_relu_grad", compute());
+  reluGrad(dt, dy, x, dx, n, compute());
+}
+void zrt_gelu(int32_t dt, const void *x, void *o, int64_t n) {
+  GpuScope trace("zrt_gelu", compute());
+  gelu(dt, x, o, n, compute());
+}
+void zrt_gelu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) {
+  GpuScope trace("zrt_gelu_grad", compute());
+  geluGrad(dt, dy, x, dx, n, compute());
+}
+void zrt_silu(int32_t dt, const void *x, void *o, int64_t n) {
+  GpuScope trace("zrt_silu", compute());
+  silu(dt, x, o, n, compute());
+}
+void zrt_swiglu(int32_t dt, const void *g, const void *u, void *o, int64_t n) {
+  GpuScope trace("zrt_swiglu", compute());
+  swiglu(dt, g, u, o, n, compute());
+}
 void zrt_swiglu_grad(int32_t dt, const void *dy, const void *g, const void *u, void *dg, void *du, int64_t n) {
+  GpuScope trace("zrt_swiglu_grad", compute());
   swigluGrad(dt, dy, g, u, dg, du, n, compute());
 }
-void zrt_silu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) { siluGrad(dt, dy, x, dx, n, compute()); }
-void zrt_softmax(int32_t dt, const void *x, void *y, int64_t rows, int64_t cols) { softmax(dt, x, y, rows, cols, compute()); }
+void zrt_silu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) {
+  GpuScope trace("zrt_silu_grad", compute());
+  siluGrad(dt, dy, x, dx, n, compute());
+}
+void zrt_softmax(int32_t dt, const void *x, void *y, int64_t rows, int64_t cols) {
+  GpuScope trace("zrt_softmax", compute());
+  softmax(dt, x, y, rows, cols, compute());
+}
 void zrt_softmax_grad(int32_t dt, const void *dy, const void *y, void *dx, int64_t rows, int64_t cols) {
+  GpuScope trace("zrt_softmax_grad", compute());
   softmaxGrad(dt, dy, y, dx, rows, cols, compute());
 }
 void zrt_layernorm(int32_t dt, const void *x, const void *g, const void *b, void *y, int64_t rows, int64_t cols,
                    double eps) {
+  GpuScope trace("zrt_layernorm", compute());
   layernorm(dt, x, g, b, y, rows, cols, eps, compute());
 }
 void zrt_add_layernorm(int32_t dt, const void *a, const void *b, const void *g, const void *beta, void *sum, void *y,
                        int64_t rows, int64_t cols, double eps) {
+  GpuScope trace("zrt_add_layernorm", compute());
   addLayernorm(dt, a, b, g, beta, sum, y, rows, cols, eps, compute());
 }
 void zrt_layernorm_grad_add(int32_t dt, const void *dy, const void *x, const void *g, const void *residual, void *dx,
                             void *dg, void *db, int64_t rows, int64_t cols, double eps) {
+  GpuScope trace("zrt_layernorm_grad_add", compute());
   layernormGradAdd(dt, dy, x, g, residual, dx, dg, db, rows, cols, eps, compute());
 }
 void zrt_rmsnorm(int32_t dt, const void *x, const void *g, void *y, int64_t rows, int64_t cols, double eps) {
+  GpuScope trace("zrt_rmsnorm", compute());
   rmsnorm(dt, x, g, y, rows, cols, eps, compute());
 }
 void zrt_rmsnorm_grad(int32_t dt, const void *dy, const void *x, const void *g, void *dx, void *dg, int64_t rows,
                       int64_t cols, double eps) {
+  GpuScope trace("zrt_rmsnorm_grad", compute());
   rmsnormGrad(dt, dy, x, g, dx, dg, rows, cols, eps, compute());
 }
 void zrt_rotary(int32_t dt, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
                 double theta, int32_t inverse) {
+  GpuScope trace("zrt_rotary", compute());
   rotary(dt, x, y, batch, time, channels, heads, theta, inverse != 0, compute());
 }
 void zrt_layernorm_grad(int32_t dt, const void *dy, const void *x, const void *g, void *dx, void *dg, void *db,
                         int64_t rows, int64_t cols, double eps) {
+  GpuScope trace("zrt_layernorm_grad", compute());
   layernormGrad(dt, dy, x, g, dx, dg, db, rows, cols, eps, compute());
 }
 void zrt_causal_attention(int32_t dt, const void *q, const void *k, const void *v, void *o, int64_t batch,
                           int64_t time, int64_t channels, int64_t heads, int64_t kvHeads) {
+  GpuScope trace("zrt_causal_attention", compute());
   causalAttention(dt, q, k, v, o, batch, time, channels, heads, kvHeads, compute());
 }
 void zrt_causal_attention_grad(int32_t dt, const void *dout, const void *q, const void *k, const void *v, void *dq,
                                void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads,
                                int64_t kvHeads) {
+  GpuScope trace("zrt_causal_attention_grad", compute());
   causalAttentionGrad(dt, dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads, compute());
 }
 void zrt_matmul(int32_t dt, const void *a, const void *b, void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
                 int32_t ta, int32_t tb, int32_t shared) {
+  GpuScope trace("zrt_matmul", compute());
   matmul(dt, a, b, c, batch, m, n, k, ta != 0, tb != 0, shared != 0, compute());
 }
 void zrt_matmul_bias(int32_t dt, const void *a, const void *b, const void *bias, void *c, int64_t batch, int64_t m,
                      int64_t n, int64_t k, int32_t ta, int32_t tb, int32_t shared) {
+  GpuScope trace("zrt_matmul_bias", compute());
   matmulEpilogue(Epilogue::Bias, dt, a, b, bias, nullptr, c, batch, m, n, k, ta != 0, tb != 0, shared != 0, compute());
 }
 void zrt_matmul_bias_gelu(int32_t dt, const void *a, const void *b, const void *bias, void *pre, void *o, int64_t batch,
                           int64_t m, int64_t n, int64_t k, int32_t ta, int32_t tb, int32_t shared) {
+  GpuScope trace("zrt_matmul_bias_gelu", compute());
   matmulEpilogue(Epilogue::BiasGelu, dt, a, b, bias, pre, o, batch, m, n, k, ta != 0, tb != 0, shared != 0, compute());
 }
 void zrt_matmul_dgelu_bgrad(int32_t dt, const void *a, const void *b, const void *pre, void *dpre, void *dbias,
                             int64_t batch, int64_t m, int64_t n, int64_t k, int32_t ta, int32_t tb, int32_t shared) {
+  GpuScope trace("zrt_matmul_dgelu_bgrad", compute());
   matmulEpilogue(Epilogue::DgeluBgrad, dt, a, b, dbias, const_cast<void *>(pre), dpre, batch, m, n, k, ta != 0,
                  tb != 0, shared != 0, compute());
 }
 void zrt_embedding(int32_t dt, const void *table, const void *ids, void *o, int64_t count, int64_t vocab,
                    int64_t channels) {
+  GpuScope trace("zrt_embedding", compute());
   embedding(dt, table, static_cast<const int32_t *>(ids), o, count, vocab, channels, current("zrt_embedding").errors + 1,
             compute());
 }
 void zrt_embedding_grad(int32_t dt, const void *dy, const void *ids, void *dtable, int64_t count, int64_t vocab,
                         int64_t channels) {
+  GpuScope trace("zrt_embedding_grad", compute());
   embeddingGrad(dt, dy, static_cast<const int32_t *>(ids), dtable, count, vocab, channels, compute());
 }
 void zrt_cross_entropy(int32_t dt, const void *logits, const void *labels, void *loss, int64_t rows, int64_t classes) {
+  GpuScope trace("zrt_cross_entropy", compute());
   crossEntropy(dt, logits, static_cast<const int32_t *>(labels), static_cast<float *>(loss), rows, classes,
                current("zrt_cross_entropy").errors, compute());
 }
 void zrt_cross_entropy_grad(int32_t dt, const void *dloss, const void *logits, const void *labels, void *dlogits,
                             int64_t rows, int64_t classes) {
+  GpuScope trace("zrt_cross_entropy_grad", compute());
   crossEntropyGrad(dt, static_cast<const float *>(dloss), logits, static_cast<const int32_t *>(labels), dlogits, rows,
                    classes, current("zrt_cross_entropy_grad").errors, compute());
 }
 void zrt_matmul_cross_entropy(int32_t dt, const void *x, const void *w, const void *labels, const void *dloss,
                               void *loss, void *dx, void *dw, void *workspace, int64_t rows, int64_t classes,
                               int64_t channels, int32_t transW, int64_t chunkRows) {
+  GpuScope trace("zrt_matmul_cross_entropy", compute());
   matmulCrossEntropy(dt, x, w, static_cast<const int32_t *>(labels), static_cast<const float *>(dloss),
                      static_cast<float *>(loss), dx, dw, workspace, rows, classes, channels, transW != 0, chunkRows,
                      current("zrt_matmul_cross_entropy").errors, compute());
 }
 void zrt_mse(int32_t dt, const void *pred, const void *target, void *loss, int64_t n) {
+  GpuScope trace("zrt_mse", compute());
   mse(dt, pred, target, static_cast<float *>(loss), n, compute());
 }
 void zrt_mse_grad(int32_t dt, const void *dloss, const void *pred, const void *target, void *dpred, int64_t n) {
+  GpuScope trace("zrt_mse_grad", compute());
   mseGrad(dt, static_cast<const float *>(dloss), pred, target, dpred, n, compute());
 }
 void zrt_reduce_sum(int32_t dt, const void *x, void *o, const void *shape, int32_t rank, int32_t mask) {
+  GpuScope trace("zrt_reduce_sum", compute());
   reduceSum(dt, x, o, static_cast<const int64_t *>(shape), rank, mask, compute());
 }
 void zrt_transpose(int32_t dt, const void *x, void *o, const void *shape, int32_t rank, const void *perm) {
+  GpuScope trace("zrt_transpose", compute());
   transpose(dt, x, o, static_cast<const int64_t *>(shape), rank, static_cast<const int64_t *>(perm), compute());
 }
 void zrt_slice(int32_t dt, const void *x, const void *xShape, void *o, const void *outShape, int32_t rank,
                const void *offsets) {
+  GpuScope trace("zrt_slice", compute());
   slice(dt, x, static_cast<const int64_t *>(xShape), o, static_cast<const int64_t *>(outShape), rank,
         static_cast<const int64_t *>(offsets), compute());
 }
 void zrt_insert(int32_t dt, const void *box, const void *boxShape, void *dst, const void *dstShape, int32_t rank,
                 const void *offsets) {
+  GpuScope trace("zrt_insert", compute());
   insert(dt, box, static_cast<const int64_t *>(boxShape), dst, static_cast<const int64_t *>(dstShape), rank,
          static_cast<const int64_t *>(offsets), compute());
 }
 void zrt_pack(int32_t dt, int64_t count, const void *inputs, const void *numels, int64_t ranks, void *o) {
+  GpuScope trace("zrt_pack", compute());
   const size_t eb = dt == 1 ? 2 : 4;
   const void *const *in = static_cast<const void *const *>(inputs);
   char *bucket = static_cast<char *>(o);
@@ -563,6 +734,7 @@ void zrt_pack(int32_t dt, int64_t count, const void *inputs, const void *numels,
       [&](int64_t at, int64_t n) { ZRT_CUDA_CHECK(cudaMemsetAsync(bucket + at * eb, 0, n * eb, s)); });
 }
 void zrt_unpack(int32_t dt, int64_t count, const void *i, const void *numels, int64_t ranks, const void *outputs) {
+  GpuScope trace("zrt_unpack", compute());
   const size_t eb = dt == 1 ? 2 : 4;
   void *const *out = static_cast<void *const *>(outputs);
   const char *bucket = static_cast<const char *>(i);
@@ -577,6 +749,7 @@ void zrt_unpack(int32_t dt, int64_t count, const void *i, const void *numels, in
 }
 void zrt_adamw(void *param, int32_t gdt, const void *grad, void *m, void *v, void *paramBf16, int64_t n, double lr,
                double beta1, double beta2, double eps, double weightDecay, int64_t step) {
+  GpuScope trace("zrt_adamw", compute());
   CudaRuntime &r = current("zrt_adamw");
   if (r.capturing >= 0) { // the constants from device memory: zrt_graph_scalars rewrites them per step
     auto &u = r.slots;
@@ -605,6 +778,7 @@ void zrt_adamw(void *param, int32_t gdt, const void *grad, void *m, void *v, voi
 }
 void zrt_sgd_momentum(void *param, int32_t gdt, const void *grad, void *buf, void *paramBf16, int64_t n, double lr,
                       double momentum, double weightDecay) {
+  GpuScope trace("zrt_sgd_momentum", compute());
   current("zrt_sgd_momentum").captureReplayable = false; // lr is a kernel argument
   sgdMomentum(static_cast<float *>(param), gdt, grad, static_cast<float *>(buf), paramBf16, n, lr, momentum,
               weightDecay, compute());
