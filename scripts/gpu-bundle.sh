@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh for a GPU machine that cannot build zcc (no LLVM/MLIR 22, no Open MPI, no
+# package registry: the workplace's lent machines). Everything is built here, on x86-64, into one
+# folder to carry there (a few MB):
+#   bin/   zrt-cuda-conformance, zrt-cuda-kernel-bench, and the GPU train.bin of each model
+#   lib/   Open MPI's shared libraries train.bin links (CUDA's come from the machine's own
+#          toolkit or PyTorch's nvidia wheels)
+#   ref/   the CPU backend's losses on the same first steps, computed here
+#   run.sh what to run there: conformance, the kernel bench, each model with CUDA graphs on and
+#          off, then the report table (scripts/gpu_report.py) into $OUT or ./out
+#
+#   scripts/gpu-bundle.sh DIR [--steps N] [--cpu-steps K] [--batch B]   (ZCC_BUILD_DIR: a CUDA build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=${1:?usage: scripts/gpu-bundle.sh DIR [--steps N] [--cpu-steps K] [--batch B]}
+shift
+steps=20 cpu_steps=2 batch=8
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --steps) steps=$2; shift 2 ;;
+    --cpu-steps) cpu_steps=$2; shift 2 ;;
+    --batch) batch=$2; shift 2 ;;
+    *) echo "gpu-bundle: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+build=${ZCC_BUILD_DIR:-build}
+bin=$root/$build/bin
+if [ ! -x "$build/test/Cuda/zrt-cuda-conformance" ]; then
+  echo "gpu-bundle: $build has no CUDA backend (configure with -DZCC_ENABLE_CUDA=ON)" >&2
+  exit 1
+fi
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib" "$out/ref" "$out/models"
+cp "$build/test/Cuda/zrt-cuda-conformance" "$bin/zrt-cuda-kernel-bench" "$out/bin/"
+cp scripts/gpu_report.py "$out/"
+cat README.md docs/*.md > "$out/data.txt"
+
+python3 examples/gen_gpt.py --layers 12 --dim 768 --heads 12 --context 1024 --vocab 50304 --batch "$batch" \
+  > "$out/models/gpt2-124m.mlir"
+cp examples/llama.mlir "$out/models/llama.mlir"
+models=("gpt2-124m bf16" "llama fp32")
+export OMP_NUM_THREADS=$(nproc)
+for spec in "${models[@]}"; do
+  set -- $spec
+  name=$1 precision=$2
+  "$bin/zcc" "$out/models/$name.mlir" --target=cuda --precision "$precision" -o "$out/bin/$name.bin"
+  "$bin/zcc" "$out/models/$name.mlir" --precision "$precision" -o "$out/ref/$name-cpu.bin"
+  echo "gpu-bundle: the CPU backend's first $cpu_steps steps of $name"
+  "$out/ref/$name-cpu.bin" --data "$out/data.txt" --steps "$cpu_steps" --log-every 1 \
+    --log-json "$out/ref/$name.jsonl" > /dev/null
+  rm "$out/ref/$name-cpu.bin"
+done
+
+# Open MPI's libraries, as the GPU train.bin resolves them here (not CUDA's, cuBLASLt's or NCCL's).
+for lib in $(ldd "$out/bin/gpt2-124m.bin" "$out/bin/zrt-cuda-conformance" | awk '/=>/ {print $3}' | sort -u); do
+  case "$(basename "$lib")" in
+    libmpi* | libopen-* | libhwloc* | libevent* | libpmix* | libudev*) cp -L "$lib" "$out/lib/" ;;
+  esac
+done
+
+cat > "$out/run.sh" <<EOF
+#!/usr/bin/env bash
+# Run on the GPU machine from this folder. Results and logs go to \${OUT:-./out}.
+set -uo pipefail
+here=\$(cd "\$(dirname "\$0")" && pwd)
+out=\${OUT:-\$here/out}
+mkdir -p "\$out"
+# CUDA's libraries: the machine's toolkit, else PyTorch's nvidia wheels.
+nv=\$(python3 -c "import glob, os, nvidia; print(':'.join(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], '*', 'lib')))))" 2>/dev/null || true)
+export LD_LIBRARY_PATH="\$here/lib:/usr/local/cuda/lib64:\$nv:\${LD_LIBRARY_PATH:-}"
+if ! nvidia-smi -L 2>/dev/null | grep -q "^GPU"; then
+  echo "run.sh: no NVIDIA GPU here (nvidia-smi -L lists none)" >&2
+  exit 77
+fi
+status=0
+device=\$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+echo "device: \$device"
+"\$here/bin/zrt-cuda-conformance" 2>&1 | tee "\$out/conformance.txt" || status=1
+"\$here/bin/zrt-cuda-kernel-bench" 2>&1 | tee "\$out/kernel-bench.txt" || status=1
+runs="["
+for spec in "gpt2-124m bf16 on" "gpt2-124m bf16 off" "llama fp32 on" "llama fp32 off"; do
+  set -- \$spec
+  name=\$1 precision=\$2 graphs=\$3 tag=\$1-graphs-\$3
+  peak=0
+  "\$here/bin/\$name.bin" --data "\$here/data.txt" --steps $steps --log-every 1 --log-json "\$out/\$tag.jsonl" \
+    --cuda-graphs \$graphs > "\$out/\$tag.out" 2>&1 &
+  pid=\$!
+  while kill -0 \$pid 2>/dev/null; do
+    used=\$(nvidia-smi --query-compute-apps=used_memory --format=csv,noheader,nounits 2>/dev/null | sort -n | tail -1)
+    if [ -n "\$used" ] && [ "\$used" -gt "\$peak" ]; then peak=\$used; fi
+    sleep 0.2
+  done
+  if ! wait \$pid; then
+    echo "FAIL: \$tag"; tail -20 "\$out/\$tag.out"; status=1; continue
+  fi
+  tail -2 "\$out/\$tag.out"
+  runs+="{\"name\": \"\$tag\", \"model\": \"\$here/models/\$name.mlir\", \"gpus\": 1, \"zero\": 0, \"precision\": \"\$precision\", \"gpu_log\": \"\$out/\$tag.jsonl\", \"cpu_log\": \"\$here/ref/\$name.jsonl\", \"device\": \"\$device\", \"device_mib\": \$peak, \"warmup\": 3},"
+done
+echo "\${runs%,}]" > "\$out/runs.json"
+python3 "\$here/gpu_report.py" "\$out/runs.json" | tee "\$out/table.txt" || status=1
+exit \$status
+EOF
+chmod +x "$out/run.sh"
+du -sh "$out"
+echo "gpu-bundle: carry $out; on the GPU machine run $out/run.sh"
