@@ -505,6 +505,7 @@ double zrt_graph_end(int32_t region, double hostLoss) {
   r.tracedReplays.insert(r.tracedReplays.end(), g.traced.begin(), g.traced.end());
   const void *loss = g.loss;
   if (g.eagerOnly) { // right for this run (captured with its arguments), not for the next ones
+    ZRT_CUDA_CHECK(cudaStreamSynchronize(compute())); // its one launch done before it goes
     ZRT_CUDA_CHECK(cudaGraphExecDestroy(g.exec));
     g.exec = nullptr;
   }
