@@ -94,9 +94,10 @@ __global__ void swigluGradKernel(const T *dy, const T *gate, const T *up, T *dga
   }
 }
 
+/// AdamW over a grid-stride range (zrt/KernelMath.h's element update).
 template <class G>
-__global__ void adamwKernel(float *param, const G *grad, float *m, float *v, zrt::bf16 *paramBf16, int64_t n,
-                            math::AdamWStep step) {
+__device__ void adamwRange(float *param, const G *grad, float *m, float *v, zrt::bf16 *paramBf16, int64_t n,
+                           const math::AdamWStep &step) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     float mi = m[i], vi = v[i];
     float p = math::adamwElement(param[i], static_cast<float>(grad[i]), mi, vi, step);
@@ -107,22 +108,19 @@ __global__ void adamwKernel(float *param, const G *grad, float *m, float *v, zrt
       paramBf16[i] = zrt::bf16(p);
   }
 }
+template <class G>
+__global__ void adamwKernel(float *param, const G *grad, float *m, float *v, zrt::bf16 *paramBf16, int64_t n,
+                            math::AdamWStep step) {
+  adamwRange(param, grad, m, v, paramBf16, n, step);
+}
 
 /// The same, with the step's constants read from device memory (a graph replays it with the
 /// constants of each new step written there).
 template <class G>
 __global__ void adamwKernelFrom(float *param, const G *grad, float *m, float *v, zrt::bf16 *paramBf16, int64_t n,
                                 const math::AdamWStep *stepConstants) {
-  const math::AdamWStep step = *stepConstants;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    float mi = m[i], vi = v[i];
-    float p = math::adamwElement(param[i], static_cast<float>(grad[i]), mi, vi, step);
-    m[i] = mi;
-    v[i] = vi;
-    param[i] = p;
-    if (paramBf16)
-      paramBf16[i] = zrt::bf16(p);
-  }
+  const math::AdamWStep step = *stepConstants; // once per thread, into registers
+  adamwRange(param, grad, m, v, paramBf16, n, step);
 }
 
 template <class G>
