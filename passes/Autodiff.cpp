@@ -148,14 +148,14 @@ public:
         })
         .Case([&](EmbeddingOp o) {
           give(o.getTable(), [&] {
-            return Value(EmbeddingGradOp::create(b, o.getTable().getType(), dy, o.getIds()));
+            return Value(EmbeddingGradOp::create(b, o.getTable().getType(), dy, o.getIds(), o.getVocabShardsAttr()));
           });
           return success();
         })
         .Case([&](CrossEntropyOp o) {
           give(o.getLogits(), [&] {
             return Value(CrossEntropyGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(),
-                                                    o.getLabels()));
+                                                    o.getLabels(), o.getVocabShardsAttr()));
           });
           return success();
         })
@@ -199,6 +199,16 @@ public:
             give(input, [&] { return Value(SliceOp::create(b, input.getType(), dy, offsets)); });
             offset += tensorOf(input).getDimSize(axis);
           }
+          return success();
+        })
+        .Case([&](TpCopyOp o) { // every rank's columns contributed part of the input's gradient
+          give(o.getInput(), [&] {
+            return Value(AllReduceOp::create(b, dy.getType(), ReduceKind::sum, dy, o.getRanks(), MeshAxis::tensor));
+          });
+          return success();
+        })
+        .Case([&](TpReduceOp o) { // the sum's gradient is the same on every rank
+          give(o.getInput(), [&] { return dy; });
           return success();
         })
         .Case([&](MatmulOp o) { return matmul(o, dy); })
@@ -277,6 +287,26 @@ private:
   function_ref<void(Value, Value)> accumulate;
 };
 
+/// Once differentiated, tensor parallelism's region markers are what they run:
+/// zc.tp_copy its input, zc.tp_reduce an all-reduce over the tensor axis.
+void lowerTensorParallelMarkers(func::FuncOp step) {
+  SmallVector<Operation *> markers;
+  step.walk([&](Operation *op) {
+    if (isa<TpCopyOp, TpReduceOp>(op))
+      markers.push_back(op);
+  });
+  for (Operation *op : markers) {
+    Value replacement = op->getOperand(0);
+    if (auto reduce = dyn_cast<TpReduceOp>(op)) {
+      OpBuilder b(op);
+      replacement = AllReduceOp::create(b, op->getLoc(), reduce.getType(), ReduceKind::sum, reduce.getInput(),
+                                        reduce.getRanks(), MeshAxis::tensor);
+    }
+    op->getResult(0).replaceAllUsesWith(replacement);
+    op->erase();
+  }
+}
+
 /// Builds `func.func @<name>_step` from `forward`.
 LogicalResult differentiate(ForwardOp forward) {
   OpBuilder moduleBuilder(forward);
@@ -353,6 +383,7 @@ LogicalResult differentiate(ForwardOp forward) {
   for (Operation *op : llvm::reverse(forwardOps))
     if (isOpTriviallyDead(op))
       op->erase();
+  lowerTensorParallelMarkers(step);
   return success();
 }
 

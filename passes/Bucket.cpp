@@ -48,6 +48,10 @@ std::optional<std::pair<Key, int64_t>> classify(Operation *op) {
                      in.getNumElements() * elementBytes(in.getElementType())};
   }
   if (auto ar = dyn_cast<AllReduceOp>(op)) {
+    // Tensor parallelism's reductions are in the forward and backward's critical path, each
+    // needed by the next op: nothing to coalesce them with.
+    if (ar.getAxis() != MeshAxis::data)
+      return std::nullopt;
     RankedTensorType in = tensorOf(ar.getInput());
     return std::pair{Key{Kind::AllReduce, static_cast<int64_t>(ar.getKind()),
                          static_cast<int64_t>(ar.getRanks()), in.getElementType()},

@@ -295,6 +295,10 @@ struct Fuser {
   /// w's gradients. All of it becomes one zc.matmul_cross_entropy at the cross_entropy_grad
   /// (where the backward seed exists), so no op holds the logits or their gradient whole.
   void fuseHead(CrossEntropyGradOp ceGrad) {
+    // A vocabulary-parallel loss combines its rows over the tensor axis; the fused head
+    // holds whole rows.
+    if (ceGrad.getVocabShards())
+      return;
     auto mm = ceGrad.getLogits().getDefiningOp<MatmulOp>();
     if (!mm || mm.getTransposeLhs() || tensorOf(mm.getRhs()).getRank() != 2)
       return;

@@ -217,26 +217,29 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       })
       .Case<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulDgeluBgradOp>(
           [&](Operation *o) { return lowerMatmul(o, b, p); })
+      // vocab_shards: the runtime's *_vocab_shard calls find this rank's slice from its
+      // tensor-axis coordinate.
       .Case([&](EmbeddingOp o) {
         RankedTensorType table = tensorOf(o.getTable());
-        call(b, "zrt_embedding", {dt, p[0], p[1], p[2], I64(numel(o.getIds())),
-                                  I64(table.getDimSize(0)), I64(table.getDimSize(1))});
+        call(b, o.getVocabShards() ? "zrt_embedding_vocab_shard" : "zrt_embedding",
+             {dt, p[0], p[1], p[2], I64(numel(o.getIds())), I64(table.getDimSize(0)), I64(table.getDimSize(1))});
         return success();
       })
       .Case([&](EmbeddingGradOp o) {
         RankedTensorType table = tensorOf(o.getResult());
-        call(b, "zrt_embedding_grad", {dt, p[0], p[1], p[2], I64(numel(o.getIds())),
-                                       I64(table.getDimSize(0)), I64(table.getDimSize(1))});
+        call(b, o.getVocabShards() ? "zrt_embedding_grad_vocab_shard" : "zrt_embedding_grad",
+             {dt, p[0], p[1], p[2], I64(numel(o.getIds())), I64(table.getDimSize(0)), I64(table.getDimSize(1))});
         return success();
       })
       .Case([&](CrossEntropyOp o) {
         auto [rows, classes] = rowsCols(o.getLogits());
-        call(b, "zrt_cross_entropy", {dt, p[0], p[1], p[2], I64(rows), I64(classes)});
+        call(b, o.getVocabShards() ? "zrt_cross_entropy_vocab_shard" : "zrt_cross_entropy",
+             {dt, p[0], p[1], p[2], I64(rows), I64(classes)});
         return success();
       })
       .Case([&](CrossEntropyGradOp o) {
         auto [rows, classes] = rowsCols(o.getLogits());
-        call(b, "zrt_cross_entropy_grad",
+        call(b, o.getVocabShards() ? "zrt_cross_entropy_grad_vocab_shard" : "zrt_cross_entropy_grad",
              {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(rows), I64(classes)});
         return success();
       })
@@ -295,8 +298,12 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         return success();
       })
       .Case([&](AllReduceOp o) {
-        call(b, "zrt_all_reduce", {dt, p[0], p[1], I64(numel(o.getInput())),
-                                   I32(o.getKind() == ReduceKind::avg)});
+        int32_t average = o.getKind() == ReduceKind::avg;
+        if (o.getAxis() == MeshAxis::data)
+          call(b, "zrt_all_reduce", {dt, p[0], p[1], I64(numel(o.getInput())), I32(average)});
+        else
+          call(b, "zrt_all_reduce_on", {I32(static_cast<int32_t>(o.getAxis())), dt, p[0], p[1],
+                                        I64(numel(o.getInput())), I32(average)});
         return success();
       })
       .Case([&](AllGatherOp o) {
@@ -328,8 +335,12 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         return success();
       })
       .Case([&](AllReduceStartOp o) {
-        handles[o.getHandle()] = call(b, "zrt_all_reduce_start", {dt, p[0], p[1], I64(numel(o.getInput())),
-                                                                  I32(o.getKind() == ReduceKind::avg)});
+        int32_t average = o.getKind() == ReduceKind::avg;
+        handles[o.getHandle()] =
+            o.getAxis() == MeshAxis::data
+                ? call(b, "zrt_all_reduce_start", {dt, p[0], p[1], I64(numel(o.getInput())), I32(average)})
+                : call(b, "zrt_all_reduce_on_start", {I32(static_cast<int32_t>(o.getAxis())), dt, p[0], p[1],
+                                                      I64(numel(o.getInput())), I32(average)});
         return success();
       })
       .Case([&](WaitOp o) {

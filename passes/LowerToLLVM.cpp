@@ -99,7 +99,7 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
       return signalPassFailure();
 
     // The description main() reads, before the zc symbols go away.
-    FailureOr<llvm::json::Object> model = describeModel(module, step, update, *plan, ranks, microBatches);
+    FailureOr<llvm::json::Object> model = describeModel(module, step, update, *plan, ranks, microBatches, tensorParallel);
     if (failed(model))
       return signalPassFailure();
 

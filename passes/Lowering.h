@@ -100,9 +100,10 @@ private:
     return LLVM::GEPOp::create(b, ptrType, i8, arena, ValueRange{constI64(b, offset)});
   }
 
-  /// This rank's shard of a buffer of whole shards: base + rank * shardBytes.
+  /// This rank's shard of a buffer of whole shards: base + rank * shardBytes, where rank is
+  /// the coordinate on the data-parallel axis (ZeRO shards over it).
   Value rankShard(ImplicitLocOpBuilder &b, Value base, int64_t shardBytes) {
-    Value rank = LLVM::SExtOp::create(b, i64, call(b, "zrt_rank", {}));
+    Value rank = LLVM::SExtOp::create(b, i64, call(b, "zrt_mesh_rank", {constI32(b, 0 /*ZRT_AXIS_DATA*/)}));
     Value offset = LLVM::MulOp::create(b, rank, constI64(b, shardBytes));
     return LLVM::GEPOp::create(b, ptrType, i8, base, ValueRange{offset});
   }

@@ -60,10 +60,11 @@ FailureOr<SmallVector<std::string>> inputRoles(func::FuncOp step) {
 /// indexes, or the classes of the cross-entropy it labels (through reshapes).
 int64_t idRange(Value v) {
   for (Operation *user : v.getUsers()) {
+    // A vocabulary split over the tensor-parallel ranks holds 1/vocab_shards of the ids.
     if (auto e = dyn_cast<EmbeddingOp>(user); e && e.getIds() == v)
-      return tensorOf(e.getTable()).getDimSize(0);
+      return tensorOf(e.getTable()).getDimSize(0) * static_cast<int64_t>(e.getVocabShards().value_or(1));
     if (auto ce = dyn_cast<CrossEntropyOp>(user); ce && ce.getLabels() == v)
-      return tensorOf(ce.getLogits()).getShape().back();
+      return tensorOf(ce.getLogits()).getShape().back() * static_cast<int64_t>(ce.getVocabShards().value_or(1));
     if (auto head = dyn_cast<MatmulCrossEntropyOp>(user); head && head.getLabels() == v)
       return tensorOf(head.getWeight()).getNumElements() / tensorOf(head.getInput()).getShape().back();
     if (auto view = dyn_cast<ReshapeOp>(user))
@@ -77,7 +78,7 @@ int64_t idRange(Value v) {
 
 FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::FuncOp step, func::FuncOp update,
                                                       const MemoryPlan &plan, int64_t ranks,
-                                                      int64_t microBatches) {
+                                                      int64_t microBatches, int64_t tensorParallel) {
   FailureOr<SmallVector<std::string>> roles = inputRoles(step);
   if (failed(roles))
     return failure();
@@ -112,6 +113,9 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
     // rank's shard when partitioned); the parameter holds their bf16 rounding.
     if (StringAttr master = masterOf.lookup(param.getSymNameAttr()))
       (*params.back().getAsObject())["master_offset"] = plan.stateOffset.lookup(master);
+    // Tensor parallelism: "shape" is this rank's part; [axis, blocks, ranks] says which.
+    if (auto split = param->getAttrOfType<DenseI64ArrayAttr>("zc.tp_split"))
+      (*params.back().getAsObject())["tp_split"] = llvm::json::Array(split.asArrayRef());
   }
   for (StateOp state : module.getOps<StateOp>())
     states.push_back(llvm::json::Object{
@@ -142,6 +146,8 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
       {"model", step.getSymName().drop_back(strlen("_step")).str()},
       {"world_size", static_cast<int64_t>(ranks)},
       {"micro_batches", static_cast<int64_t>(microBatches)},
+      // Rank order: tensor fastest, then data, then pipeline (Megatron's).
+      {"mesh", llvm::json::Object{{"tp", tensorParallel}, {"pp", int64_t(1)}}},
       {"arena_bytes", plan.totalBytes()},
       {"persistent_bytes", plan.persistentBytes},
       {"scratch_bytes", plan.scratchBytes},

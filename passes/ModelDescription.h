@@ -17,7 +17,8 @@ namespace mlir::zc {
 
 /// Fails (with an error on `step`) when an input's role cannot be told.
 FailureOr<llvm::json::Object> describeModel(ModuleOp module, func::FuncOp step, func::FuncOp update,
-                                            const MemoryPlan &plan, int64_t ranks, int64_t microBatches);
+                                            const MemoryPlan &plan, int64_t ranks, int64_t microBatches,
+                                            int64_t tensorParallel);
 
 } // namespace mlir::zc
 

@@ -35,6 +35,32 @@ def ZccVerifyModel : Pass<"zcc-verify-model", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccTensorParallel : Pass<"zcc-tensor-parallel", "mlir::ModuleOp"> {
+  let summary = "Splits the forward's matmul regions, heads and vocabulary over the tensor-parallel ranks";
+  let description = [{
+    Megatron-LM's tensor parallelism, found rather than matched: column-split
+    matmuls of a replicated activation, the feature-sliced ops after them
+    (bias, activations, products, slices of a fused QKV, rotary, causal
+    attention with whole heads and grouped KV heads per rank) and row-split
+    matmuls that end the region with zc.tp_reduce; zc.tp_copy on the
+    region's input. Embedding tables and a language-model head feeding the
+    loss are split over the vocabulary (vocabulary-parallel cross-entropy).
+    Split parameters get their local type and
+    `zc.tp_split = array<i64: axis, blocks, ranks>`; matmuls get
+    `zc.tp = "column" | "row" | "vocab"`. A region that would hand split
+    features to anything else stays replicated; a model with nothing to
+    split is an error.
+
+    ```mlir
+    // ranks=2: zc.param @fc_w : tensor<128x512xf32>  ->  tensor<128x256xf32> {zc.tp_split = array<i64: 1, 1, 2>}
+    ```
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1", "Tensor-parallel ranks">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccShardBatch : Pass<"zcc-shard-batch", "mlir::ModuleOp"> {
   let summary = "Gives each rank and micro-batch its slice of the global batch";
   let description = [{
@@ -436,6 +462,7 @@ def ZccLowerToLLVM : Pass<"zcc-lower-to-llvm", "mlir::ModuleOp"> {
   let options = [
     Option<"ranks", "ranks", "int64_t", "1", "World size the executable checks at start">,
     Option<"microBatches", "micro-batches", "int64_t", "1", "Micro-batches per step">,
+    Option<"tensorParallel", "tp", "int64_t", "1", "Tensor-parallel ranks of the mesh">,
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

@@ -19,6 +19,14 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
   llvm::raw_string_ostream os(message);
   if (options.worldSize < 1)
     os << "--world-size must be at least 1, got " << options.worldSize;
+  else if (options.tensorParallel < 1 || options.pipelineParallel < 1)
+    os << "--tp and --pp must be at least 1, got " << options.tensorParallel << " and " << options.pipelineParallel;
+  else if (options.worldSize % (options.tensorParallel * options.pipelineParallel) != 0)
+    os << "--world-size " << options.worldSize << " is not a multiple of --tp " << options.tensorParallel
+       << " x --pp " << options.pipelineParallel;
+  else if (options.pipelineParallel > 1)
+    os << "--pp " << options.pipelineParallel
+       << ": pipeline parallelism is not built yet (issue 21); use --tp and ZeRO over the data-parallel ranks";
   else if (options.gradAccum < 1)
     os << "--grad-accum must be at least 1, got " << options.gradAccum;
   else if (options.zeroStage < 0 || options.zeroStage > 3)
@@ -60,14 +68,14 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
   // Gradient averaging across ranks: ZeRO stage 0 all-reduces every gradient once
   // per step; stages 1-3 partition the training state (one rank has nothing to
   // partition).
-  if (options.zeroStage == 0 || options.worldSize == 1)
-    pm.addPass(createZccDataParallel({options.worldSize, options.gradAccum}));
+  const int64_t dataRanks = dataParallelRanks(options);
+  if (options.zeroStage == 0 || dataRanks == 1)
+    pm.addPass(createZccDataParallel({dataRanks, options.gradAccum}));
   else
-    pm.addPass(createZccZero({options.zeroStage, options.worldSize, options.gradAccum,
-                              options.persistenceThreshold}));
+    pm.addPass(createZccZero({options.zeroStage, dataRanks, options.gradAccum, options.persistenceThreshold}));
   pm.addPass(createCSEPass());
   // Fewer, larger collectives.
-  if (options.worldSize > 1)
+  if (dataRanks > 1)
     pm.addPass(createZccBucket({options.bucketMb, options.gatherBucketMb, options.costModel}));
   // Transfers in flight while the compute stream works.
   if (options.worldSize > 1 && options.overlap)
@@ -78,8 +86,11 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
 void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &options) {
   // 1. Reject modules that are not a trainable model before any work.
   pm.addPass(createZccVerifyModel());
-  // 2. Each rank's micro-batch of the global batch.
-  pm.addPass(createZccShardBatch({options.worldSize, options.gradAccum}));
+  // 2. Megatron's tensor parallelism over the mesh's tensor axis, then each
+  //    data-parallel rank's micro-batch of the global batch.
+  if (options.tensorParallel > 1)
+    pm.addPass(createZccTensorParallel({options.tensorParallel}));
+  pm.addPass(createZccShardBatch({dataParallelRanks(options), options.gradAccum}));
   // 3. bf16 compute from fp32 master weights, decided before autodiff so the
   //    backward pass inherits it.
   if (options.precision == "bf16")
@@ -92,7 +103,7 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
     ZccRecomputeOptions recompute;
     recompute.policy = options.recompute;
     recompute.budget = options.memoryBudget;
-    if (options.zeroStage == 3 && options.worldSize > 1)
+    if (options.zeroStage == 3 && dataParallelRanks(options) > 1)
       recompute.shardedAbove = options.persistenceThreshold;
     if (options.recompute == "auto") {
       OpPassManager rest("builtin.module");
@@ -113,7 +124,7 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   if (!options.lower)
     return;
   // 8. Memory plan and runtime calls in the LLVM dialect.
-  pm.addPass(createZccLowerToLLVM({options.worldSize, options.gradAccum}));
+  pm.addPass(createZccLowerToLLVM({options.worldSize, options.gradAccum, options.tensorParallel}));
 }
 
 void mlir::zc::registerZccPipeline() {

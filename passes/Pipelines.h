@@ -11,8 +11,12 @@ namespace mlir::zc {
 /// The knobs of the pipeline; the driver's flags map onto these one to one,
 /// and `zcc-opt -zcc-pipeline="..."` accepts the same names.
 struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
-  Option<int64_t> worldSize{*this, "world-size", llvm::cl::desc("Data-parallel ranks"),
+  Option<int64_t> worldSize{*this, "world-size", llvm::cl::desc("All ranks: tp x pp x data-parallel"),
                             llvm::cl::init(1)};
+  Option<int64_t> tensorParallel{*this, "tp", llvm::cl::desc("Tensor-parallel ranks (the mesh's fastest axis)"),
+                                 llvm::cl::init(1)};
+  Option<int64_t> pipelineParallel{*this, "pp", llvm::cl::desc("Pipeline stages (the mesh's slowest axis)"),
+                                   llvm::cl::init(1)};
   Option<int64_t> zeroStage{*this, "zero-stage",
                             llvm::cl::desc("ZeRO stage: 0 replicates everything"),
                             llvm::cl::init(0)};
@@ -68,6 +72,11 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
                      llvm::cl::desc("Lower to the LLVM dialect (off: stop after the zc passes)"),
                      llvm::cl::init(true)};
 };
+
+/// The data-parallel ranks of the mesh: what is left of the world after tp x pp.
+inline int64_t dataParallelRanks(const ZccPipelineOptions &options) {
+  return options.worldSize / (options.tensorParallel * options.pipelineParallel);
+}
 
 /// What is wrong with the options' values, or an empty string; the pipeline
 /// builder assumes they are valid.

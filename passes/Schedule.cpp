@@ -77,7 +77,7 @@ void splitCollectives(Block &block) {
     else if (auto o = dyn_cast<ReduceScatterOp>(op))
       handle = ReduceScatterStartOp::create(b, loc, type, o.getKind(), o.getInput(), o.getRanks());
     else if (auto o = dyn_cast<AllReduceOp>(op))
-      handle = AllReduceStartOp::create(b, loc, type, o.getKind(), o.getInput(), o.getRanks());
+      handle = AllReduceStartOp::create(b, loc, type, o.getKind(), o.getInput(), o.getRanks(), o.getAxis());
     op->getResult(0).replaceAllUsesWith(WaitOp::create(b, loc, handle).getResult());
     op->erase();
   }
@@ -211,7 +211,10 @@ private:
       for (Operation *user : work.pop_back_val()->getUsers())
         if (users.insert(user))
           work.push_back(user);
-    bool deferAll = deferGradients && !isGatherStart(start) && !users.empty() &&
+    // Tensor-parallel reductions feed the rest of the backward: only the data axis' defer.
+    auto reduction = dyn_cast<AllReduceStartOp>(start);
+    bool dataAxis = !reduction || reduction.getAxis() == MeshAxis::data;
+    bool deferAll = deferGradients && dataAxis && !isGatherStart(start) && !users.empty() &&
                     llvm::all_of(users, [&](Operation *op) { return op->getBlock() == &block && deferrable(op); });
     SmallVector<Operation *> group{wait};
     if (deferAll) {

@@ -31,7 +31,7 @@ FailureOr<Type> inferResult(Operation *op, RankedTensorType oldResult, int64_t p
   };
   return TypeSwitch<Operation *, FailureOr<Type>>(op)
       .Case<AddOp, SubOp, MulOp, ScaleOp, ReluOp, GeluOp, SiluOp, SoftmaxOp, BiasAddOp, LayerNormOp, RmsNormOp,
-            RotaryOp, CausalAttentionOp>([](Operation *o) -> FailureOr<Type> {
+            RotaryOp, CausalAttentionOp, TpCopyOp, TpReduceOp>([](Operation *o) -> FailureOr<Type> {
         return o->getOperand(0).getType();
       })
       .Case<CrossEntropyOp, MseOp, ParamRefOp>([&](Operation *) -> FailureOr<Type> {

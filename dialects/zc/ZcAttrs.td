@@ -84,4 +84,22 @@ def ZC_ReduceKindAttr : EnumAttr<Zc_Dialect, ZC_ReduceKindEnum, "reduce"> {
   let assemblyFormat = "$value";
 }
 
+//===----------------------------------------------------------------------===//
+// Axes of the device mesh (--tp x --pp x data parallel). Rank order is Megatron's:
+// tensor fastest, then data, then pipeline. A collective runs among the ranks
+// that differ only in its axis' coordinate.
+//===----------------------------------------------------------------------===//
+
+def ZC_AxisData : I32EnumAttrCase<"data", 0>;
+def ZC_AxisTensor : I32EnumAttrCase<"tensor", 1>;
+def ZC_AxisPipeline : I32EnumAttrCase<"pipeline", 2>;
+def ZC_MeshAxisEnum : I32EnumAttr<"MeshAxis", "An axis of the device mesh",
+    [ZC_AxisData, ZC_AxisTensor, ZC_AxisPipeline]> {
+  let cppNamespace = "::mlir::zc";
+  let genSpecializedAttr = 0;
+}
+def ZC_MeshAxisAttr : EnumAttr<Zc_Dialect, ZC_MeshAxisEnum, "axis"> {
+  let assemblyFormat = "$value";
+}
+
 #endif // ZC_ATTRS_TD

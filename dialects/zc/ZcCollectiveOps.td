@@ -4,7 +4,9 @@
 // issue the same collectives in the same order, so none may be CSE'd, hoisted
 // or erased by generic passes even when its result is unused.
 //
-// `ranks` is the number of ranks in the data-parallel group. Shards are the
+// `ranks` is the number of ranks in the group: the data-parallel group unless
+// `on <axis>` names another axis of the device mesh (zc.all_reduce on tensor:
+// Megatron's tensor-parallel reductions). Shards are the
 // leading axis split evenly; the ZeRO passes pad a parameter (flattened) to a
 // multiple of `ranks` before sharding, so any size works with any world size.
 //
@@ -72,11 +74,19 @@ def ZC_AllReduceOp : ZC_CollectiveOp<"all_reduce", [AllTypesMatch<["input", "res
     ```mlir
     %g = zc.all_reduce avg %dw ranks 4 : tensor<784x128xf32>
     ```
+
+    `on tensor` reduces over the tensor-parallel group instead (the partial
+    sums of a row-parallel matmul):
+
+    ```mlir
+    %y = zc.all_reduce sum %partial ranks 2 on tensor : tensor<8x64x128xf32>
+    ```
   }];
   let arguments = (ins ZC_ReduceKindAttr:$kind, ZC_FloatTensor:$input,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       DefaultValuedAttr<ZC_MeshAxisAttr, "::mlir::zc::MeshAxis::data">:$axis);
   let results = (outs ZC_FloatTensor:$result);
-  let assemblyFormat = "$kind $input `ranks` $ranks attr-dict `:` type($result)";
+  let assemblyFormat = "$kind $input `ranks` $ranks (`on` $axis^)? attr-dict `:` type($result)";
   let hasVerifier = 0;
 }
 
@@ -134,9 +144,10 @@ def ZC_AllReduceStartOp : ZC_CollectiveOp<"all_reduce_start"> {
     ```
   }];
   let arguments = (ins ZC_ReduceKindAttr:$kind, ZC_FloatTensor:$input,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       DefaultValuedAttr<ZC_MeshAxisAttr, "::mlir::zc::MeshAxis::data">:$axis);
   let results = (outs ZC_AsyncType:$handle);
-  let assemblyFormat = "$kind $input `ranks` $ranks attr-dict `:` type($input) `->` qualified(type($handle))";
+  let assemblyFormat = "$kind $input `ranks` $ranks (`on` $axis^)? attr-dict `:` type($input) `->` qualified(type($handle))";
 }
 
 def ZC_WaitOp : ZC_Op<"wait", [
@@ -230,6 +241,51 @@ def ZC_UnpackOp : ZC_Op<"unpack", [Pure]> {
   let results = (outs Variadic<ZC_FloatTensor>:$results);
   let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($input) `->` type($results)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor parallelism's region markers (Megatron's f and g), written by
+// zcc-tensor-parallel into the forward; autodiff differentiates them and then
+// replaces them by what they run: tp_copy by its input, tp_reduce by a
+// zc.all_reduce on tensor.
+//===----------------------------------------------------------------------===//
+
+def ZC_TpCopyOp : ZC_Op<"tp_copy", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Enters a tensor-parallel region: identity forward, all-reduce of the gradient";
+  let description = [{
+    `input` is replicated on the `ranks` ranks of the tensor-parallel group;
+    each consumes it with its own columns of the next weights. The forward
+    is the identity; the gradient is the sum of the ranks' partial
+    gradients (`zc.all_reduce sum ... on tensor`).
+
+    Example:
+
+    ```mlir
+    %x_tp = zc.tp_copy %x ranks 2 : tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($result)";
+}
+
+def ZC_TpReduceOp : ZC_Op<"tp_reduce", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Leaves a tensor-parallel region: all-reduce forward, identity gradient";
+  let description = [{
+    `input` is each rank's partial sum (a row-parallel matmul's product);
+    the result is their sum, replicated on the `ranks` ranks of the
+    tensor-parallel group. The gradient is passed through unchanged: every
+    rank holds the same one.
+
+    Example:
+
+    ```mlir
+    %y = zc.tp_reduce %partial ranks 2 : tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($result)";
 }
 
 #endif // ZC_COLLECTIVE_OPS_TD

@@ -316,13 +316,19 @@ def ZC_EmbeddingOp : ZC_ComputeOp<"embedding"> {
     result is `[S..., C]` with `result[s..., :] = table[ids[s...], :]`.
     Out-of-range ids are a run-time error.
 
+    With `vocab_shards = T` (tensor parallelism) the table holds rows
+    `[r V, (r+1) V)` of a `T V`-row vocabulary on tensor-parallel rank `r`;
+    an id outside them gives a zero row, so the sum over the group
+    (`zc.tp_reduce`) is the lookup in the whole table.
+
     Example:
 
     ```mlir
     %x = zc.embedding %wte[%tokens] : tensor<256x128xf32>, tensor<8x64xi32> -> tensor<8x64x128xf32>
     ```
   }];
-  let arguments = (ins ZC_FloatTensor:$table, ZC_IndexTensor:$ids);
+  let arguments = (ins ZC_FloatTensor:$table, ZC_IndexTensor:$ids,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$vocab_shards);
   let results = (outs ZC_FloatTensor:$result);
   let assemblyFormat = "$table `[` $ids `]` attr-dict `:` type($table) `,` type($ids) `->` type($result)";
   let hasVerifier = 1;
@@ -411,8 +417,15 @@ def ZC_CrossEntropyOp : ZC_ComputeOp<"cross_entropy"> {
     ```mlir
     %loss = zc.cross_entropy %logits, %targets : tensor<8x64x256xf32>, tensor<8x64xi32> -> tensor<f32>
     ```
+
+    With `vocab_shards = T` (Megatron's vocabulary-parallel cross-entropy)
+    `logits` holds classes `[r V, (r+1) V)` of `T V` on tensor-parallel rank
+    `r`: the row maxima, the sums of exponentials and the labels' logits are
+    combined over the tensor-parallel group, so no rank holds whole rows and
+    every rank gets the same loss.
   }];
-  let arguments = (ins ZC_FloatTensor:$logits, ZC_IndexTensor:$labels);
+  let arguments = (ins ZC_FloatTensor:$logits, ZC_IndexTensor:$labels,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$vocab_shards);
   let results = (outs ZC_LossTensor:$result);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($result)";
   let hasVerifier = 1;

@@ -168,8 +168,11 @@ def ZC_EmbeddingGradOp : ZC_ComputeOp<"embedding_grad"> {
     ```mlir
     %dwte = zc.embedding_grad %dx[%tokens] : tensor<8x64x128xf32>, tensor<8x64xi32> -> tensor<256x128xf32>
     ```
+
+    `vocab_shards` as in `zc.embedding`: only ids in this rank's rows add.
   }];
-  let arguments = (ins ZC_FloatTensor:$grad, ZC_IndexTensor:$ids);
+  let arguments = (ins ZC_FloatTensor:$grad, ZC_IndexTensor:$ids,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$vocab_shards);
   let results = (outs ZC_FloatTensor:$result);
   let assemblyFormat = "$grad `[` $ids `]` attr-dict `:` type($grad) `,` type($ids) `->` type($result)";
   let hasVerifier = 1;
@@ -187,8 +190,12 @@ def ZC_CrossEntropyGradOp : ZC_ComputeOp<"cross_entropy_grad",
     ```mlir
     %dlogits = zc.cross_entropy_grad %dl, %logits, %targets : tensor<8x64x256xf32>, tensor<8x64xi32>
     ```
+
+    `vocab_shards` as in `zc.cross_entropy`: this rank's classes of the
+    softmax over the whole vocabulary.
   }];
-  let arguments = (ins ZC_LossTensor:$grad, ZC_FloatTensor:$logits, ZC_IndexTensor:$labels);
+  let arguments = (ins ZC_LossTensor:$grad, ZC_FloatTensor:$logits, ZC_IndexTensor:$labels,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$vocab_shards);
   let results = (outs ZC_FloatTensor:$result);
   let assemblyFormat = "$grad `,` $logits `,` $labels attr-dict `:` type($logits) `,` type($labels)";
   let hasVerifier = 1;

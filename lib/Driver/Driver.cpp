@@ -69,6 +69,16 @@ struct DriverOptions {
       cl::cat(category)};
   cl::opt<int64_t> worldSize{"world-size", cl::desc("Ranks the executable runs on (mpirun -np N)"),
                              cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> tensorParallel{
+      "tp",
+      cl::desc("Tensor-parallel ranks (Megatron-LM's --tensor-model-parallel-size): matmul regions, attention "
+               "heads and the vocabulary split over them; the mesh's fastest axis"),
+      cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> pipelineParallel{
+      "pp",
+      cl::desc("Pipeline stages (DeepSpeed's PipelineModule num_stages, Megatron's "
+               "--pipeline-model-parallel-size); data parallelism is what --world-size leaves"),
+      cl::init(1), cl::cat(category)};
   cl::opt<int64_t> zeroStage{"zero-stage",
                              cl::desc("ZeRO stage: 0 = plain data parallelism, 1 = + sharded optimizer state, "
                                       "2 = + sharded gradients, 3 = + sharded parameters"),
@@ -271,6 +281,8 @@ int zcc::runZccMain(int argc, char **argv) {
   zc::ZccPipelineOptions pipeline;
   pipeline.worldSize = options.worldSize;
   pipeline.zeroStage = options.zeroStage;
+  pipeline.tensorParallel = options.tensorParallel;
+  pipeline.pipelineParallel = options.pipelineParallel;
   pipeline.gradAccum = options.gradAccum;
   pipeline.persistenceThreshold = options.persistenceThreshold;
   pipeline.bucketMb = options.bucketMb;

@@ -29,6 +29,7 @@ struct CollectiveArgs {
   /// ZeRO shard's padding): the missing tail counts as zeros, and the receive
   /// buffer's part beyond them is zero-filled. -1: ranks * count.
   int64_t total = -1;
+  int32_t axis = 0; // zrt_axis: whose group runs it
 };
 
 size_t dtypeSize(int32_t dtype);
@@ -50,6 +51,9 @@ public:
   /// every rank with a message naming the call if they differ: a mismatched
   /// collective would otherwise hang or corrupt memory.
   virtual void checkAgreement(const CollectiveArgs &args, int64_t sequence) = 0;
+  /// The group of this communicator's ranks that passed the same `color`, ordered by `key`
+  /// (MPI_Comm_split, ncclCommSplit): one axis of the device mesh. Every rank calls it.
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
   /// Stops every rank of the job; never returns.
   [[noreturn]] virtual void abortAll(int exitCode) = 0;
   virtual void finalize() = 0;

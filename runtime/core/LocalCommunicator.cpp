@@ -62,6 +62,7 @@ public:
       std::memset(static_cast<char *>(args.recv) + valid, 0, bytes - valid);
   }
   void checkAgreement(const CollectiveArgs &, int64_t) override {}
+  std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<LocalCommunicator>(); }
   [[noreturn]] void abortAll(int exitCode) override { std::exit(exitCode); }
   void finalize() override {}
 };

@@ -232,13 +232,13 @@ void zrt_embedding(int32_t dtype, const void *table, const void *ids, void *o, i
                    int64_t vocab, int64_t channels) {
   TraceScope trace("zrt_embedding", TraceTrack::Compute);
   ZRT_TYPED("zrt_embedding", dtype,
-            embedding(in<T>(table), in<int32_t>(ids), out<T>(o), count, vocab, channels));
+            embedding(in<T>(table), in<int32_t>(ids), out<T>(o), count, VocabRows{0, vocab, vocab}, channels));
 }
 void zrt_embedding_grad(int32_t dtype, const void *dy, const void *ids, void *dtable,
                         int64_t count, int64_t vocab, int64_t channels) {
   TraceScope trace("zrt_embedding_grad", TraceTrack::Compute);
   ZRT_TYPED("zrt_embedding_grad", dtype,
-            embeddingGrad(in<T>(dy), in<int32_t>(ids), out<T>(dtable), count, vocab, channels));
+            embeddingGrad(in<T>(dy), in<int32_t>(ids), out<T>(dtable), count, VocabRows{0, vocab, vocab}, channels));
 }
 void zrt_cross_entropy(int32_t dtype, const void *logits, const void *labels, void *loss,
                        int64_t rows, int64_t classes) {

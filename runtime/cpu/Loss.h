@@ -51,6 +51,59 @@ void crossEntropyGrad(const LossOf<T> *dloss, const T *logits, const int32_t *la
   });
 }
 
+/// Vocabulary-parallel cross-entropy (Megatron's), in three steps around two collectives
+/// over the tensor axis: each row's maximum over this rank's classes; then, given the
+/// maximum over all classes, this rank's sum of exp(logit - max) and the label's logit where
+/// this rank holds the label (0 elsewhere), both summed over the ranks; then each row's
+/// loss or gradient from the sums, with crossEntropyRow's arithmetic.
+template <class T> void rowMaxima(const T *logits, float *maxima, int64_t rows, int64_t classes) {
+  parallelFor(rows, 16, [&](int64_t r) {
+    const T *row = logits + r * classes;
+    float m = static_cast<float>(row[0]);
+    for (int64_t c = 1; c < classes; ++c)
+      m = static_cast<float>(row[c]) > m ? static_cast<float>(row[c]) : m;
+    maxima[r] = m;
+  });
+}
+
+/// sums[r] = sum_c exp(logits[r, c] - maxima[r]); labelLogits[r] = logits[r, labels[r] - first]
+/// when this rank holds that class, else 0.
+template <class T>
+void sumExpAndLabelLogit(const T *logits, const int32_t *labels, const float *maxima, float *sums,
+                         float *labelLogits, int64_t rows, int64_t classes, int64_t first) {
+  parallelFor(rows, 16, [&](int64_t r) {
+    const T *row = logits + r * classes;
+    float sum = 0;
+    for (int64_t c = 0; c < classes; ++c)
+      sum += math::mexp(static_cast<float>(row[c]) - maxima[r]);
+    sums[r] = sum;
+    const int64_t label = static_cast<int64_t>(labels[r]) - first;
+    labelLogits[r] = label >= 0 && label < classes ? static_cast<float>(row[label]) : 0.0f;
+  });
+}
+
+inline float vocabParallelLoss(const float *maxima, const float *sums, const float *labelLogits, int64_t rows) {
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    total += (maxima[r] - labelLogits[r]) + math::mlog(sums[r]);
+  return static_cast<float>(total / static_cast<double>(rows));
+}
+
+/// dlogits = dloss / rows * (softmax over all classes - onehot), for this rank's classes.
+template <class T>
+void vocabParallelGrad(float dloss, const T *logits, const int32_t *labels, const float *maxima, const float *sums,
+                       T *dlogits, int64_t rows, int64_t classes, int64_t first) {
+  const float g = dloss / static_cast<float>(rows);
+  parallelFor(rows, 16, [&](int64_t r) {
+    const float logSum = math::mlog(sums[r]);
+    const int64_t label = static_cast<int64_t>(labels[r]) - first;
+    for (int64_t c = 0; c < classes; ++c) {
+      float p = math::mexp((static_cast<float>(logits[r * classes + c]) - maxima[r]) - logSum);
+      dlogits[r * classes + c] = T(g * (p - (c == label ? 1.0f : 0.0f)));
+    }
+  });
+}
+
 template <class T>
 void mse(const T *pred, const T *target, LossOf<T> *loss, int64_t n) {
   double sum = 0;

@@ -88,15 +88,28 @@ public:
     int provided = 0;
     yieldWhenCoresAreShared();
     MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
     setErrorRank(rank_);
     setAbortHook(abortHook);
     // Errors come back as codes and go through fatal(), which names the call.
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     if (provided < MPI_THREAD_SERIALIZED)
       fatal("zrt_init", "MPI provides thread level %d; zrt needs MPI_THREAD_SERIALIZED", provided);
     MPI_Op_create(bf16Sum, /*commute=*/1, &bf16SumOp_);
+  }
+
+  /// A group of the world's ranks (MPI_Comm_split): a mesh axis' communicator.
+  MpiCommunicator(MPI_Comm comm, MPI_Op bf16SumOp) : comm_(comm), bf16SumOp_(bf16SumOp), owner_(false) {
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  }
+
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    MPI_Comm sub = MPI_COMM_NULL;
+    mpiCheck(MPI_Comm_split(comm_, color, key, &sub), "zrt_set_mesh");
+    return std::make_unique<MpiCommunicator>(sub, bf16SumOp_);
   }
 
   int rank() const override { return rank_; }
@@ -117,7 +130,7 @@ public:
       const bool inPlace = send == recv + rank_ * a.count * size;
       if (a.count <= chunk) {
         const int count = static_cast<int>(a.count);
-        mpiCheck(MPI_Allgather(inPlace ? MPI_IN_PLACE : send, count, type, recv, count, type, MPI_COMM_WORLD),
+        mpiCheck(MPI_Allgather(inPlace ? MPI_IN_PLACE : send, count, type, recv, count, type, comm_),
                  call);
         return;
       }
@@ -130,7 +143,7 @@ public:
         mpiCheck(MPI_Type_create_resized(stretch, 0, static_cast<MPI_Aint>(a.count * size), &spread), call);
         mpiCheck(MPI_Type_commit(&spread), call);
         mpiCheck(MPI_Allgather(inPlace ? MPI_IN_PLACE : send + c0 * size, len, type, recv + c0 * size, 1, spread,
-                               MPI_COMM_WORLD),
+                               comm_),
                  call);
         MPI_Type_free(&spread);
         MPI_Type_free(&stretch);
@@ -141,7 +154,7 @@ public:
       // Padded: send holds `total` values, the rest count as zeros.
       const int64_t total = a.total >= 0 ? std::min(a.total, a.count * size_) : a.count * size_;
       if (a.count <= chunk && total == a.count * size_) {
-        mpiCheck(MPI_Reduce_scatter_block(send, recv, static_cast<int>(a.count), type, sum, MPI_COMM_WORLD), call);
+        mpiCheck(MPI_Reduce_scatter_block(send, recv, static_cast<int>(a.count), type, sum, comm_), call);
         return;
       }
       if (a.count <= chunk) {
@@ -149,7 +162,7 @@ public:
         std::vector<int> counts(size_);
         for (int r = 0; r < size_; ++r)
           counts[r] = static_cast<int>(std::clamp<int64_t>(total - r * a.count, 0, a.count));
-        mpiCheck(MPI_Reduce_scatter(send, recv, counts.data(), type, sum, MPI_COMM_WORLD), call);
+        mpiCheck(MPI_Reduce_scatter(send, recv, counts.data(), type, sum, comm_), call);
         std::memset(recv + counts[rank_] * size, 0, (a.count - counts[rank_]) * size);
         return;
       }
@@ -160,7 +173,7 @@ public:
           const int64_t valid = std::clamp<int64_t>(total - (r * a.count + c0), 0, len);
           if (valid > 0)
             mpiCheck(MPI_Reduce(send + (r * a.count + c0) * size, r == rank_ ? recv + c0 * size : nullptr,
-                                static_cast<int>(valid), type, sum, r, MPI_COMM_WORLD),
+                                static_cast<int>(valid), type, sum, r, comm_),
                      call);
           if (r == rank_ && valid < len)
             std::memset(recv + (c0 + valid) * size, 0, (len - valid) * size);
@@ -171,14 +184,14 @@ public:
       for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {
         const int len = static_cast<int>(std::min(chunk, a.count - c0));
         mpiCheck(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send + c0 * size, recv + c0 * size, len, type, sum,
-                               MPI_COMM_WORLD),
+                               comm_),
                  call);
       }
       return;
     case Collective::Broadcast:
       for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {
         const int len = static_cast<int>(std::min(chunk, a.count - c0));
-        mpiCheck(MPI_Bcast(recv + c0 * size, len, type, a.root, MPI_COMM_WORLD), call);
+        mpiCheck(MPI_Bcast(recv + c0 * size, len, type, a.root, comm_), call);
       }
       return;
     }
@@ -194,7 +207,7 @@ public:
       both[i + 4] = -local[i];
     }
     const char *call = collectiveName(a.kind);
-    mpiCheck(MPI_Allreduce(both, reduced, 8, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD), call);
+    mpiCheck(MPI_Allreduce(both, reduced, 8, MPI_INT64_T, MPI_MAX, comm_), call);
     static const char *const fields[4] = {"sequence number", "collective kind", "dtype",
                                           "element count"};
     for (int i = 0; i < 4; ++i)
@@ -209,13 +222,19 @@ public:
   [[noreturn]] void abortAll(int exitCode) override { abortHook(exitCode); }
 
   void finalize() override {
+    if (!owner_) {
+      MPI_Comm_free(&comm_);
+      return;
+    }
     MPI_Op_free(&bf16SumOp_);
     MPI_Finalize();
   }
 
 private:
   int rank_ = 0, size_ = 1;
+  MPI_Comm comm_ = MPI_COMM_WORLD;
   MPI_Op bf16SumOp_ = MPI_OP_NULL;
+  bool owner_ = true; // the world's: initializes and finalizes MPI
 };
 } // namespace
 

@@ -30,7 +30,12 @@ using namespace zrt;
 namespace {
 
 struct RuntimeState {
-  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<Communicator> comm; // the world
+  // The mesh axes' groups (zrt_set_mesh), by zrt_axis; null: the data axis is the world and
+  // the others are this rank alone.
+  std::unique_ptr<Communicator> axes[3];
+  int meshRank[3] = {0, 0, 0}, meshSize[3] = {1, 1, 1};
+  std::unique_ptr<Communicator> alone; // a one-rank group
   std::unique_ptr<CommStream> stream;
   Arena arena;
   zrt_counters counters{};
@@ -75,6 +80,17 @@ RuntimeState &current(const char *call) {
   return *state;
 }
 
+/// The communicator of `axis`'s group (zrt_axis).
+Communicator *groupOf(RuntimeState &s, int32_t axis, const char *call) {
+  if (axis == ZRT_AXIS_WORLD)
+    return s.comm.get();
+  if (axis < 0 || axis > ZRT_AXIS_PIPELINE)
+    fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
+  if (s.axes[axis])
+    return s.axes[axis].get();
+  return axis == ZRT_AXIS_DATA ? s.comm.get() : s.alone.get();
+}
+
 void checkBuffer(const char *call, const char *what, const void *p, int64_t elements,
                  size_t elementSize) {
   if (elements > 0 && !p)
@@ -88,7 +104,8 @@ void checkBuffer(const char *call, const char *what, const void *p, int64_t elem
 std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
   const char *call = collectiveName(a.kind);
   RuntimeState &s = current(call);
-  const int ranks = s.comm->size();
+  Communicator *comm = groupOf(s, a.axis, call);
+  const int ranks = comm->size();
   if (a.dtype != ZRT_DTYPE_F32 && a.dtype != ZRT_DTYPE_BF16)
     fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", a.dtype);
   if (a.count < 0)
@@ -108,7 +125,7 @@ std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
   auto *recvBegin = static_cast<const char *>(a.recv);
   // In place: this rank's slice of the gathered buffer is its contribution.
   bool inPlaceGather = a.kind == Collective::AllGather &&
-                       sendBegin == recvBegin + s.comm->rank() * a.count * elementSize;
+                       sendBegin == recvBegin + comm->rank() * a.count * elementSize;
   if ((a.kind == Collective::AllGather || a.kind == Collective::ReduceScatter) && a.count > 0 &&
       !inPlaceGather) {
     if (sendBegin < recvBegin + recvElements * elementSize &&
@@ -121,10 +138,9 @@ std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
   int kind = static_cast<int>(a.kind);
   if (counted) {
     s.counters.calls[kind] += 1;
-    s.counters.bytes_sent[kind] += ringBytesSent(a, ranks, s.comm->rank());
+    s.counters.bytes_sent[kind] += ringBytesSent(a, ranks, comm->rank());
   }
   const int64_t sequence = ++s.sequence;
-  Communicator *comm = s.comm.get();
   const bool check = s.checkAgreement && ranks > 1;
   RuntimeState *st = &s;
   return [a, sequence, comm, check, ranks, st] {
@@ -173,11 +189,21 @@ void waitFor(int64_t handle, const char *call) {
 }
 
 CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv, int64_t count,
-                    int32_t average = 0, int32_t root = 0, int64_t total = -1) {
-  return CollectiveArgs{kind, dtype, send, recv, count, average != 0, root, total};
+                    int32_t average = 0, int32_t root = 0, int64_t total = -1, int32_t axis = ZRT_AXIS_DATA) {
+  return CollectiveArgs{kind, dtype, send, recv, count, average != 0, root, total, axis};
 }
 
 } // namespace
+
+namespace zrt::cpu {
+// For the vocabulary-parallel loss (VocabParallel.cpp): its collectives, in issue order.
+void meshAllGather(int32_t axis, const float *send, float *recv, int64_t count) {
+  runBlocking(args(Collective::AllGather, ZRT_DTYPE_F32, send, recv, count, 0, 0, -1, axis));
+}
+void meshAllReduce(int32_t axis, float *buffer, int64_t count) {
+  runBlocking(args(Collective::AllReduce, ZRT_DTYPE_F32, buffer, buffer, count, 0, 0, -1, axis));
+}
+} // namespace zrt::cpu
 
 extern "C" {
 
@@ -186,6 +212,7 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
     fatal("zrt_init", "called twice");
   state = new RuntimeState();
   state->comm = launchedByMpi() ? createMpiCommunicator(nullptr, nullptr) : createLocalCommunicator();
+  state->alone = createLocalCommunicator();
   const int ranks = state->comm->size(), rank = state->comm->rank();
   if (expectedWorldSize != ranks) {
     // Every rank sees the same mismatch: each reports it and leaves cleanly,
@@ -220,12 +247,42 @@ void zrt_finalize() {
   s.stopping = true;
   s.watchdog.join();
   s.stream.reset();
+  for (std::unique_ptr<Communicator> &axis : s.axes)
+    if (axis)
+      axis->finalize();
   s.comm->finalize();
   delete state;
   state = nullptr;
 }
 
 void zrt_set_comm_timeout(double seconds) { current("zrt_set_comm_timeout").timeoutSeconds = seconds; }
+
+void zrt_set_mesh(int32_t tp, int32_t pp) {
+  RuntimeState &s = current("zrt_set_mesh");
+  const int world = s.comm->size(), rank = s.comm->rank();
+  if (tp < 1 || pp < 1 || world % (tp * pp) != 0)
+    fatal("zrt_set_mesh", "a mesh of tp %d x pp %d does not divide the %d ranks", tp, pp, world);
+  if (s.axes[0])
+    fatal("zrt_set_mesh", "called twice");
+  s.stream->drain(); // splitting is collective on the world: nothing may be in flight
+  const int dp = world / (tp * pp);
+  // Rank = (pipeline x dp + data) x tp + tensor.
+  const int t = rank % tp, d = rank / tp % dp, p = rank / (tp * dp);
+  s.meshRank[ZRT_AXIS_DATA] = d, s.meshRank[ZRT_AXIS_TENSOR] = t, s.meshRank[ZRT_AXIS_PIPELINE] = p;
+  s.meshSize[ZRT_AXIS_DATA] = dp, s.meshSize[ZRT_AXIS_TENSOR] = tp, s.meshSize[ZRT_AXIS_PIPELINE] = pp;
+  // Each group: the ranks equal in the other two coordinates, ordered by their own.
+  s.axes[ZRT_AXIS_DATA] = s.comm->split(p * tp + t, d);
+  s.axes[ZRT_AXIS_TENSOR] = s.comm->split(p * dp + d, t);
+  s.axes[ZRT_AXIS_PIPELINE] = s.comm->split(d * tp + t, p);
+}
+int32_t zrt_mesh_rank(int32_t axis) {
+  RuntimeState &s = current("zrt_mesh_rank");
+  return axis == ZRT_AXIS_WORLD ? s.comm->rank() : groupOf(s, axis, "zrt_mesh_rank")->rank();
+}
+int32_t zrt_mesh_size(int32_t axis) {
+  RuntimeState &s = current("zrt_mesh_size");
+  return axis == ZRT_AXIS_WORLD ? s.comm->size() : groupOf(s, axis, "zrt_mesh_size")->size();
+}
 
 int32_t zrt_rank() { return current("zrt_rank").comm->rank(); }
 int32_t zrt_world_size() { return current("zrt_world_size").comm->size(); }
@@ -269,6 +326,13 @@ int64_t zrt_all_reduce_start(int32_t dtype, const void *send, void *recv, int64_
   return issue(args(Collective::AllReduce, dtype, send, recv, count, average));
 }
 void zrt_wait(int64_t handle) { waitFor(handle, "zrt_wait"); }
+int64_t zrt_all_reduce_on_start(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count,
+                                int32_t average) {
+  return issue(args(Collective::AllReduce, dtype, send, recv, count, average, 0, -1, axis));
+}
+void zrt_all_reduce_on(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count, int32_t average) {
+  runBlocking(args(Collective::AllReduce, dtype, send, recv, count, average, 0, -1, axis));
+}
 
 void zrt_all_gather(int32_t dtype, const void *send, void *recv, int64_t count) {
   runBlocking(args(Collective::AllGather, dtype, send, recv, count));
@@ -343,11 +407,12 @@ double zrt_read_loss(const void *loss) { return *static_cast<const float *>(loss
 int32_t zrt_graph_begin(int32_t, int32_t) { return 1; }
 double zrt_graph_end(int32_t, double hostLoss) { return hostLoss; }
 void zrt_graph_scalars(double, int64_t) {}
-void zrt_host_all_gather(const void *send, void *recv, int64_t count) {
-  runBlocking(args(Collective::AllGather, ZRT_DTYPE_F32, send, recv, count), /*counted=*/false);
+void zrt_host_all_gather(int32_t axis, const void *send, void *recv, int64_t count) {
+  runBlocking(args(Collective::AllGather, ZRT_DTYPE_F32, send, recv, count, 0, 0, -1, axis), /*counted=*/false);
 }
-void zrt_host_all_reduce(const void *send, void *recv, int64_t count, int32_t average) {
-  runBlocking(args(Collective::AllReduce, ZRT_DTYPE_F32, send, recv, count, average), /*counted=*/false);
+void zrt_host_all_reduce(int32_t axis, const void *send, void *recv, int64_t count, int32_t average) {
+  runBlocking(args(Collective::AllReduce, ZRT_DTYPE_F32, send, recv, count, average, 0, -1, axis),
+              /*counted=*/false);
 }
 void zrt_broadcast(int32_t dtype, void *buf, int64_t count, int32_t root) {
   runBlocking(args(Collective::Broadcast, dtype, buf, buf, count, 0, root));

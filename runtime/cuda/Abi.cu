@@ -1,15 +1,13 @@
 // The extern "C" entry points of zrt_abi.def for the CUDA backend: the same contract as
 // runtime/cpu (a train.bin compiled with --target=cuda links this instead), on device
-// memory. Compute runs on the compute stream; collectives run through NCCL on the
-// communication stream, ordered with compute by events (a wait never blocks the host).
-// Step graphs (zrt_graph_begin/end): the step function's second run is captured as one CUDA
-// graph, NCCL included, and every later run replays it.
+// memory. This file: start-up, the arena, inputs and the kernels' entry points, which run on
+// the compute stream. Collectives (Collectives.cu) run through NCCL on the communication
+// stream, ordered with compute by events (a wait never blocks the host); step graphs are in
+// StepGraphs.cu, --trace in GpuTrace.cu, the vocabulary-parallel loss in VocabParallel.cu.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <unordered_map>
-#include <mpi.h>
 #include <vector>
 
 #include "core/Communicator.h"
@@ -17,79 +15,15 @@
 #include "core/Trace.h"
 #include "cpu/Bucket.h"
 #include "cuda/CudaCheck.h"
-#include "cuda/Device.h"
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
 #include "cuda/NcclCommunicator.h"
-#include "zrt/zrt.h"
+#include "cuda/RuntimeState.h"
 
 using namespace zrt;
 using namespace zrt::cuda;
 
-namespace {
-
-struct CudaRuntime {
-  std::unique_ptr<Device> device;
-  std::unique_ptr<Communicator> comm; // NCCL over MPI, or the single-rank one
-  bool nccl = false, mpi = false;
-  int rank = 0, ranks = 1;
-  zrt_counters counters{};
-  std::vector<void *> inputs;
-  std::vector<int64_t> inputBytes;
-  int *errors = nullptr; // device: [0] a label out of range, [1] an id out of range
-  int *finiteFlags = nullptr; // device: zrt_arena_first_nonfinite's flag per tensor
-  size_t finiteFlagCount = 0;
-  // Async collectives: the event of each handle in flight; waited events go back to the
-  // pool, so steady-state steps create none.
-  std::unordered_map<int64_t, cudaEvent_t> inFlight;
-  std::vector<cudaEvent_t> pool;
-  int64_t lastHandle = 0;
-  // Step graphs, by region: the first run is eager (it sizes the scratch, cuBLASLt's
-  // workspaces and NCCL's buffers: nothing may allocate inside a capture), the second is
-  // captured, every later one replays. The host calls a replay skips do not count the
-  // collectives: each replay adds what the capture counted.
-  // A traced kernel or transfer (--trace): timing events around it.
-  struct GpuEvent {
-    const char *name;
-    TraceTrack track;
-    int64_t bytes;
-    cudaEvent_t begin, end;
-  };
-  struct StepGraph {
-    int64_t eagerRuns = 0;
-    bool eagerOnly = false; // its capture could not be replayed (an SGD update: lr is an argument)
-    cudaGraphExec_t exec = nullptr;
-    const void *loss = nullptr; // where the captured step writes its loss; none in an update
-    zrt_counters counted{};     // the collectives the captured run issued
-    std::vector<GpuEvent> traced; // its kernels' and transfers' events (--trace)
-  };
-  // The captured update's AdamW constants: one slot per zrt_adamw call, in pinned host memory
-  // copied to the device by the graph's first node, rewritten for each step by
-  // zrt_graph_scalars from the hyperparameters each call was captured with.
-  struct UpdateSlots {
-    static constexpr int kCapacity = 16384;
-    math::AdamWStep *host = nullptr, *device = nullptr;
-    struct Hyper {
-      double beta1, beta2, eps, weightDecay;
-    };
-    std::vector<Hyper> hyper;
-    bool copyCaptured = false;
-  } slots;
-  bool captureReplayable = true; // false once the capture issued work with per-step host arguments
-  // --trace: device time of every kernel and transfer, from timing events around the work
-  // (GpuScope), turned into trace records at the next wait for the device. Inside a graph the
-  // events are the graph's event nodes: each replay records them again.
-  std::vector<GpuEvent> traced;         // recorded eagerly since the last wait
-  std::vector<GpuEvent> tracedReplays;  // the events of the graphs launched since the last wait
-  std::vector<cudaEvent_t> freeEvents;  // timing events to reuse
-  size_t tracedAtCapture = 0;           // traced.size() when the capture began
-  cudaEvent_t traceOrigin = nullptr;    // device time 0 of the trace ...
-  double traceOriginMicros = 0;         // ... at this host time
-  std::vector<StepGraph> graphs;
-  int capturing = -1; // the region being captured
-  const void *capturedLoss = nullptr;
-  zrt_counters beforeCapture{};
-};
+namespace zrt::cuda::abi {
 
 CudaRuntime *rt = nullptr;
 
@@ -100,169 +34,7 @@ CudaRuntime &current(const char *call) {
 }
 cudaStream_t compute() { return current("zrt").device->compute(); }
 
-/// The device time of the work enqueued on `stream` while the scope lives, for --trace.
-class GpuScope {
-public:
-  GpuScope(const char *name, cudaStream_t stream, TraceTrack track = TraceTrack::Compute, int64_t bytes = -1)
-      : stream_(stream) {
-    if (!trace::enabled.load(std::memory_order_relaxed) || !rt)
-      return;
-    CudaRuntime &r = *rt;
-    if (!r.traceOrigin) {
-      if (r.capturing >= 0)
-        return; // the origin needs a wait, which a capture may not do; the eager first run set it
-      ZRT_CUDA_CHECK(cudaEventCreate(&r.traceOrigin));
-      ZRT_CUDA_CHECK(cudaEventRecord(r.traceOrigin, r.device->compute()));
-      ZRT_CUDA_CHECK(cudaEventSynchronize(r.traceOrigin));
-      r.traceOriginMicros = trace::nowMicros();
-    }
-    event_ = {name, track, bytes, take(r), take(r)};
-    ZRT_CUDA_CHECK(cudaEventRecord(event_.begin, stream_));
-    active_ = true;
-  }
-  ~GpuScope() {
-    if (!active_)
-      return;
-    ZRT_CUDA_CHECK(cudaEventRecord(event_.end, stream_));
-    rt->traced.push_back(event_);
-  }
-  GpuScope(const GpuScope &) = delete;
-  GpuScope &operator=(const GpuScope &) = delete;
-
-private:
-  static cudaEvent_t take(CudaRuntime &r) {
-    cudaEvent_t e;
-    if (!r.freeEvents.empty()) {
-      e = r.freeEvents.back();
-      r.freeEvents.pop_back();
-    } else {
-      ZRT_CUDA_CHECK(cudaEventCreate(&e)); // timing on: the trace reads elapsed times
-    }
-    return e;
-  }
-  cudaStream_t stream_;
-  CudaRuntime::GpuEvent event_{};
-  bool active_ = false;
-};
-
-/// After a wait for the device: every traced event pair since the last one becomes a trace
-/// record on the host clock; eager events go back to the pool, a graph's stay with it.
-void resolveTrace() {
-  CudaRuntime &r = *rt;
-  auto emit = [&](const CudaRuntime::GpuEvent &e) {
-    float begin = 0, end = 0;
-    if (cudaEventElapsedTime(&begin, r.traceOrigin, e.begin) != cudaSuccess ||
-        cudaEventElapsedTime(&end, r.traceOrigin, e.end) != cudaSuccess)
-      return; // not recorded yet (a graph captured but not launched)
-    trace::record(e.name, e.track, r.traceOriginMicros + begin * 1e3, r.traceOriginMicros + end * 1e3, e.bytes);
-  };
-  if (r.capturing >= 0)
-    return;
-  for (const auto &e : r.traced) {
-    emit(e);
-    r.freeEvents.push_back(e.begin);
-    r.freeEvents.push_back(e.end);
-  }
-  for (const auto &e : r.tracedReplays)
-    emit(e);
-  r.traced.clear();
-  r.tracedReplays.clear();
-}
-
-
-/// One rank: the collective is a copy (padding zero-filled).
-void runAlone(const CollectiveArgs &a, cudaStream_t s) {
-  const size_t eb = dtypeSize(a.dtype);
-  int64_t valid = a.kind == Collective::ReduceScatter && a.total >= 0 ? a.total : a.count;
-  if (a.send != a.recv)
-    ZRT_CUDA_CHECK(cudaMemcpyAsync(a.recv, a.send, valid * eb, cudaMemcpyDeviceToDevice, s));
-  if (valid < a.count)
-    ZRT_CUDA_CHECK(cudaMemsetAsync(static_cast<char *>(a.recv) + valid * eb, 0, (a.count - valid) * eb, s));
-}
-
-/// Issues `a` on the communication stream after the compute issued so far; returns the
-/// event that completes with it.
-cudaEvent_t issue(const CollectiveArgs &a) {
-  CudaRuntime &r = current(collectiveName(a.kind));
-  if (a.dtype != 0 && a.dtype != 1)
-    fatal(collectiveName(a.kind), "unknown dtype %d (0 = f32, 1 = bf16)", a.dtype);
-  int kind = static_cast<int>(a.kind);
-  r.counters.calls[kind] += 1;
-  r.counters.bytes_sent[kind] += ringBytesSent(a, r.ranks, r.rank);
-  r.device->commWaitsForCompute();
-  {
-    GpuScope transfer(collectiveName(a.kind), r.device->comm(), TraceTrack::Communication,
-                      ringBytesSent(a, r.ranks, r.rank));
-    if (r.nccl)
-      r.comm->run(a); // averages itself (ncclAvg)
-    else
-      runAlone(a, r.device->comm());
-  }
-  cudaEvent_t done;
-  if (r.pool.empty()) {
-    ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-  } else {
-    done = r.pool.back();
-    r.pool.pop_back();
-  }
-  ZRT_CUDA_CHECK(cudaEventRecord(done, r.device->comm()));
-  return done;
-}
-
-/// The compute stream waits for `done` (no host block); the event is reusable after.
-void computeWaits(cudaEvent_t done) {
-  ZRT_CUDA_CHECK(cudaStreamWaitEvent(compute(), done, 0));
-  rt->pool.push_back(done);
-}
-
-void runBlocking(const CollectiveArgs &a) { computeWaits(issue(a)); }
-
-int64_t start(const CollectiveArgs &a) {
-  CudaRuntime &r = current(collectiveName(a.kind));
-  cudaEvent_t done = issue(a);
-  r.inFlight[++r.lastHandle] = done;
-  return r.lastHandle;
-}
-
-CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv, int64_t count, int32_t average = 0,
-                    int32_t root = 0, int64_t total = -1) {
-  return CollectiveArgs{kind, dtype, send, recv, count, average != 0, root, total};
-}
-
-void hostCollective(const void *send, void *recv, int64_t count, bool gather, bool average) {
-  CudaRuntime &r = current("zrt_host collective");
-  if (!r.mpi || r.ranks == 1) {
-    if (send != recv)
-      std::memmove(recv, send, count * sizeof(float));
-    return;
-  }
-  if (gather) {
-    MPI_Allgather(send, static_cast<int>(count), MPI_FLOAT, recv, static_cast<int>(count), MPI_FLOAT, MPI_COMM_WORLD);
-    return;
-  }
-  MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  if (average)
-    for (int64_t i = 0; i < count; ++i)
-      static_cast<float *>(recv)[i] /= static_cast<float>(r.ranks);
-}
-
-CudaRuntime::StepGraph &stepGraph(const char *call, int32_t region) {
-  CudaRuntime &r = current(call);
-  if (region < 0 || region > 15)
-    fatal(call, "region %d is not in [0, 16)", region);
-  if (static_cast<int>(r.graphs.size()) <= region)
-    r.graphs.resize(region + 1);
-  return r.graphs[region];
-}
-
-void addCounters(zrt_counters &into, const zrt_counters &delta, int sign) {
-  for (size_t k = 0; k < sizeof(into.calls) / sizeof(into.calls[0]); ++k) {
-    into.calls[k] += sign * delta.calls[k];
-    into.bytes_sent[k] += sign * delta.bytes_sent[k];
-  }
-}
-
-double readLossAfter(const void *loss);
+namespace {
 
 void checkDataErrors() {
   CudaRuntime &r = current("zrt_read_loss");
@@ -274,6 +46,8 @@ void checkDataErrors() {
     fatal("zrt_embedding", "a token id is outside [0, vocabulary) in this step's batch");
 }
 
+} // namespace
+
 double readLossAfter(const void *loss) {
   float value = 0;
   ZRT_CUDA_CHECK(cudaStreamSynchronize(compute()));
@@ -284,7 +58,9 @@ double readLossAfter(const void *loss) {
   return value;
 }
 
-} // namespace
+} // namespace zrt::cuda::abi
+
+using namespace zrt::cuda::abi;
 
 extern "C" {
 
@@ -296,6 +72,8 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
   std::unique_ptr<Communicator> control = rt->mpi ? createMpiCommunicator(nullptr, nullptr) : createLocalCommunicator();
   rt->rank = control->rank();
   rt->ranks = control->size();
+  rt->meshRank[ZRT_AXIS_DATA] = rt->rank; // until zrt_set_mesh splits the world
+  rt->meshSize[ZRT_AXIS_DATA] = rt->ranks;
   if (expectedWorldSize != rt->ranks) {
     std::fprintf(stderr,
                  "zrt: rank %d: zrt_init: this program was compiled for %lld ranks but started with %d; run it "
@@ -339,6 +117,7 @@ void zrt_finalize() {
   cudaFree(r.errors);
   if (r.finiteFlags)
     cudaFree(r.finiteFlags);
+  finalizeMesh(r);
   r.comm->finalize();
   r.device.reset();
   delete rt;
@@ -457,72 +236,6 @@ double zrt_read_loss(const void *loss) {
   }
   return readLossAfter(loss);
 }
-int32_t zrt_graph_begin(int32_t region, int32_t enabled) {
-  CudaRuntime &r = current("zrt_graph_begin");
-  CudaRuntime::StepGraph &g = stepGraph("zrt_graph_begin", region);
-  if (!enabled || r.capturing >= 0 || g.eagerOnly)
-    return 1;
-  if (g.exec)
-    return 0; // zrt_graph_end replays it
-  if (g.eagerRuns == 0)
-    return 1;
-  r.beforeCapture = r.counters;
-  r.capturedLoss = nullptr;
-  r.captureReplayable = true;
-  r.slots.copyCaptured = false;
-  r.slots.hyper.clear();
-  r.tracedAtCapture = r.traced.size();
-  ZRT_CUDA_CHECK(cudaStreamBeginCapture(compute(), cudaStreamCaptureModeThreadLocal));
-  r.capturing = region;
-  return 1;
-}
-double zrt_graph_end(int32_t region, double hostLoss) {
-  CudaRuntime &r = current("zrt_graph_end");
-  CudaRuntime::StepGraph &g = stepGraph("zrt_graph_end", region);
-  if (r.capturing == region) {
-    cudaGraph_t graph = nullptr;
-    cudaError_t captured = cudaStreamEndCapture(compute(), &graph);
-    r.capturing = -1;
-    if (captured != cudaSuccess)
-      fatal("zrt_graph_end", "capturing the step as a CUDA graph failed (%s); run train.bin with --cuda-graphs off",
-            cudaGetErrorString(captured));
-    ZRT_CUDA_CHECK(cudaGraphInstantiate(&g.exec, graph, 0));
-    ZRT_CUDA_CHECK(cudaGraphDestroy(graph));
-    g.loss = r.capturedLoss;
-    g.eagerOnly = !r.captureReplayable;
-    g.traced.assign(r.traced.begin() + r.tracedAtCapture, r.traced.end()); // the graph's event nodes now
-    r.traced.resize(r.tracedAtCapture);
-    g.counted = zrt_counters{};
-    addCounters(g.counted, r.counters, 1);
-    addCounters(g.counted, r.beforeCapture, -1);
-    addCounters(r.counters, g.counted, -1); // counted again below, as every replay is
-  } else if (!g.exec) {
-    ++g.eagerRuns;
-    return hostLoss;
-  }
-  ZRT_CUDA_CHECK(cudaGraphLaunch(g.exec, compute()));
-  addCounters(r.counters, g.counted, 1);
-  r.tracedReplays.insert(r.tracedReplays.end(), g.traced.begin(), g.traced.end());
-  const void *loss = g.loss;
-  if (g.eagerOnly) { // right for this run (captured with its arguments), not for the next ones
-    ZRT_CUDA_CHECK(cudaStreamSynchronize(compute())); // its one launch done before it goes
-    ZRT_CUDA_CHECK(cudaGraphExecDestroy(g.exec));
-    g.exec = nullptr;
-  }
-  return loss ? readLossAfter(loss) : hostLoss; // an update returns nothing and need not wait
-}
-void zrt_graph_scalars(double lr, int64_t step) {
-  CudaRuntime &r = current("zrt_graph_scalars");
-  for (size_t k = 0; k < r.slots.hyper.size(); ++k) {
-    const auto &h = r.slots.hyper[k];
-    r.slots.host[k] = math::adamwStep(lr, h.beta1, h.beta2, h.eps, h.weightDecay, step);
-  }
-}
-void zrt_host_all_gather(const void *send, void *recv, int64_t count) { hostCollective(send, recv, count, true, false); }
-void zrt_host_all_reduce(const void *send, void *recv, int64_t count, int32_t average) {
-  hostCollective(send, recv, count, false, average != 0);
-}
-
 // --- Compute -------------------------------------------------------------------------------
 void zrt_add(int32_t dt, const void *a, const void *b, void *o, int64_t n) {
   GpuScope trace("zrt_add", compute());
@@ -665,13 +378,14 @@ void zrt_matmul_dgelu_bgrad(int32_t dt, const void *a, const void *b, const void
 void zrt_embedding(int32_t dt, const void *table, const void *ids, void *o, int64_t count, int64_t vocab,
                    int64_t channels) {
   GpuScope trace("zrt_embedding", compute());
-  embedding(dt, table, static_cast<const int32_t *>(ids), o, count, vocab, channels, current("zrt_embedding").errors + 1,
+  embedding(dt, table, static_cast<const int32_t *>(ids), o, count, VocabSlice{0, vocab, vocab}, channels, current("zrt_embedding").errors + 1,
             compute());
 }
 void zrt_embedding_grad(int32_t dt, const void *dy, const void *ids, void *dtable, int64_t count, int64_t vocab,
                         int64_t channels) {
   GpuScope trace("zrt_embedding_grad", compute());
-  embeddingGrad(dt, dy, static_cast<const int32_t *>(ids), dtable, count, vocab, channels, compute());
+  embeddingGrad(dt, dy, static_cast<const int32_t *>(ids), dtable, count, VocabSlice{0, vocab, vocab}, channels,
+                compute());
 }
 void zrt_cross_entropy(int32_t dt, const void *logits, const void *labels, void *loss, int64_t rows, int64_t classes) {
   GpuScope trace("zrt_cross_entropy", compute());
@@ -783,45 +497,6 @@ void zrt_sgd_momentum(void *param, int32_t gdt, const void *grad, void *buf, voi
   current("zrt_sgd_momentum").captureReplayable = false; // lr is a kernel argument
   sgdMomentum(static_cast<float *>(param), gdt, grad, static_cast<float *>(buf), paramBf16, n, lr, momentum,
               weightDecay, compute());
-}
-
-// --- Collectives -------------------------------------------------------------------------
-void zrt_all_gather(int32_t dt, const void *send, void *recv, int64_t count) {
-  runBlocking(args(Collective::AllGather, dt, send, recv, count));
-}
-void zrt_reduce_scatter(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
-  runBlocking(args(Collective::ReduceScatter, dt, send, recv, count, average));
-}
-void zrt_reduce_scatter_padded(int32_t dt, const void *send, void *recv, int64_t count, int64_t total,
-                               int32_t average) {
-  runBlocking(args(Collective::ReduceScatter, dt, send, recv, count, average, 0, total));
-}
-void zrt_all_reduce(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
-  runBlocking(args(Collective::AllReduce, dt, send, recv, count, average));
-}
-void zrt_broadcast(int32_t dt, void *buf, int64_t count, int32_t root) {
-  runBlocking(args(Collective::Broadcast, dt, buf, buf, count, 0, root));
-}
-int64_t zrt_all_gather_start(int32_t dt, const void *send, void *recv, int64_t count) {
-  return start(args(Collective::AllGather, dt, send, recv, count));
-}
-int64_t zrt_reduce_scatter_start(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
-  return start(args(Collective::ReduceScatter, dt, send, recv, count, average));
-}
-int64_t zrt_reduce_scatter_padded_start(int32_t dt, const void *send, void *recv, int64_t count, int64_t total,
-                                        int32_t average) {
-  return start(args(Collective::ReduceScatter, dt, send, recv, count, average, 0, total));
-}
-int64_t zrt_all_reduce_start(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
-  return start(args(Collective::AllReduce, dt, send, recv, count, average));
-}
-void zrt_wait(int64_t handle) {
-  CudaRuntime &r = current("zrt_wait");
-  auto it = r.inFlight.find(handle);
-  if (it == r.inFlight.end())
-    fatal("zrt_wait", "handle %lld was never issued or is already waited on", static_cast<long long>(handle));
-  computeWaits(it->second);
-  r.inFlight.erase(it);
 }
 
 } // extern "C"

@@ -77,10 +77,30 @@ void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32
 void mse(int32_t dtype, const void *pred, const void *target, float *loss, int64_t n, cudaStream_t s);
 void mseGrad(int32_t dtype, const float *dloss, const void *pred, const void *target, void *dpred, int64_t n,
              cudaStream_t s);
-void embedding(int32_t dtype, const void *table, const int32_t *ids, void *out, int64_t count, int64_t vocab,
+/// The table's rows: [first, first + rows) of a `total`-row vocabulary (tensor parallelism's
+/// slice; {0, V, V} without it).
+struct VocabSlice {
+  int64_t first, rows, total;
+};
+/// An id outside [0, total) sets `*badId`; one of another rank's rows reads zeros.
+void embedding(int32_t dtype, const void *table, const int32_t *ids, void *out, int64_t count, VocabSlice vocab,
                int64_t channels, int *badId, cudaStream_t s);
-void embeddingGrad(int32_t dtype, const void *dy, const int32_t *ids, void *dtable, int64_t count, int64_t vocab,
+void embeddingGrad(int32_t dtype, const void *dy, const int32_t *ids, void *dtable, int64_t count, VocabSlice vocab,
                    int64_t channels, cudaStream_t s);
+/// The vocabulary-parallel cross-entropy's per-row statistics (device arrays of `rows`).
+struct VocabRowStats {
+  float *maxima, *sums, *labelLogits;
+};
+/// Step 1: each row's maximum over this rank's classes.
+void vocabRowMaxima(int32_t dtype, const void *logits, float *maxima, int64_t rows, int64_t classes, cudaStream_t s);
+/// Step 2, from every rank's maxima (`gathered`, ranks x rows): the row's maximum, this rank's
+/// sum of exp(logit - max) and the label's logit where this rank holds it (0 elsewhere).
+void vocabSumExp(int32_t dtype, const void *logits, const int32_t *labels, const float *gathered, int ranks,
+                 VocabRowStats stats, int64_t rows, VocabSlice vocab, int *badLabel, cudaStream_t s);
+/// Step 3, once the sums and labels' logits are summed over the ranks: the mean loss, or the gradient.
+void vocabLoss(VocabRowStats stats, int64_t rows, float *loss, cudaStream_t s);
+void vocabGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *labels, VocabRowStats stats,
+               void *dlogits, int64_t rows, VocabSlice vocab, cudaStream_t s);
 /// q, out: [batch, time, channels = heads x D]; k, v: [batch, time, kvHeads x D].
 void causalAttention(int32_t dtype, const void *q, const void *k, const void *v, void *out, int64_t batch,
                      int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, cudaStream_t s);

@@ -26,6 +26,9 @@ public:
     MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
     ZRT_NCCL_CHECK(ncclCommInitRank(&comm_, control_->size(), id, control_->rank()));
   }
+  /// A group split from another communicator (ncclCommSplit, NCCL >= 2.18).
+  NcclCommunicator(std::unique_ptr<Communicator> control, cudaStream_t stream, ncclComm_t comm)
+      : control_(std::move(control)), stream_(stream), comm_(comm) {}
   ~NcclCommunicator() override {
     if (staging_)
       cudaFree(staging_);
@@ -68,6 +71,12 @@ public:
       ZRT_NCCL_CHECK(ncclBroadcast(a.send, a.recv, a.count, type, a.root, comm_, stream_));
       return;
     }
+  }
+
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    ncclComm_t sub = nullptr;
+    ZRT_NCCL_CHECK(ncclCommSplit(comm_, color, key, &sub, nullptr));
+    return std::make_unique<NcclCommunicator>(control_->split(color, key), stream_, sub);
   }
 
   void checkAgreement(const CollectiveArgs &args, int64_t sequence) override {

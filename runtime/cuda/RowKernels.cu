@@ -327,31 +327,82 @@ __global__ void mseGradKernel(const float *dloss, const T *pred, const T *target
   }
 }
 
+/// The table holds rows [first, first + rows) of a `total`-row vocabulary (all of it without
+/// tensor parallelism); an id of another rank's rows reads zeros.
 template <class T>
-__global__ void embeddingKernel(const T *table, const int32_t *ids, T *out, int64_t count, int64_t vocab,
-                                int64_t channels, int *bad) {
+__global__ void embeddingKernel(const T *table, const int32_t *ids, T *out, int64_t count, int64_t first,
+                                int64_t rows, int64_t total, int64_t channels, int *bad) {
   ZRT_FOR_EACH(i, count * channels) {
     int64_t token = i / channels, c = i % channels;
     int32_t id = ids[token];
-    if (id < 0 || id >= vocab) {
+    if (id < 0 || id >= total)
       *bad = 1;
-      out[i] = T(0.0f);
-    } else {
-      out[i] = table[int64_t(id) * channels + c];
-    }
+    out[i] = id >= first && id < first + rows ? table[(int64_t(id) - first) * channels + c] : T(0.0f);
   }
 }
 /// One thread per table cell, adding the tokens in order: deterministic, no atomics.
 template <class T>
-__global__ void embeddingGradKernel(const T *dy, const int32_t *ids, T *dtable, int64_t count, int64_t vocab,
-                                    int64_t channels) {
-  ZRT_FOR_EACH(cell, vocab * channels) {
-    int64_t v = cell / channels, c = cell % channels;
+__global__ void embeddingGradKernel(const T *dy, const int32_t *ids, T *dtable, int64_t count, int64_t first,
+                                    int64_t rows, int64_t channels) {
+  ZRT_FOR_EACH(cell, rows * channels) {
+    int64_t v = first + cell / channels, c = cell % channels;
     float acc = 0;
     for (int64_t i = 0; i < count; ++i)
       if (ids[i] == v)
         acc = float(T(acc + static_cast<float>(dy[i * channels + c])));
     dtable[cell] = T(acc);
+  }
+}
+
+// The vocabulary-parallel cross-entropy's steps (VocabParallel.cu runs the collectives between
+// them), one block per row: the row's maximum over this rank's classes; given every rank's
+// maxima, the whole row's maximum, this rank's sum of exp(logit - max) and the label's logit
+// where this rank holds it; then the loss or the gradient from the sums over the ranks.
+template <class T> __global__ void vocabRowMaxRows(const T *logits, float *maxima, int64_t classes) {
+  ZRT_ROW(r);
+  float m = -INFINITY;
+  ZRT_ROW_COLUMNS(c, classes) m = fmaxf(m, static_cast<float>(logits[r * classes + c]));
+  m = blockMax(m);
+  if (threadIdx.x == 0)
+    maxima[r] = m;
+}
+template <class T>
+__global__ void vocabSumExpRows(const T *logits, const int32_t *labels, const float *gathered, int ranks,
+                                float *maxima, float *sums, float *labelLogits, int64_t rows, int64_t classes,
+                                int64_t first, int64_t total, int *bad) {
+  ZRT_ROW(r);
+  float m = gathered[r];
+  for (int k = 1; k < ranks; ++k)
+    m = fmaxf(m, gathered[k * rows + r]);
+  float sum = 0;
+  ZRT_ROW_COLUMNS(c, classes) sum += expf(static_cast<float>(logits[r * classes + c]) - m);
+  sum = blockSum(sum);
+  if (threadIdx.x != 0)
+    return;
+  const int32_t label = labels[r];
+  if (label < 0 || label >= total)
+    *bad = 1;
+  const int64_t local = int64_t(label) - first;
+  maxima[r] = m;
+  sums[r] = sum;
+  labelLogits[r] = local >= 0 && local < classes ? static_cast<float>(logits[r * classes + local]) : 0.0f;
+}
+__global__ void vocabLossKernel(const float *maxima, const float *sums, const float *labelLogits, int64_t rows,
+                                float *loss) {
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    total += (maxima[r] - labelLogits[r]) + logf(sums[r]);
+  *loss = static_cast<float>(total / static_cast<double>(rows));
+}
+template <class T>
+__global__ void vocabGradRows(const float *dloss, const T *logits, const int32_t *labels, const float *maxima,
+                              const float *sums, T *dlogits, int64_t rows, int64_t classes, int64_t first) {
+  ZRT_ROW(r);
+  const float g = *dloss / float(rows), logSum = logf(sums[r]);
+  const int64_t label = int64_t(labels[r]) - first;
+  ZRT_ROW_COLUMNS(c, classes) {
+    float p = expf((static_cast<float>(logits[r * classes + c]) - maxima[r]) - logSum);
+    dlogits[r * classes + c] = T(g * (p - (c == label ? 1.0f : 0.0f)));
   }
 }
 
@@ -644,17 +695,42 @@ void mseGrad(int32_t dtype, const float *dloss, const void *pred, const void *ta
                  (mseGradKernel<<<blocks(n), kThreads, 0, s>>>(dloss, static_cast<const T *>(pred),
                                                                static_cast<const T *>(target), static_cast<T *>(dpred), n)));
 }
-void embedding(int32_t dtype, const void *table, const int32_t *ids, void *out, int64_t count, int64_t vocab,
+void embedding(int32_t dtype, const void *table, const int32_t *ids, void *out, int64_t count, VocabSlice vocab,
                int64_t channels, int *badId, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_embedding", dtype,
                  (embeddingKernel<<<blocks(count * channels), kThreads, 0, s>>>(
-                     static_cast<const T *>(table), ids, static_cast<T *>(out), count, vocab, channels, badId)));
+                     static_cast<const T *>(table), ids, static_cast<T *>(out), count, vocab.first, vocab.rows,
+                     vocab.total, channels, badId)));
 }
-void embeddingGrad(int32_t dtype, const void *dy, const int32_t *ids, void *dtable, int64_t count, int64_t vocab,
+void embeddingGrad(int32_t dtype, const void *dy, const int32_t *ids, void *dtable, int64_t count, VocabSlice vocab,
                    int64_t channels, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_embedding_grad", dtype,
-                 (embeddingGradKernel<<<blocks(vocab * channels), kThreads, 0, s>>>(
-                     static_cast<const T *>(dy), ids, static_cast<T *>(dtable), count, vocab, channels)));
+                 (embeddingGradKernel<<<blocks(vocab.rows * channels), kThreads, 0, s>>>(
+                     static_cast<const T *>(dy), ids, static_cast<T *>(dtable), count, vocab.first, vocab.rows,
+                     channels)));
+}
+void vocabRowMaxima(int32_t dtype, const void *logits, float *maxima, int64_t rows, int64_t classes, cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_cross_entropy_vocab_shard", dtype,
+                 (vocabRowMaxRows<<<rowGrid("zrt_cross_entropy_vocab_shard", rows), kRowThreads, 0, s>>>(
+                     static_cast<const T *>(logits), maxima, classes)));
+}
+void vocabSumExp(int32_t dtype, const void *logits, const int32_t *labels, const float *gathered, int ranks,
+                 VocabRowStats stats, int64_t rows, VocabSlice vocab, int *badLabel, cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_cross_entropy_vocab_shard", dtype,
+                 (vocabSumExpRows<<<rowGrid("zrt_cross_entropy_vocab_shard", rows), kRowThreads, 0, s>>>(
+                     static_cast<const T *>(logits), labels, gathered, ranks, stats.maxima, stats.sums,
+                     stats.labelLogits, rows, vocab.rows, vocab.first, vocab.total, badLabel)));
+}
+void vocabLoss(VocabRowStats stats, int64_t rows, float *loss, cudaStream_t s) {
+  vocabLossKernel<<<1, 1, 0, s>>>(stats.maxima, stats.sums, stats.labelLogits, rows, loss);
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+void vocabGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *labels, VocabRowStats stats,
+               void *dlogits, int64_t rows, VocabSlice vocab, cudaStream_t s) {
+  ZRT_CUDA_TYPED("zrt_cross_entropy_grad_vocab_shard", dtype,
+                 (vocabGradRows<<<rowGrid("zrt_cross_entropy_grad_vocab_shard", rows), kRowThreads, 0, s>>>(
+                     dloss, static_cast<const T *>(logits), labels, stats.maxima, stats.sums,
+                     static_cast<T *>(dlogits), rows, vocab.rows, vocab.first)));
 }
 void causalAttention(int32_t dtype, const void *q, const void *k, const void *v, void *out, int64_t batch,
                      int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, cudaStream_t s) {

@@ -163,6 +163,9 @@ nlohmann::json layoutJson(const ModelInfo &m) {
                       {"shards", p.shards},
                       {"shard_elements", p.shardElements},
                       {"sharded_param", p.shardedParam},
+                      {"whole_shape", p.wholeShape},
+                      {"tp_split", p.tensorParallel() ? nlohmann::json::array({p.tpAxis, p.tpBlocks, p.tpRanks})
+                                                       : nlohmann::json()},
                       {"file_offset", at},
                       {"bytes", p.paramStorageBytes}});
     at += p.paramStorageBytes;
@@ -173,7 +176,11 @@ nlohmann::json layoutJson(const ModelInfo &m) {
                       {"bytes", s.bytes}});
     at += s.bytes;
   }
-  return {{"params", params}, {"states", states}, {"rank_file_bytes", at}};
+  // Rank r's file is mesh position (tensor r % tp, data r / tp % dp, pipeline r / (tp dp)).
+  return {{"params", params},
+          {"states", states},
+          {"rank_file_bytes", at},
+          {"mesh", {{"tp", m.tp}, {"pp", m.pp}, {"dp", m.dataParallel()}}}};
 }
 
 nlohmann::json scheduleJson(const RunIdentity &run) {
@@ -217,7 +224,7 @@ void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
   // checkpoint count: gather the sizes and checksums (a collective, so also a barrier).
   uint64_t mine[2] = {bytes.size(), crc32(bytes.data(), bytes.size())};
   std::vector<uint64_t> all(2 * ranks);
-  zrt_host_all_gather(mine, all.data(), 4); // 16 bytes as four f32 words
+  zrt_host_all_gather(ZRT_AXIS_WORLD, mine, all.data(), 4); // 16 bytes as four f32 words
   maybeInjectFault("kill-before-manifest", step);
   if (rank == 0) {
     nlohmann::json files = nlohmann::json::array();
@@ -243,7 +250,7 @@ void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
       removeTree(stepDir(dir, steps[i]));
   }
   // No rank starts the next step's save before this one is complete.
-  zrt_host_all_gather(mine, all.data(), 4);
+  zrt_host_all_gather(ZRT_AXIS_WORLD, mine, all.data(), 4);
 }
 
 int64_t resumeCheckpoint(const ModelInfo &m, const std::string &dir, const RunIdentity &run) {
@@ -311,7 +318,7 @@ int64_t resumeCheckpoint(const ModelInfo &m, const std::string &dir, const RunId
   }
   // Every rank verified its file before any of them trains on the checkpoint.
   float ok = 1, all = 0;
-  zrt_host_all_reduce(&ok, &all, 1, 0);
+  zrt_host_all_reduce(ZRT_AXIS_WORLD, &ok, &all, 1, 0);
   if (rank == 0)
     std::printf("zcc: resumed from %s (step %lld)\n", at.c_str(), static_cast<long long>(steps.back()));
   return steps.back();

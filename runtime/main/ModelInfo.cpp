@@ -17,6 +17,13 @@ ModelInfo parseModelInfo(const char *text) {
     info.microBatches = j.at("micro_batches").get<int64_t>();
     info.arenaBytes = j.at("arena_bytes").get<int64_t>();
     info.persistentBytes = j.at("persistent_bytes").get<int64_t>();
+    if (j.contains("mesh")) {
+      info.tp = j.at("mesh").value("tp", int64_t(1));
+      info.pp = j.at("mesh").value("pp", int64_t(1));
+    }
+    if (info.tp < 1 || info.pp < 1 || info.worldSize % (info.tp * info.pp) != 0)
+      fatal("zcc_model_json", "mesh tp %lld x pp %lld does not divide world size %lld", static_cast<long long>(info.tp),
+            static_cast<long long>(info.pp), static_cast<long long>(info.worldSize));
     const nlohmann::json &opt = j.at("optimizer");
     info.optimizer = opt.value("kind", std::string("adamw"));
     info.defaultLr = opt.value("lr", info.optimizer == "sgd" ? 0.01 : 1e-3);
@@ -35,6 +42,15 @@ ModelInfo parseModelInfo(const char *text) {
       if (param.dtype != "f32" && !param.hasMaster())
         fatal("zcc_model_json", "parameter %s is %s but has no f32 master", param.name.c_str(),
               param.dtype.c_str());
+      param.wholeShape = param.shape;
+      if (p.contains("tp_split")) {
+        std::vector<int64_t> split = p.at("tp_split").get<std::vector<int64_t>>();
+        if (split.size() != 3 || split[0] < 0 || split[0] >= static_cast<int64_t>(param.shape.size()) ||
+            split[1] < 1 || split[2] < 1 || param.shape[split[0]] % split[1] != 0)
+          fatal("zcc_model_json", "parameter %s: bad tp_split", param.name.c_str());
+        param.tpAxis = split[0], param.tpBlocks = split[1], param.tpRanks = split[2];
+        param.wholeShape[param.tpAxis] *= param.tpRanks;
+      }
       param.shards = p.value("shards", int64_t(1));
       param.shardElements = p.value("shard_elements", param.elements());
       param.shardedParam = p.value("sharded_param", false);

@@ -33,11 +33,26 @@ struct ParamInfo {
   // a sharded parameter stores only this rank's shard (zero-padded past the end).
   int64_t shards = 1, shardElements = 0, paramStorageBytes = 0, gradStorageBytes = 0;
   bool shardedParam = false;
-  int64_t elements() const {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    return n;
+  // Tensor parallelism: `shape` is this rank's part of the whole tensor (`wholeShape`): of axis
+  // `tpAxis`, slice t of each of `tpBlocks` equal blocks on tensor rank t of `tpRanks`. ZeRO
+  // then shards that part over the data-parallel ranks.
+  int64_t tpAxis = -1, tpBlocks = 1, tpRanks = 1;
+  std::vector<int64_t> wholeShape;
+  int64_t elements() const { return product(shape); }
+  int64_t wholeElements() const { return product(wholeShape); }
+  bool tensorParallel() const { return tpAxis >= 0; }
+  /// The index in the whole tensor of element `i` of tensor rank `t`'s part.
+  int64_t wholeIndex(int64_t i, int t) const {
+    if (!tensorParallel())
+      return i;
+    int64_t inner = 1;
+    for (size_t d = tpAxis + 1; d < shape.size(); ++d)
+      inner *= shape[d];
+    const int64_t local = shape[tpAxis], whole = wholeShape[tpAxis];
+    const int64_t outer = i / (inner * local), along = i / inner % local, within = i % inner;
+    const int64_t slice = local / tpBlocks; // of one block, on one rank
+    const int64_t block = along / slice, wholeAlong = block * (whole / tpBlocks) + t * slice + along % slice;
+    return (outer * whole + wholeAlong) * inner + within;
   }
   int64_t elementBytes() const { return dtype == "bf16" ? 2 : 4; }
   bool hasMaster() const { return masterOffset >= 0; }
@@ -47,6 +62,12 @@ struct ParamInfo {
   Slice storedMaster(int rank) const { return sliceOf(shards > 1, rank); }
 
 private:
+  static int64_t product(const std::vector<int64_t> &dims) {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      n *= d;
+    return n;
+  }
   Slice sliceOf(bool sharded, int rank) const {
     if (!sharded)
       return {0, elements()};
@@ -72,6 +93,9 @@ struct InputInfo {
 struct ModelInfo {
   std::string model, optimizer = "adamw";
   int64_t worldSize = 1, microBatches = 1, arenaBytes = 0, persistentBytes = 0;
+  /// The device mesh: tp x pp x data-parallel ranks (tensor fastest, then data, then pipeline).
+  int64_t tp = 1, pp = 1;
+  int64_t dataParallel() const { return worldSize / (tp * pp); }
   /// Model-state bytes per rank in the arena's persistent region, by kind.
   int64_t paramBytes = 0, gradBytes = 0, optimizerBytes = 0;
   double defaultLr = 1e-3;

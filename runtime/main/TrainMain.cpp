@@ -271,18 +271,21 @@ int main(int argc, char **argv) {
   if (!flags.trace.empty())
     trace::setPath(flags.trace.c_str());
   char *arena = static_cast<char *>(zrt_init(model.worldSize, model.arenaBytes));
-  const int rank = zrt_rank(), ranks = zrt_world_size();
+  zrt_set_mesh(static_cast<int32_t>(model.tp), static_cast<int32_t>(model.pp));
+  const int rank = zrt_rank();
+  // The batch is split over the data-parallel ranks; tensor-parallel ranks read the same rows.
+  const int dataRank = zrt_mesh_rank(ZRT_AXIS_DATA), dataRanks = zrt_mesh_size(ZRT_AXIS_DATA);
   zrt_set_comm_timeout(flags.commTimeout);
 
   // Parameters (and master copies) on every rank from the same seed; gradients and
   // optimizer moments start at zero.
   zrt_arena_fill(0, 0, model.persistentBytes);
   if (!flags.initWeights.empty())
-    readWeights(model, flags.initWeights, rank);
+    readWeights(model, flags.initWeights);
   else if (!flags.init.empty())
-    readSafetensors(model, flags.init, rank);
+    readSafetensors(model, flags.init);
   else
-    initializeWeights(model, flags.seed, rank);
+    initializeWeights(model, flags.seed);
 
   paintScratch(model);
 
@@ -308,7 +311,7 @@ int main(int argc, char **argv) {
     buffers.push_back(zrt_input_buffer(static_cast<int64_t>(buffers.size()), in.bytes));
   }
   const int64_t rows = model.rowsPerMicroBatch(), K = model.microBatches;
-  const int64_t globalRows = rows * K * ranks;
+  const int64_t globalRows = rows * K * dataRanks;
   int64_t tokensPerRow = 1;
   for (const InputInfo &in : model.inputs)
     if (in.role == "tokens")
@@ -316,12 +319,16 @@ int main(int argc, char **argv) {
 
   FILE *log = nullptr;
   if (rank == 0) {
-    std::printf("zcc: model %s, %zu parameter tensors (%lld values), %d rank(s) x %lld micro-batch(es) "
-                "of %lld rows, global batch %lld, data: %s, arena %lld bytes per rank\n",
+    std::printf("zcc: model %s, %zu parameter tensors (%lld values), %d data-parallel rank(s) x %lld "
+                "micro-batch(es) of %lld rows, global batch %lld, data: %s, arena %lld bytes per rank\n",
                 model.model.c_str(), model.params.size(), static_cast<long long>(parameterCount(model)),
-                ranks, static_cast<long long>(K), static_cast<long long>(rows),
+                dataRanks, static_cast<long long>(K), static_cast<long long>(rows),
                 static_cast<long long>(globalRows), data->describe().c_str(),
                 static_cast<long long>(model.arenaBytes));
+    if (model.tp > 1 || model.pp > 1)
+      std::printf("zcc: mesh tp %lld x pp %lld x dp %d (%lld ranks; tensor fastest, then data, then pipeline)\n",
+                  static_cast<long long>(model.tp), static_cast<long long>(model.pp), dataRanks,
+                  static_cast<long long>(model.worldSize));
     char backend[512];
     zrt_describe_backend(backend, sizeof backend);
     std::printf("zcc: backend %s\n", backend);
@@ -341,7 +348,7 @@ int main(int argc, char **argv) {
     double lossSum = 0;
     for (int64_t k = 0; k < K; ++k) {
       // Rows of this rank's micro-batch k in the step's global batch.
-      int64_t first = step * globalRows + (rank * K + k) * rows;
+      int64_t first = step * globalRows + (dataRank * K + k) * rows;
       for (int64_t r = 0; r < rows; ++r)
         data->fillRow(first + r, r, hostRows);
       for (size_t i = 0; i < storage.size(); ++i)
@@ -358,7 +365,7 @@ int main(int argc, char **argv) {
     if (flags.nonfinite != "off") {
       const ParamInfo *bad = nonFiniteGradient(model);
       float mine = (!std::isfinite(lossSum) || bad) ? 1.0f : 0.0f, any = 0;
-      zrt_host_all_reduce(&mine, &any, 1, 0);
+      zrt_host_all_reduce(ZRT_AXIS_WORLD, &mine, &any, 1, 0);
       if (any > 0) {
         std::string what = !std::isfinite(lossSum) ? "the loss is " + std::to_string(lossSum)
                            : bad ? "the gradient of '" + bad->name + "' holds a NaN or an Inf"
@@ -389,8 +396,8 @@ int main(int argc, char **argv) {
 
     // The logged loss is the global batch's mean.
     float loss = static_cast<float>(lossSum / K), mean = loss;
-    if (ranks > 1)
-      zrt_host_all_reduce(&loss, &mean, 1, 1);
+    if (dataRanks > 1) // tensor-parallel ranks hold the same loss
+      zrt_host_all_reduce(ZRT_AXIS_DATA, &loss, &mean, 1, 1);
     lastLoss = mean;
     zrt_counters now{};
     zrt_get_counters(&now);
@@ -429,7 +436,7 @@ int main(int argc, char **argv) {
                 static_cast<long long>(model.arenaBytes), static_cast<long long>(measuredHighWater(model)));
   }
   if (!flags.exportWeights.empty())
-    writeWeights(model, flags.exportWeights, rank);
+    writeWeights(model, flags.exportWeights);
   if (log)
     std::fclose(log);
   zrt_finalize();

@@ -14,9 +14,12 @@
 namespace zrt::train {
 namespace {
 
-/// Stores the elements of the whole tensor this rank keeps (`valueAt(i)` gives element
-/// i): the parameter buffer in its dtype, and the master copy in fp32.
-template <class ValueAt> void store(const ParamInfo &p, int rank, ValueAt valueAt) {
+/// Stores the elements of the whole tensor this rank keeps (`wholeAt(i)` gives element
+/// i of the whole tensor): the parameter buffer in its dtype, and the master copy in fp32.
+template <class WholeAt> void store(const ParamInfo &p, WholeAt wholeAt) {
+  const int rank = zrt_mesh_rank(ZRT_AXIS_DATA), tensorRank = zrt_mesh_rank(ZRT_AXIS_TENSOR);
+  // Element i of this rank's tensor-parallel part.
+  auto valueAt = [&](int64_t i) { return wholeAt(p.wholeIndex(i, tensorRank)); };
   Slice s = p.stored(rank);
   if (p.dtype == "bf16") {
     std::vector<bf16> w(s.count);
@@ -40,7 +43,7 @@ template <class ValueAt> void store(const ParamInfo &p, int rank, ValueAt valueA
 
 } // namespace
 
-void initializeWeights(const ModelInfo &model, uint64_t seed, int rank) {
+void initializeWeights(const ModelInfo &model, uint64_t seed) {
   for (const ParamInfo &p : model.params) {
     const uint64_t key = streamKey(p.name, seed);
     const Initializer &init = p.init;
@@ -48,33 +51,33 @@ void initializeWeights(const ModelInfo &model, uint64_t seed, int rank) {
     // were seconds of a 1 GiB parameter's start-up.
     if (init.kind == "zeros" || init.kind == "ones") {
       const float value = init.kind == "ones" ? 1.f : 0.f;
-      store(p, rank, [value](int64_t) { return value; });
+      store(p, [value](int64_t) { return value; });
     } else if (init.kind == "normal") {
-      store(p, rank, [&](int64_t i) { return static_cast<float>(init.mean + init.std * normal(key, i)); });
+      store(p, [&](int64_t i) { return static_cast<float>(init.mean + init.std * normal(key, i)); });
     } else {
-      store(p, rank, [&](int64_t i) {
+      store(p, [&](int64_t i) {
         return static_cast<float>(init.low + (init.high - init.low) * uniform01(key, i));
       });
     }
   }
 }
 
-void readWeights(const ModelInfo &model, const std::string &path, int rank) {
+void readWeights(const ModelInfo &model, const std::string &path) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
     fatal("train", "cannot open --init-weights %s", path.c_str());
   std::vector<float> whole;
   for (const ParamInfo &p : model.params) {
-    whole.resize(p.elements());
+    whole.resize(p.wholeElements());
     if (!file.read(reinterpret_cast<char *>(whole.data()), whole.size() * sizeof(float)))
       fatal("train", "%s ends inside parameter %s", path.c_str(), p.name.c_str());
-    store(p, rank, [&](int64_t i) { return whole[i]; });
+    store(p, [&](int64_t i) { return whole[i]; });
   }
   if (file.peek() != EOF)
     fatal("train", "%s is longer than the model's parameters", path.c_str());
 }
 
-void readSafetensors(const ModelInfo &model, const std::string &path, int rank) {
+void readSafetensors(const ModelInfo &model, const std::string &path) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
     fatal("train", "cannot open --init %s", path.c_str());
@@ -99,15 +102,15 @@ void readSafetensors(const ModelInfo &model, const std::string &path, int rank) 
     std::string dtype = t.value("dtype", "");
     std::vector<int64_t> shape = t.value("shape", std::vector<int64_t>{});
     std::vector<int64_t> range = t.value("data_offsets", std::vector<int64_t>{});
-    if ((dtype != "F32" && dtype != "BF16") || shape != p.shape || range.size() != 2)
+    if ((dtype != "F32" && dtype != "BF16") || shape != p.wholeShape || range.size() != 2)
       fatal("train", "%s: tensor '%s' must be F32 or BF16 of the parameter's shape", path.c_str(), p.name.c_str());
     const int64_t elementBytes = dtype == "F32" ? 4 : 2;
-    if (range[0] < 0 || range[1] - range[0] != p.elements() * elementBytes ||
+    if (range[0] < 0 || range[1] - range[0] != p.wholeElements() * elementBytes ||
         range[1] > static_cast<int64_t>(data.size()))
       fatal("train", "%s: tensor '%s' has bad data offsets (truncated file?)", path.c_str(), p.name.c_str());
-    whole.resize(p.elements());
+    whole.resize(p.wholeElements());
     const char *bytes = data.data() + range[0];
-    for (int64_t i = 0; i < p.elements(); ++i) {
+    for (int64_t i = 0; i < p.wholeElements(); ++i) {
       if (dtype == "F32") {
         std::memcpy(&whole[i], bytes + 4 * i, 4);
       } else {
@@ -116,29 +119,47 @@ void readSafetensors(const ModelInfo &model, const std::string &path, int rank) 
         whole[i] = float(v);
       }
     }
-    store(p, rank, [&](int64_t i) { return whole[i]; });
+    store(p, [&](int64_t i) { return whole[i]; });
   }
 }
 
-void writeWeights(const ModelInfo &model, const std::string &path, int rank) {
+namespace {
+/// This rank's tensor-parallel part of `p` in fp32: the master copy, or the parameter itself,
+/// all-gathered over the data-parallel ranks where ZeRO shards it.
+std::vector<float> readPart(const ParamInfo &p) {
+  const int64_t offset = p.hasMaster() ? p.masterOffset : p.offset;
+  bool sharded = p.hasMaster() ? p.shards > 1 : p.shardedParam;
+  if (!sharded) {
+    std::vector<float> values(p.elements());
+    zrt_arena_read(offset, values.data(), p.elements() * 4);
+    return values;
+  }
+  std::vector<float> shard(p.shardElements), gathered(p.shards * p.shardElements);
+  zrt_arena_read(offset, shard.data(), p.shardElements * 4);
+  zrt_host_all_gather(ZRT_AXIS_DATA, shard.data(), gathered.data(), p.shardElements);
+  gathered.resize(p.elements());
+  return gathered;
+}
+
+} // namespace
+
+void writeWeights(const ModelInfo &model, const std::string &path) {
   std::vector<std::vector<float>> whole;
   for (const ParamInfo &p : model.params) {
-    // The fp32 values: the master copy, or the parameter itself.
-    const int64_t offset = p.hasMaster() ? p.masterOffset : p.offset;
-    bool sharded = p.hasMaster() ? p.shards > 1 : p.shardedParam;
-    if (!sharded) {
-      std::vector<float> values(p.elements());
-      zrt_arena_read(offset, values.data(), p.elements() * 4);
-      whole.push_back(std::move(values));
+    std::vector<float> part = readPart(p);
+    if (!p.tensorParallel()) {
+      whole.push_back(std::move(part));
       continue;
     }
-    std::vector<float> shard(p.shardElements), gathered(p.shards * p.shardElements);
-    zrt_arena_read(offset, shard.data(), p.shardElements * 4);
-    zrt_host_all_gather(shard.data(), gathered.data(), p.shardElements);
-    gathered.resize(p.elements());
-    whole.push_back(std::move(gathered));
+    // Every tensor rank's part, then each element to its place in the whole tensor.
+    std::vector<float> parts(part.size() * p.tpRanks), values(p.wholeElements());
+    zrt_host_all_gather(ZRT_AXIS_TENSOR, part.data(), parts.data(), static_cast<int64_t>(part.size()));
+    for (int t = 0; t < p.tpRanks; ++t)
+      for (size_t i = 0; i < part.size(); ++i)
+        values[p.wholeIndex(static_cast<int64_t>(i), t)] = parts[t * part.size() + i];
+    whole.push_back(std::move(values));
   }
-  if (rank != 0)
+  if (zrt_rank() != 0)
     return;
   std::string tmp = path + ".tmp";
   {

@@ -342,11 +342,11 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
     DeviceBuffer dt_(tb), di(ib), demb(R * C * eb), dtab(V * C * eb);
     std::vector<unsigned char> emb(R * C * eb), tab(V * C * eb);
     zrt_embedding(dt, tb.data(), ib.data(), emb.data(), R, V, C);
-    zrt::cuda::embedding(dt, dt_.ptr, static_cast<const int32_t *>(di.ptr), demb.ptr, R, V, C,
+    zrt::cuda::embedding(dt, dt_.ptr, static_cast<const int32_t *>(di.ptr), demb.ptr, R, zrt::cuda::VocabSlice{0, V, V}, C,
                          static_cast<int *>(bad.ptr), nullptr);
     compare(std::string("embedding ") + name(dt), decode(demb.host(), dt), decode(emb, dt), 0);
     zrt_embedding_grad(dt, dyb.data(), ib.data(), tab.data(), R, V, C);
-    zrt::cuda::embeddingGrad(dt, ddy.ptr, static_cast<const int32_t *>(di.ptr), dtab.ptr, R, V, C, nullptr);
+    zrt::cuda::embeddingGrad(dt, ddy.ptr, static_cast<const int32_t *>(di.ptr), dtab.ptr, R, zrt::cuda::VocabSlice{0, V, V}, C, nullptr);
     compare(std::string("embedding_grad ") + name(dt), decode(dtab.host(), dt), decode(tab, dt), 0);
     std::vector<int32_t> zero(1, 0);
     (void)zero;

@@ -155,10 +155,10 @@ TEST(KernelGradients, EmbeddingWithRepeatedIds) {
   std::vector<int32_t> ids = {3, 0, 6, 3, 3, 1, 6, 2, 0};
   const int64_t count = ids.size();
   Vec table = randomVec(V * C, 15), w = randomVec(count * C, 16), dtable(V * C);
-  embeddingGrad(w.data(), ids.data(), dtable.data(), count, V, C);
+  embeddingGrad(w.data(), ids.data(), dtable.data(), count, VocabRows{0, V, V}, C);
   auto fwd = [&](const std::vector<Vec> &in) {
     Vec y(count * C);
-    embedding(in[0].data(), ids.data(), y.data(), count, V, C);
+    embedding(in[0].data(), ids.data(), y.data(), count, VocabRows{0, V, V}, C);
     return y;
   };
   expectGradientsMatch("embedding", {table}, fwd, w, {dtable}, {0});

@@ -11,6 +11,16 @@ extern "C" {
 /// Element types of tensors passed through the ABI.
 typedef enum zrt_dtype { ZRT_DTYPE_F32 = 0, ZRT_DTYPE_BF16 = 1 } zrt_dtype;
 
+/// Axes of the device mesh (zrt_set_mesh). Rank order is Megatron's: tensor fastest, then
+/// data, then pipeline. The collectives without an axis argument run on the data axis (the
+/// whole world when no mesh is set).
+typedef enum zrt_axis {
+  ZRT_AXIS_DATA = 0,
+  ZRT_AXIS_TENSOR = 1,
+  ZRT_AXIS_PIPELINE = 2,
+  ZRT_AXIS_WORLD = 3
+} zrt_axis;
+
 /// Per-rank counters for the executable's logs, indexed by collective kind:
 /// 0 all_gather, 1 reduce_scatter, 2 all_reduce, 3 broadcast. Bytes sent follow
 /// the ring algorithms: all_gather and reduce_scatter (N-1) x shard bytes,

@@ -1,0 +1,505 @@
+//===- TensorParallel.cpp - Megatron-style tensor parallelism of the forward ===//
+//
+// Splits the forward over the `ranks` ranks of the tensor-parallel group, as
+// Megatron-LM does, by finding its regions rather than matching one model:
+//
+//  - A region starts at matmuls of a replicated activation by a parameter
+//    ("column" matmuls: each rank keeps a slice of the output features) and
+//    follows their results through ops that work feature-slice by
+//    feature-slice: bias adds, activations, products, slices of a fused QKV,
+//    the rotary embedding and causal attention (whole heads per rank, grouped
+//    KV heads too). It ends at matmuls that contract the split features
+//    ("row" matmuls: each rank holds a partial sum of the whole output). A
+//    region that would hand split features to anything else (a residual add,
+//    a norm, the loss) is left replicated.
+//  - The split features of a value are `blocks` equal blocks, each cut into
+//    `ranks` slices (a fused QKV projection is three blocks, so every rank
+//    keeps its heads of q, k and v); a parameter keeps the same slices of the
+//    axis that holds those features.
+//  - The region's input goes through zc.tp_copy (its gradient is the sum of
+//    the ranks' partial gradients) and each row matmul's product through
+//    zc.tp_reduce (the sum; its gradient is replicated): Megatron's f and g,
+//    one all-reduce per region in forward and one in backward.
+//  - The vocabulary: an embedding table keeps its rows [r V/T, (r+1) V/T)
+//    (zc.embedding {vocab_shards}, then zc.tp_reduce), and a language-model
+//    head whose logits only feed the loss keeps the same classes, with the
+//    vocabulary-parallel cross-entropy: no rank holds a row of whole logits.
+//    A tied head and embedding share one split table.
+//
+// The decisions are in the IR: a split parameter carries
+// `zc.tp_split = array<i64: axis, blocks, ranks>` and its local type; matmuls
+// carry `zc.tp = "column"` or `"row"`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <numeric>
+
+namespace mlir::zc {
+#define GEN_PASS_DEF_ZCCTENSORPARALLEL
+#include "passes/Passes.h.inc"
+} // namespace mlir::zc
+
+using namespace mlir;
+using namespace mlir::zc;
+
+namespace {
+
+constexpr StringLiteral kTpSplit = "zc.tp_split", kTpRole = "zc.tp";
+
+int64_t lastDim(Value v) { return tensorOf(v).getShape().back(); }
+
+/// The parameter a value reads directly, or null.
+ParamRefOp paramRead(Value v) { return v.getDefiningOp<ParamRefOp>(); }
+
+/// How one parameter is split: the local tensor holds, of axis `axis`, slice
+/// `r` of each of `blocks` equal blocks.
+struct ParamSplit {
+  int64_t axis = 0, blocks = 1;
+  bool operator==(const ParamSplit &o) const { return axis == o.axis && blocks == o.blocks; }
+};
+
+/// One candidate region, grown from a column matmul.
+struct Region {
+  SetVector<Operation *> columns, rows;
+  SetVector<Value> split; // values whose last axis is split
+  SmallVector<std::pair<Value, Value>> sameLayout; // operands that must share their blocks
+  SetVector<SliceOp> slices;
+  SetVector<Operation *> headOps; // rotary and attention: whole heads per rank
+};
+
+class Planner {
+public:
+  Planner(ForwardOp forward, int64_t ranks) : forward(forward), ranks(ranks) {}
+
+  /// A matmul of an activation by a 2-D parameter contracting the activation's
+  /// last axis, the parameter read only here.
+  bool isParamMatmul(MatmulOp m) {
+    ParamRefOp w = paramRead(m.getRhs());
+    return w && !paramRead(m.getLhs()) && !m.getTransposeLhs() && tensorOf(m.getRhs()).getRank() == 2 &&
+           usesOf(w.getNameAttr().getAttr()) == 1;
+  }
+
+  int64_t usesOf(StringAttr param) {
+    int64_t n = 0;
+    forward.walk([&](ParamRefOp ref) {
+      if (ref.getNameAttr().getAttr() == param)
+        n += std::distance(ref->use_begin(), ref->use_end());
+    });
+    return n;
+  }
+
+  /// A bias add of a 1-D parameter read only here.
+  bool isSplittableBias(Operation *op) {
+    auto add = dyn_cast_or_null<BiasAddOp>(op);
+    ParamRefOp bias = add ? paramRead(add.getBias()) : nullptr;
+    return bias && tensorOf(add.getBias()).getRank() == 1 && usesOf(bias.getNameAttr().getAttr()) == 1;
+  }
+
+  /// Grows the region of `root`; false when it cannot be split.
+  bool grow(MatmulOp root, Region &region) {
+    SmallVector<Value> work;
+    auto markSplit = [&](Value v) {
+      if (region.split.insert(v))
+        work.push_back(v);
+    };
+    std::function<bool(Value)> pull = [&](Value v) -> bool {
+      if (region.split.contains(v))
+        return true;
+      Operation *def = v.getDefiningOp();
+      if (auto m = dyn_cast_or_null<MatmulOp>(def)) {
+        if (!isParamMatmul(m) || claimed.contains(m))
+          return false;
+        region.columns.insert(m);
+        markSplit(v);
+        return true;
+      }
+      if (isa_and_nonnull<GeluOp, SiluOp, ReluOp, ScaleOp, RotaryOp>(def) || isSplittableBias(def)) {
+        if (!pull(def->getOperand(0)))
+          return false;
+        if (isa<RotaryOp>(def))
+          region.headOps.insert(def);
+        region.sameLayout.push_back({def->getOperand(0), v});
+        markSplit(v);
+        return true;
+      }
+      if (auto s = dyn_cast_or_null<SliceOp>(def)) {
+        if (!slicesOnlyLastAxis(s) || !pull(s.getInput()))
+          return false;
+        region.slices.insert(s);
+        markSplit(v);
+        return true;
+      }
+      return false;
+    };
+
+    region.columns.insert(root);
+    markSplit(root.getResult());
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      for (OpOperand &use : v.getUses()) {
+        Operation *user = use.getOwner();
+        bool ok = TypeSwitch<Operation *, bool>(user)
+                      .Case<GeluOp, SiluOp, ReluOp, ScaleOp, RotaryOp>([&](Operation *op) {
+                        if (isa<RotaryOp>(op))
+                          region.headOps.insert(op);
+                        region.sameLayout.push_back({v, op->getResult(0)});
+                        markSplit(op->getResult(0));
+                        return true;
+                      })
+                      .Case([&](BiasAddOp op) {
+                        if (use.getOperandNumber() != 0 || !isSplittableBias(op))
+                          return false;
+                        region.sameLayout.push_back({v, op.getResult()});
+                        markSplit(op.getResult());
+                        return true;
+                      })
+                      .Case<AddOp, SubOp, MulOp>([&](Operation *op) {
+                        for (Value operand : op->getOperands()) {
+                          if (!pull(operand))
+                            return false;
+                          region.sameLayout.push_back({operand, op->getResult(0)});
+                        }
+                        markSplit(op->getResult(0));
+                        return true;
+                      })
+                      .Case([&](SliceOp op) {
+                        if (!slicesOnlyLastAxis(op))
+                          return false;
+                        region.slices.insert(op);
+                        markSplit(op.getResult());
+                        return true;
+                      })
+                      .Case([&](CausalAttentionOp op) {
+                        for (Value operand : op->getOperands())
+                          if (!pull(operand))
+                            return false;
+                        region.headOps.insert(op);
+                        markSplit(op.getResult());
+                        return true;
+                      })
+                      .Case([&](MatmulOp op) {
+                        // Row-parallel: contracts the split features with this rank's rows.
+                        if (use.getOperandNumber() != 0 || !isParamMatmul(op) || claimed.contains(op))
+                          return false;
+                        region.rows.insert(op);
+                        return true;
+                      })
+                      .Default([](Operation *) { return false; });
+        if (!ok)
+          return false;
+      }
+    }
+    return !region.rows.empty();
+  }
+
+  static bool slicesOnlyLastAxis(SliceOp s) {
+    RankedTensorType in = tensorOf(s.getInput()), out = tensorOf(s.getResult());
+    for (int64_t d = 0; d + 1 < in.getRank(); ++d)
+      if (in.getDimSize(d) != out.getDimSize(d) || s.getOffsets()[d] != 0)
+        return false;
+    return true;
+  }
+
+  /// Assigns every split value its block count; false when the region's slices,
+  /// heads or sizes do not divide into `ranks` equal parts.
+  bool assignBlocks(Region &region, DenseMap<Value, int64_t> &blocks) {
+    // Values that must share a layout form one class.
+    llvm::EquivalenceClasses<Value> classes;
+    for (Value v : region.split)
+      classes.insert(v);
+    for (auto [a, b] : region.sameLayout)
+      classes.unionSets(a, b);
+    for (Operation *op : region.headOps)
+      if (auto attention = dyn_cast<CausalAttentionOp>(op))
+        classes.unionSets(attention.getQuery(), attention.getResult());
+    // A class's block size: from the slice that made it, else the largest size that
+    // divides every slice taken from it.
+    DenseMap<Value, int64_t> blockSize; // class leader -> elements per block
+    auto leader = [&](Value v) { return classes.getLeaderValue(v); };
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (SliceOp s : region.slices) {
+        Value parent = leader(s.getInput()), child = leader(s.getResult());
+        auto p = blockSize.find(parent);
+        if (p == blockSize.end() || blockSize.count(child))
+          continue;
+        blockSize[child] = p->second;
+        changed = true;
+      }
+      for (Value v : region.split) {
+        Value l = leader(v);
+        if (blockSize.count(l))
+          continue;
+        // Unresolved only when no slice makes it: a class of column products.
+        bool madeBySlice = llvm::any_of(region.slices, [&](SliceOp s) { return leader(s.getResult()) == l; });
+        if (madeBySlice)
+          continue;
+        int64_t g = lastDim(v);
+        for (SliceOp s : region.slices)
+          if (leader(s.getInput()) == l)
+            g = std::gcd(g, std::gcd(s.getOffsets().back(), lastDim(s.getResult())));
+        blockSize[l] = g;
+        changed = true;
+      }
+    }
+    for (Value v : region.split) {
+      auto it = blockSize.find(leader(v));
+      if (it == blockSize.end())
+        return false;
+      int64_t g = it->second, n = lastDim(v);
+      if (g % ranks != 0 || n % g != 0)
+        return false;
+      blocks[v] = n / g;
+    }
+    for (SliceOp s : region.slices) {
+      int64_t g = lastDim(s.getInput()) / blocks[s.getInput()];
+      if (s.getOffsets().back() % g != 0 || lastDim(s.getResult()) % g != 0)
+        return false;
+    }
+    for (Operation *op : region.headOps) {
+      if (auto rotary = dyn_cast<RotaryOp>(op)) {
+        int64_t headSize = lastDim(rotary.getInput()) / rotary.getNumHeads();
+        int64_t perRank = lastDim(rotary.getInput()) / blocks[rotary.getInput()] / ranks;
+        if (perRank % headSize != 0)
+          return false;
+      } else if (auto attention = dyn_cast<CausalAttentionOp>(op)) {
+        if (blocks[attention.getQuery()] != 1 || blocks[attention.getKey()] != 1 ||
+            blocks[attention.getValue()] != 1 || attention.getNumHeads() % ranks != 0 ||
+            attention.getKvHeads() % ranks != 0)
+          return false;
+      }
+    }
+    return true;
+  }
+
+  ForwardOp forward;
+  int64_t ranks;
+  DenseSet<Operation *> claimed; // matmuls of accepted regions
+};
+
+/// Applies the plan to the IR.
+class Splitter {
+public:
+  Splitter(ModuleOp module, ForwardOp forward, int64_t ranks) : module(module), forward(forward), ranks(ranks) {}
+
+  /// Records that `param` is split as `how`; false when it is already split otherwise.
+  bool splitParam(StringAttr param, ParamSplit how) {
+    auto [it, inserted] = params.try_emplace(param, how);
+    return inserted || it->second == how;
+  }
+
+  void splitLastAxis(Value v) {
+    RankedTensorType t = tensorOf(v);
+    SmallVector<int64_t> shape(t.getShape());
+    shape.back() /= ranks;
+    v.setType(t.clone(shape));
+  }
+
+  /// One tp_copy per replicated value entering a region.
+  Value copyOf(Value x) {
+    auto [it, inserted] = copies.try_emplace(x);
+    if (inserted) {
+      OpBuilder b(forward.getContext());
+      if (auto arg = dyn_cast<BlockArgument>(x))
+        b.setInsertionPointToStart(arg.getOwner());
+      else
+        b.setInsertionPointAfter(x.getDefiningOp());
+      it->second = TpCopyOp::create(b, x.getLoc(), x.getType(), x, ranks);
+    }
+    return it->second;
+  }
+
+  void reduceAfter(Operation *op) {
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    Value partial = op->getResult(0);
+    auto sum = TpReduceOp::create(b, op->getLoc(), partial.getType(), partial, ranks);
+    partial.replaceAllUsesExcept(sum.getResult(), sum);
+  }
+
+  void apply(Region &region, const DenseMap<Value, int64_t> &blocks) {
+    Builder b(module.getContext());
+    for (Operation *op : region.columns) {
+      auto m = cast<MatmulOp>(op);
+      int64_t blocksHere = blocks.lookup(m.getResult());
+      splitParam(paramRead(m.getRhs()).getNameAttr().getAttr(), {m.getTransposeRhs() ? 0 : 1, blocksHere});
+      m.getLhsMutable().assign(copyOf(m.getLhs()));
+      m->setAttr(kTpRole, b.getStringAttr("column"));
+    }
+    for (Operation *op : region.rows) {
+      auto m = cast<MatmulOp>(op);
+      splitParam(paramRead(m.getRhs()).getNameAttr().getAttr(),
+                 {m.getTransposeRhs() ? 1 : 0, blocks.lookup(m.getLhs())});
+      m->setAttr(kTpRole, b.getStringAttr("row"));
+    }
+    for (Value v : region.split)
+      if (auto bias = v.getDefiningOp<BiasAddOp>())
+        splitParam(paramRead(bias.getBias()).getNameAttr().getAttr(), {0, blocks.lookup(v)});
+    for (SliceOp s : region.slices) {
+      SmallVector<int64_t> offsets(s.getOffsets());
+      offsets.back() /= ranks;
+      s.setOffsets(offsets);
+    }
+    for (Value v : region.split)
+      splitLastAxis(v);
+    for (Operation *op : region.headOps) {
+      if (auto rotary = dyn_cast<RotaryOp>(op))
+        rotary.setNumHeads(rotary.getNumHeads() / ranks);
+      else if (auto attention = dyn_cast<CausalAttentionOp>(op)) {
+        int64_t kv = attention.getKvHeads();
+        attention.setNumHeads(attention.getNumHeads() / ranks);
+        if (attention.getNumKvHeads())
+          attention.setNumKvHeads(kv / ranks);
+      }
+    }
+    for (Operation *op : region.rows)
+      reduceAfter(op);
+  }
+
+  /// The parameters' local types and their split attributes.
+  void finish() {
+    Builder b(module.getContext());
+    for (ParamOp param : module.getOps<ParamOp>()) {
+      auto it = params.find(param.getSymNameAttr());
+      if (it == params.end())
+        continue;
+      RankedTensorType t = param.getTensorType();
+      SmallVector<int64_t> shape(t.getShape());
+      shape[it->second.axis] /= ranks;
+      RankedTensorType local = t.clone(shape);
+      param.setTypeAttr(TypeAttr::get(local));
+      param->setAttr(kTpSplit, b.getDenseI64ArrayAttr({it->second.axis, it->second.blocks, ranks}));
+      forward.walk([&](ParamRefOp ref) {
+        if (ref.getNameAttr().getAttr() == param.getSymNameAttr())
+          ref.getResult().setType(local);
+      });
+    }
+  }
+
+  bool empty() const { return params.empty(); }
+
+  ModuleOp module;
+  ForwardOp forward;
+  int64_t ranks;
+  DenseMap<StringAttr, ParamSplit> params;
+  DenseMap<Value, Value> copies;
+};
+
+struct ZccTensorParallelPass : zc::impl::ZccTensorParallelBase<ZccTensorParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (ranks < 1) {
+      module.emitError("zcc-tensor-parallel: ranks must be positive, got ") << ranks;
+      return signalPassFailure();
+    }
+    if (ranks == 1)
+      return;
+    for (ForwardOp forward : module.getOps<ForwardOp>())
+      if (failed(split(module, forward)))
+        return signalPassFailure();
+  }
+
+  LogicalResult split(ModuleOp module, ForwardOp forward) {
+    Planner planner(forward, ranks);
+    Splitter splitter(module, forward, ranks);
+    SmallVector<MatmulOp> matmuls;
+    forward.walk([&](MatmulOp m) { matmuls.push_back(m); });
+
+    // The vocabulary first: the head's matmul is not a region's.
+    if (failed(splitVocabulary(forward, planner, splitter)))
+      return failure();
+
+    for (MatmulOp root : matmuls) {
+      if (planner.claimed.contains(root) || !planner.isParamMatmul(root))
+        continue;
+      Region region;
+      DenseMap<Value, int64_t> blocks;
+      if (!planner.grow(root, region) || !planner.assignBlocks(region, blocks))
+        continue;
+      for (Operation *op : region.columns)
+        planner.claimed.insert(op);
+      for (Operation *op : region.rows)
+        planner.claimed.insert(op);
+      splitter.apply(region, blocks);
+    }
+    if (splitter.empty())
+      return forward.emitOpError("--tp ")
+             << static_cast<int64_t>(ranks)
+             << ": no matmul region or vocabulary of this model splits into that many equal parts (heads, "
+                "features and the vocabulary must divide by it)";
+    splitter.finish();
+    return success();
+  }
+
+  /// Embedding tables and the language-model head over the vocabulary.
+  LogicalResult splitVocabulary(ForwardOp forward, Planner &planner, Splitter &splitter) {
+    // Every use of each table parameter must be an embedding lookup or the head.
+    DenseMap<StringAttr, SmallVector<Operation *>> users;
+    DenseSet<StringAttr> unsplittable;
+    forward.walk([&](ParamRefOp ref) {
+      StringAttr name = ref.getNameAttr().getAttr();
+      for (OpOperand &use : ref->getUses()) {
+        Operation *user = use.getOwner();
+        bool lookup = isa<EmbeddingOp>(user) && use.getOperandNumber() == 0;
+        bool head = false;
+        if (auto m = dyn_cast<MatmulOp>(user); m && use.getOperandNumber() == 1 && !m.getTransposeLhs() &&
+                                               !paramRead(m.getLhs()) && m.getResult().hasOneUse())
+          if (auto ce = dyn_cast<CrossEntropyOp>(*m.getResult().getUsers().begin()))
+            head = ce.getLogits() == m.getResult();
+        if (lookup || head)
+          users[name].push_back(user);
+        else
+          unsplittable.insert(name);
+      }
+    });
+    Builder b(forward.getContext());
+    for (auto &[name, ops] : users) {
+      if (unsplittable.contains(name))
+        continue;
+      // The vocabulary is the table's rows ([V, C]) or a head's output columns.
+      std::optional<ParamSplit> how;
+      bool divides = true;
+      for (Operation *op : ops) {
+        ParamSplit here;
+        int64_t vocab;
+        if (auto e = dyn_cast<EmbeddingOp>(op)) {
+          here = {0, 1};
+          vocab = tensorOf(e.getTable()).getDimSize(0);
+        } else {
+          auto m = cast<MatmulOp>(op);
+          here = {m.getTransposeRhs() ? 0 : 1, 1};
+          vocab = lastDim(m.getResult());
+        }
+        divides &= vocab % ranks == 0 && (!how || *how == here);
+        how = here;
+      }
+      if (!divides || !splitter.splitParam(name, *how))
+        continue;
+      for (Operation *op : ops) {
+        if (auto e = dyn_cast<EmbeddingOp>(op)) {
+          e.setVocabShards(static_cast<uint64_t>(ranks));
+          splitter.reduceAfter(e);
+          continue;
+        }
+        auto m = cast<MatmulOp>(op);
+        planner.claimed.insert(m);
+        m.getLhsMutable().assign(splitter.copyOf(m.getLhs()));
+        m->setAttr(kTpRole, b.getStringAttr("vocab"));
+        splitter.splitLastAxis(m.getResult());
+        cast<CrossEntropyOp>(*m.getResult().getUsers().begin()).setVocabShards(static_cast<uint64_t>(ranks));
+      }
+    }
+    return success();
+  }
+};
+
+} // namespace

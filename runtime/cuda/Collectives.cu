@@ -1,0 +1,215 @@
+// Collectives on the CUDA backend: NCCL on the communication stream, ordered with compute by
+// events, among the ranks of one axis of the device mesh (zrt_set_mesh: NCCL's and MPI's
+// communicators split per axis), and the host collectives train.bin uses, through MPI.
+#include <cstring>
+
+#include "core/Error.h"
+#include "cuda/CudaCheck.h"
+#include "cuda/RuntimeState.h"
+
+namespace zrt::cuda::abi {
+namespace {
+
+/// One rank: the collective is a copy (padding zero-filled).
+void runAlone(const CollectiveArgs &a, cudaStream_t s) {
+  const size_t eb = dtypeSize(a.dtype);
+  int64_t valid = a.kind == Collective::ReduceScatter && a.total >= 0 ? a.total : a.count;
+  if (a.send != a.recv)
+    ZRT_CUDA_CHECK(cudaMemcpyAsync(a.recv, a.send, valid * eb, cudaMemcpyDeviceToDevice, s));
+  if (valid < a.count)
+    ZRT_CUDA_CHECK(cudaMemsetAsync(static_cast<char *>(a.recv) + valid * eb, 0, (a.count - valid) * eb, s));
+}
+
+} // namespace
+
+cudaEvent_t issue(const CollectiveArgs &a) {
+  CudaRuntime &r = current(collectiveName(a.kind));
+  if (a.dtype != 0 && a.dtype != 1)
+    fatal(collectiveName(a.kind), "unknown dtype %d (0 = f32, 1 = bf16)", a.dtype);
+  if (a.axis < 0 || a.axis > ZRT_AXIS_WORLD)
+    fatal(collectiveName(a.kind), "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", a.axis);
+  // The axis' NCCL group; a group of one rank copies.
+  Communicator *group = a.axis == ZRT_AXIS_WORLD || (a.axis == ZRT_AXIS_DATA && !r.axes[a.axis])
+                            ? (r.nccl ? r.comm.get() : nullptr)
+                            : r.axes[a.axis].get();
+  const int ranks = group ? group->size() : 1, rank = group ? group->rank() : 0;
+  int kind = static_cast<int>(a.kind);
+  r.counters.calls[kind] += 1;
+  r.counters.bytes_sent[kind] += ringBytesSent(a, ranks, rank);
+  r.device->commWaitsForCompute();
+  {
+    GpuScope transfer(collectiveName(a.kind), r.device->comm(), TraceTrack::Communication,
+                      ringBytesSent(a, ranks, rank));
+    if (ranks > 1)
+      group->run(a); // averages itself (ncclAvg)
+    else
+      runAlone(a, r.device->comm());
+  }
+  cudaEvent_t done;
+  if (r.pool.empty()) {
+    ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  } else {
+    done = r.pool.back();
+    r.pool.pop_back();
+  }
+  ZRT_CUDA_CHECK(cudaEventRecord(done, r.device->comm()));
+  return done;
+}
+
+void computeWaits(cudaEvent_t done) {
+  ZRT_CUDA_CHECK(cudaStreamWaitEvent(compute(), done, 0));
+  rt->pool.push_back(done);
+}
+
+void runBlocking(const CollectiveArgs &a) { computeWaits(issue(a)); }
+
+int64_t start(const CollectiveArgs &a) {
+  CudaRuntime &r = current(collectiveName(a.kind));
+  cudaEvent_t done = issue(a);
+  r.inFlight[++r.lastHandle] = done;
+  return r.lastHandle;
+}
+
+CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv, int64_t count, int32_t average,
+                    int32_t root, int64_t total, int32_t axis) {
+  return CollectiveArgs{kind, dtype, send, recv, count, average != 0, root, total, axis};
+}
+
+void finalizeMesh(CudaRuntime &r) {
+  for (std::unique_ptr<Communicator> &axis : r.axes)
+    if (axis)
+      axis->finalize();
+  for (MPI_Comm &host : r.hostAxes)
+    if (host != MPI_COMM_NULL)
+      MPI_Comm_free(&host);
+}
+
+namespace {
+/// The MPI communicator of `axis` for host collectives; null for a one-rank group.
+MPI_Comm hostGroup(CudaRuntime &r, int32_t axis, const char *call) {
+  if (axis < 0 || axis > ZRT_AXIS_WORLD)
+    fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
+  if (!r.mpi || r.ranks == 1)
+    return MPI_COMM_NULL;
+  if (axis == ZRT_AXIS_WORLD || r.hostAxes[axis] == MPI_COMM_NULL)
+    return axis == ZRT_AXIS_WORLD || axis == ZRT_AXIS_DATA ? MPI_COMM_WORLD : MPI_COMM_NULL;
+  return r.hostAxes[axis];
+}
+
+void hostCollective(int32_t axis, const void *send, void *recv, int64_t count, bool gather, bool average) {
+  CudaRuntime &r = current("zrt_host collective");
+  MPI_Comm comm = hostGroup(r, axis, "zrt_host collective");
+  if (comm == MPI_COMM_NULL) {
+    if (send != recv)
+      std::memmove(recv, send, count * sizeof(float));
+    return;
+  }
+  if (gather) {
+    MPI_Allgather(send, static_cast<int>(count), MPI_FLOAT, recv, static_cast<int>(count), MPI_FLOAT, comm);
+    return;
+  }
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm);
+  if (average)
+    for (int64_t i = 0; i < count; ++i)
+      static_cast<float *>(recv)[i] /= static_cast<float>(size);
+}
+} // namespace
+
+} // namespace zrt::cuda::abi
+
+using namespace zrt;
+using namespace zrt::cuda::abi;
+
+extern "C" {
+
+void zrt_set_mesh(int32_t tp, int32_t pp) {
+  CudaRuntime &r = current("zrt_set_mesh");
+  const int world = r.ranks, rank = r.rank;
+  if (tp < 1 || pp < 1 || world % (tp * pp) != 0)
+    fatal("zrt_set_mesh", "a mesh of tp %d x pp %d does not divide the %d ranks", tp, pp, world);
+  if (r.meshSet)
+    fatal("zrt_set_mesh", "called twice");
+  r.meshSet = true;
+  const int dp = world / (tp * pp);
+  // Rank = (pipeline x dp + data) x tp + tensor.
+  const int t = rank % tp, d = rank / tp % dp, p = rank / (tp * dp);
+  r.meshRank[ZRT_AXIS_DATA] = d, r.meshRank[ZRT_AXIS_TENSOR] = t, r.meshRank[ZRT_AXIS_PIPELINE] = p;
+  r.meshSize[ZRT_AXIS_DATA] = dp, r.meshSize[ZRT_AXIS_TENSOR] = tp, r.meshSize[ZRT_AXIS_PIPELINE] = pp;
+  if (world == 1)
+    return;
+  // Each group: the ranks equal in the other two coordinates, ordered by their own.
+  const int colors[3] = {p * tp + t, p * dp + d, d * tp + t}, keys[3] = {d, t, p};
+  ZRT_CUDA_CHECK(cudaDeviceSynchronize()); // splitting is collective: nothing may be in flight
+  for (int axis = 0; axis < 3; ++axis) {
+    r.axes[axis] = r.comm->split(colors[axis], keys[axis]);
+    MPI_Comm_split(MPI_COMM_WORLD, colors[axis], keys[axis], &r.hostAxes[axis]);
+  }
+}
+int32_t zrt_mesh_rank(int32_t axis) {
+  CudaRuntime &r = current("zrt_mesh_rank");
+  if (axis < 0 || axis > ZRT_AXIS_WORLD)
+    fatal("zrt_mesh_rank", "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
+  return axis == ZRT_AXIS_WORLD ? r.rank : r.meshRank[axis];
+}
+int32_t zrt_mesh_size(int32_t axis) {
+  CudaRuntime &r = current("zrt_mesh_size");
+  if (axis < 0 || axis > ZRT_AXIS_WORLD)
+    fatal("zrt_mesh_size", "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
+  return axis == ZRT_AXIS_WORLD ? r.ranks : r.meshSize[axis];
+}
+
+void zrt_host_all_gather(int32_t axis, const void *send, void *recv, int64_t count) {
+  hostCollective(axis, send, recv, count, true, false);
+}
+void zrt_host_all_reduce(int32_t axis, const void *send, void *recv, int64_t count, int32_t average) {
+  hostCollective(axis, send, recv, count, false, average != 0);
+}
+
+void zrt_all_gather(int32_t dt, const void *send, void *recv, int64_t count) {
+  runBlocking(args(Collective::AllGather, dt, send, recv, count));
+}
+void zrt_reduce_scatter(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
+  runBlocking(args(Collective::ReduceScatter, dt, send, recv, count, average));
+}
+void zrt_reduce_scatter_padded(int32_t dt, const void *send, void *recv, int64_t count, int64_t total,
+                               int32_t average) {
+  runBlocking(args(Collective::ReduceScatter, dt, send, recv, count, average, 0, total));
+}
+void zrt_all_reduce(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
+  runBlocking(args(Collective::AllReduce, dt, send, recv, count, average));
+}
+void zrt_broadcast(int32_t dt, void *buf, int64_t count, int32_t root) {
+  runBlocking(args(Collective::Broadcast, dt, buf, buf, count, 0, root));
+}
+int64_t zrt_all_gather_start(int32_t dt, const void *send, void *recv, int64_t count) {
+  return start(args(Collective::AllGather, dt, send, recv, count));
+}
+int64_t zrt_reduce_scatter_start(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
+  return start(args(Collective::ReduceScatter, dt, send, recv, count, average));
+}
+int64_t zrt_reduce_scatter_padded_start(int32_t dt, const void *send, void *recv, int64_t count, int64_t total,
+                                        int32_t average) {
+  return start(args(Collective::ReduceScatter, dt, send, recv, count, average, 0, total));
+}
+int64_t zrt_all_reduce_start(int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
+  return start(args(Collective::AllReduce, dt, send, recv, count, average));
+}
+void zrt_wait(int64_t handle) {
+  CudaRuntime &r = current("zrt_wait");
+  auto it = r.inFlight.find(handle);
+  if (it == r.inFlight.end())
+    fatal("zrt_wait", "handle %lld was never issued or is already waited on", static_cast<long long>(handle));
+  computeWaits(it->second);
+  r.inFlight.erase(it);
+}
+int64_t zrt_all_reduce_on_start(int32_t axis, int32_t dt, const void *send, void *recv, int64_t count,
+                                int32_t average) {
+  return start(args(Collective::AllReduce, dt, send, recv, count, average, 0, -1, axis));
+}
+void zrt_all_reduce_on(int32_t axis, int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
+  runBlocking(args(Collective::AllReduce, dt, send, recv, count, average, 0, -1, axis));
+}
+
+} // extern "C"

@@ -1,0 +1,68 @@
+// --trace on the CUDA backend: timing events around every kernel entry point and transfer
+// (GpuScope), turned into trace records on the host clock at the next wait for the device.
+// Inside a step graph the events are the graph's event nodes, recorded again by each replay.
+#include "cuda/CudaCheck.h"
+#include "cuda/RuntimeState.h"
+
+namespace zrt::cuda::abi {
+
+GpuScope::GpuScope(const char *name, cudaStream_t stream, TraceTrack track, int64_t bytes) : stream_(stream) {
+  if (!trace::enabled.load(std::memory_order_relaxed) || !rt)
+    return;
+  CudaRuntime &r = *rt;
+  if (!r.traceOrigin) {
+    if (r.capturing >= 0)
+      return; // the origin needs a wait, which a capture may not do; the eager first run set it
+    ZRT_CUDA_CHECK(cudaEventCreate(&r.traceOrigin));
+    ZRT_CUDA_CHECK(cudaEventRecord(r.traceOrigin, r.device->compute()));
+    ZRT_CUDA_CHECK(cudaEventSynchronize(r.traceOrigin));
+    r.traceOriginMicros = trace::nowMicros();
+  }
+  event_ = {name, track, bytes, take(r), take(r)};
+  ZRT_CUDA_CHECK(cudaEventRecord(event_.begin, stream_));
+  active_ = true;
+}
+
+GpuScope::~GpuScope() {
+  if (!active_)
+    return;
+  ZRT_CUDA_CHECK(cudaEventRecord(event_.end, stream_));
+  rt->traced.push_back(event_);
+}
+
+cudaEvent_t GpuScope::take(CudaRuntime &r) {
+  cudaEvent_t e;
+  if (!r.freeEvents.empty()) {
+    e = r.freeEvents.back();
+    r.freeEvents.pop_back();
+  } else {
+    ZRT_CUDA_CHECK(cudaEventCreate(&e)); // timing on: the trace reads elapsed times
+  }
+  return e;
+}
+
+/// Every traced event pair since the last one becomes a trace
+/// record on the host clock; eager events go back to the pool, a graph's stay with it.
+void resolveTrace() {
+  CudaRuntime &r = *rt;
+  auto emit = [&](const CudaRuntime::GpuEvent &e) {
+    float begin = 0, end = 0;
+    if (cudaEventElapsedTime(&begin, r.traceOrigin, e.begin) != cudaSuccess ||
+        cudaEventElapsedTime(&end, r.traceOrigin, e.end) != cudaSuccess)
+      return; // not recorded yet (a graph captured but not launched)
+    trace::record(e.name, e.track, r.traceOriginMicros + begin * 1e3, r.traceOriginMicros + end * 1e3, e.bytes);
+  };
+  if (r.capturing >= 0)
+    return;
+  for (const auto &e : r.traced) {
+    emit(e);
+    r.freeEvents.push_back(e.begin);
+    r.freeEvents.push_back(e.end);
+  }
+  for (const auto &e : r.tracedReplays)
+    emit(e);
+  r.traced.clear();
+  r.tracedReplays.clear();
+}
+
+} // namespace zrt::cuda::abi

@@ -1,0 +1,134 @@
+// The CUDA backend's process state, shared by the files of its C ABI: Abi.cu (start-up, the
+// arena, kernels), Collectives.cu (NCCL collectives on the mesh's axes), StepGraphs.cu (CUDA
+// graphs of the step and the update), GpuTrace.cu (--trace on the device) and
+// VocabParallel.cu (tensor parallelism's vocabulary-parallel embedding and loss).
+#ifndef ZRT_CUDA_RUNTIMESTATE_H
+#define ZRT_CUDA_RUNTIMESTATE_H
+
+#include <cuda_runtime.h>
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "core/Communicator.h"
+#include "core/Trace.h"
+#include "cuda/Device.h"
+#include "zrt/KernelMath.h"
+#include "zrt/zrt.h"
+
+namespace zrt::cuda::abi {
+
+struct CudaRuntime {
+  std::unique_ptr<Device> device;
+  std::unique_ptr<Communicator> comm; // NCCL over MPI, or the single-rank one
+  bool nccl = false, mpi = false;
+  int rank = 0, ranks = 1;
+  // The device mesh (zrt_set_mesh), by zrt_axis: each axis' NCCL group (null: the data axis is
+  // the world, the others this rank alone) and its MPI group for host collectives.
+  std::unique_ptr<Communicator> axes[3];
+  MPI_Comm hostAxes[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+  int meshRank[3] = {0, 0, 0}, meshSize[3] = {1, 1, 1}; // the data axis: the world until set
+  bool meshSet = false;
+  zrt_counters counters{};
+  std::vector<void *> inputs;
+  std::vector<int64_t> inputBytes;
+  int *errors = nullptr; // device: [0] a label out of range, [1] an id out of range
+  int *finiteFlags = nullptr; // device: zrt_arena_first_nonfinite's flag per tensor
+  size_t finiteFlagCount = 0;
+  // Async collectives: the event of each handle in flight; waited events go back to the
+  // pool, so steady-state steps create none.
+  std::unordered_map<int64_t, cudaEvent_t> inFlight;
+  std::vector<cudaEvent_t> pool;
+  int64_t lastHandle = 0;
+  // Step graphs, by region: the first run is eager (it sizes the scratch, cuBLASLt's
+  // workspaces and NCCL's buffers: nothing may allocate inside a capture), the second is
+  // captured, every later one replays. The host calls a replay skips do not count the
+  // collectives: each replay adds what the capture counted.
+  // A traced kernel or transfer (--trace): timing events around it.
+  struct GpuEvent {
+    const char *name;
+    TraceTrack track;
+    int64_t bytes;
+    cudaEvent_t begin, end;
+  };
+  struct StepGraph {
+    int64_t eagerRuns = 0;
+    bool eagerOnly = false; // its capture could not be replayed (an SGD update: lr is an argument)
+    cudaGraphExec_t exec = nullptr;
+    const void *loss = nullptr; // where the captured step writes its loss; none in an update
+    zrt_counters counted{};     // the collectives the captured run issued
+    std::vector<GpuEvent> traced; // its kernels' and transfers' events (--trace)
+  };
+  // The captured update's AdamW constants: one slot per zrt_adamw call, in pinned host memory
+  // copied to the device by the graph's first node, rewritten for each step by
+  // zrt_graph_scalars from the hyperparameters each call was captured with.
+  struct UpdateSlots {
+    static constexpr int kCapacity = 16384;
+    math::AdamWStep *host = nullptr, *device = nullptr;
+    struct Hyper {
+      double beta1, beta2, eps, weightDecay;
+    };
+    std::vector<Hyper> hyper;
+    bool copyCaptured = false;
+  } slots;
+  bool captureReplayable = true; // false once the capture issued work with per-step host arguments
+  // --trace: device time of every kernel and transfer, from timing events around the work
+  // (GpuScope), turned into trace records at the next wait for the device. Inside a graph the
+  // events are the graph's event nodes: each replay records them again.
+  std::vector<GpuEvent> traced;         // recorded eagerly since the last wait
+  std::vector<GpuEvent> tracedReplays;  // the events of the graphs launched since the last wait
+  std::vector<cudaEvent_t> freeEvents;  // timing events to reuse
+  size_t tracedAtCapture = 0;           // traced.size() when the capture began
+  cudaEvent_t traceOrigin = nullptr;    // device time 0 of the trace ...
+  double traceOriginMicros = 0;         // ... at this host time
+  std::vector<StepGraph> graphs;
+  int capturing = -1; // the region being captured
+  const void *capturedLoss = nullptr;
+  zrt_counters beforeCapture{};
+};
+
+extern CudaRuntime *rt;
+
+/// The runtime, or a fatal error naming `call` before zrt_init.
+CudaRuntime &current(const char *call);
+cudaStream_t compute();
+
+/// The device time of the work enqueued on `stream` while the scope lives, for --trace.
+class GpuScope {
+public:
+  GpuScope(const char *name, cudaStream_t stream, TraceTrack track = TraceTrack::Compute, int64_t bytes = -1);
+  ~GpuScope();
+  GpuScope(const GpuScope &) = delete;
+  GpuScope &operator=(const GpuScope &) = delete;
+
+private:
+  static cudaEvent_t take(CudaRuntime &r);
+  cudaStream_t stream_;
+  CudaRuntime::GpuEvent event_{};
+  bool active_ = false;
+};
+
+/// After a wait for the device: the traced events since the last one become trace records.
+void resolveTrace();
+
+/// Collectives (Collectives.cu): `issue` enqueues `a` on the communication stream of its axis'
+/// group after the compute issued so far and returns the event that completes with it.
+CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv, int64_t count, int32_t average = 0,
+                    int32_t root = 0, int64_t total = -1, int32_t axis = ZRT_AXIS_DATA);
+cudaEvent_t issue(const CollectiveArgs &a);
+/// The compute stream waits for `done` (no host block); the event is reusable after.
+void computeWaits(cudaEvent_t done);
+void runBlocking(const CollectiveArgs &a);
+int64_t start(const CollectiveArgs &a);
+/// Ends the mesh's groups (zrt_finalize, before the world's communicator).
+void finalizeMesh(CudaRuntime &r);
+
+/// Waits for the device, reports data errors the kernels flagged, and reads the loss (Abi.cu).
+double readLossAfter(const void *loss);
+
+} // namespace zrt::cuda::abi
+
+#endif // ZRT_CUDA_RUNTIMESTATE_H
