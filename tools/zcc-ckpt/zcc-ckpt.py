@@ -98,28 +98,76 @@ def whole_tensor(files, offset, storage_bytes, dtype, elements, shards, shard_el
         values.extend(to_floats(files[r][offset:offset + shard_elements * size], dtype))
     return values[:elements]
 
+def mesh_of(layout_or_model, world_size):
+    """(tp, pp, dp) of a checkpoint's layout or a train.bin's description (none: all data parallel)."""
+    mesh = layout_or_model.get("mesh", {})
+    tp, pp = mesh.get("tp", 1), mesh.get("pp", 1)
+    return tp, pp, world_size // (tp * pp)
+
+def whole_shape(p):
+    """A parameter's whole shape: its layout's "shape" is one tensor-parallel rank's part."""
+    if p.get("whole_shape"):
+        return p["whole_shape"]
+    shape = list(p["shape"])
+    if p.get("tp_split"):
+        shape[p["tp_split"][0]] *= p["tp_split"][2]
+    return shape
+
+def part_indices(p, t):
+    """Index in the whole tensor of each element of tensor rank t's part (runtime/main/ModelInfo.h)."""
+    shape, split = p["shape"], p.get("tp_split")
+    if not split:
+        return range(numel(shape))
+    axis, blocks, _ = split
+    inner = numel(shape[axis + 1:])
+    local, whole = shape[axis], whole_shape(p)[axis]
+    piece = local // blocks
+    out = []
+    for outer in range(numel(shape[:axis])):
+        for along in range(local):
+            block, within = divmod(along, piece)
+            base = (outer * whole + block * (whole // blocks) + t * piece + within) * inner
+            out.extend(range(base, base + inner))
+    return out
+
+def rank_of(t, d, tp, dp, pipe=0):
+    """Megatron's rank order: tensor fastest, then data, then pipeline."""
+    return (pipe * dp + d) * tp + t
+
 def full_state(manifest, files):
     """name -> whole fp32 values: parameters (their master values where there is one) and
-    optimizer states (by their names), plus which states each parameter has."""
+    optimizer states (by their names), plus which states each parameter has. Each tensor-parallel
+    rank's part is put together from its data-parallel ranks' files (ZeRO shards), then the
+    parts are placed in the whole tensor."""
     layout = manifest["layout"]
+    tp, _, dp = mesh_of(layout, manifest["world_size"])
     params = {p["name"]: p for p in layout["params"]}
     masters = {s["param"]: s for s in layout["states"] if s["role"] == "master"}
+
+    def whole(p, offset, storage_bytes, dtype, sharded):
+        n = numel(p["shape"])
+        parts = [whole_tensor([files[rank_of(t, d, tp, dp)] for d in range(dp)], offset, storage_bytes, dtype, n,
+                              p["shards"], p["shard_elements"], sharded) for t in range(tp if p.get("tp_split") else 1)]
+        if len(parts) == 1:
+            return parts[0]
+        values = array.array("f", bytes(4 * numel(whole_shape(p))))
+        for t, part in enumerate(parts):
+            for i, w in enumerate(part_indices(p, t)):
+                values[w] = part[i]
+        return values
+
     values, states = {}, {}
     for p in layout["params"]:
-        n = numel(p["shape"])
         if p["name"] in masters:
             s = masters[p["name"]]
-            values[p["name"]] = whole_tensor(files, s["file_offset"], s["bytes"], "f32", n, p["shards"],
-                                             p["shard_elements"], p["shards"] > 1)
+            values[p["name"]] = whole(p, s["file_offset"], s["bytes"], "f32", p["shards"] > 1)
         else:
-            values[p["name"]] = whole_tensor(files, p["file_offset"], p["bytes"], p["dtype"], n, p["shards"],
-                                             p["shard_elements"], p["sharded_param"])
+            values[p["name"]] = whole(p, p["file_offset"], p["bytes"], p["dtype"], p["sharded_param"])
     for s in layout["states"]:
         if s["role"] == "master":
             continue
         p = params[s["param"]]
-        states[s["name"]] = whole_tensor(files, s["file_offset"], s["bytes"], "f32", numel(p["shape"]),
-                                         p["shards"], p["shard_elements"], p["shards"] > 1)
+        states[s["name"]] = whole(p, s["file_offset"], s["bytes"], "f32", p["shards"] > 1)
     return values, states
 
 def write_safetensors(path, tensors, metadata):
@@ -142,21 +190,25 @@ def write_safetensors(path, tensors, metadata):
 
 def cmd_inspect(a):
     ckpt, m, files = load(a.checkpoint)
-    print(f"{ckpt}: model {m['model']}, step {m['step']}, {m['world_size']} rank(s), ZeRO stage {m['zero_stage']}, "
-          f"optimizer {m['optimizer']}, seed {m['seed']}, data {m['data']}")
+    tp, pp, dp = mesh_of(m["layout"], m["world_size"])
+    print(f"{ckpt}: model {m['model']}, step {m['step']}, {m['world_size']} rank(s) (tp {tp} x pp {pp} x dp {dp}), "
+          f"ZeRO stage {m['zero_stage']}, optimizer {m['optimizer']}, seed {m['seed']}, data {m['data']}")
     if "lr_schedule" in m:
         s = m["lr_schedule"]
         print(f"  lr {s['peak_lr']:g}, schedule {s['schedule']}, warmup {s['warmup']}, over {s['steps']} steps")
     for p in m["layout"]["params"]:
         layout = (f"{p['shards']} shards of {p['shard_elements']}" if p["sharded_param"] else "whole") + \
                  (" (update shard-wise)" if p["shards"] > 1 and not p["sharded_param"] else "")
-        print(f"  {p['name']:24s} {p['dtype']} {'x'.join(map(str, p['shape'])):>12s}  {layout}")
+        if p.get("tp_split"):
+            axis, blocks, ranks = p["tp_split"]
+            layout += f", split over {ranks} tensor ranks on axis {axis}" + (f" ({blocks} blocks)" if blocks > 1 else "")
+        print(f"  {p['name']:24s} {p['dtype']} {'x'.join(map(str, whole_shape(p))):>12s}  {layout}")
     print(f"  {len(m['layout']['states'])} optimizer state tensors; {len(files)} rank files, checksums verified")
 
 def cmd_consolidate(a):
     ckpt, m, files = load(a.checkpoint)
     values, states = full_state(m, files)
-    shapes = {p["name"]: p["shape"] for p in m["layout"]["params"]}
+    shapes = {p["name"]: whole_shape(p) for p in m["layout"]["params"]}
     tensors = {name: (shapes[name], v) for name, v in values.items()}
     if a.with_optimizer:
         by_name = {s["name"]: s for s in m["layout"]["states"]}
@@ -189,14 +241,16 @@ def cmd_reshard(a):
     values, states = full_state(m, files)
     source_params = {p["name"]: p for p in m["layout"]["params"]}
     for p in target["params"]:
-        if p["name"] not in source_params or source_params[p["name"]]["shape"] != p["shape"]:
-            fail(f"parameter {p['name']} {p['shape']} is not in the checkpoint with that shape")
+        if p["name"] not in source_params or whole_shape(source_params[p["name"]]) != whole_shape(p):
+            fail(f"parameter {p['name']} {whole_shape(p)} is not in the checkpoint with that shape")
     ranks = target["world_size"]
+    tp, pp, dp = mesh_of(target, ranks)
     # The target's layout, exactly as runtime/main/Checkpoint.cpp describes it.
     layout_params, layout_states, at = [], [], 0
     for p in target["params"]:
         layout_params.append({"name": p["name"], "shape": p["shape"], "dtype": p["dtype"], "shards": p["shards"],
                               "shard_elements": p["shard_elements"], "sharded_param": p["sharded_param"],
+                              "whole_shape": whole_shape(p), "tp_split": p.get("tp_split"),
                               "file_offset": at, "bytes": p["param_storage_bytes"]})
         at += p["param_storage_bytes"]
     for s in target["states"]:
@@ -205,11 +259,17 @@ def cmd_reshard(a):
         at += s["bytes"]
     by_param = {p["name"]: p for p in target["params"]}
 
+    parts = {}  # (name of the whole values, tensor rank) -> that rank's part
+
     def stored(values_whole, p, sharded, rank, storage_bytes, dtype):
         size = 4 if dtype == "f32" else 2
         n = storage_bytes // size
-        first = rank * p["shard_elements"] if sharded else 0
-        chunk = list(values_whole[first:first + n])
+        t, d = rank % tp, rank // tp % dp
+        key = (id(values_whole), t)
+        if key not in parts:
+            parts[key] = [values_whole[w] for w in part_indices(p, t)] if p.get("tp_split") else values_whole
+        first = d * p["shard_elements"] if sharded else 0
+        chunk = list(parts[key][first:first + n])
         chunk += [0.0] * (n - len(chunk))  # ZeRO padding
         return from_floats(chunk, dtype)
 
@@ -240,7 +300,8 @@ def cmd_reshard(a):
     manifest = dict(m)
     manifest.update({"world_size": ranks, "zero_stage": zero_stage(target["params"]),
                      "optimizer": target["optimizer"].get("kind", m["optimizer"]),
-                     "layout": {"params": layout_params, "states": layout_states, "rank_file_bytes": at},
+                     "layout": {"params": layout_params, "states": layout_states, "rank_file_bytes": at,
+                                "mesh": {"tp": tp, "pp": pp, "dp": dp}},
                      "ranks": entries})
     tmp = os.path.join(out_dir, "manifest.json.tmp")
     with open(tmp, "w") as f:
@@ -248,8 +309,10 @@ def cmd_reshard(a):
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, os.path.join(out_dir, "manifest.json"))
-    print(f"zcc-ckpt: resharded {ckpt} ({m['world_size']} ranks, stage {m['zero_stage']}) into {out_dir} "
-          f"({ranks} ranks, stage {manifest['zero_stage']})")
+    stp, spp, sdp = mesh_of(m["layout"], m["world_size"])
+    print(f"zcc-ckpt: resharded {ckpt} ({m['world_size']} ranks: tp {stp} x pp {spp} x dp {sdp}, stage "
+          f"{m['zero_stage']}) into {out_dir} ({ranks} ranks: tp {tp} x pp {pp} x dp {dp}, stage "
+          f"{manifest['zero_stage']})")
 
 def main():
     ap = argparse.ArgumentParser(prog="zcc-ckpt", description=__doc__.split("\n")[0])
