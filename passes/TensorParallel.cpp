@@ -104,18 +104,28 @@ public:
   /// Grows the region of `root`; false when it cannot be split.
   bool grow(MatmulOp root, Region &region) {
     SmallVector<Value> work;
+    bool conflict = false; // a value both split here and replicated input of a region
     auto markSplit = [&](Value v) {
+      conflict |= inputs.contains(v);
       if (region.split.insert(v))
         work.push_back(v);
+    };
+    // A column matmul reads a replicated activation: not one this region or an accepted one
+    // splits, and not a matmul this region already contracts as a row.
+    auto addColumn = [&](MatmulOp m) {
+      if (!isParamMatmul(m) || claimed.contains(m) || region.rows.contains(m) || split.contains(m.getLhs()) ||
+          region.split.contains(m.getLhs()))
+        return false;
+      region.columns.insert(m);
+      return true;
     };
     std::function<bool(Value)> pull = [&](Value v) -> bool {
       if (region.split.contains(v))
         return true;
       Operation *def = v.getDefiningOp();
       if (auto m = dyn_cast_or_null<MatmulOp>(def)) {
-        if (!isParamMatmul(m) || claimed.contains(m))
+        if (!addColumn(m))
           return false;
-        region.columns.insert(m);
         markSplit(v);
         return true;
       }
@@ -138,7 +148,8 @@ public:
       return false;
     };
 
-    region.columns.insert(root);
+    if (!addColumn(root))
+      return false;
     markSplit(root.getResult());
     while (!work.empty()) {
       Value v = work.pop_back_val();
@@ -185,7 +196,8 @@ public:
                       })
                       .Case([&](MatmulOp op) {
                         // Row-parallel: contracts the split features with this rank's rows.
-                        if (use.getOperandNumber() != 0 || !isParamMatmul(op) || claimed.contains(op))
+                        if (use.getOperandNumber() != 0 || !isParamMatmul(op) || claimed.contains(op) ||
+                            region.columns.contains(op))
                           return false;
                         region.rows.insert(op);
                         return true;
@@ -195,7 +207,20 @@ public:
           return false;
       }
     }
-    return !region.rows.empty();
+    for (Operation *op : region.columns) // a column read a value this region went on to split
+      conflict |= region.split.contains(op->getOperand(0));
+    return !conflict && !region.rows.empty();
+  }
+
+  /// Records an accepted region: its matmuls, the values it splits and its inputs.
+  void accept(const Region &region) {
+    for (Operation *op : region.columns) {
+      claimed.insert(op);
+      inputs.insert(op->getOperand(0));
+    }
+    for (Operation *op : region.rows)
+      claimed.insert(op);
+    split.insert(region.split.begin(), region.split.end());
   }
 
   static bool slicesOnlyLastAxis(SliceOp s) {
@@ -281,7 +306,8 @@ public:
 
   ForwardOp forward;
   int64_t ranks;
-  DenseSet<Operation *> claimed; // matmuls of accepted regions
+  DenseSet<Operation *> claimed; // matmuls of accepted regions (and the heads)
+  DenseSet<Value> split, inputs;  // the values accepted regions split, and their inputs
 };
 
 /// Applies the plan to the IR.
@@ -425,10 +451,7 @@ struct ZccTensorParallelPass : zc::impl::ZccTensorParallelBase<ZccTensorParallel
       DenseMap<Value, int64_t> blocks;
       if (!planner.grow(root, region) || !planner.assignBlocks(region, blocks))
         continue;
-      for (Operation *op : region.columns)
-        planner.claimed.insert(op);
-      for (Operation *op : region.rows)
-        planner.claimed.insert(op);
+      planner.accept(region);
       splitter.apply(region, blocks);
     }
     if (splitter.empty())
@@ -438,6 +461,24 @@ struct ZccTensorParallelPass : zc::impl::ZccTensorParallelBase<ZccTensorParallel
                 "features and the vocabulary must divide by it)";
     splitter.finish();
     return success();
+  }
+
+  /// The views from a head's product to the loss that reads it as logits: reshapes that keep
+  /// the class axis last, each the only use of the one before.
+  static FailureOr<SmallVector<Value>> logitsPath(MatmulOp head) {
+    SmallVector<Value> path{head.getResult()};
+    int64_t classes = lastDim(head.getResult());
+    while (path.back().hasOneUse()) {
+      Operation *user = *path.back().getUsers().begin();
+      if (auto ce = dyn_cast<CrossEntropyOp>(user))
+        return ce.getLogits() == path.back() ? FailureOr<SmallVector<Value>>(path)
+                                             : FailureOr<SmallVector<Value>>(failure());
+      auto view = dyn_cast<ReshapeOp>(user);
+      if (!view || lastDim(view.getResult()) != classes)
+        return failure();
+      path.push_back(view.getResult());
+    }
+    return failure();
   }
 
   /// Embedding tables and the language-model head over the vocabulary.
@@ -452,9 +493,8 @@ struct ZccTensorParallelPass : zc::impl::ZccTensorParallelBase<ZccTensorParallel
         bool lookup = isa<EmbeddingOp>(user) && use.getOperandNumber() == 0;
         bool head = false;
         if (auto m = dyn_cast<MatmulOp>(user); m && use.getOperandNumber() == 1 && !m.getTransposeLhs() &&
-                                               !paramRead(m.getLhs()) && m.getResult().hasOneUse())
-          if (auto ce = dyn_cast<CrossEntropyOp>(*m.getResult().getUsers().begin()))
-            head = ce.getLogits() == m.getResult();
+                                               !paramRead(m.getLhs()))
+          head = succeeded(logitsPath(m));
         if (lookup || head)
           users[name].push_back(user);
         else
@@ -492,10 +532,13 @@ struct ZccTensorParallelPass : zc::impl::ZccTensorParallelBase<ZccTensorParallel
         }
         auto m = cast<MatmulOp>(op);
         planner.claimed.insert(m);
+        planner.inputs.insert(m.getLhs());
         m.getLhsMutable().assign(splitter.copyOf(m.getLhs()));
         m->setAttr(kTpRole, b.getStringAttr("vocab"));
-        splitter.splitLastAxis(m.getResult());
-        cast<CrossEntropyOp>(*m.getResult().getUsers().begin()).setVocabShards(static_cast<uint64_t>(ranks));
+        SmallVector<Value> path = *logitsPath(m);
+        for (Value v : path)
+          splitter.splitLastAxis(v);
+        cast<CrossEntropyOp>(*path.back().getUsers().begin()).setVocabShards(static_cast<uint64_t>(ranks));
       }
     }
     return success();

@@ -644,6 +644,39 @@ func.func @f(%g: tensor<4xf32>) {
 // -----
 
 func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+2 {{expected ::mlir::zc::MeshAxis to be one of: data, tensor, pipeline}}
+  // expected-error @+1 {{failed to parse ZC_MeshAxisAttr parameter 'value' which is to be a `::mlir::zc::MeshAxis`}}
+  %0 = zc.all_reduce sum %g ranks 2 on rows : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.tp_copy' op failed to verify that all of {input, result} have same type}}
+  %0 = "zc.tp_copy"(%g) <{ranks = 2 : i64}> : (tensor<4xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.tp_reduce' op attribute 'ranks' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = zc.tp_reduce %g ranks 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%t: tensor<8x4xf32>, %ids: tensor<3xi32>) {
+  // expected-error @+1 {{'zc.embedding' op attribute 'vocab_shards' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = zc.embedding %t[%ids] {vocab_shards = 0} : tensor<8x4xf32>, tensor<3xi32> -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>) {
   // expected-error @+1 {{'zc.all_reduce' op failed to verify that all of {input, result} have same type}}
   %0 = "zc.all_reduce"(%g) <{kind = #zc<reduce sum>, ranks = 2 : i64}> : (tensor<4xf32>) -> tensor<8xf32>
   return

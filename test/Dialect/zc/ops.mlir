@@ -199,6 +199,32 @@ func.func @collectives(%shard: tensor<5xf32>, %grad: tensor<20xf32>, %g2: tensor
 
 // -----
 
+// Tests that tensor parallelism's ops and attributes round-trip: the region markers, the
+// all-reduce on the tensor axis, the vocabulary-parallel embedding and loss.
+
+// CHECK-LABEL: func.func @tensor_parallel
+func.func @tensor_parallel(%x: tensor<2x6x8xf32>, %table: tensor<8x8xf32>, %ids: tensor<2x6xi32>,
+                           %logits: tensor<2x6x8xf32>) {
+  // CHECK: zc.tp_copy %{{.+}} ranks 2 : tensor<2x6x8xf32>
+  %0 = zc.tp_copy %x ranks 2 : tensor<2x6x8xf32>
+  // CHECK: zc.tp_reduce %{{.+}} ranks 2 : tensor<2x6x8xf32>
+  %1 = zc.tp_reduce %0 ranks 2 : tensor<2x6x8xf32>
+  // CHECK: zc.all_reduce sum %{{.+}} ranks 2 on tensor : tensor<2x6x8xf32>
+  %2 = zc.all_reduce sum %1 ranks 2 on tensor : tensor<2x6x8xf32>
+  // CHECK: zc.all_reduce sum %{{.+}} ranks 2 : tensor<2x6x8xf32>
+  %3 = zc.all_reduce sum %2 ranks 2 on data : tensor<2x6x8xf32>
+  // CHECK: zc.all_reduce_start sum %{{.+}} ranks 2 on tensor : tensor<2x6x8xf32> -> !zc.async<tensor<2x6x8xf32>>
+  %h = zc.all_reduce_start sum %3 ranks 2 on tensor : tensor<2x6x8xf32> -> !zc.async<tensor<2x6x8xf32>>
+  %4 = zc.wait %h : !zc.async<tensor<2x6x8xf32>>
+  // CHECK: zc.embedding %{{.+}}[%{{.+}}] {vocab_shards = 2 : i64} : tensor<8x8xf32>, tensor<2x6xi32> -> tensor<2x6x8xf32>
+  %5 = zc.embedding %table[%ids] {vocab_shards = 2} : tensor<8x8xf32>, tensor<2x6xi32> -> tensor<2x6x8xf32>
+  // CHECK: zc.cross_entropy %{{.+}}, %{{.+}} {vocab_shards = 2 : i64} : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<f32>
+  %6 = zc.cross_entropy %logits, %ids {vocab_shards = 2} : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
 // Tests that gradient buffers, optimizer state and updates round-trip.
 
 // CHECK: zc.state @w.exp_avg : tensor<4x3xf32> of @w
