@@ -113,9 +113,14 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
     // rank's shard when partitioned); the parameter holds their bf16 rounding.
     if (StringAttr master = masterOf.lookup(param.getSymNameAttr()))
       (*params.back().getAsObject())["master_offset"] = plan.stateOffset.lookup(master);
-    // Tensor parallelism: "shape" is this rank's part; [axis, blocks, ranks] says which.
-    if (auto split = param->getAttrOfType<DenseI64ArrayAttr>("zc.tp_split"))
-      (*params.back().getAsObject())["tp_split"] = llvm::json::Array(split.asArrayRef());
+    // Tensor parallelism: "shape" is this rank's part; the split says which (zcc-tensor-parallel).
+    if (auto split = param->getAttrOfType<DictionaryAttr>("zc.tp_split")) {
+      auto segments = split.getAs<DenseI64ArrayAttr>("segments");
+      (*params.back().getAsObject())["tp_split"] = llvm::json::Object{
+          {"axis", split.getAs<IntegerAttr>("axis").getInt()},
+          {"ranks", split.getAs<IntegerAttr>("ranks").getInt()},
+          {"segments", llvm::json::Array(segments.asArrayRef())}};
+    }
   }
   for (StateOp state : module.getOps<StateOp>())
     states.push_back(llvm::json::Object{

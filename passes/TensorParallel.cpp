@@ -12,10 +12,10 @@
 //    ("row" matmuls: each rank holds a partial sum of the whole output). A
 //    region that would hand split features to anything else (a residual add,
 //    a norm, the loss) is left replicated.
-//  - The split features of a value are `blocks` equal blocks, each cut into
-//    `ranks` slices (a fused QKV projection is three blocks, so every rank
-//    keeps its heads of q, k and v); a parameter keeps the same slices of the
-//    axis that holds those features.
+//  - The split features of a value are consecutive segments, each cut into
+//    `ranks` slices (a fused QKV projection is three segments, q's, k's and
+//    v's, so every rank keeps its heads of each, grouped KV heads included); a
+//    parameter keeps the same slices of the axis that holds those features.
 //  - The region's input goes through zc.tp_copy (its gradient is the sum of
 //    the ranks' partial gradients) and each row matmul's product through
 //    zc.tp_reduce (the sum; its gradient is replicated): Megatron's f and g,
@@ -26,9 +26,9 @@
 //    vocabulary-parallel cross-entropy: no rank holds a row of whole logits.
 //    A tied head and embedding share one split table.
 //
-// The decisions are in the IR: a split parameter carries
-// `zc.tp_split = array<i64: axis, blocks, ranks>` and its local type; matmuls
-// carry `zc.tp = "column"` or `"row"`.
+// The decisions are in the IR: a split parameter carries its local type and
+// `zc.tp_split = {axis, ranks, segments}` (the whole sizes of the segments of
+// that axis); matmuls carry `zc.tp = "column"`, `"row"` or `"vocab"`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +38,8 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-#include <numeric>
+#include <optional>
+#include <set>
 
 namespace mlir::zc {
 #define GEN_PASS_DEF_ZCCTENSORPARALLEL
@@ -57,18 +58,23 @@ int64_t lastDim(Value v) { return tensorOf(v).getShape().back(); }
 /// The parameter a value reads directly, or null.
 ParamRefOp paramRead(Value v) { return v.getDefiningOp<ParamRefOp>(); }
 
-/// How one parameter is split: the local tensor holds, of axis `axis`, slice
-/// `r` of each of `blocks` equal blocks.
+/// The split features of a value along its last axis: consecutive segments (whole sizes),
+/// each cut into `ranks` equal slices; a rank holds its slice of each, in order. One segment
+/// is a plain split; a fused QKV projection has q's, k's and v's.
+using Segments = SmallVector<int64_t, 3>;
+
+/// How one parameter is split: the segments of axis `axis`.
 struct ParamSplit {
-  int64_t axis = 0, blocks = 1;
-  bool operator==(const ParamSplit &o) const { return axis == o.axis && blocks == o.blocks; }
+  int64_t axis = 0;
+  Segments segments;
+  bool operator==(const ParamSplit &o) const { return axis == o.axis && segments == o.segments; }
 };
 
 /// One candidate region, grown from a column matmul.
 struct Region {
   SetVector<Operation *> columns, rows;
   SetVector<Value> split; // values whose last axis is split
-  SmallVector<std::pair<Value, Value>> sameLayout; // operands that must share their blocks
+  SmallVector<std::pair<Value, Value>> sameLayout; // operands that must share their segments
   SetVector<SliceOp> slices;
   SetVector<Operation *> headOps; // rotary and attention: whole heads per rank
 };
@@ -231,9 +237,9 @@ public:
     return true;
   }
 
-  /// Assigns every split value its block count; false when the region's slices,
-  /// heads or sizes do not divide into `ranks` equal parts.
-  bool assignBlocks(Region &region, DenseMap<Value, int64_t> &blocks) {
+  /// Assigns every split value its segments; false when the region's slices, heads or sizes
+  /// do not divide into `ranks` equal parts.
+  bool assignSegments(Region &region, DenseMap<Value, Segments> &segments) {
     // Values that must share a layout form one class.
     llvm::EquivalenceClasses<Value> classes;
     for (Value v : region.split)
@@ -243,65 +249,83 @@ public:
     for (Operation *op : region.headOps)
       if (auto attention = dyn_cast<CausalAttentionOp>(op))
         classes.unionSets(attention.getQuery(), attention.getResult());
-    // A class's block size: from the slice that made it, else the largest size that
-    // divides every slice taken from it.
-    DenseMap<Value, int64_t> blockSize; // class leader -> elements per block
     auto leader = [&](Value v) { return classes.getLeaderValue(v); };
+    auto madeBySlice = [&](Value l) {
+      return llvm::any_of(region.slices, [&](SliceOp s) { return leader(s.getResult()) == l; });
+    };
+    // A class of column products: cut where its slices begin and end. A slice's class: the
+    // segments of its input it covers (whole ones only).
+    DenseMap<Value, Segments> ofClass;
     bool changed = true;
     while (changed) {
       changed = false;
-      for (SliceOp s : region.slices) {
-        Value parent = leader(s.getInput()), child = leader(s.getResult());
-        auto p = blockSize.find(parent);
-        if (p == blockSize.end() || blockSize.count(child))
-          continue;
-        blockSize[child] = p->second;
-        changed = true;
-      }
       for (Value v : region.split) {
         Value l = leader(v);
-        if (blockSize.count(l))
+        if (ofClass.count(l) || madeBySlice(l))
           continue;
-        // Unresolved only when no slice makes it: a class of column products.
-        bool madeBySlice = llvm::any_of(region.slices, [&](SliceOp s) { return leader(s.getResult()) == l; });
-        if (madeBySlice)
-          continue;
-        int64_t g = lastDim(v);
+        std::set<int64_t> cuts{0, lastDim(v)};
         for (SliceOp s : region.slices)
-          if (leader(s.getInput()) == l)
-            g = std::gcd(g, std::gcd(s.getOffsets().back(), lastDim(s.getResult())));
-        blockSize[l] = g;
+          if (leader(s.getInput()) == l) {
+            cuts.insert(s.getOffsets().back());
+            cuts.insert(s.getOffsets().back() + lastDim(s.getResult()));
+          }
+        Segments segs;
+        for (auto it = std::next(cuts.begin()); it != cuts.end(); ++it)
+          segs.push_back(*it - *std::prev(it));
+        ofClass[l] = segs;
         changed = true;
+      }
+      for (SliceOp s : region.slices) {
+        auto parent = ofClass.find(leader(s.getInput()));
+        if (parent == ofClass.end())
+          continue;
+        std::optional<Segments> covered =
+            coveredSegments(parent->second, s.getOffsets().back(), lastDim(s.getResult()));
+        if (!covered)
+          return false;
+        auto [it, inserted] = ofClass.try_emplace(leader(s.getResult()), *covered);
+        if (!inserted && it->second != *covered)
+          return false; // two slices that meet in one class cut it differently
+        changed |= inserted;
       }
     }
     for (Value v : region.split) {
-      auto it = blockSize.find(leader(v));
-      if (it == blockSize.end())
+      auto it = ofClass.find(leader(v));
+      if (it == ofClass.end() || llvm::any_of(it->second, [&](int64_t n) { return n % ranks != 0; }))
         return false;
-      int64_t g = it->second, n = lastDim(v);
-      if (g % ranks != 0 || n % g != 0)
-        return false;
-      blocks[v] = n / g;
+      segments[v] = it->second;
     }
-    for (SliceOp s : region.slices) {
-      int64_t g = lastDim(s.getInput()) / blocks[s.getInput()];
-      if (s.getOffsets().back() % g != 0 || lastDim(s.getResult()) % g != 0)
+    for (SliceOp s : region.slices) // a slice of a slice: it must cut at its input's segments
+      if (!coveredSegments(segments[s.getInput()], s.getOffsets().back(), lastDim(s.getResult())))
         return false;
-    }
     for (Operation *op : region.headOps) {
       if (auto rotary = dyn_cast<RotaryOp>(op)) {
         int64_t headSize = lastDim(rotary.getInput()) / rotary.getNumHeads();
-        int64_t perRank = lastDim(rotary.getInput()) / blocks[rotary.getInput()] / ranks;
-        if (perRank % headSize != 0)
+        if (llvm::any_of(segments[rotary.getInput()], [&](int64_t n) { return (n / ranks) % headSize != 0; }))
           return false;
       } else if (auto attention = dyn_cast<CausalAttentionOp>(op)) {
-        if (blocks[attention.getQuery()] != 1 || blocks[attention.getKey()] != 1 ||
-            blocks[attention.getValue()] != 1 || attention.getNumHeads() % ranks != 0 ||
+        // Whole heads per rank, and each rank's query heads read its own key/value heads.
+        if (segments[attention.getQuery()].size() != 1 || segments[attention.getKey()].size() != 1 ||
+            segments[attention.getValue()].size() != 1 || attention.getNumHeads() % ranks != 0 ||
             attention.getKvHeads() % ranks != 0)
           return false;
       }
     }
     return true;
+  }
+
+  /// The segments of `segs` that [offset, offset + size) covers, or none when it cuts one.
+  static std::optional<Segments> coveredSegments(const Segments &segs, int64_t offset, int64_t size) {
+    Segments covered;
+    int64_t at = 0;
+    for (int64_t n : segs) {
+      if (at >= offset && at + n <= offset + size)
+        covered.push_back(n);
+      else if (at < offset + size && at + n > offset)
+        return std::nullopt; // straddles an end of the slice
+      at += n;
+    }
+    return covered;
   }
 
   ForwardOp forward;
@@ -350,24 +374,24 @@ public:
     partial.replaceAllUsesExcept(sum.getResult(), sum);
   }
 
-  void apply(Region &region, const DenseMap<Value, int64_t> &blocks) {
+  void apply(Region &region, const DenseMap<Value, Segments> &segments) {
     Builder b(module.getContext());
     for (Operation *op : region.columns) {
       auto m = cast<MatmulOp>(op);
-      int64_t blocksHere = blocks.lookup(m.getResult());
-      splitParam(paramRead(m.getRhs()).getNameAttr().getAttr(), {m.getTransposeRhs() ? 0 : 1, blocksHere});
+      splitParam(paramRead(m.getRhs()).getNameAttr().getAttr(),
+                 {m.getTransposeRhs() ? 0 : 1, segments.lookup(m.getResult())});
       m.getLhsMutable().assign(copyOf(m.getLhs()));
       m->setAttr(kTpRole, b.getStringAttr("column"));
     }
     for (Operation *op : region.rows) {
       auto m = cast<MatmulOp>(op);
       splitParam(paramRead(m.getRhs()).getNameAttr().getAttr(),
-                 {m.getTransposeRhs() ? 1 : 0, blocks.lookup(m.getLhs())});
+                 {m.getTransposeRhs() ? 1 : 0, segments.lookup(m.getLhs())});
       m->setAttr(kTpRole, b.getStringAttr("row"));
     }
     for (Value v : region.split)
       if (auto bias = v.getDefiningOp<BiasAddOp>())
-        splitParam(paramRead(bias.getBias()).getNameAttr().getAttr(), {0, blocks.lookup(v)});
+        splitParam(paramRead(bias.getBias()).getNameAttr().getAttr(), {0, segments.lookup(v)});
     for (SliceOp s : region.slices) {
       SmallVector<int64_t> offsets(s.getOffsets());
       offsets.back() /= ranks;
@@ -401,7 +425,10 @@ public:
       shape[it->second.axis] /= ranks;
       RankedTensorType local = t.clone(shape);
       param.setTypeAttr(TypeAttr::get(local));
-      param->setAttr(kTpSplit, b.getDenseI64ArrayAttr({it->second.axis, it->second.blocks, ranks}));
+      param->setAttr(kTpSplit, b.getDictionaryAttr({b.getNamedAttr("axis", b.getI64IntegerAttr(it->second.axis)),
+                                                    b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks)),
+                                                    b.getNamedAttr("segments",
+                                                                   b.getDenseI64ArrayAttr(it->second.segments))}));
       forward.walk([&](ParamRefOp ref) {
         if (ref.getNameAttr().getAttr() == param.getSymNameAttr())
           ref.getResult().setType(local);
@@ -448,11 +475,11 @@ struct ZccTensorParallelPass : zc::impl::ZccTensorParallelBase<ZccTensorParallel
       if (planner.claimed.contains(root) || !planner.isParamMatmul(root))
         continue;
       Region region;
-      DenseMap<Value, int64_t> blocks;
-      if (!planner.grow(root, region) || !planner.assignBlocks(region, blocks))
+      DenseMap<Value, Segments> segments;
+      if (!planner.grow(root, region) || !planner.assignSegments(region, segments))
         continue;
       planner.accept(region);
-      splitter.apply(region, blocks);
+      splitter.apply(region, segments);
     }
     if (splitter.empty())
       return forward.emitOpError("--tp ")
@@ -512,12 +539,12 @@ struct ZccTensorParallelPass : zc::impl::ZccTensorParallelBase<ZccTensorParallel
         ParamSplit here;
         int64_t vocab;
         if (auto e = dyn_cast<EmbeddingOp>(op)) {
-          here = {0, 1};
           vocab = tensorOf(e.getTable()).getDimSize(0);
+          here = {0, {vocab}};
         } else {
           auto m = cast<MatmulOp>(op);
-          here = {m.getTransposeRhs() ? 0 : 1, 1};
           vocab = lastDim(m.getResult());
+          here = {m.getTransposeRhs() ? 0 : 1, {vocab}};
         }
         divides &= vocab % ranks == 0 && (!how || *how == here);
         how = here;

@@ -164,7 +164,9 @@ nlohmann::json layoutJson(const ModelInfo &m) {
                       {"shard_elements", p.shardElements},
                       {"sharded_param", p.shardedParam},
                       {"whole_shape", p.wholeShape},
-                      {"tp_split", p.tensorParallel() ? nlohmann::json::array({p.tpAxis, p.tpBlocks, p.tpRanks})
+                      {"tp_split", p.tensorParallel() ? nlohmann::json{{"axis", p.tpAxis},
+                                                                        {"ranks", p.tpRanks},
+                                                                        {"segments", p.tpSegments}}
                                                        : nlohmann::json()},
                       {"file_offset", at},
                       {"bytes", p.paramStorageBytes}});

@@ -44,12 +44,20 @@ ModelInfo parseModelInfo(const char *text) {
               param.dtype.c_str());
       param.wholeShape = param.shape;
       if (p.contains("tp_split")) {
-        std::vector<int64_t> split = p.at("tp_split").get<std::vector<int64_t>>();
-        if (split.size() != 3 || split[0] < 0 || split[0] >= static_cast<int64_t>(param.shape.size()) ||
-            split[1] < 1 || split[2] < 1 || param.shape[split[0]] % split[1] != 0)
-          fatal("zcc_model_json", "parameter %s: bad tp_split", param.name.c_str());
-        param.tpAxis = split[0], param.tpBlocks = split[1], param.tpRanks = split[2];
-        param.wholeShape[param.tpAxis] *= param.tpRanks;
+        const nlohmann::json &split = p.at("tp_split");
+        param.tpAxis = split.at("axis").get<int64_t>();
+        param.tpRanks = split.at("ranks").get<int64_t>();
+        param.tpSegments = split.at("segments").get<std::vector<int64_t>>();
+        int64_t whole = 0;
+        bool even = param.tpRanks >= 1;
+        for (int64_t segment : param.tpSegments) {
+          whole += segment;
+          even &= segment > 0 && segment % param.tpRanks == 0;
+        }
+        if (param.tpAxis < 0 || param.tpAxis >= static_cast<int64_t>(param.shape.size()) || !even ||
+            whole != param.shape[param.tpAxis] * param.tpRanks)
+          fatal("zcc_model_json", "parameter %s: tp_split does not match its shape", param.name.c_str());
+        param.wholeShape[param.tpAxis] = whole;
       }
       param.shards = p.value("shards", int64_t(1));
       param.shardElements = p.value("shard_elements", param.elements());

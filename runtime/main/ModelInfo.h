@@ -33,10 +33,11 @@ struct ParamInfo {
   // a sharded parameter stores only this rank's shard (zero-padded past the end).
   int64_t shards = 1, shardElements = 0, paramStorageBytes = 0, gradStorageBytes = 0;
   bool shardedParam = false;
-  // Tensor parallelism: `shape` is this rank's part of the whole tensor (`wholeShape`): of axis
-  // `tpAxis`, slice t of each of `tpBlocks` equal blocks on tensor rank t of `tpRanks`. ZeRO
-  // then shards that part over the data-parallel ranks.
-  int64_t tpAxis = -1, tpBlocks = 1, tpRanks = 1;
+  // Tensor parallelism: `shape` is this rank's part of the whole tensor (`wholeShape`): axis
+  // `tpAxis` is consecutive segments (`tpSegments`, whole sizes) and tensor rank t of `tpRanks`
+  // holds slice t of each, in order. ZeRO then shards that part over the data-parallel ranks.
+  int64_t tpAxis = -1, tpRanks = 1;
+  std::vector<int64_t> tpSegments;
   std::vector<int64_t> wholeShape;
   int64_t elements() const { return product(shape); }
   int64_t wholeElements() const { return product(wholeShape); }
@@ -50,9 +51,16 @@ struct ParamInfo {
       inner *= shape[d];
     const int64_t local = shape[tpAxis], whole = wholeShape[tpAxis];
     const int64_t outer = i / (inner * local), along = i / inner % local, within = i % inner;
-    const int64_t slice = local / tpBlocks; // of one block, on one rank
-    const int64_t block = along / slice, wholeAlong = block * (whole / tpBlocks) + t * slice + along % slice;
-    return (outer * whole + wholeAlong) * inner + within;
+    // The segment `along` falls in: its start in the part and in the whole tensor.
+    int64_t partStart = 0, wholeStart = 0;
+    for (int64_t segment : tpSegments) {
+      const int64_t slice = segment / tpRanks; // of this segment, on one rank
+      if (along < partStart + slice)
+        return (outer * whole + wholeStart + t * slice + (along - partStart)) * inner + within;
+      partStart += slice;
+      wholeStart += segment;
+    }
+    return -1; // not reached: the segments cover the axis
   }
   int64_t elementBytes() const { return dtype == "bf16" ? 2 : 4; }
   bool hasMaster() const { return masterOffset >= 0; }

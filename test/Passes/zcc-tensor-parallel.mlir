@@ -1,21 +1,21 @@
 // RUN: zcc-opt %s -split-input-file -zcc-tensor-parallel="ranks=2" -verify-diagnostics | FileCheck %s
 
 // Tests a GPT-2 block and its tied head: the fused QKV projection is column-split as three
-// blocks (every rank keeps its heads of q, k and v), its bias with it; the slices move to the
+// segments (every rank keeps its heads of q, k and v), its bias with it; the slices move to the
 // local offsets; attention keeps half the heads; the output projections are row-split and
 // their products summed by zc.tp_reduce before the replicated bias; one zc.tp_copy per region
 // input. The tied table is split over the vocabulary: the lookup, then a sum over the ranks;
 // the head's logits keep this rank's classes for the vocabulary-parallel loss.
 
-// CHECK: zc.param @wte : tensor<8x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 0, 1, 2>}
+// CHECK: zc.param @wte : tensor<8x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 16>}}
 // CHECK: zc.param @ln_g : tensor<16xf32> = #zc.ones{{$}}
-// CHECK: zc.param @qkv_w : tensor<16x24xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 1, 3, 2>}
-// CHECK: zc.param @qkv_b : tensor<24xf32> = #zc.zeros {zc.tp_split = array<i64: 0, 3, 2>}
-// CHECK: zc.param @proj_w : tensor<8x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 0, 1, 2>}
+// CHECK: zc.param @qkv_w : tensor<16x24xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 1 : i64, ranks = 2 : i64, segments = array<i64: 16, 16, 16>}}
+// CHECK: zc.param @qkv_b : tensor<24xf32> = #zc.zeros {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 16, 16, 16>}}
+// CHECK: zc.param @proj_w : tensor<8x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 16>}}
 // CHECK: zc.param @proj_b : tensor<16xf32> = #zc.zeros{{$}}
-// CHECK: zc.param @fc_w : tensor<16x32xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 1, 1, 2>}
-// CHECK: zc.param @fc_b : tensor<32xf32> = #zc.zeros {zc.tp_split = array<i64: 0, 1, 2>}
-// CHECK: zc.param @out_w : tensor<32x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 0, 1, 2>}
+// CHECK: zc.param @fc_w : tensor<16x32xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 1 : i64, ranks = 2 : i64, segments = array<i64: 64>}}
+// CHECK: zc.param @fc_b : tensor<32xf32> = #zc.zeros {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 64>}}
+// CHECK: zc.param @out_w : tensor<32x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 64>}}
 zc.param @wte : tensor<16x16xf32> = #zc.normal<std = 0.02>
 zc.param @ln_g : tensor<16xf32> = #zc.ones
 zc.param @ln_b : tensor<16xf32> = #zc.zeros
@@ -87,14 +87,14 @@ zc.forward @gpt(%ids: tensor<2x4xi32>, %tgt: tensor<2x4xi32>) -> tensor<f32> {
 // key/value heads per rank, SwiGLU written as silu(gate) * up (both column-split: the product
 // joins them into one region); an untied head through a reshape.
 
-// CHECK: zc.param @q : tensor<8x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 0, 1, 2>}
-// CHECK: zc.param @k : tensor<4x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 0, 1, 2>}
-// CHECK: zc.param @v : tensor<4x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 0, 1, 2>}
-// CHECK: zc.param @o : tensor<16x8xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 1, 1, 2>}
-// CHECK: zc.param @gate : tensor<20x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 0, 1, 2>}
-// CHECK: zc.param @up : tensor<20x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 0, 1, 2>}
-// CHECK: zc.param @down : tensor<16x20xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 1, 1, 2>}
-// CHECK: zc.param @head : tensor<16x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 0, 1, 2>}
+// CHECK: zc.param @q : tensor<8x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 16>}}
+// CHECK: zc.param @k : tensor<4x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 8>}}
+// CHECK: zc.param @v : tensor<4x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 8>}}
+// CHECK: zc.param @o : tensor<16x8xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 1 : i64, ranks = 2 : i64, segments = array<i64: 16>}}
+// CHECK: zc.param @gate : tensor<20x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 40>}}
+// CHECK: zc.param @up : tensor<20x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 40>}}
+// CHECK: zc.param @down : tensor<16x20xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 1 : i64, ranks = 2 : i64, segments = array<i64: 40>}}
+// CHECK: zc.param @head : tensor<16x16xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 32>}}
 zc.param @q : tensor<16x16xf32> = #zc.normal<std = 0.02>
 zc.param @k : tensor<8x16xf32> = #zc.normal<std = 0.02>
 zc.param @v : tensor<8x16xf32> = #zc.normal<std = 0.02>
@@ -157,8 +157,8 @@ zc.forward @llama(%x: tensor<2x4x16xf32>, %tgt: tensor<2x4xi32>) -> tensor<f32> 
 // CHECK: zc.param @qkv : tensor<12x36xf32> = #zc.normal<std = 0.02>{{$}}
 // CHECK: zc.param @proj : tensor<12x12xf32> = #zc.normal<std = 0.02>{{$}}
 // CHECK: zc.param @leak : tensor<12x12xf32> = #zc.normal<std = 0.02>{{$}}
-// CHECK: zc.param @up : tensor<12x24xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 1, 1, 2>}
-// CHECK: zc.param @down : tensor<24x12xf32> = #zc.normal<std = 0.02> {zc.tp_split = array<i64: 0, 1, 2>}
+// CHECK: zc.param @up : tensor<12x24xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 1 : i64, ranks = 2 : i64, segments = array<i64: 48>}}
+// CHECK: zc.param @down : tensor<24x12xf32> = #zc.normal<std = 0.02> {zc.tp_split = {axis = 0 : i64, ranks = 2 : i64, segments = array<i64: 48>}}
 zc.param @qkv : tensor<12x36xf32> = #zc.normal<std = 0.02>
 zc.param @proj : tensor<12x12xf32> = #zc.normal<std = 0.02>
 zc.param @leak : tensor<12x12xf32> = #zc.normal<std = 0.02>

@@ -5,7 +5,8 @@ Same model, seed and global batch: the loss curve must not depend on the world s
 (the model's batch is the global batch; zcc splits it over ranks x micro-batches).
 
 usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE DATA-FLAGS... -- CONFIG...
-CONFIG: "np=N" plus optional ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
+CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism is what N leaves),
+",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
 ",recompute=selective|full", ",headchunk=SIZE" (zcc --head-chunk), and the CPU paths the run takes: ",matmul=native|widen"
 (ZRT_BF16_MATMUL), ",cpu=avx2" (as on a CPU without AVX-512: oneDNN capped at AVX2, where it
 has no bf16 matmul, and the runtime's avx2 kernels where this CPU runs them);
@@ -36,7 +37,8 @@ def run(zcc, model, steps, data, fields, work):
                     "--grad-accum", fields.get("accum", "1"), "--zero-stage", fields.get("zero", "0"),
                     "--precision", fields.get("precision", "fp32"),
                     "--param-persistence-threshold", fields.get("persist", "0"),
-                    "--recompute", fields.get("recompute", "none")]
+                    "--recompute", fields.get("recompute", "none"),
+                    "--tp", fields.get("tp", "1"), "--pp", fields.get("pp", "1")]
                    + (["--head-chunk", fields["headchunk"]] if "headchunk" in fields else []), check=True)
     log = os.path.join(work, f"log-{tag}.jsonl")
     cmd = [exe, "--steps", str(steps), "--log-every", "1", "--log-json", log] + data

@@ -110,7 +110,7 @@ def whole_shape(p):
         return p["whole_shape"]
     shape = list(p["shape"])
     if p.get("tp_split"):
-        shape[p["tp_split"][0]] *= p["tp_split"][2]
+        shape[p["tp_split"]["axis"]] = sum(p["tp_split"]["segments"])
     return shape
 
 def part_indices(p, t):
@@ -118,15 +118,20 @@ def part_indices(p, t):
     shape, split = p["shape"], p.get("tp_split")
     if not split:
         return range(numel(shape))
-    axis, blocks, _ = split
+    axis, ranks, segments = split["axis"], split["ranks"], split["segments"]
     inner = numel(shape[axis + 1:])
-    local, whole = shape[axis], whole_shape(p)[axis]
-    piece = local // blocks
+    whole = sum(segments)
+    # Along the axis: rank t's slice of each segment, in order.
+    along = []
+    start = 0
+    for segment in segments:
+        piece = segment // ranks
+        along.extend(range(start + t * piece, start + (t + 1) * piece))
+        start += segment
     out = []
     for outer in range(numel(shape[:axis])):
-        for along in range(local):
-            block, within = divmod(along, piece)
-            base = (outer * whole + block * (whole // blocks) + t * piece + within) * inner
+        for w in along:
+            base = (outer * whole + w) * inner
             out.extend(range(base, base + inner))
     return out
 
@@ -200,8 +205,9 @@ def cmd_inspect(a):
         layout = (f"{p['shards']} shards of {p['shard_elements']}" if p["sharded_param"] else "whole") + \
                  (" (update shard-wise)" if p["shards"] > 1 and not p["sharded_param"] else "")
         if p.get("tp_split"):
-            axis, blocks, ranks = p["tp_split"]
-            layout += f", split over {ranks} tensor ranks on axis {axis}" + (f" ({blocks} blocks)" if blocks > 1 else "")
+            split = p["tp_split"]
+            layout += f", split over {split['ranks']} tensor ranks on axis {split['axis']}" + \
+                      (f" (segments {'+'.join(map(str, split['segments']))})" if len(split["segments"]) > 1 else "")
         print(f"  {p['name']:24s} {p['dtype']} {'x'.join(map(str, whole_shape(p))):>12s}  {layout}")
     print(f"  {len(m['layout']['states'])} optimizer state tensors; {len(files)} rank files, checksums verified")
 
