@@ -442,6 +442,9 @@ def ZccReport : Pass<"zcc-report", "mlir::ModuleOp"> {
     Option<"output", "output", "std::string", "\"-\"", "File to write ('-': stdout)">,
     Option<"microBatches", "micro-batches", "int64_t", "1", "Step function runs per optimizer step">,
     Option<"costModel", "cost-model", "std::string", "\"\"", "zcc-calibrate JSON file (empty: defaults)">,
+    Option<"worldSize", "world-size", "int64_t", "1", "All ranks of the mesh">,
+    Option<"tensorParallel", "tp", "int64_t", "1", "Tensor-parallel ranks">,
+    Option<"pipelineParallel", "pp", "int64_t", "1", "Pipeline stages">,
   ];
 }
 

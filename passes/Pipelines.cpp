@@ -120,7 +120,8 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   if (!options.memorySvg.empty())
     pm.addPass(createZccMemorySvg({options.memorySvg}));
   if (!options.report.empty())
-    pm.addPass(createZccReport({options.report, options.reportFile, options.gradAccum, options.costModel}));
+    pm.addPass(createZccReport({options.report, options.reportFile, options.gradAccum, options.costModel,
+                                options.worldSize, options.tensorParallel, options.pipelineParallel}));
   if (!options.lower)
     return;
   // 8. Memory plan and runtime calls in the LLVM dialect.

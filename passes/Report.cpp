@@ -23,6 +23,8 @@ int64_t elementBytes(RankedTensorType t) { return t.getElementTypeBitWidth() / 8
 struct Plan {
   int64_t paramTensors = 0, paramBytes = 0, gradBytes = 0, optimizerBytes = 0, gatheredPeakBytes = 0;
   int64_t allGathers = 0, reduceScatters = 0, allReduces = 0, commBytes = 0;
+  // Of those, the tensor axis': region all-reduces and the vocabulary-parallel loss' two.
+  int64_t tensorAllReduces = 0, tensorAllGathers = 0, tensorCommBytes = 0;
 };
 
 /// Counts the collectives of `fn`, `times` runs of it, with the bytes a rank sends
@@ -31,9 +33,28 @@ struct Plan {
 RankedTensorType awaitedType(Value handle) { return cast<AsyncType>(handle.getType()).getValueType(); }
 
 void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
-  auto allReduce = [&](RankedTensorType t, int64_t n) {
+  auto allReduce = [&](RankedTensorType t, int64_t n, MeshAxis axis = MeshAxis::data) {
+    int64_t bytes = times * 2 * (n - 1) * t.getNumElements() * elementBytes(t) / n;
     plan.allReduces += times;
-    plan.commBytes += times * 2 * (n - 1) * t.getNumElements() * elementBytes(t) / n;
+    plan.commBytes += bytes;
+    if (axis == MeshAxis::tensor) {
+      plan.tensorAllReduces += times;
+      plan.tensorCommBytes += bytes;
+    }
+  };
+  // The vocabulary-parallel loss and its gradient each all-gather one f32 per row (the row
+  // maxima) and all-reduce two (sums of exponentials, labels' logits) over the tensor axis.
+  auto vocabLoss = [&](Value logits, std::optional<uint64_t> shards) {
+    if (!shards || *shards < 2)
+      return;
+    const int64_t n = static_cast<int64_t>(*shards), rows = tensorOf(logits).getNumElements() / tensorOf(logits).getShape().back();
+    const int64_t gathered = times * (n - 1) * rows * 4, reduced = times * 2 * (n - 1) * (2 * rows) * 4 / n;
+    plan.allGathers += times;
+    plan.allReduces += times;
+    plan.commBytes += gathered + reduced;
+    plan.tensorAllGathers += times;
+    plan.tensorAllReduces += times;
+    plan.tensorCommBytes += gathered + reduced;
   };
   auto shardWise = [&](int64_t &counter, RankedTensorType shard, int64_t n) {
     counter += times;
@@ -41,9 +62,13 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
   };
   fn.walk([&](Operation *op) {
     if (auto o = dyn_cast<AllReduceOp>(op)) {
-      allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()));
+      allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()), o.getAxis());
     } else if (auto o = dyn_cast<AllReduceStartOp>(op)) {
-      allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()));
+      allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()), o.getAxis());
+    } else if (auto o = dyn_cast<CrossEntropyOp>(op)) {
+      vocabLoss(o.getLogits(), o.getVocabShards());
+    } else if (auto o = dyn_cast<CrossEntropyGradOp>(op)) {
+      vocabLoss(o.getLogits(), o.getVocabShards());
     } else if (auto o = dyn_cast<ReduceScatterOp>(op)) {
       shardWise(plan.reduceScatters, tensorOf(o.getResult()), static_cast<int64_t>(o.getRanks()));
     } else if (auto o = dyn_cast<ReduceScatterStartOp>(op)) {
@@ -221,7 +246,14 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
     }
     llvm::raw_ostream &os = file->os();
     if (format == "json") {
+      const int64_t dataParallel = worldSize / (tensorParallel * pipelineParallel);
       llvm::json::Object report{
+          {"mesh", llvm::json::Object{{"tp", static_cast<int64_t>(tensorParallel)},
+                                      {"pp", static_cast<int64_t>(pipelineParallel)},
+                                      {"dp", dataParallel}}},
+          {"tensor_parallel", llvm::json::Object{{"all_reduce", plan.tensorAllReduces},
+                                                 {"all_gather", plan.tensorAllGathers},
+                                                 {"comm_bytes", plan.tensorCommBytes}}},
           {"param_tensors", plan.paramTensors},
           {"param_bytes", plan.paramBytes},
           {"grad_bytes", plan.gradBytes},
@@ -249,14 +281,23 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
                                                {"cost_model", costs.source}};
       os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
     } else {
-      os << "zcc plan, per rank:\n"
+      os << "zcc plan, per rank:\n";
+      if (tensorParallel > 1 || pipelineParallel > 1)
+        os << "  mesh                       tp " << tensorParallel << " x pp " << pipelineParallel << " x dp "
+           << worldSize / (tensorParallel * pipelineParallel) << " (" << worldSize
+           << " ranks; tensor fastest, then data, then pipeline)\n";
+      os
          << "  param_bytes                " << plan.paramBytes << "\n"
          << "  grad_bytes                 " << plan.gradBytes << "\n"
          << "  optimizer_bytes            " << plan.optimizerBytes << "\n"
          << "  model_state_bytes          " << plan.paramBytes + plan.gradBytes + plan.optimizerBytes << "\n"
          << "  gathered_param_peak_bytes  " << plan.gatheredPeakBytes << "\n"
          << "  per step: all_gather " << plan.allGathers << ", reduce_scatter " << plan.reduceScatters
-         << ", all_reduce " << plan.allReduces << ", comm_bytes " << plan.commBytes << "\n"
+         << ", all_reduce " << plan.allReduces << ", comm_bytes " << plan.commBytes << "\n";
+      if (tensorParallel > 1)
+        os << "    of which tensor-parallel: all_reduce " << plan.tensorAllReduces << ", all_gather "
+           << plan.tensorAllGathers << ", comm_bytes " << plan.tensorCommBytes << "\n";
+      os
          << "  arena_bytes                " << arena->totalBytes() << " (peak at "
          << peak->ops[peak->peakIndex]->getName() << " in @" << func::FuncOp(peak->function).getSymName()
          << ")\n";

@@ -209,10 +209,11 @@ double learningRate(const Flags &f, double peak, int64_t step /* from 0 */) {
   return minLr + 0.5 * (1 + std::cos(M_PI * progress)) * (peak - minLr);
 }
 
+/// The model's values (whole tensors: a tensor-parallel rank keeps part of some).
 int64_t parameterCount(const ModelInfo &m) {
   int64_t n = 0;
   for (const ParamInfo &p : m.params)
-    n += p.elements();
+    n += p.wholeElements();
   return n;
 }
 

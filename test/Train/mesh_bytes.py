@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Tensor (and pipeline) parallelism's memory and traffic, per rank: the compiler's report, the
+runtime's counters and the formulas must agree on each mesh.
+
+With P_split the values of the parameters zcc-tensor-parallel splits (train.bin --describe:
+the ones with a tp_split) and P_rep the others, a rank of tensor-parallel degree T keeps
+E = P_split / T + P_rep values, and ZeRO over the D data-parallel ranks divides those as the
+ZeRO paper says (fp32): stage 0: 16E, 1: 8E + 8E/D, 2: 4E + 12E/D, 3: 16E/D (within padding).
+train.bin's logged model-state bytes equal the report's, and so do the bytes each rank sends
+per step (tensor-parallel all-reduces, the vocabulary-parallel loss' collectives, ZeRO's).
+
+usage: mesh_bytes.py ZCC MODEL.mlir DATA-FLAGS... -- MESH...   MESH: np=N,tp=T,zero=S
+"""
+import json, os, subprocess, sys, tempfile
+
+def main():
+    zcc, model = sys.argv[1], sys.argv[2]
+    rest = sys.argv[3:]
+    split = rest.index("--")
+    data, meshes = rest[:split], rest[split + 1:]
+    os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                      OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
+    failures = []
+    with tempfile.TemporaryDirectory() as work:
+        for mesh in meshes:
+            f = dict(kv.split("=") for kv in mesh.split(","))
+            n, tp, stage = int(f["np"]), int(f.get("tp", "1")), int(f.get("zero", "0"))
+            pp = int(f.get("pp", "1"))
+            dp = n // (tp * pp)
+            exe = os.path.join(work, f"train-{mesh.replace(',', '-').replace('=', '')}.bin")
+            subprocess.run([zcc, model, "-o", exe, "--world-size", str(n), "--tp", str(tp), "--pp", str(pp),
+                            "--zero-stage", str(stage), "--report=json"], check=True)
+            report = json.load(open(exe + ".report.json"))
+            described = json.loads(subprocess.run([exe, "--describe"], check=True, capture_output=True,
+                                                  text=True).stdout)
+            if report["mesh"] != {"tp": tp, "pp": pp, "dp": dp}:
+                failures.append(f"{mesh}: report mesh {report['mesh']}")
+            split_values = rep_values = 0
+            for p in described["params"]:
+                local = 1
+                for d in p["shape"]:
+                    local *= d
+                if p.get("tp_split"):
+                    split_values += local * tp
+                else:
+                    rep_values += local
+            E = split_values / tp + rep_values
+            D = dp
+            formula = {0: 16 * E, 1: 8 * E + 8 * E / D, 2: 4 * E + 12 * E / D, 3: 16 * E / D}[stage]
+            log = os.path.join(work, "log.jsonl")
+            cmd = [exe, "--steps", "3", "--log-every", "1", "--log-json", log] + data
+            subprocess.run((["mpirun", "-np", str(n)] if n > 1 else []) + cmd, check=True,
+                           stdout=subprocess.DEVNULL, timeout=600)
+            last = [json.loads(line) for line in open(log)][-1]
+            measured = last["param_bytes"] + last["grad_bytes"] + last["optimizer_bytes"]
+            for key in ("param_bytes", "grad_bytes", "optimizer_bytes"):
+                if last[key] != report[key]:
+                    failures.append(f"{mesh}: runtime {key} {last[key]} != report {report[key]}")
+            padding = 16 * (D - 1) * report["param_tensors"]
+            if abs(measured - formula) > 0.02 * formula + padding:
+                failures.append(f"{mesh}: model state {measured} B, formula {formula:.0f} B")
+            if last["comm_bytes"] != report["comm_bytes"]:
+                failures.append(f"{mesh}: runtime sent {last['comm_bytes']} B/step, report {report['comm_bytes']}")
+            tpb = report["tensor_parallel"]["comm_bytes"]
+            if (tp > 1) != (tpb > 0):
+                failures.append(f"{mesh}: tensor-parallel traffic {tpb} B/step")
+            print(f"{mesh}: model state {measured} B (formula {formula:.0f}: P_split {split_values}, "
+                  f"P_rep {rep_values}), sent {last['comm_bytes']} B/step, of which tensor-parallel {tpb}")
+    if failures:
+        sys.exit("FAIL:\n  " + "\n  ".join(failures))
+    print(f"PASS: {len(meshes)} meshes")
+
+if __name__ == "__main__":
+    main()
