@@ -34,10 +34,19 @@ llvm::json::Object initJson(Attribute init) {
 /// argument attribute when given, else the common signatures (tokens and
 /// next-token targets; features and class labels; features and regression targets).
 FailureOr<SmallVector<std::string>> inputRoles(func::FuncOp step) {
+  SmallVector<StringAttr> given;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i)
+    given.push_back(step.getArgAttrOfType<StringAttr>(i, "zc.input"));
+  return inferInputRoles(step, step.getArgumentTypes(), given);
+}
+
+} // namespace
+
+FailureOr<SmallVector<std::string>> mlir::zc::inferInputRoles(Operation *fn, ArrayRef<Type> types,
+                                                              ArrayRef<StringAttr> given) {
   SmallVector<std::string> roles;
-  ArrayRef<Type> types = step.getArgumentTypes();
-  for (unsigned i = 0; i < types.size(); ++i)
-    if (auto role = step.getArgAttrOfType<StringAttr>(i, "zc.input"))
+  for (StringAttr role : given)
+    if (role)
       roles.push_back(role.str());
   if (roles.size() == types.size())
     return roles;
@@ -52,13 +61,20 @@ FailureOr<SmallVector<std::string>> inputRoles(func::FuncOp step) {
     if (!aInt && !bInt)
       return SmallVector<std::string>{"features", "values"};
   }
-  return step.emitOpError("cannot tell what data feeds the arguments: mark each with "
-                          "{zc.input = \"tokens\" | \"targets\" | \"features\" | \"labels\" | \"values\"}");
+  return fn->emitOpError("cannot tell what data feeds the arguments: mark each with "
+                         "{zc.input = \"tokens\" | \"targets\" | \"features\" | \"labels\" | \"values\"}");
 }
+
+namespace {
 
 /// How many distinct values an integer input takes: the rows of the embedding it
 /// indexes, or the classes of the cross-entropy it labels (through reshapes).
 int64_t idRange(Value v) {
+  // A pipeline stage's argument keeps the range the whole model's use gave it (zcc-pipeline).
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (auto fn = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+      if (auto classes = fn.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "zc.classes"))
+        return classes.getInt();
   for (Operation *user : v.getUsers()) {
     // A vocabulary split over the tensor-parallel ranks holds 1/vocab_shards of the ids.
     if (auto e = dyn_cast<EmbeddingOp>(user); e && e.getIds() == v)

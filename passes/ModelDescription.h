@@ -20,6 +20,13 @@ FailureOr<llvm::json::Object> describeModel(ModuleOp module, func::FuncOp step, 
                                             const MemoryPlan &plan, int64_t ranks, int64_t microBatches,
                                             int64_t tensorParallel);
 
+/// What the data loader feeds each argument of `fn` (types `types`): the roles `given`
+/// (the `zc.input` argument attributes) where every argument has one, else the common
+/// signatures (tokens and next-token targets; features and class labels; features and
+/// regression targets). Fails with an error on `fn`.
+FailureOr<SmallVector<std::string>> inferInputRoles(Operation *fn, ArrayRef<Type> types,
+                                                    ArrayRef<StringAttr> given);
+
 } // namespace mlir::zc
 
 #endif // ZCC_PASSES_MODELDESCRIPTION_H

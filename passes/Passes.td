@@ -61,6 +61,34 @@ def ZccTensorParallel : Pass<"zcc-tensor-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccPipelineStage : Pass<"zcc-pipeline-stage", "mlir::ModuleOp"> {
+  let summary = "Keeps one pipeline stage of the forward, cut at block boundaries balanced by cost";
+  let description = [{
+    Pipeline parallelism: the forward is cut where exactly one activation
+    crosses (between blocks), at the cuts that minimize the costliest stage
+    (FLOPs of forward, recomputation and backward, plus the parameters' update
+    and memory: the embedding and the head weigh in). Stage `stage` is kept:
+    its input an `activation` argument through zc.stage_input, its objective
+    zc.stage_output against an `activation_grad` argument (all but the last
+    stage), and a forward-only twin `@<model>_stage_forward` that sends its
+    output to the next stage (zc.pipe_send). Parameters read by the first and
+    last stage (a tied embedding and head) are marked `zc.pipeline_tied`.
+    The module gets `zc.pipeline = {stage, stages, cuts, stage_flops,
+    predicted_bubble}`: the 1F1B schedule's predicted idle fraction over
+    `micro-batches`.
+
+    ```mlir
+    // stages=2 stage=1: zc.forward @gpt(%tokens, %targets, %x {zc.input = "activation"})
+    ```
+  }];
+  let options = [
+    Option<"stages", "stages", "int64_t", "1", "Pipeline stages">,
+    Option<"stage", "stage", "int64_t", "0", "The stage to keep">,
+    Option<"microBatches", "micro-batches", "int64_t", "1", "Micro-batches per step (the 1F1B schedule's)">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccShardBatch : Pass<"zcc-shard-batch", "mlir::ModuleOp"> {
   let summary = "Gives each rank and micro-batch its slice of the global batch";
   let description = [{

@@ -288,4 +288,69 @@ def ZC_TpReduceOp : ZC_Op<"tp_reduce", [AllTypesMatch<["input", "result"]>]> {
   let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($result)";
 }
 
+//===----------------------------------------------------------------------===//
+// Pipeline parallelism's stage boundary, written by zcc-pipeline into each
+// stage's forward. A stage's backward recomputes its forward from its input
+// (activation checkpointing at stage boundaries), so the stage's step reads
+// its input and its output's gradient as arguments (`zc.input =
+// "activation"` and `"activation_grad"`), and sends its input's gradient.
+//===----------------------------------------------------------------------===//
+
+def ZC_PipeSendOp : ZC_Op<"pipe_send"> {
+  let summary = "Sends a tensor to another stage of the pipeline";
+  let description = [{
+    Sends `input` to stage `stage` of this rank's pipeline (the mesh's
+    pipeline axis). The send does not wait for the receiver; the receiving
+    stage's executable receives it into its `activation` or
+    `activation_grad` input before the call that reads it.
+
+    Example (stage 0's forward hands its output to stage 1):
+
+    ```mlir
+    zc.pipe_send %x to stage 1 : tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntNonNegative]>:$stage);
+  let assemblyFormat = "$input `to` `stage` $stage attr-dict `:` type($input)";
+}
+
+def ZC_StageInputOp : ZC_Op<"stage_input", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "A pipeline stage's input activation: identity forward, gradient sent back";
+  let description = [{
+    Marks the activation a stage receives from stage `from`. The forward is
+    the identity; autodiff sends the activation's gradient back to stage
+    `from` (`zc.pipe_send`), where it is that stage's `activation_grad`.
+
+    Example:
+
+    ```mlir
+    %x = zc.stage_input %arg from stage 0 : tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntNonNegative]>:$from);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `from` `stage` $from attr-dict `:` type($result)";
+}
+
+def ZC_StageOutputOp : ZC_Op<"stage_output", [AllTypesMatch<["output", "grad"]>]> {
+  let summary = "A non-last pipeline stage's objective: its output against the output's gradient";
+  let description = [{
+    The scalar a stage that is not the last one differentiates: `sum(output
+    * grad)`, where `grad` is the gradient of the model's loss with respect to
+    `output`, received from the next stage. Its gradient with respect to
+    `output` is `grad`, so autodiff of a stage's forward yields the model's
+    gradients of that stage's parameters and input. Its value is never read:
+    the runtime writes 0.
+
+    Example:
+
+    ```mlir
+    %objective = zc.stage_output %x, %dx : tensor<8x64x128xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$output, ZC_FloatTensor:$grad);
+  let results = (outs ZC_LossTensor:$result);
+  let assemblyFormat = "$output `,` $grad attr-dict `:` type($output) `->` type($result)";
+}
+
 #endif // ZC_COLLECTIVE_OPS_TD

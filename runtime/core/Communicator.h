@@ -52,8 +52,15 @@ public:
   /// collective would otherwise hang or corrupt memory.
   virtual void checkAgreement(const CollectiveArgs &args, int64_t sequence) = 0;
   /// The group of this communicator's ranks that passed the same `color`, ordered by `key`
-  /// (MPI_Comm_split, ncclCommSplit): one axis of the device mesh. Every rank calls it.
+  /// (MPI_Comm_split, ncclCommSplit): one axis of the device mesh. Every rank calls it; one
+  /// that passes a negative color joins no group and gets null.
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+  /// Point to point (pipeline parallelism): `bytes` to `peer` of this group, returning once
+  /// the bytes are copied out (the transfer completes later: flushSends waits for all), and
+  /// from `peer`, returning once they arrived. The single-rank communicator has no peer.
+  virtual void sendAsync(const void *buf, int64_t bytes, int peer) = 0;
+  virtual void recv(void *buf, int64_t bytes, int peer) = 0;
+  virtual void flushSends() = 0;
   /// Stops every rank of the job; never returns.
   [[noreturn]] virtual void abortAll(int exitCode) = 0;
   virtual void finalize() = 0;

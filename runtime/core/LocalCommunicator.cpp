@@ -63,6 +63,13 @@ public:
   }
   void checkAgreement(const CollectiveArgs &, int64_t) override {}
   std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<LocalCommunicator>(); }
+  void sendAsync(const void *, int64_t, int peer) override {
+    fatal("zrt_pipe_send", "stage %d does not exist: a group of one rank has no peer", peer);
+  }
+  void recv(void *, int64_t, int peer) override {
+    fatal("zrt_pipe_recv", "stage %d does not exist: a group of one rank has no peer", peer);
+  }
+  void flushSends() override {}
   [[noreturn]] void abortAll(int exitCode) override { std::exit(exitCode); }
   void finalize() override {}
 };

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <vector>
 
 #include "core/Error.h"
@@ -108,7 +109,9 @@ public:
 
   std::unique_ptr<Communicator> split(int color, int key) override {
     MPI_Comm sub = MPI_COMM_NULL;
-    mpiCheck(MPI_Comm_split(comm_, color, key, &sub), "zrt_set_mesh");
+    mpiCheck(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub), "zrt_set_mesh");
+    if (sub == MPI_COMM_NULL) // not a member of any group
+      return nullptr;
     return std::make_unique<MpiCommunicator>(sub, bf16SumOp_);
   }
 
@@ -219,9 +222,54 @@ public:
               static_cast<long long>(-reduced[i + 4]), static_cast<long long>(reduced[i]));
   }
 
+  /// MPI_Isend from a copy: the caller may reuse `buf` at once, and a send never waits for its
+  /// receiver (two neighbours sending to each other at once cannot deadlock). Completed sends
+  /// are reaped on every call; bytes above MPI's int count go as several messages.
+  void sendAsync(const void *buf, int64_t bytes, int peer) override {
+    checkPeer(peer, "zrt_pipe_send");
+    reapSends();
+    pending_.push_back({std::vector<char>(static_cast<const char *>(buf), static_cast<const char *>(buf) + bytes), {}});
+    Pending &p = pending_.back();
+    const int64_t chunk = maxCount();
+    for (int64_t at = 0; at < bytes || (at == 0 && bytes == 0); at += chunk) {
+      MPI_Request request;
+      mpiCheck(MPI_Isend(p.bytes.data() + at, static_cast<int>(std::min(chunk, bytes - at)), MPI_BYTE, peer,
+                         kPipeTag, comm_, &request),
+               "zrt_pipe_send");
+      p.requests.push_back(request);
+      if (bytes == 0)
+        break;
+    }
+  }
+  void recv(void *buf, int64_t bytes, int peer) override {
+    checkPeer(peer, "zrt_pipe_recv");
+    reapSends();
+    const int64_t chunk = maxCount();
+    for (int64_t at = 0; at < bytes || (at == 0 && bytes == 0); at += chunk) {
+      MPI_Status status;
+      const int count = static_cast<int>(std::min(chunk, bytes - at));
+      mpiCheck(MPI_Recv(static_cast<char *>(buf) + at, count, MPI_BYTE, peer, kPipeTag, comm_, &status),
+               "zrt_pipe_recv");
+      int got = 0;
+      MPI_Get_count(&status, MPI_BYTE, &got);
+      if (got != count)
+        fatal("zrt_pipe_recv", "stage %d sent %d bytes, this stage expected %d: the stages disagree on the "
+              "activation's shape", peer, got, count);
+      if (bytes == 0)
+        break;
+    }
+  }
+  void flushSends() override {
+    for (Pending &p : pending_)
+      mpiCheck(MPI_Waitall(static_cast<int>(p.requests.size()), p.requests.data(), MPI_STATUSES_IGNORE),
+               "zrt_pipe_flush");
+    pending_.clear();
+  }
+
   [[noreturn]] void abortAll(int exitCode) override { abortHook(exitCode); }
 
   void finalize() override {
+    flushSends();
     if (!owner_) {
       MPI_Comm_free(&comm_);
       return;
@@ -231,6 +279,27 @@ public:
   }
 
 private:
+  static constexpr int kPipeTag = 21;
+  struct Pending {
+    std::vector<char> bytes;
+    std::vector<MPI_Request> requests;
+  };
+  void checkPeer(int peer, const char *call) const {
+    if (peer < 0 || peer >= size_ || peer == rank_)
+      fatal(call, "stage %d is not another stage of this pipeline (of %d)", peer, size_);
+  }
+  void reapSends() {
+    while (!pending_.empty()) {
+      int done = 0;
+      Pending &p = pending_.front();
+      mpiCheck(MPI_Testall(static_cast<int>(p.requests.size()), p.requests.data(), &done, MPI_STATUSES_IGNORE),
+               "zrt_pipe_send");
+      if (!done)
+        return;
+      pending_.pop_front();
+    }
+  }
+  std::deque<Pending> pending_;
   int rank_ = 0, size_ = 1;
   MPI_Comm comm_ = MPI_COMM_WORLD;
   MPI_Op bf16SumOp_ = MPI_OP_NULL;

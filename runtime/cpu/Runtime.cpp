@@ -34,6 +34,7 @@ struct RuntimeState {
   // The mesh axes' groups (zrt_set_mesh), by zrt_axis; null: the data axis is the world and
   // the others are this rank alone.
   std::unique_ptr<Communicator> axes[3];
+  std::unique_ptr<Communicator> pipelineEnds; // ZRT_AXIS_PIPELINE_ENDS; null: alone in it
   int meshRank[3] = {0, 0, 0}, meshSize[3] = {1, 1, 1};
   std::unique_ptr<Communicator> alone; // a one-rank group
   std::unique_ptr<CommStream> stream;
@@ -84,8 +85,10 @@ RuntimeState &current(const char *call) {
 Communicator *groupOf(RuntimeState &s, int32_t axis, const char *call) {
   if (axis == ZRT_AXIS_WORLD)
     return s.comm.get();
+  if (axis == ZRT_AXIS_PIPELINE_ENDS)
+    return s.pipelineEnds ? s.pipelineEnds.get() : s.alone.get();
   if (axis < 0 || axis > ZRT_AXIS_PIPELINE)
-    fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
+    fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends)", axis);
   if (s.axes[axis])
     return s.axes[axis].get();
   return axis == ZRT_AXIS_DATA ? s.comm.get() : s.alone.get();
@@ -250,6 +253,8 @@ void zrt_finalize() {
   for (std::unique_ptr<Communicator> &axis : s.axes)
     if (axis)
       axis->finalize();
+  if (s.pipelineEnds)
+    s.pipelineEnds->finalize();
   s.comm->finalize();
   delete state;
   state = nullptr;
@@ -274,6 +279,28 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
   s.axes[ZRT_AXIS_DATA] = s.comm->split(p * tp + t, d);
   s.axes[ZRT_AXIS_TENSOR] = s.comm->split(p * dp + d, t);
   s.axes[ZRT_AXIS_PIPELINE] = s.comm->split(d * tp + t, p);
+  const bool end = pp > 1 && (p == 0 || p == pp - 1);
+  s.pipelineEnds = s.comm->split(end ? d * tp + t : -1, p);
+}
+void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage) {
+  RuntimeState &s = current("zrt_pipe_send");
+  Communicator *pipe = groupOf(s, ZRT_AXIS_PIPELINE, "zrt_pipe_send");
+  TraceScope trace("zrt_pipe_send", TraceTrack::Communication, bytes);
+  s.counters.calls[4] += 1;
+  s.counters.bytes_sent[4] += bytes;
+  // After the collectives queued before it, on this thread: MPI sees one caller at a time.
+  s.counters.wait_seconds += s.stream->runInline([&] { pipe->sendAsync(buf, bytes, stage); });
+}
+void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage) {
+  RuntimeState &s = current("zrt_pipe_recv");
+  Communicator *pipe = groupOf(s, ZRT_AXIS_PIPELINE, "zrt_pipe_recv");
+  TraceScope trace("zrt_pipe_recv", TraceTrack::Communication, bytes);
+  s.counters.wait_seconds += s.stream->runInline([&] { pipe->recv(buf, bytes, stage); });
+}
+void zrt_pipe_flush() {
+  RuntimeState &s = current("zrt_pipe_flush");
+  Communicator *pipe = groupOf(s, ZRT_AXIS_PIPELINE, "zrt_pipe_flush");
+  s.counters.wait_seconds += s.stream->runInline([&] { pipe->flushSends(); });
 }
 int32_t zrt_mesh_rank(int32_t axis) {
   RuntimeState &s = current("zrt_mesh_rank");

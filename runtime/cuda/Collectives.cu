@@ -26,12 +26,14 @@ cudaEvent_t issue(const CollectiveArgs &a) {
   CudaRuntime &r = current(collectiveName(a.kind));
   if (a.dtype != 0 && a.dtype != 1)
     fatal(collectiveName(a.kind), "unknown dtype %d (0 = f32, 1 = bf16)", a.dtype);
-  if (a.axis < 0 || a.axis > ZRT_AXIS_WORLD)
-    fatal(collectiveName(a.kind), "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", a.axis);
+  if (a.axis < 0 || a.axis > ZRT_AXIS_PIPELINE_ENDS)
+    fatal(collectiveName(a.kind), "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends)",
+          a.axis);
   // The axis' NCCL group; a group of one rank copies.
   Communicator *group = a.axis == ZRT_AXIS_WORLD || (a.axis == ZRT_AXIS_DATA && !r.axes[a.axis])
                             ? (r.nccl ? r.comm.get() : nullptr)
-                            : r.axes[a.axis].get();
+                        : a.axis == ZRT_AXIS_PIPELINE_ENDS ? r.pipelineEnds.get()
+                                                           : r.axes[a.axis].get();
   const int ranks = group ? group->size() : 1, rank = group ? group->rank() : 0;
   int kind = static_cast<int>(a.kind);
   r.counters.calls[kind] += 1;
@@ -76,9 +78,17 @@ CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv
 }
 
 void finalizeMesh(CudaRuntime &r) {
+  for (CudaRuntime::PipeSend &send : r.pipeSends) {
+    cudaEventSynchronize(send.done);
+    cudaEventDestroy(send.done);
+    cudaFree(send.staging);
+  }
+  r.pipeSends.clear();
   for (std::unique_ptr<Communicator> &axis : r.axes)
     if (axis)
       axis->finalize();
+  if (r.pipelineEnds)
+    r.pipelineEnds->finalize();
   for (MPI_Comm &host : r.hostAxes)
     if (host != MPI_COMM_NULL)
       MPI_Comm_free(&host);
@@ -88,7 +98,7 @@ namespace {
 /// The MPI communicator of `axis` for host collectives; null for a one-rank group.
 MPI_Comm hostGroup(CudaRuntime &r, int32_t axis, const char *call) {
   if (axis < 0 || axis > ZRT_AXIS_WORLD)
-    fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
+    fatal(call, "unknown mesh axis %d for a host collective (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
   if (!r.mpi || r.ranks == 1)
     return MPI_COMM_NULL;
   if (axis == ZRT_AXIS_WORLD || r.hostAxes[axis] == MPI_COMM_NULL)
@@ -146,6 +156,54 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
     r.axes[axis] = r.comm->split(colors[axis], keys[axis]);
     MPI_Comm_split(MPI_COMM_WORLD, colors[axis], keys[axis], &r.hostAxes[axis]);
   }
+  const bool end = pp > 1 && (p == 0 || p == pp - 1);
+  r.pipelineEnds = r.comm->split(end ? d * tp + t : -1, p);
+}
+
+// Pipeline point to point (CUDA, compiled and linked, not run: no GPU in CI). A send copies the
+// activation on the communication stream after the compute so far, then sends the copy; a
+// receive lands in its (device) input buffer and the compute stream waits for it.
+void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage) {
+  CudaRuntime &r = current("zrt_pipe_send");
+  if (!r.axes[ZRT_AXIS_PIPELINE] || r.meshSize[ZRT_AXIS_PIPELINE] < 2)
+    fatal("zrt_pipe_send", "stage %d does not exist: this rank's pipeline has one stage", stage);
+  GpuScope trace("zrt_pipe_send", r.device->comm(), TraceTrack::Communication, bytes);
+  r.counters.calls[4] += 1;
+  r.counters.bytes_sent[4] += bytes;
+  for (size_t i = 0; i < r.pipeSends.size();) { // reap the sends that completed
+    if (cudaEventQuery(r.pipeSends[i].done) == cudaSuccess) {
+      cudaEventDestroy(r.pipeSends[i].done);
+      ZRT_CUDA_CHECK(cudaFree(r.pipeSends[i].staging));
+      r.pipeSends.erase(r.pipeSends.begin() + i);
+    } else {
+      ++i;
+    }
+  }
+  CudaRuntime::PipeSend send{};
+  ZRT_CUDA_CHECK(cudaMalloc(&send.staging, bytes > 0 ? bytes : 1));
+  ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&send.done, cudaEventDisableTiming));
+  r.device->commWaitsForCompute();
+  ZRT_CUDA_CHECK(cudaMemcpyAsync(send.staging, buf, bytes, cudaMemcpyDeviceToDevice, r.device->comm()));
+  r.axes[ZRT_AXIS_PIPELINE]->sendAsync(send.staging, bytes, stage);
+  ZRT_CUDA_CHECK(cudaEventRecord(send.done, r.device->comm()));
+  r.pipeSends.push_back(send);
+}
+void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage) {
+  CudaRuntime &r = current("zrt_pipe_recv");
+  if (!r.axes[ZRT_AXIS_PIPELINE] || r.meshSize[ZRT_AXIS_PIPELINE] < 2)
+    fatal("zrt_pipe_recv", "stage %d does not exist: this rank's pipeline has one stage", stage);
+  GpuScope trace("zrt_pipe_recv", r.device->comm(), TraceTrack::Communication, bytes);
+  r.device->commWaitsForCompute();
+  r.axes[ZRT_AXIS_PIPELINE]->recv(buf, bytes, stage);
+  cudaEvent_t done;
+  ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  ZRT_CUDA_CHECK(cudaEventRecord(done, r.device->comm()));
+  computeWaits(done);
+}
+void zrt_pipe_flush() {
+  CudaRuntime &r = current("zrt_pipe_flush");
+  if (r.axes[ZRT_AXIS_PIPELINE])
+    r.axes[ZRT_AXIS_PIPELINE]->flushSends();
 }
 int32_t zrt_mesh_rank(int32_t axis) {
   CudaRuntime &r = current("zrt_mesh_rank");

@@ -75,9 +75,22 @@ public:
 
   std::unique_ptr<Communicator> split(int color, int key) override {
     ncclComm_t sub = nullptr;
-    ZRT_NCCL_CHECK(ncclCommSplit(comm_, color, key, &sub, nullptr));
-    return std::make_unique<NcclCommunicator>(control_->split(color, key), stream_, sub);
+    ZRT_NCCL_CHECK(ncclCommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, nullptr));
+    std::unique_ptr<Communicator> control = control_->split(color, key);
+    if (!sub)
+      return nullptr;
+    return std::make_unique<NcclCommunicator>(std::move(control), stream_, sub);
   }
+
+  /// Pipeline point to point, enqueued on the communication stream (device buffers; the
+  /// caller orders it with compute and keeps a send's buffer until it completed).
+  void sendAsync(const void *buf, int64_t bytes, int peer) override {
+    ZRT_NCCL_CHECK(ncclSend(buf, bytes, ncclUint8, peer, comm_, stream_));
+  }
+  void recv(void *buf, int64_t bytes, int peer) override {
+    ZRT_NCCL_CHECK(ncclRecv(buf, bytes, ncclUint8, peer, comm_, stream_));
+  }
+  void flushSends() override { ZRT_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
   void checkAgreement(const CollectiveArgs &args, int64_t sequence) override {
     control_->checkAgreement(args, sequence);

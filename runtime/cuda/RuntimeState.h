@@ -29,7 +29,15 @@ struct CudaRuntime {
   // The device mesh (zrt_set_mesh), by zrt_axis: each axis' NCCL group (null: the data axis is
   // the world, the others this rank alone) and its MPI group for host collectives.
   std::unique_ptr<Communicator> axes[3];
+  std::unique_ptr<Communicator> pipelineEnds; // ZRT_AXIS_PIPELINE_ENDS; null: alone in it
   MPI_Comm hostAxes[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+  // Pipeline sends: each from its own device copy (the compute stream may overwrite the
+  // activation at once), freed once the send's event completed.
+  struct PipeSend {
+    void *staging;
+    cudaEvent_t done;
+  };
+  std::vector<PipeSend> pipeSends;
   int meshRank[3] = {0, 0, 0}, meshSize[3] = {1, 1, 1}; // the data axis: the world until set
   bool meshSet = false;
   zrt_counters counters{};

@@ -18,16 +18,20 @@ typedef enum zrt_axis {
   ZRT_AXIS_DATA = 0,
   ZRT_AXIS_TENSOR = 1,
   ZRT_AXIS_PIPELINE = 2,
-  ZRT_AXIS_WORLD = 3
+  ZRT_AXIS_WORLD = 3,
+  /// The first and the last pipeline stage (Megatron's embedding group): a parameter both
+  /// hold, the GPT's tied embedding and head, sums its gradient over it. Ranks of the middle
+  /// stages are alone in it.
+  ZRT_AXIS_PIPELINE_ENDS = 4
 } zrt_axis;
 
 /// Per-rank counters for the executable's logs, indexed by collective kind:
-/// 0 all_gather, 1 reduce_scatter, 2 all_reduce, 3 broadcast. Bytes sent follow
-/// the ring algorithms: all_gather and reduce_scatter (N-1) x shard bytes,
-/// all_reduce 2 (N-1)/N x buffer bytes, broadcast the buffer from the root.
+/// 0 all_gather, 1 reduce_scatter, 2 all_reduce, 3 broadcast, 4 pipeline sends. Bytes sent
+/// follow the ring algorithms: all_gather and reduce_scatter (N-1) x shard bytes,
+/// all_reduce 2 (N-1)/N x buffer bytes, broadcast the buffer from the root; a send its bytes.
 typedef struct zrt_counters {
-  int64_t calls[4];
-  int64_t bytes_sent[4];
+  int64_t calls[5];
+  int64_t bytes_sent[5];
   double wait_seconds;       /* compute thread blocked in zrt_wait / blocking collectives */
   int64_t arena_bytes;       /* size of the arena */
   int64_t arena_high_water;  /* largest offset + bytes handed out by zrt_arena_ptr */
