@@ -211,6 +211,10 @@ public:
           give(o.getInput(), [&] { return dy; });
           return success();
         })
+        .Case([&](StageOutputOp o) { // d sum(output * grad) / d output; the seed is 1
+          give(o.getOutput(), [&] { return o.getGrad(); });
+          return success();
+        })
         .Case([&](MatmulOp o) { return matmul(o, dy); })
         .Default([&](Operation *other) {
           return other->emitOpError("has no gradient rule (autodiff)");
@@ -288,11 +292,12 @@ private:
 };
 
 /// Once differentiated, tensor parallelism's region markers are what they run:
-/// zc.tp_copy its input, zc.tp_reduce an all-reduce over the tensor axis.
+/// zc.tp_copy and a pipeline stage's zc.stage_input their input, zc.tp_reduce an
+/// all-reduce over the tensor axis.
 void lowerTensorParallelMarkers(func::FuncOp step) {
   SmallVector<Operation *> markers;
   step.walk([&](Operation *op) {
-    if (isa<TpCopyOp, TpReduceOp>(op))
+    if (isa<TpCopyOp, TpReduceOp, StageInputOp>(op))
       markers.push_back(op);
   });
   for (Operation *op : markers) {
@@ -305,6 +310,24 @@ void lowerTensorParallelMarkers(func::FuncOp step) {
     op->getResult(0).replaceAllUsesWith(replacement);
     op->erase();
   }
+}
+
+/// A forward that only runs forward (a pipeline stage's "F" of the 1F1B schedule):
+/// `func.func @<name>` with `zc.role = "forward"`, the same ops, nothing differentiated.
+void keepForwardOnly(ForwardOp forward) {
+  OpBuilder moduleBuilder(forward);
+  auto fn = func::FuncOp::create(moduleBuilder, forward.getLoc(), forward.getSymName(), forward.getFunctionType());
+  fn->setAttr("zc.role", moduleBuilder.getStringAttr("forward"));
+  if (ArrayAttr argAttrs = forward.getArgAttrsAttr())
+    fn.setArgAttrsAttr(argAttrs);
+  IRMapping mapping;
+  forward.getBody().cloneInto(&fn.getBody(), fn.getBody().end(), mapping);
+  auto ret = cast<ReturnOp>(fn.getBody().front().getTerminator());
+  OpBuilder b(ret);
+  func::ReturnOp::create(b, ret.getLoc(), ret.getOperands());
+  ret.erase();
+  forward.erase();
+  lowerTensorParallelMarkers(fn);
 }
 
 /// Builds `func.func @<name>_step` from `forward`.
@@ -326,7 +349,8 @@ LogicalResult differentiate(ForwardOp forward) {
   // (backward sweep).
   DenseSet<Value> fromParams, toLoss;
   for (Operation &op : body.without_terminator()) {
-    bool reached = isa<ParamRefOp>(op) ||
+    // A pipeline stage's input is differentiated too: its gradient goes to the stage before.
+    bool reached = isa<ParamRefOp, StageInputOp>(op) ||
                    llvm::any_of(op.getOperands(), [&](Value v) { return fromParams.contains(v); });
     if (reached)
       fromParams.insert(op.result_begin(), op.result_end());
@@ -358,6 +382,10 @@ LogicalResult differentiate(ForwardOp forward) {
     if (llvm::all_of(resultGrads, [](Value g) { return !g; }))
       continue; // does not reach the loss, or no parameter behind it
     b.setLoc(op->getLoc());
+    if (auto input = dyn_cast<StageInputOp>(op)) {
+      PipeSendOp::create(b, resultGrads[0], input.getFromAttr());
+      continue;
+    }
     if (auto ref = dyn_cast<ParamRefOp>(op)) {
       auto [it, inserted] = paramGrads.try_emplace(ref.getNameAttr().getAttr(), resultGrads[0]);
       if (!inserted) // the same parameter read twice
@@ -390,9 +418,14 @@ LogicalResult differentiate(ForwardOp forward) {
 struct ZccAutodiffPass : zc::impl::ZccAutodiffBase<ZccAutodiffPass> {
   void runOnOperation() override {
     SmallVector<ForwardOp> forwards(getOperation().getOps<ForwardOp>());
-    for (ForwardOp forward : forwards)
+    for (ForwardOp forward : forwards) {
+      if (forward->hasAttr("zc.forward_only")) {
+        keepForwardOnly(forward);
+        continue;
+      }
       if (failed(differentiate(forward)))
         return signalPassFailure();
+    }
   }
 };
 

@@ -306,6 +306,15 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                                         I64(numel(o.getInput())), I32(average)});
         return success();
       })
+      .Case([&](PipeSendOp o) {
+        call(b, "zrt_pipe_send", {p[0], I64(tensorBytes(tensorOf(o.getInput()))),
+                                  I32(static_cast<int32_t>(o.getStage()))});
+        return success();
+      })
+      .Case([&](StageOutputOp o) { // never read: a non-last stage's step returns 0
+        call(b, "zrt_fill_zero", {I32(0), p.back(), I64(1)});
+        return success();
+      })
       .Case([&](AllGatherOp o) {
         call(b, "zrt_all_gather", {dt, p[0], p[1], I64(numel(o.getInput()))});
         return success();

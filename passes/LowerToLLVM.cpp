@@ -7,6 +7,7 @@
 //
 // Emitted entry points (what the executable's main calls):
 //   float zcc_step(void *arena, void *const *inputs)   forward + backward of one micro-batch
+//   float zcc_forward(void *arena, void *const *inputs) a pipeline stage's forward only (if any)
 //   void  zcc_update(void *arena, double lr, int64_t step)   communication + optimizer
 //   const char zcc_model_json[]                        the model's description
 //
@@ -43,11 +44,11 @@ const std::vector<AbiFunction> &mlir::zc::lowering::runtimeAbi() {
   return table;
 }
 
-LogicalResult Lowering::lowerFunction(func::FuncOp fn, bool isStep) {
+LogicalResult Lowering::lowerFunction(func::FuncOp fn, bool isStep, StringRef name) {
   OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
   auto type = isStep ? LLVM::LLVMFunctionType::get(f32, {ptrType, ptrType})
                      : LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptrType, f64, i64});
-  auto llvmFn = LLVM::LLVMFuncOp::create(mb, fn.getLoc(), isStep ? "zcc_step" : "zcc_update", type);
+  auto llvmFn = LLVM::LLVMFuncOp::create(mb, fn.getLoc(), name, type);
   Block *entry = llvmFn.addEntryBlock(mb);
   ImplicitLocOpBuilder b(fn.getLoc(), entry, entry->end());
   arena = entry->getArgument(0);
@@ -72,15 +73,15 @@ LogicalResult Lowering::lowerFunction(func::FuncOp fn, bool isStep) {
   return success();
 }
 
-void Lowering::emitModelJson(StringRef model, const llvm::json::Value &json) {
+void Lowering::emitModelJson(StringRef symbol, const llvm::json::Value &json) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << json;
   text.push_back('\0');
   OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
   auto type = LLVM::LLVMArrayType::get(i8, text.size());
-  LLVM::GlobalOp::create(mb, module.getLoc(), type, /*isConstant=*/true, LLVM::Linkage::External,
-                         "zcc_model_json", StringAttr::get(ctx, text));
+  LLVM::GlobalOp::create(mb, module.getLoc(), type, /*isConstant=*/true, LLVM::Linkage::External, symbol,
+                         StringAttr::get(ctx, text));
 }
 
 namespace {
@@ -94,20 +95,24 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
       module.emitError("nothing to lower: run zcc-autodiff and zcc-optimizer first");
       return signalPassFailure();
     }
-    FailureOr<MemoryPlan> plan = planMemory(module, {step, update});
+    func::FuncOp forward = functionWithRole(module, "forward");
+    FailureOr<MemoryPlan> plan = planMemory(module, plannedFunctions(module));
     if (failed(plan))
       return signalPassFailure();
 
     // The description main() reads, before the zc symbols go away.
-    FailureOr<llvm::json::Object> model = describeModel(module, step, update, *plan, ranks, microBatches, tensorParallel);
+    FailureOr<llvm::json::Object> model = describeModel(module, step, update, *plan, ranks, microBatches,
+                                                               tensorParallel, pipelineParallel);
     if (failed(model))
       return signalPassFailure();
 
     Lowering lowering(module, *plan);
-    if (failed(lowering.lowerFunction(step, /*isStep=*/true)) ||
-        failed(lowering.lowerFunction(update, /*isStep=*/false)))
+    std::string suffix = symbolSuffix;
+    if (failed(lowering.lowerFunction(step, /*isStep=*/true, "zcc_step" + suffix)) ||
+        failed(lowering.lowerFunction(update, /*isStep=*/false, "zcc_update" + suffix)) ||
+        (forward && failed(lowering.lowerFunction(forward, /*isStep=*/true, "zcc_forward" + suffix))))
       return signalPassFailure();
-    lowering.emitModelJson((*model)["model"].getAsString().value_or(""), llvm::json::Value(std::move(*model)));
+    lowering.emitModelJson("zcc_model_json" + suffix, llvm::json::Value(std::move(*model)));
 
     // Everything is now LLVM: drop the zc symbols and the lowered functions.
     SmallVector<Operation *> erase;

@@ -46,8 +46,8 @@ public:
         i8(IntegerType::get(ctx, 8)), i32(IntegerType::get(ctx, 32)),
         i64(IntegerType::get(ctx, 64)), f32(Float32Type::get(ctx)), f64(Float64Type::get(ctx)) {}
 
-  LogicalResult lowerFunction(func::FuncOp fn, bool isStep);
-  void emitModelJson(StringRef model, const llvm::json::Value &json);
+  LogicalResult lowerFunction(func::FuncOp fn, bool isStep, StringRef name);
+  void emitModelJson(StringRef symbol, const llvm::json::Value &json);
 
 private:
   Type llvmType(Abi kind) {

@@ -28,7 +28,7 @@ FailureOr<MemoryPlan> planOf(ModuleOp module) {
   func::FuncOp step = functionWithRole(module, "step"), update = functionWithRole(module, "update");
   if (!step || !update)
     return module.emitError("nothing to plan: run zcc-autodiff and zcc-optimizer first");
-  return planMemory(module, {step, update});
+  return planMemory(module, plannedFunctions(module));
 }
 
 std::string mib(int64_t bytes) { return llvm::formatv("{0:F2} MiB", double(bytes) / (1 << 20)).str(); }

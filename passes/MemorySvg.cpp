@@ -39,7 +39,7 @@ struct ZccMemorySvgPass : zc::impl::ZccMemorySvgBase<ZccMemorySvgPass> {
       module.emitError("zcc-memory-svg: run zcc-autodiff and zcc-optimizer first");
       return signalPassFailure();
     }
-    FailureOr<MemoryPlan> plan = planMemory(module, {step, update});
+    FailureOr<MemoryPlan> plan = planMemory(module, plannedFunctions(module));
     if (failed(plan))
       return signalPassFailure();
 

@@ -38,7 +38,7 @@ bool keepsItsPrecision(Operation *op) {
 }
 
 /// Ops whose result stays fp32 even when they read bf16 (the losses' scalar).
-bool hasFp32Result(Operation *op) { return isa<CrossEntropyOp, MseOp>(op); }
+bool hasFp32Result(Operation *op) { return isa<CrossEntropyOp, MseOp, StageOutputOp>(op); }
 
 /// Stores `param` in `lowType`. Its reads in `forward` become a read of the low
 /// copy and a cast up, so the function means what it meant; convertForward then
@@ -60,6 +60,15 @@ void lowerParamStorage(ParamOp param, ArrayRef<ForwardOp> forwards, Type lowType
 
 void convertForward(ForwardOp forward, Type lowType) {
   Block &body = forward.getBody().front();
+  // A pipeline stage's boundary tensors are what the neighbouring stage computes: bf16.
+  for (BlockArgument arg : body.getArguments()) {
+    auto role = forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "zc.input");
+    if (role && (role.getValue() == "activation" || role.getValue() == "activation_grad") &&
+        isF32Tensor(arg.getType()))
+      arg.setType(cast<RankedTensorType>(arg.getType()).clone(lowType));
+  }
+  SmallVector<Type> inputs(body.getArgumentTypes());
+  forward.setFunctionType(FunctionType::get(forward.getContext(), inputs, forward.getResultTypes()));
   DenseMap<Value, Value> lowered; // an fp32 value -> its bf16 cast
   auto toLow = [&](Value value) -> Value {
     if (!isF32Tensor(value.getType()))

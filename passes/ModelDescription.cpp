@@ -94,7 +94,8 @@ int64_t idRange(Value v) {
 
 FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::FuncOp step, func::FuncOp update,
                                                       const MemoryPlan &plan, int64_t ranks,
-                                                      int64_t microBatches, int64_t tensorParallel) {
+                                                      int64_t microBatches, int64_t tensorParallel,
+                                                      int64_t pipelineParallel) {
   FailureOr<SmallVector<std::string>> roles = inputRoles(step);
   if (failed(roles))
     return failure();
@@ -129,6 +130,9 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
     // rank's shard when partitioned); the parameter holds their bf16 rounding.
     if (StringAttr master = masterOf.lookup(param.getSymNameAttr()))
       (*params.back().getAsObject())["master_offset"] = plan.stateOffset.lookup(master);
+    // Pipeline parallelism: the first and last stage both hold it; train.bin sums its gradient.
+    if (param->hasAttr("zc.pipeline_tied"))
+      (*params.back().getAsObject())["pipeline_tied"] = true;
     // Tensor parallelism: "shape" is this rank's part; the split says which (zcc-tensor-parallel).
     if (auto split = param->getAttrOfType<DictionaryAttr>("zc.tp_split")) {
       auto segments = split.getAs<DenseI64ArrayAttr>("segments");
@@ -168,7 +172,7 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
       {"world_size", static_cast<int64_t>(ranks)},
       {"micro_batches", static_cast<int64_t>(microBatches)},
       // Rank order: tensor fastest, then data, then pipeline (Megatron's).
-      {"mesh", llvm::json::Object{{"tp", tensorParallel}, {"pp", int64_t(1)}}},
+      {"mesh", llvm::json::Object{{"tp", tensorParallel}, {"pp", pipelineParallel}}},
       {"arena_bytes", plan.totalBytes()},
       {"persistent_bytes", plan.persistentBytes},
       {"scratch_bytes", plan.scratchBytes},
@@ -176,5 +180,12 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
       {"states", std::move(states)},
       {"inputs", std::move(inputs)},
       {"optimizer", std::move(optimizer)}};
+  // A pipeline stage: which, and what the 1F1B schedule is predicted to leave idle.
+  if (auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline"))
+    model["pipeline"] = llvm::json::Object{
+        {"stage", stage.getAs<IntegerAttr>("stage").getInt()},
+        {"stages", stage.getAs<IntegerAttr>("stages").getInt()},
+        {"predicted_bubble", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()},
+        {"forward", static_cast<bool>(functionWithRole(module, "forward"))}};
   return model;
 }

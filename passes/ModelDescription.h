@@ -18,7 +18,7 @@ namespace mlir::zc {
 /// Fails (with an error on `step`) when an input's role cannot be told.
 FailureOr<llvm::json::Object> describeModel(ModuleOp module, func::FuncOp step, func::FuncOp update,
                                             const MemoryPlan &plan, int64_t ranks, int64_t microBatches,
-                                            int64_t tensorParallel);
+                                            int64_t tensorParallel, int64_t pipelineParallel);
 
 /// What the data loader feeds each argument of `fn` (types `types`): the roles `given`
 /// (the `zc.input` argument attributes) where every argument has one, else the common

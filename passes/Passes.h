@@ -30,6 +30,15 @@ inline func::FuncOp functionWithRole(ModuleOp module, StringRef role) {
   return {};
 }
 
+/// The functions of a training step the memory plan places: the step and the update, and a
+/// pipeline stage's forward-only function (`"forward"`) where there is one.
+inline SmallVector<func::FuncOp> plannedFunctions(ModuleOp module) {
+  SmallVector<func::FuncOp> fns{functionWithRole(module, "step"), functionWithRole(module, "update")};
+  if (func::FuncOp forward = functionWithRole(module, "forward"))
+    fns.push_back(forward);
+  return fns;
+}
+
 /// The symbols an op names (parameters, states), in its attributes or arrays of
 /// them. Two ops naming one symbol touch one buffer: passes that reorder ops keep
 /// their order.

@@ -494,6 +494,9 @@ def ZccLowerToLLVM : Pass<"zcc-lower-to-llvm", "mlir::ModuleOp"> {
     Option<"ranks", "ranks", "int64_t", "1", "World size the executable checks at start">,
     Option<"microBatches", "micro-batches", "int64_t", "1", "Micro-batches per step">,
     Option<"tensorParallel", "tp", "int64_t", "1", "Tensor-parallel ranks of the mesh">,
+    Option<"pipelineParallel", "pp", "int64_t", "1", "Pipeline stages of the mesh">,
+    Option<"symbolSuffix", "symbol-suffix", "std::string", "\"\"",
+           "Appended to zcc_step, zcc_update, zcc_forward and zcc_model_json (a pipeline stage's: _sN)">,
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

@@ -305,7 +305,10 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
     Value input;
     if (!first) {
       Value crossing = plan->crossing[s - 1];
-      BlockArgument arg = body.addArgument(crossing.getType(), crossing.getLoc());
+      (void)forward.insertArgument(forward.getNumArguments(), crossing.getType(),
+                                   b.getDictionaryAttr(b.getNamedAttr("zc.input", b.getStringAttr("activation"))),
+                                   crossing.getLoc());
+      BlockArgument arg = body.getArguments().back();
       ob.setInsertionPointToStart(&body);
       input = StageInputOp::create(ob, crossing.getLoc(), crossing.getType(), arg, static_cast<uint64_t>(s - 1));
       crossing.replaceUsesWithIf(input, [&](OpOperand &use) { return stageOfOp(use.getOwner()) == s; });
@@ -313,7 +316,10 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
     auto ret = cast<ReturnOp>(body.getTerminator());
     if (!last) {
       Value output = plan->crossing[s];
-      BlockArgument grad = body.addArgument(output.getType(), output.getLoc());
+      (void)forward.insertArgument(
+          forward.getNumArguments(), output.getType(),
+          b.getDictionaryAttr(b.getNamedAttr("zc.input", b.getStringAttr("activation_grad"))), output.getLoc());
+      BlockArgument grad = body.getArguments().back();
       ob.setInsertionPoint(ret);
       Value objective =
           StageOutputOp::create(ob, output.getLoc(), ret.getOperand(0).getType(), output, grad).getResult();
@@ -335,22 +341,16 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
         use.set(mine->getResult(0));
       }
     }
-    // Drop the other stages' ops (last use first).
+    // Drop the other stages' ops (last use first), and this stage's parameter reads that only
+    // another stage used.
     for (int64_t i = ops.size() - 1; i >= 0; --i) {
-      if (i >= lo && i < hi)
+      if (i >= lo && i < hi && !(isFree(ops[i]) && ops[i]->use_empty()))
         continue;
       Operation *op = ops[i];
       if (!op->use_empty())
         return op->emitOpError("zcc-pipeline-stage: stage ") << s << " still reads this op of another stage";
       op->erase();
     }
-    SmallVector<Type> inputs(body.getArgumentTypes());
-    forward.setFunctionType(FunctionType::get(forward.getContext(), inputs, forward.getResultTypes()));
-    unsigned args = forward.getNumArguments();
-    if (!first)
-      forward.setArgAttr(last ? args - 1 : args - 2, "zc.input", b.getStringAttr("activation"));
-    if (!last)
-      forward.setArgAttr(args - 1, "zc.input", b.getStringAttr("activation_grad"));
 
     // The parameters this stage keeps.
     DenseSet<StringAttr> kept;

@@ -24,9 +24,11 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
   else if (options.worldSize % (options.tensorParallel * options.pipelineParallel) != 0)
     os << "--world-size " << options.worldSize << " is not a multiple of --tp " << options.tensorParallel
        << " x --pp " << options.pipelineParallel;
-  else if (options.pipelineParallel > 1)
-    os << "--pp " << options.pipelineParallel
-       << ": pipeline parallelism is not built yet (issue 21); use --tp and ZeRO over the data-parallel ranks";
+  else if (options.pipelineStage < 0 || options.pipelineStage >= options.pipelineParallel)
+    os << "pipeline-stage must be in [0, --pp), got " << options.pipelineStage;
+  else if (options.pipelineParallel > 1 && options.zeroStage == 3)
+    os << "--pp with --zero-stage 3: parameters gathered for every micro-batch of the pipeline's schedule "
+          "is not planned; use ZeRO-1 or 2 over the data-parallel ranks (as DeepSpeed's pipeline engine)";
   else if (options.gradAccum < 1)
     os << "--grad-accum must be at least 1, got " << options.gradAccum;
   else if (options.zeroStage < 0 || options.zeroStage > 3)
@@ -91,6 +93,9 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   if (options.tensorParallel > 1)
     pm.addPass(createZccTensorParallel({options.tensorParallel}));
   pm.addPass(createZccShardBatch({dataParallelRanks(options), options.gradAccum}));
+  // The pipeline stage this compile is of (zcc compiles each and links them all).
+  if (options.pipelineParallel > 1)
+    pm.addPass(createZccPipelineStage({options.pipelineParallel, options.pipelineStage, options.gradAccum}));
   // 3. bf16 compute from fp32 master weights, decided before autodiff so the
   //    backward pass inherits it.
   if (options.precision == "bf16")
@@ -125,7 +130,9 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   if (!options.lower)
     return;
   // 8. Memory plan and runtime calls in the LLVM dialect.
-  pm.addPass(createZccLowerToLLVM({options.worldSize, options.gradAccum, options.tensorParallel}));
+  std::string suffix = options.pipelineParallel > 1 ? "_s" + std::to_string(options.pipelineStage) : "";
+  pm.addPass(createZccLowerToLLVM(
+      {options.worldSize, options.gradAccum, options.tensorParallel, options.pipelineParallel, suffix}));
 }
 
 void mlir::zc::registerZccPipeline() {

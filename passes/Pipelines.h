@@ -17,6 +17,9 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
                                  llvm::cl::init(1)};
   Option<int64_t> pipelineParallel{*this, "pp", llvm::cl::desc("Pipeline stages (the mesh's slowest axis)"),
                                    llvm::cl::init(1)};
+  Option<int64_t> pipelineStage{*this, "pipeline-stage",
+                                llvm::cl::desc("Which stage this compile is of (zcc compiles each)"),
+                                llvm::cl::init(0)};
   Option<int64_t> zeroStage{*this, "zero-stage",
                             llvm::cl::desc("ZeRO stage: 0 replicates everything"),
                             llvm::cl::init(0)};

@@ -25,6 +25,8 @@ struct Plan {
   int64_t allGathers = 0, reduceScatters = 0, allReduces = 0, commBytes = 0;
   // Of those, the tensor axis': region all-reduces and the vocabulary-parallel loss' two.
   int64_t tensorAllReduces = 0, tensorAllGathers = 0, tensorCommBytes = 0;
+  // Pipeline stages: activations and their gradients sent, the tied parameters' gradient sums.
+  int64_t pipelineSends = 0, pipelineBytes = 0;
 };
 
 /// Counts the collectives of `fn`, `times` runs of it, with the bytes a rank sends
@@ -65,6 +67,10 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
       allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()), o.getAxis());
     } else if (auto o = dyn_cast<AllReduceStartOp>(op)) {
       allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()), o.getAxis());
+    } else if (auto o = dyn_cast<PipeSendOp>(op)) {
+      plan.pipelineSends += times;
+      plan.pipelineBytes += times * tensorBytes(tensorOf(o.getInput()));
+      plan.commBytes += times * tensorBytes(tensorOf(o.getInput()));
     } else if (auto o = dyn_cast<CrossEntropyOp>(op)) {
       vocabLoss(o.getLogits(), o.getVocabShards());
     } else if (auto o = dyn_cast<CrossEntropyGradOp>(op)) {
@@ -152,6 +158,23 @@ void simulate(func::FuncOp fn, const CostModel &costs, int64_t times, double &co
   exposed += times * exposedHere;
 }
 
+/// A pipeline stage's plan (zcc-pipeline-stage), or null.
+llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan) {
+  auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
+  if (!stage)
+    return nullptr;
+  llvm::json::Array flops;
+  for (Attribute f : stage.getAs<ArrayAttr>("stage_flops"))
+    flops.push_back(cast<FloatAttr>(f).getValueAsDouble());
+  return llvm::json::Object{{"stage", stage.getAs<IntegerAttr>("stage").getInt()},
+                            {"stages", stage.getAs<IntegerAttr>("stages").getInt()},
+                            {"cuts", llvm::json::Array(stage.getAs<DenseI64ArrayAttr>("cuts").asArrayRef())},
+                            {"stage_forward_flops", std::move(flops)},
+                            {"predicted_bubble", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()},
+                            {"sends", plan.pipelineSends},
+                            {"comm_bytes", plan.pipelineBytes}};
+}
+
 struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
   using Base::Base;
 
@@ -166,12 +189,22 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
     }
     for (StateOp state : module.getOps<StateOp>())
       plan.optimizerBytes += state.getTensorType().getNumElements() * elementBytes(state.getTensorType());
+    // A parameter the first and last stages share: train.bin sums its gradient over the two
+    // (an all-reduce of the stored gradient, ring bytes over 2 ranks).
+    for (ParamOp param : module.getOps<ParamOp>())
+      if (param->hasAttr("zc.pipeline_tied")) {
+        int64_t bytes = ParamSharding::of(param).gradStorage() * elementBytes(param.getTensorType());
+        plan.allReduces += 1;
+        plan.commBytes += bytes;
+        plan.pipelineBytes += bytes;
+      }
     for (auto fn : module.getOps<func::FuncOp>()) {
       auto role = fn->getAttrOfType<StringAttr>("zc.role");
       if (!role)
         continue;
       bool isStep = role.getValue() == "step";
-      countCollectives(fn, isStep ? microBatches : 1, plan);
+      // The step, and a pipeline stage's forward, run once per micro-batch.
+      countCollectives(fn, isStep || role.getValue() == "forward" ? microBatches : 1, plan);
       if (!isStep)
         continue;
       // Gathered parameters live from their zc.gather_param to their zc.release.
@@ -202,7 +235,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
 
     // The arena (exactly what zcc-lower-to-llvm will allocate) and what is live at its peak.
     func::FuncOp step = functionWithRole(module, "step"), update = functionWithRole(module, "update");
-    FailureOr<MemoryPlan> arena = planMemory(module, {step, update});
+    FailureOr<MemoryPlan> arena = planMemory(module, plannedFunctions(module));
     if (failed(arena))
       return signalPassFailure();
     const FunctionPlan *peak = arena->peakFunction();
@@ -254,6 +287,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
           {"tensor_parallel", llvm::json::Object{{"all_reduce", plan.tensorAllReduces},
                                                  {"all_gather", plan.tensorAllGathers},
                                                  {"comm_bytes", plan.tensorCommBytes}}},
+          {"pipeline", pipelineJson(module, plan)},
           {"param_tensors", plan.paramTensors},
           {"param_bytes", plan.paramBytes},
           {"grad_bytes", plan.gradBytes},
@@ -294,6 +328,12 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
          << "  gathered_param_peak_bytes  " << plan.gatheredPeakBytes << "\n"
          << "  per step: all_gather " << plan.allGathers << ", reduce_scatter " << plan.reduceScatters
          << ", all_reduce " << plan.allReduces << ", comm_bytes " << plan.commBytes << "\n";
+      if (auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline"))
+        os << "    of which pipeline: " << plan.pipelineSends << " sends, " << plan.pipelineBytes
+           << " bytes (stage " << stage.getAs<IntegerAttr>("stage").getInt() << " of "
+           << stage.getAs<IntegerAttr>("stages").getInt() << ", predicted 1F1B bubble "
+           << llvm::formatv("{0:F3}", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()) << " over "
+           << microBatches << " micro-batches)\n";
       if (tensorParallel > 1)
         os << "    of which tensor-parallel: all_reduce " << plan.tensorAllReduces << ", all_gather "
            << plan.tensorAllGathers << ", comm_bytes " << plan.tensorCommBytes << "\n";

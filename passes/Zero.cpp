@@ -149,9 +149,12 @@ struct ZccZeroPass : zc::impl::ZccZeroBase<ZccZeroPass> {
         if (state.getParamAttr().getAttr() == name)
           state.setTypeAttr(TypeAttr::get(stateShard));
 
-      // The step function.
-      if (shardParam)
+      // The step function (and a pipeline stage's forward-only function: one gather).
+      if (shardParam) {
         gatherAroundUses(param, step, backwardStart);
+        if (func::FuncOp forward = functionWithRole(module, "forward"))
+          gatherAroundUses(param, forward, nullptr);
+      }
       if (shardGrad)
         reduceScatterWhenFinal(acc, ranks, shardType);
 

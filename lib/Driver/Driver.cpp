@@ -9,6 +9,7 @@
 #include "zcc/Driver.h"
 #include "zcc/InitAll.h"
 #include "zcc/NestingLimit.h"
+#include "zcc/StageLink.h"
 
 #include "passes/Pipelines.h"
 
@@ -350,8 +351,21 @@ int zcc::runZccMain(int argc, char **argv) {
   }
   if (options.verifyOnly) // the model checks only: nothing to lower
     pipeline.lower = false;
-  if (failed(runPipeline(*module, pipeline)))
-    return 1;
+  // One compile per pipeline stage (one without --pp): each keeps its stage of the forward and
+  // is planned and lowered as a model of its own; the executable links them all.
+  const int64_t stages = pipeline.pipelineParallel;
+  const std::string jsonReport = pipeline.reportFile;
+  std::vector<OwningOpRef<ModuleOp>> compiled;
+  for (int64_t k = 0; k < stages; ++k) {
+    OwningOpRef<ModuleOp> stage = stages == 1 ? std::move(module) : OwningOpRef<ModuleOp>(module->clone());
+    pipeline.pipelineStage = k;
+    if (stages > 1 && jsonReport != "-") // stage k's plan: <-o>.stage<k>.report.json
+      pipeline.reportFile = StringRef(jsonReport).drop_back(strlen(".report.json")).str() + ".stage" +
+                            std::to_string(k) + ".report.json";
+    if (failed(runPipeline(*stage, pipeline)))
+      return 1;
+    compiled.push_back(std::move(stage));
+  }
   if (options.verifyOnly)
     return 0;
 
@@ -362,14 +376,25 @@ int zcc::runZccMain(int argc, char **argv) {
       llvm::errs() << "zcc: error: " << message << "\n";
       return 1;
     }
-    module->print(out->os());
-    out->os() << "\n";
+    for (auto [k, stage] : llvm::enumerate(compiled)) {
+      if (stages > 1)
+        out->os() << "// pipeline stage " << k << " of " << stages << "\n";
+      stage->print(out->os());
+      out->os() << "\n";
+    }
     out->keep();
     return 0;
   }
 
   llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule = translate(*module, llvmContext);
+  std::vector<std::unique_ptr<llvm::Module>> translated;
+  for (OwningOpRef<ModuleOp> &stage : compiled) {
+    translated.push_back(translate(*stage, llvmContext));
+    if (!translated.back())
+      return 1;
+  }
+  std::unique_ptr<llvm::Module> llvmModule =
+      stages == 1 ? std::move(translated.front()) : zcc::linkStages(std::move(translated), llvmContext);
   if (!llvmModule)
     return 1;
   if (options.emit == EmitKind::Llvm || options.emit == EmitKind::Obj) {

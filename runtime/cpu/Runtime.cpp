@@ -11,6 +11,7 @@
 #include <chrono>
 #include <functional>
 #include <thread>
+#include <unordered_map>
 #include <memory>
 #include <string>
 
@@ -40,7 +41,9 @@ struct RuntimeState {
   std::unique_ptr<CommStream> stream;
   Arena arena;
   zrt_counters counters{};
-  int64_t sequence = 0;
+  // Collectives issued on each group so far: its members compare them (pipeline stages issue
+  // different collectives, so one count over all groups would differ between ranks).
+  std::unordered_map<const Communicator *, int64_t> sequence;
   bool checkAgreement = true;
   std::vector<std::vector<char>> inputs; // zrt_input_buffer's, by index
   // The collective running now (on the stream thread or inline), for the watchdog.
@@ -143,7 +146,7 @@ std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
     s.counters.calls[kind] += 1;
     s.counters.bytes_sent[kind] += ringBytesSent(a, ranks, comm->rank());
   }
-  const int64_t sequence = ++s.sequence;
+  const int64_t sequence = ++s.sequence[comm];
   const bool check = s.checkAgreement && ranks > 1;
   RuntimeState *st = &s;
   return [a, sequence, comm, check, ranks, st] {

@@ -21,6 +21,10 @@ ModelInfo parseModelInfo(const char *text) {
       info.tp = j.at("mesh").value("tp", int64_t(1));
       info.pp = j.at("mesh").value("pp", int64_t(1));
     }
+    if (j.contains("pipeline")) {
+      info.stage = j.at("pipeline").value("stage", int64_t(0));
+      info.predictedBubble = j.at("pipeline").value("predicted_bubble", 0.0);
+    }
     if (info.tp < 1 || info.pp < 1 || info.worldSize % (info.tp * info.pp) != 0)
       fatal("zcc_model_json", "mesh tp %lld x pp %lld does not divide world size %lld", static_cast<long long>(info.tp),
             static_cast<long long>(info.pp), static_cast<long long>(info.worldSize));
@@ -59,6 +63,7 @@ ModelInfo parseModelInfo(const char *text) {
           fatal("zcc_model_json", "parameter %s: tp_split does not match its shape", param.name.c_str());
         param.wholeShape[param.tpAxis] = whole;
       }
+      param.pipelineTied = p.value("pipeline_tied", false);
       param.shards = p.value("shards", int64_t(1));
       param.shardElements = p.value("shard_elements", param.elements());
       param.shardedParam = p.value("sharded_param", false);

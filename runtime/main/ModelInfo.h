@@ -33,6 +33,7 @@ struct ParamInfo {
   // a sharded parameter stores only this rank's shard (zero-padded past the end).
   int64_t shards = 1, shardElements = 0, paramStorageBytes = 0, gradStorageBytes = 0;
   bool shardedParam = false;
+  bool pipelineTied = false; // held by the first and the last pipeline stage
   // Tensor parallelism: `shape` is this rank's part of the whole tensor (`wholeShape`): axis
   // `tpAxis` is consecutive segments (`tpSegments`, whole sizes) and tensor rank t of `tpRanks`
   // holds slice t of each, in order. ZeRO then shards that part over the data-parallel ranks.
@@ -103,6 +104,9 @@ struct ModelInfo {
   int64_t worldSize = 1, microBatches = 1, arenaBytes = 0, persistentBytes = 0;
   /// The device mesh: tp x pp x data-parallel ranks (tensor fastest, then data, then pipeline).
   int64_t tp = 1, pp = 1;
+  /// Pipeline stage this description is of, and the 1F1B schedule's predicted bubble.
+  int64_t stage = 0;
+  double predictedBubble = 0;
   int64_t dataParallel() const { return worldSize / (tp * pp); }
   /// Model-state bytes per rank in the arena's persistent region, by kind.
   int64_t paramBytes = 0, gradBytes = 0, optimizerBytes = 0;

@@ -16,15 +16,26 @@
 #include "core/Trace.h"
 #include "main/Data.h"
 #include "main/ModelInfo.h"
+#include "main/PipelineSchedule.h"
 #include "main/Checkpoint.h"
 #include "main/Weights.h"
 #include "zrt/bf16.h"
 #include "zrt/zrt.h"
 
+// What zcc emits: one model's functions and description, or, with --pp, each pipeline
+// stage's (zcc_stages; zcc/StageLink.h). Weak: an executable has one or the other.
 extern "C" {
-extern const char zcc_model_json[];
-float zcc_step(void *arena, void *const *inputs);
-void zcc_update(void *arena, double lr, int64_t step);
+struct ZccStage {
+  float (*step)(void *, void *const *);
+  float (*forward)(void *, void *const *); // null on the last stage
+  void (*update)(void *, double, int64_t);
+  const char *json;
+};
+extern const char zcc_model_json[] __attribute__((weak));
+float zcc_step(void *arena, void *const *inputs) __attribute__((weak));
+void zcc_update(void *arena, double lr, int64_t step) __attribute__((weak));
+extern const ZccStage zcc_stages[] __attribute__((weak));
+extern const int64_t zcc_stage_count __attribute__((weak));
 }
 
 using namespace zrt;
@@ -264,15 +275,36 @@ int64_t peakRssBytes() {
 
 int main(int argc, char **argv) {
   Flags flags = parseFlags(argc, argv);
-  if (flags.describe) {
-    std::printf("%s\n", zcc_model_json);
+  // A pipelined executable holds every stage; this rank runs the one of its pipeline coordinate.
+  const int64_t stages = &zcc_stage_count ? zcc_stage_count : 1;
+  std::vector<ModelInfo> stageModels;
+  for (int64_t k = 0; k < stages; ++k)
+    stageModels.push_back(parseModelInfo(stages > 1 ? zcc_stages[k].json : zcc_model_json));
+  if (flags.describe) { // one stage: its description; several: {"stages": [...]}
+    if (stages == 1) {
+      std::printf("%s\n", zcc_model_json);
+    } else {
+      std::printf("{\"stages\": [");
+      for (int64_t k = 0; k < stages; ++k)
+        std::printf("%s%s", k ? ", " : "", zcc_stages[k].json);
+      std::printf("]}\n");
+    }
     return 0;
   }
-  ModelInfo model = parseModelInfo(zcc_model_json);
   if (!flags.trace.empty())
     trace::setPath(flags.trace.c_str());
-  char *arena = static_cast<char *>(zrt_init(model.worldSize, model.arenaBytes));
-  zrt_set_mesh(static_cast<int32_t>(model.tp), static_cast<int32_t>(model.pp));
+  // Each stage plans its own arena; every rank allocates the largest (ranks learn their stage
+  // from the mesh, which needs the runtime started).
+  int64_t arenaBytes = 0;
+  for (const ModelInfo &m : stageModels)
+    arenaBytes = std::max(arenaBytes, m.arenaBytes);
+  char *arena = static_cast<char *>(zrt_init(stageModels[0].worldSize, arenaBytes));
+  zrt_set_mesh(static_cast<int32_t>(stageModels[0].tp), static_cast<int32_t>(stageModels[0].pp));
+  const int64_t stage = zrt_mesh_rank(ZRT_AXIS_PIPELINE);
+  const ModelInfo &model = stageModels[stage];
+  const auto stepFunction = stages > 1 ? zcc_stages[stage].step : zcc_step;
+  const auto forward = stages > 1 ? zcc_stages[stage].forward : nullptr;
+  const auto updateFunction = stages > 1 ? zcc_stages[stage].update : zcc_update;
   const int rank = zrt_rank();
   // The batch is split over the data-parallel ranks; tensor-parallel ranks read the same rows.
   const int dataRank = zrt_mesh_rank(ZRT_AXIS_DATA), dataRanks = zrt_mesh_size(ZRT_AXIS_DATA);
@@ -303,15 +335,28 @@ int main(int argc, char **argv) {
   int64_t firstStep = 0;
   if (flags.resume)
     firstStep = resumeCheckpoint(model, flags.ckptDir, run);
-  // The data source fills host rows; zrt_input_write moves them where the kernels read.
+  // The data source fills host rows; zrt_input_write moves them where the kernels read. A
+  // pipeline stage keeps the inputs of each micro-batch in flight (a slot each); its
+  // activation inputs are received from the neighbouring stages into them.
+  const int64_t rows = model.rowsPerMicroBatch(), K = model.microBatches;
+  const int64_t slots = stages > 1 ? pipelineSlots(stage, stages, K) : 1;
+  const int64_t nInputs = static_cast<int64_t>(model.inputs.size());
   std::vector<std::vector<char>> storage;
-  std::vector<void *> hostRows, buffers;
-  for (const InputInfo &in : model.inputs) {
+  std::vector<void *> hostRows;
+  std::vector<std::vector<void *>> slotBuffers(slots);
+  int64_t activationInput = -1, activationGradInput = -1;
+  for (int64_t i = 0; i < nInputs; ++i) {
+    const InputInfo &in = model.inputs[i];
     storage.emplace_back(in.bytes);
     hostRows.push_back(storage.back().data());
-    buffers.push_back(zrt_input_buffer(static_cast<int64_t>(buffers.size()), in.bytes));
+    if (in.role == "activation")
+      activationInput = i;
+    if (in.role == "activation_grad")
+      activationGradInput = i;
+    for (int64_t j = 0; j < slots; ++j)
+      slotBuffers[j].push_back(zrt_input_buffer(j * nInputs + i, in.bytes));
   }
-  const int64_t rows = model.rowsPerMicroBatch(), K = model.microBatches;
+  auto isActivation = [&](int64_t i) { return i == activationInput || i == activationGradInput; };
   const int64_t globalRows = rows * K * dataRanks;
   int64_t tokensPerRow = 1;
   for (const InputInfo &in : model.inputs)
@@ -344,19 +389,64 @@ int main(int argc, char **argv) {
   zrt_get_counters(&before);
   double totalSeconds = 0;
   float lastLoss = 0;
+  // The pipeline's bubble as measured: the fraction of the step each stage spent outside its
+  // forward and step calls (waiting for its neighbours), steps after the first.
+  double pipelineBusy = 0, pipelineBusyMeasured = 0, pipelineStepSeconds = 0;
   for (int64_t step = firstStep; step < flags.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     double lossSum = 0;
-    for (int64_t k = 0; k < K; ++k) {
-      // Rows of this rank's micro-batch k in the step's global batch.
+    // Rows of this rank's micro-batch k in the step's global batch, into input slot `slot`.
+    auto fillMicroBatch = [&](int64_t k, int64_t slot) {
       int64_t first = step * globalRows + (dataRank * K + k) * rows;
       for (int64_t r = 0; r < rows; ++r)
         data->fillRow(first + r, r, hostRows);
-      for (size_t i = 0; i < storage.size(); ++i)
-        zrt_input_write(static_cast<int64_t>(i), storage[i].data(), static_cast<int64_t>(storage[i].size()));
-      // The step's calls are the same every run: the CUDA backend replays them as a graph.
-      double hostLoss = zrt_graph_begin(0, flags.cudaGraphs) ? zcc_step(arena, buffers.data()) : 0.0;
-      lossSum += zrt_graph_end(0, hostLoss);
+      for (int64_t i = 0; i < nInputs; ++i)
+        if (!isActivation(i))
+          zrt_input_write(slot * nInputs + i, storage[i].data(), static_cast<int64_t>(storage[i].size()));
+    };
+    if (stages == 1) {
+      for (int64_t k = 0; k < K; ++k) {
+        fillMicroBatch(k, 0);
+        // The step's calls are the same every run: the CUDA backend replays them as a graph.
+        double hostLoss = zrt_graph_begin(0, flags.cudaGraphs) ? stepFunction(arena, slotBuffers[0].data()) : 0.0;
+        lossSum += zrt_graph_end(0, hostLoss);
+      }
+    } else {
+      // 1F1B. F: the micro-batch's input arrives (the data, or the previous stage's output),
+      // the forward sends its output on. B: the output's gradient arrives, the step recomputes
+      // the forward, runs the backward and sends its input's gradient back. No CUDA graphs:
+      // each call reads another slot's buffers.
+      for (const PipelineAction &a : oneForwardOneBackward(stage, stages, K)) {
+        std::vector<void *> &in = slotBuffers[a.slot];
+        if (a.forward) {
+          fillMicroBatch(a.microBatch, a.slot);
+          if (activationInput >= 0)
+            zrt_pipe_recv(in[activationInput], model.inputs[activationInput].bytes, static_cast<int32_t>(stage - 1));
+          if (forward) {
+            auto busyStart = std::chrono::steady_clock::now();
+            forward(arena, in.data());
+            pipelineBusy += std::chrono::duration<double>(std::chrono::steady_clock::now() - busyStart).count();
+          }
+        } else {
+          if (activationGradInput >= 0)
+            zrt_pipe_recv(in[activationGradInput], model.inputs[activationGradInput].bytes,
+                          static_cast<int32_t>(stage + 1));
+          auto busyStart = std::chrono::steady_clock::now();
+          double loss = stepFunction(arena, in.data());
+          pipelineBusy += std::chrono::duration<double>(std::chrono::steady_clock::now() - busyStart).count();
+          if (stage == stages - 1)
+            lossSum += loss;
+        }
+      }
+      zrt_pipe_flush();
+      // A parameter the first and last stage both hold (the tied embedding and head): each
+      // has its part of the gradient; both update with the sum (Megatron's embedding group).
+      for (const ParamInfo &p : model.params)
+        if (p.pipelineTied) {
+          void *grad = zrt_arena_ptr(p.gradOffset, p.gradStorageBytes);
+          zrt_all_reduce_on(ZRT_AXIS_PIPELINE_ENDS, p.dtype == "bf16" ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32, grad, grad,
+                            p.gradStorageBytes / p.elementBytes(), 0);
+        }
     }
     maybeKillInStep(step + 1, rank);
     double lr = learningRate(flags, peakLr, step);
@@ -385,8 +475,8 @@ int main(int argc, char **argv) {
     if (!skip) {
       // The update too: the CUDA backend replays it with this step's lr and step count.
       zrt_graph_scalars(lr, step + 1);
-      if (zrt_graph_begin(1, flags.cudaGraphs))
-        zcc_update(arena, lr, step + 1);
+      if (zrt_graph_begin(1, flags.cudaGraphs && stages == 1))
+        updateFunction(arena, lr, step + 1);
       zrt_graph_end(1, 0.0);
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -395,10 +485,21 @@ int main(int argc, char **argv) {
                     step + 1);
     totalSeconds += seconds;
 
-    // The logged loss is the global batch's mean.
+    // The logged loss is the global batch's mean (the last pipeline stage computes it; the
+    // tensor-parallel ranks of a stage hold the same).
     float loss = static_cast<float>(lossSum / K), mean = loss;
-    if (dataRanks > 1) // tensor-parallel ranks hold the same loss
+    if (stages > 1) {
+      float mine = stage == stages - 1 ? loss : 0.0f, sum = 0;
+      zrt_host_all_reduce(ZRT_AXIS_WORLD, &mine, &sum, 1, 0);
+      mean = sum / static_cast<float>(dataRanks * model.tp);
+    } else if (dataRanks > 1) {
       zrt_host_all_reduce(ZRT_AXIS_DATA, &loss, &mean, 1, 1);
+    }
+    if (step > firstStep) { // the first step pays one-time costs: not the schedule's
+      pipelineStepSeconds += seconds;
+      pipelineBusyMeasured += pipelineBusy;
+    }
+    pipelineBusy = 0;
     lastLoss = mean;
     zrt_counters now{};
     zrt_get_counters(&now);
@@ -435,6 +536,16 @@ int main(int argc, char **argv) {
                 flags.steps ? totalSeconds * 1e3 / flags.steps : 0.0, lastLoss);
     std::printf("zcc: arena per rank: %lld B planned, %lld B written (high-water mark)\n",
                 static_cast<long long>(model.arenaBytes), static_cast<long long>(measuredHighWater(model)));
+  }
+  if (stages > 1) {
+    float idle = pipelineStepSeconds > 0 ? static_cast<float>(1.0 - pipelineBusyMeasured / pipelineStepSeconds) : 0,
+          sum = 0;
+    zrt_host_all_reduce(ZRT_AXIS_WORLD, &idle, &sum, 1, 0);
+    if (rank == 0)
+      std::printf("zcc: pipeline of %lld stages, 1F1B over %lld micro-batches: bubble %.4f measured (mean over "
+                  "ranks of the step time outside forward and step calls), %.4f predicted\n",
+                  static_cast<long long>(stages), static_cast<long long>(K),
+                  sum / static_cast<float>(model.worldSize), model.predictedBubble);
   }
   if (!flags.exportWeights.empty())
     writeWeights(model, flags.exportWeights);
