@@ -209,8 +209,9 @@ std::string scheduleFlags(const nlohmann::json &s) {
 
 } // namespace
 
-void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
+void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir, int64_t step,
                     const RunIdentity &run, int keep) {
+  const ModelInfo &m = stages[stage];
   const int rank = zrt_rank(), ranks = zrt_world_size();
   const std::string at = stepDir(dir, step);
   makeDirs(at);
@@ -242,8 +243,14 @@ void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
                                {"world_size", ranks},
                                {"zero_stage", m.zeroStage()},
                                {"optimizer", m.optimizer},
-                               {"layout", layoutJson(m)},
+                               {"layout", layoutJson(stages[0])},
                                {"ranks", files}};
+    if (stages.size() > 1) { // rank r's file is of pipeline stage r / (tp dp)
+      nlohmann::json layouts = nlohmann::json::array();
+      for (const ModelInfo &s : stages)
+        layouts.push_back(layoutJson(s));
+      manifest["stage_layouts"] = layouts;
+    }
     writeAtomically(at + "/manifest.json", manifest.dump(1));
     fsyncPath(at, true);
     fsyncPath(dir, true);
@@ -255,7 +262,9 @@ void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
   zrt_host_all_gather(ZRT_AXIS_WORLD, mine, all.data(), 4);
 }
 
-int64_t resumeCheckpoint(const ModelInfo &m, const std::string &dir, const RunIdentity &run) {
+int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir,
+                         const RunIdentity &run) {
+  const ModelInfo &m = stages[stage];
   const int rank = zrt_rank(), ranks = zrt_world_size();
   std::vector<int64_t> steps = completeSteps(dir);
   if (steps.empty()) {
@@ -280,8 +289,12 @@ int64_t resumeCheckpoint(const ModelInfo &m, const std::string &dir, const RunId
     if (manifest.at("model").get<std::string>() != m.model)
       refuse("it is of model '" + manifest.at("model").get<std::string>() + "', this program trains '" +
              m.model + "'");
+    // This rank's stage's layout (a pipeline's checkpoint records each stage's).
+    const size_t stageCount = manifest.contains("stage_layouts") ? manifest.at("stage_layouts").size() : 1;
+    const nlohmann::json &layout = stageCount > 1 ? manifest.at("stage_layouts").at(std::min<size_t>(stage, stageCount - 1))
+                                                  : manifest.at("layout");
     if (manifest.at("world_size").get<int>() != ranks || manifest.at("zero_stage").get<int>() != m.zeroStage() ||
-        manifest.at("layout") != layoutJson(m))
+        stageCount != stages.size() || layout != layoutJson(m))
       refuse("it was saved by " + std::to_string(manifest.at("world_size").get<int>()) + " ranks at ZeRO stage " +
              std::to_string(manifest.at("zero_stage").get<int>()) + " (this program: " + std::to_string(ranks) +
              " ranks, stage " + std::to_string(m.zeroStage()) +

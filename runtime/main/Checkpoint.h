@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "main/ModelInfo.h"
 
@@ -31,14 +32,17 @@ struct RunIdentity {
 };
 
 /// Every rank calls it (it synchronizes the ranks); keeps the newest `keep` checkpoints.
-void saveCheckpoint(const ModelInfo &m, const std::string &dir, int64_t step,
+/// `stages` are every pipeline stage's description (one without --pp), `stage` this rank's:
+/// the manifest records each stage's layout.
+void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir, int64_t step,
                     const RunIdentity &run, int keep);
 
 /// Loads the newest complete checkpoint of `dir` into the arena (zrt_arena_write); returns its step, or 0
 /// when `dir` holds none. A checkpoint that does not match this program (another model,
 /// world size or layout), or whose files are missing, truncated or corrupt, is a fatal
 /// error naming the problem, before any step runs.
-int64_t resumeCheckpoint(const ModelInfo &m, const std::string &dir, const RunIdentity &run);
+int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir,
+                         const RunIdentity &run);
 
 } // namespace zrt::train
 

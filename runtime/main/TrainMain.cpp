@@ -334,7 +334,7 @@ int main(int argc, char **argv) {
   run.overrideSchedule = flags.overrideSchedule;
   int64_t firstStep = 0;
   if (flags.resume)
-    firstStep = resumeCheckpoint(model, flags.ckptDir, run);
+    firstStep = resumeCheckpoint(stageModels, stage, flags.ckptDir, run);
   // The data source fills host rows; zrt_input_write moves them where the kernels read. A
   // pipeline stage keeps the inputs of each micro-batch in flight (a slot each); its
   // activation inputs are received from the neighbouring stages into them.
@@ -528,7 +528,7 @@ int main(int argc, char **argv) {
     }
     before = now;
     if (flags.ckptEvery > 0 && ((step + 1) % flags.ckptEvery == 0 || step + 1 == flags.steps))
-      saveCheckpoint(model, flags.ckptDir, step + 1, run, static_cast<int>(flags.ckptKeep));
+      saveCheckpoint(stageModels, stage, flags.ckptDir, step + 1, run, static_cast<int>(flags.ckptKeep));
   }
   if (rank == 0) {
     std::printf("zcc: %lld steps in %.2f s (%.2f ms/step), final loss %.6f\n",

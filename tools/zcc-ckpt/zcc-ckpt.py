@@ -139,7 +139,25 @@ def rank_of(t, d, tp, dp, pipe=0):
     """Megatron's rank order: tensor fastest, then data, then pipeline."""
     return (pipe * dp + d) * tp + t
 
+def stage_layouts(manifest):
+    """Each pipeline stage's layout (one: the checkpoint's), and the files of each stage's ranks."""
+    return manifest.get("stage_layouts") or [manifest["layout"]]
+
 def full_state(manifest, files):
+    """Every stage's full_state_of_stage, merged (a tied parameter, on two stages, is one)."""
+    layouts = stage_layouts(manifest)
+    per_stage = len(files) // len(layouts)
+    values, states = {}, {}
+    for p, layout in enumerate(layouts):
+        v, st = full_state_of_stage(dict(manifest, layout=layout),
+                                    files[p * per_stage:(p + 1) * per_stage])
+        for name, value in v.items():
+            values.setdefault(name, value)
+        for name, value in st.items():
+            states.setdefault(name, value)
+    return values, states
+
+def full_state_of_stage(manifest, files):
     """name -> whole fp32 values: parameters (their master values where there is one) and
     optimizer states (by their names), plus which states each parameter has. Each tensor-parallel
     rank's part is put together from its data-parallel ranks' files (ZeRO shards), then the
@@ -201,23 +219,29 @@ def cmd_inspect(a):
     if "lr_schedule" in m:
         s = m["lr_schedule"]
         print(f"  lr {s['peak_lr']:g}, schedule {s['schedule']}, warmup {s['warmup']}, over {s['steps']} steps")
-    for p in m["layout"]["params"]:
-        layout = (f"{p['shards']} shards of {p['shard_elements']}" if p["sharded_param"] else "whole") + \
-                 (" (update shard-wise)" if p["shards"] > 1 and not p["sharded_param"] else "")
-        if p.get("tp_split"):
-            split = p["tp_split"]
-            layout += f", split over {split['ranks']} tensor ranks on axis {split['axis']}" + \
-                      (f" (segments {'+'.join(map(str, split['segments']))})" if len(split["segments"]) > 1 else "")
-        print(f"  {p['name']:24s} {p['dtype']} {'x'.join(map(str, whole_shape(p))):>12s}  {layout}")
-    print(f"  {len(m['layout']['states'])} optimizer state tensors; {len(files)} rank files, checksums verified")
+    for stage, stage_layout in enumerate(stage_layouts(m)):
+        if pp > 1:
+            print(f"  pipeline stage {stage}:")
+        for p in stage_layout["params"]:
+            layout = (f"{p['shards']} shards of {p['shard_elements']}" if p["sharded_param"] else "whole") + \
+                     (" (update shard-wise)" if p["shards"] > 1 and not p["sharded_param"] else "")
+            if p.get("tp_split"):
+                split = p["tp_split"]
+                layout += f", split over {split['ranks']} tensor ranks on axis {split['axis']}" + \
+                          (f" (segments {'+'.join(map(str, split['segments']))})" if len(split["segments"]) > 1 else "")
+            if p.get("pipeline_tied"):
+                layout += ", tied between the first and last stage"
+            print(f"  {p['name']:24s} {p['dtype']} {'x'.join(map(str, whole_shape(p))):>12s}  {layout}")
+    states = sum(len(layout["states"]) for layout in stage_layouts(m))
+    print(f"  {states} optimizer state tensors; {len(files)} rank files, checksums verified")
 
 def cmd_consolidate(a):
     ckpt, m, files = load(a.checkpoint)
     values, states = full_state(m, files)
-    shapes = {p["name"]: whole_shape(p) for p in m["layout"]["params"]}
+    shapes = {p["name"]: whole_shape(p) for layout in stage_layouts(m) for p in layout["params"]}
     tensors = {name: (shapes[name], v) for name, v in values.items()}
     if a.with_optimizer:
-        by_name = {s["name"]: s for s in m["layout"]["states"]}
+        by_name = {s["name"]: s for layout in stage_layouts(m) for s in layout["states"]}
         for name, v in states.items():
             tensors[name] = (shapes[by_name[name]["param"]], v)
     write_safetensors(a.output, tensors, {"format": "pt", "model": m["model"], "step": str(m["step"]),
@@ -235,36 +259,41 @@ def zero_stage(params):
             stage = 3
     return stage
 
+def layout_of(model):
+    """A train.bin description's checkpoint layout, exactly as runtime/main/Checkpoint.cpp writes it."""
+    tp, pp, dp = mesh_of(model, model["world_size"])
+    params, states, at = [], [], 0
+    for p in model["params"]:
+        params.append({"name": p["name"], "shape": p["shape"], "dtype": p["dtype"], "shards": p["shards"],
+                       "shard_elements": p["shard_elements"], "sharded_param": p["sharded_param"],
+                       "whole_shape": whole_shape(p), "tp_split": p.get("tp_split"),
+                       "file_offset": at, "bytes": p["param_storage_bytes"]})
+        at += p["param_storage_bytes"]
+    for s in model["states"]:
+        states.append({"name": s["name"], "param": s["param"], "role": s["role"], "file_offset": at,
+                       "bytes": s["bytes"]})
+        at += s["bytes"]
+    return {"params": params, "states": states, "rank_file_bytes": at, "mesh": {"tp": tp, "pp": pp, "dp": dp}}
+
 def cmd_reshard(a):
     ckpt, m, files = load(a.checkpoint)
     try:
-        target = json.loads(subprocess.run([a.target, "--describe"], check=True, capture_output=True,
-                                           text=True).stdout)
+        described = json.loads(subprocess.run([a.target, "--describe"], check=True, capture_output=True,
+                                              text=True).stdout)
     except (OSError, subprocess.CalledProcessError, ValueError) as e:
         fail(f"cannot read the layout of {a.target} (train.bin --describe): {e}")
-    if target["model"] != m["model"]:
-        fail(f"{a.target} trains '{target['model']}', the checkpoint is of '{m['model']}'")
+    targets = described.get("stages") or [described]  # a pipeline: each stage's description
+    if targets[0]["model"] != m["model"]:
+        fail(f"{a.target} trains '{targets[0]['model']}', the checkpoint is of '{m['model']}'")
     values, states = full_state(m, files)
-    source_params = {p["name"]: p for p in m["layout"]["params"]}
-    for p in target["params"]:
-        if p["name"] not in source_params or whole_shape(source_params[p["name"]]) != whole_shape(p):
-            fail(f"parameter {p['name']} {whole_shape(p)} is not in the checkpoint with that shape")
-    ranks = target["world_size"]
-    tp, pp, dp = mesh_of(target, ranks)
-    # The target's layout, exactly as runtime/main/Checkpoint.cpp describes it.
-    layout_params, layout_states, at = [], [], 0
-    for p in target["params"]:
-        layout_params.append({"name": p["name"], "shape": p["shape"], "dtype": p["dtype"], "shards": p["shards"],
-                              "shard_elements": p["shard_elements"], "sharded_param": p["sharded_param"],
-                              "whole_shape": whole_shape(p), "tp_split": p.get("tp_split"),
-                              "file_offset": at, "bytes": p["param_storage_bytes"]})
-        at += p["param_storage_bytes"]
-    for s in target["states"]:
-        layout_states.append({"name": s["name"], "param": s["param"], "role": s["role"], "file_offset": at,
-                              "bytes": s["bytes"]})
-        at += s["bytes"]
-    by_param = {p["name"]: p for p in target["params"]}
-
+    source_params = {p["name"]: p for layout in stage_layouts(m) for p in layout["params"]}
+    for target in targets:
+        for p in target["params"]:
+            if p["name"] not in source_params or whole_shape(source_params[p["name"]]) != whole_shape(p):
+                fail(f"parameter {p['name']} {whole_shape(p)} is not in the checkpoint with that shape")
+    ranks = targets[0]["world_size"]
+    tp, pp, dp = mesh_of(targets[0], ranks)
+    layouts = [layout_of(target) for target in targets]
     parts = {}  # (name of the whole values, tensor rank) -> that rank's part
 
     def stored(values_whole, p, sharded, rank, storage_bytes, dtype):
@@ -283,6 +312,8 @@ def cmd_reshard(a):
     os.makedirs(out_dir, exist_ok=True)
     entries = []
     for r in range(ranks):
+        target = targets[r // (tp * dp)]  # this rank's pipeline stage
+        by_param = {p["name"]: p for p in target["params"]}
         blob = bytearray()
         for p in target["params"]:
             blob += stored(values[p["name"]], p, p["sharded_param"], r, p["param_storage_bytes"], p["dtype"])
@@ -304,11 +335,12 @@ def cmd_reshard(a):
         os.replace(tmp, os.path.join(out_dir, name))
         entries.append({"file": name, "bytes": len(blob), "crc32": crc32(blob)})
     manifest = dict(m)
-    manifest.update({"world_size": ranks, "zero_stage": zero_stage(target["params"]),
-                     "optimizer": target["optimizer"].get("kind", m["optimizer"]),
-                     "layout": {"params": layout_params, "states": layout_states, "rank_file_bytes": at,
-                                "mesh": {"tp": tp, "pp": pp, "dp": dp}},
-                     "ranks": entries})
+    manifest.update({"world_size": ranks, "zero_stage": zero_stage(targets[0]["params"]),
+                     "optimizer": targets[0]["optimizer"].get("kind", m["optimizer"]),
+                     "layout": layouts[0], "ranks": entries})
+    manifest.pop("stage_layouts", None)
+    if len(layouts) > 1:
+        manifest["stage_layouts"] = layouts
     tmp = os.path.join(out_dir, "manifest.json.tmp")
     with open(tmp, "w") as f:
         json.dump(manifest, f, indent=1)
