@@ -424,16 +424,22 @@ int main(int argc, char **argv) {
             zrt_pipe_recv(in[activationInput], model.inputs[activationInput].bytes, static_cast<int32_t>(stage - 1));
           if (forward) {
             auto busyStart = std::chrono::steady_clock::now();
+            const double traceStart = trace::enabled ? trace::nowMicros() : 0;
             forward(arena, in.data());
             pipelineBusy += std::chrono::duration<double>(std::chrono::steady_clock::now() - busyStart).count();
+            if (trace::enabled) // the 1F1B pattern, one event per micro-batch
+              trace::record("F", TraceTrack::Steps, traceStart, trace::nowMicros(), -1, a.microBatch); // "F 3": micro-batch 3
           }
         } else {
           if (activationGradInput >= 0)
             zrt_pipe_recv(in[activationGradInput], model.inputs[activationGradInput].bytes,
                           static_cast<int32_t>(stage + 1));
           auto busyStart = std::chrono::steady_clock::now();
+          const double traceStart = trace::enabled ? trace::nowMicros() : 0;
           double loss = stepFunction(arena, in.data());
           pipelineBusy += std::chrono::duration<double>(std::chrono::steady_clock::now() - busyStart).count();
+          if (trace::enabled)
+            trace::record("B", TraceTrack::Steps, traceStart, trace::nowMicros(), -1, a.microBatch);
           if (stage == stages - 1)
             lossSum += loss;
         }
