@@ -668,6 +668,30 @@ func.func @f(%g: tensor<4xf32>) {
 
 // -----
 
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.pipe_send' op attribute 'stage' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  zc.pipe_send %g to stage -1 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.stage_input' op failed to verify that all of {input, result} have same type}}
+  %0 = "zc.stage_input"(%g) <{from = 0 : i64}> : (tensor<4xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>, %d: tensor<2xf32>) {
+  // expected-error @+1 {{'zc.stage_output' op failed to verify that all of {output, grad} have same type}}
+  %0 = "zc.stage_output"(%g, %d) : (tensor<4xf32>, tensor<2xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
 func.func @f(%t: tensor<8x4xf32>, %ids: tensor<3xi32>) {
   // expected-error @+1 {{'zc.embedding' op attribute 'vocab_shards' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
   %0 = zc.embedding %t[%ids] {vocab_shards = 0} : tensor<8x4xf32>, tensor<3xi32> -> tensor<3x4xf32>

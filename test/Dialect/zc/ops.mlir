@@ -225,6 +225,21 @@ func.func @tensor_parallel(%x: tensor<2x6x8xf32>, %table: tensor<8x8xf32>, %ids:
 
 // -----
 
+// Tests that a pipeline stage's boundary ops round-trip.
+
+// CHECK-LABEL: func.func @pipeline_stage
+func.func @pipeline_stage(%x: tensor<2x6x8xf32>, %dx: tensor<2x6x8xf32>) {
+  // CHECK: zc.stage_input %{{.+}} from stage 0 : tensor<2x6x8xf32>
+  %0 = zc.stage_input %x from stage 0 : tensor<2x6x8xf32>
+  // CHECK: zc.stage_output %{{.+}}, %{{.+}} : tensor<2x6x8xf32> -> tensor<f32>
+  %1 = zc.stage_output %0, %dx : tensor<2x6x8xf32> -> tensor<f32>
+  // CHECK: zc.pipe_send %{{.+}} to stage 2 : tensor<2x6x8xf32>
+  zc.pipe_send %0 to stage 2 : tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
 // Tests that gradient buffers, optimizer state and updates round-trip.
 
 // CHECK: zc.state @w.exp_avg : tensor<4x3xf32> of @w
