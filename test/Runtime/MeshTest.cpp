@@ -1,0 +1,132 @@
+// The device mesh through the C ABI, on however many ranks the test was launched with (ctest:
+// one, and 4 as tp 2 x pp 2, 8 would add dp 2): each axis' group, the tensor axis' all-reduce,
+// pipeline sends and receives between stages (both ways at once, and more bytes than MPI's
+// int), the pipeline ends' group, host gathers per axis, and the vocabulary-parallel embedding
+// and cross-entropy against the whole-vocabulary kernels on the same rows.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include "zrt/zrt.h"
+
+namespace {
+
+int worldFromLauncher() {
+  const char *size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  return size ? std::atoi(size) : 1;
+}
+
+// The mesh main() set: tp 2 x pp 2 on 4 ranks or more, every rank alone on one.
+int tp = 1, pp = 1;
+
+TEST(Mesh, CoordinatesFollowMegatronsOrder) {
+  const int rank = zrt_rank(), world = zrt_world_size(), dp = world / (tp * pp);
+  EXPECT_EQ(zrt_mesh_size(ZRT_AXIS_TENSOR), tp);
+  EXPECT_EQ(zrt_mesh_size(ZRT_AXIS_PIPELINE), pp);
+  EXPECT_EQ(zrt_mesh_size(ZRT_AXIS_DATA), dp);
+  EXPECT_EQ(zrt_mesh_rank(ZRT_AXIS_TENSOR), rank % tp);
+  EXPECT_EQ(zrt_mesh_rank(ZRT_AXIS_DATA), rank / tp % dp);
+  EXPECT_EQ(zrt_mesh_rank(ZRT_AXIS_PIPELINE), rank / (tp * dp));
+  EXPECT_EQ(zrt_mesh_rank(ZRT_AXIS_WORLD), rank);
+}
+
+TEST(Mesh, EachAxisReducesAmongItsGroup) {
+  // Sum of world ranks over each group, from the coordinates.
+  const int rank = zrt_rank(), world = zrt_world_size(), dp = world / (tp * pp);
+  const int t = rank % tp, d = rank / tp % dp, p = rank / (tp * dp);
+  for (int axis : {ZRT_AXIS_TENSOR, ZRT_AXIS_DATA}) {
+    std::vector<float> x(5, static_cast<float>(rank)), y(5);
+    zrt_all_reduce_on(axis, ZRT_DTYPE_F32, x.data(), y.data(), 5, 0);
+    float expected = 0;
+    if (axis == ZRT_AXIS_TENSOR)
+      for (int tt = 0; tt < tp; ++tt)
+        expected += (p * dp + d) * tp + tt;
+    else
+      for (int dd = 0; dd < dp; ++dd)
+        expected += (p * dp + dd) * tp + t;
+    for (float v : y)
+      EXPECT_EQ(v, expected) << "axis " << axis;
+  }
+  std::vector<float> mine{static_cast<float>(rank)}, all(tp);
+  zrt_host_all_gather(ZRT_AXIS_TENSOR, mine.data(), all.data(), 1);
+  for (int tt = 0; tt < tp; ++tt)
+    EXPECT_EQ(all[tt], (p * dp + d) * tp + tt);
+}
+
+TEST(Mesh, PipelineStagesSendBothWaysAtOnce) {
+  if (pp < 2)
+    GTEST_SKIP() << "one pipeline stage";
+  const int stage = zrt_mesh_rank(ZRT_AXIS_PIPELINE), other = 1 - stage;
+  // Each stage sends first, then receives: neither waits for the other's receive.
+  for (int64_t count : {int64_t(0), int64_t(3), int64_t(1) << 18}) {
+    std::vector<float> out(count), in(count, -1.f);
+    for (int64_t i = 0; i < count; ++i)
+      out[i] = stage * 1000.f + static_cast<float>(i % 997);
+    zrt_pipe_send(out.data(), count * 4, other);
+    out.assign(count, 0.f); // the send copied it: the buffer is ours again
+    zrt_pipe_recv(in.data(), count * 4, other);
+    for (int64_t i = 0; i < count; ++i)
+      ASSERT_EQ(in[i], other * 1000.f + static_cast<float>(i % 997)) << "element " << i << " of " << count;
+  }
+  zrt_pipe_flush();
+  // The pipeline ends (the first and last stage, here both) sum what they share.
+  std::vector<float> g{static_cast<float>(stage + 1)}, sum(1);
+  zrt_all_reduce_on(ZRT_AXIS_PIPELINE_ENDS, ZRT_DTYPE_F32, g.data(), sum.data(), 1, 0);
+  EXPECT_EQ(sum[0], 3.f);
+}
+
+TEST(Mesh, VocabularyParallelLossMatchesTheWholeVocabulary) {
+  // Every rank builds the same whole problem; tensor rank t holds classes [t V, (t+1) V).
+  const int64_t rows = 6, local = 5, classes = local * tp, channels = 3;
+  const int t = zrt_mesh_rank(ZRT_AXIS_TENSOR);
+  std::vector<float> logits(rows * classes), table(classes * channels);
+  std::vector<int32_t> labels(rows), ids(rows);
+  for (int64_t i = 0; i < rows * classes; ++i)
+    logits[i] = std::sin(0.7f * static_cast<float>(i)) * 3.f;
+  for (int64_t i = 0; i < classes * channels; ++i)
+    table[i] = std::cos(0.3f * static_cast<float>(i));
+  for (int64_t r = 0; r < rows; ++r) {
+    labels[r] = static_cast<int32_t>((r * 7) % classes);
+    ids[r] = static_cast<int32_t>((r * 3 + 1) % classes);
+  }
+  float whole = 0, one = 1, part = 0;
+  std::vector<float> dWhole(rows * classes), mine(rows * local), dMine(rows * local);
+  zrt_cross_entropy(ZRT_DTYPE_F32, logits.data(), labels.data(), &whole, rows, classes);
+  zrt_cross_entropy_grad(ZRT_DTYPE_F32, &one, logits.data(), labels.data(), dWhole.data(), rows, classes);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < local; ++c)
+      mine[r * local + c] = logits[r * classes + t * local + c];
+  zrt_cross_entropy_vocab_shard(ZRT_DTYPE_F32, mine.data(), labels.data(), &part, rows, local);
+  zrt_cross_entropy_grad_vocab_shard(ZRT_DTYPE_F32, &one, mine.data(), labels.data(), dMine.data(), rows, local);
+  EXPECT_NEAR(part, whole, 1e-6 * std::fabs(whole));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < local; ++c)
+      EXPECT_NEAR(dMine[r * local + c], dWhole[r * classes + t * local + c], 1e-7) << r << ", " << c;
+  // The lookup: this rank's rows, zeros elsewhere; summed over the tensor axis, the whole lookup.
+  std::vector<float> lookup(rows * channels), sum(rows * channels), expected(rows * channels);
+  zrt_embedding_vocab_shard(ZRT_DTYPE_F32, table.data() + t * local * channels, ids.data(), lookup.data(), rows,
+                            local, channels);
+  zrt_all_reduce_on(ZRT_AXIS_TENSOR, ZRT_DTYPE_F32, lookup.data(), sum.data(), rows * channels, 0);
+  zrt_embedding(ZRT_DTYPE_F32, table.data(), ids.data(), expected.data(), rows, classes, channels);
+  EXPECT_EQ(sum, expected);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  const int world = worldFromLauncher();
+  if (world >= 4 && world % 4 == 0)
+    tp = 2, pp = 2;
+  zrt_init(world, 1 << 16);
+  zrt_set_mesh(tp, pp);
+  if (zrt_rank() != 0) {
+    auto &listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  int result = RUN_ALL_TESTS();
+  zrt_finalize();
+  return result;
+}
