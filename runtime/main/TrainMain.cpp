@@ -389,9 +389,10 @@ int main(int argc, char **argv) {
   zrt_get_counters(&before);
   double totalSeconds = 0;
   float lastLoss = 0;
-  // The pipeline's bubble as measured: the fraction of the step each stage spent outside its
-  // forward and step calls (waiting for its neighbours), steps after the first.
-  double pipelineBusy = 0, pipelineBusyMeasured = 0, pipelineStepSeconds = 0;
+  // The pipeline's bubble as measured: the fraction of the 1F1B schedule's span (from its first
+  // receive to its last step; the update is not the schedule's) each stage spent outside its
+  // forward and step calls, waiting for its neighbours; steps after the first.
+  double pipelineBusy = 0, pipelineSchedule = 0, pipelineBusyMeasured = 0, pipelineStepSeconds = 0;
   for (int64_t step = firstStep; step < flags.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     double lossSum = 0;
@@ -416,6 +417,7 @@ int main(int argc, char **argv) {
       // the forward sends its output on. B: the output's gradient arrives, the step recomputes
       // the forward, runs the backward and sends its input's gradient back. No CUDA graphs:
       // each call reads another slot's buffers.
+      const auto scheduleStart = std::chrono::steady_clock::now();
       for (const PipelineAction &a : oneForwardOneBackward(stage, stages, K)) {
         std::vector<void *> &in = slotBuffers[a.slot];
         if (a.forward) {
@@ -444,6 +446,7 @@ int main(int argc, char **argv) {
             lossSum += loss;
         }
       }
+      pipelineSchedule = std::chrono::duration<double>(std::chrono::steady_clock::now() - scheduleStart).count();
       zrt_pipe_flush();
       // A parameter the first and last stage both hold (the tied embedding and head): each
       // has its part of the gradient; both update with the sum (Megatron's embedding group).
@@ -502,7 +505,7 @@ int main(int argc, char **argv) {
       zrt_host_all_reduce(ZRT_AXIS_DATA, &loss, &mean, 1, 1);
     }
     if (step > firstStep) { // the first step pays one-time costs: not the schedule's
-      pipelineStepSeconds += seconds;
+      pipelineStepSeconds += pipelineSchedule;
       pipelineBusyMeasured += pipelineBusy;
     }
     pipelineBusy = 0;
@@ -549,7 +552,7 @@ int main(int argc, char **argv) {
     zrt_host_all_reduce(ZRT_AXIS_WORLD, &idle, &sum, 1, 0);
     if (rank == 0)
       std::printf("zcc: pipeline of %lld stages, 1F1B over %lld micro-batches: bubble %.4f measured (mean over "
-                  "ranks of the step time outside forward and step calls), %.4f predicted\n",
+                  "ranks of the schedule's time outside forward and step calls), %.4f predicted\n",
                   static_cast<long long>(stages), static_cast<long long>(K),
                   sum / static_cast<float>(model.worldSize), model.predictedBubble);
   }
