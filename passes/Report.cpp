@@ -158,8 +158,22 @@ void simulate(func::FuncOp fn, const CostModel &costs, int64_t times, double &co
   exposed += times * exposedHere;
 }
 
+/// A pipeline stage's inputs kept for its micro-batches in flight (1F1B keeps at most P - s,
+/// fewer with fewer micro-batches): train.bin's input slots, outside the arena.
+int64_t inFlightInputBytes(ModuleOp module, int64_t microBatches) {
+  auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
+  func::FuncOp step = functionWithRole(module, "step");
+  if (!stage || !step)
+    return 0;
+  int64_t s = stage.getAs<IntegerAttr>("stage").getInt(), stages = stage.getAs<IntegerAttr>("stages").getInt();
+  int64_t slots = std::min(microBatches, stages - s), inputs = 0;
+  for (Type t : step.getArgumentTypes())
+    inputs += tensorBytes(cast<RankedTensorType>(t));
+  return slots * inputs;
+}
+
 /// A pipeline stage's plan (zcc-pipeline-stage), or null.
-llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan) {
+llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microBatches) {
   auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
   if (!stage)
     return nullptr;
@@ -172,7 +186,8 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan) {
                             {"stage_forward_flops", std::move(flops)},
                             {"predicted_bubble", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()},
                             {"sends", plan.pipelineSends},
-                            {"comm_bytes", plan.pipelineBytes}};
+                            {"comm_bytes", plan.pipelineBytes},
+                            {"in_flight_input_bytes", inFlightInputBytes(module, microBatches)}};
 }
 
 struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
@@ -287,7 +302,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
           {"tensor_parallel", llvm::json::Object{{"all_reduce", plan.tensorAllReduces},
                                                  {"all_gather", plan.tensorAllGathers},
                                                  {"comm_bytes", plan.tensorCommBytes}}},
-          {"pipeline", pipelineJson(module, plan)},
+          {"pipeline", pipelineJson(module, plan, microBatches)},
           {"param_tensors", plan.paramTensors},
           {"param_bytes", plan.paramBytes},
           {"grad_bytes", plan.gradBytes},
@@ -333,7 +348,8 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
            << " bytes (stage " << stage.getAs<IntegerAttr>("stage").getInt() << " of "
            << stage.getAs<IntegerAttr>("stages").getInt() << ", predicted 1F1B bubble "
            << llvm::formatv("{0:F3}", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()) << " over "
-           << microBatches << " micro-batches)\n";
+           << microBatches << " micro-batches; inputs of the micro-batches in flight: "
+           << inFlightInputBytes(module, microBatches) << " B)\n";
       if (tensorParallel > 1)
         os << "    of which tensor-parallel: all_reduce " << plan.tensorAllReduces << ", all_gather "
            << plan.tensorAllGathers << ", comm_bytes " << plan.tensorCommBytes << "\n";
