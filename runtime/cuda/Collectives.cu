@@ -5,6 +5,7 @@
 
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
+#include "cuda/NcclCommunicator.h"
 #include "cuda/RuntimeState.h"
 
 namespace zrt::cuda::abi {
@@ -87,8 +88,12 @@ void finalizeMesh(CudaRuntime &r) {
   for (std::unique_ptr<Communicator> &axis : r.axes)
     if (axis)
       axis->finalize();
-  if (r.pipelineEnds)
-    r.pipelineEnds->finalize();
+  for (std::unique_ptr<Communicator> *pipe : {&r.pipelineEnds, &r.pipeActivations, &r.pipeGradients})
+    if (*pipe)
+      (*pipe)->finalize();
+  for (cudaStream_t stream : r.pipeStreams)
+    if (stream)
+      cudaStreamDestroy(stream);
   for (MPI_Comm &host : r.hostAxes)
     if (host != MPI_COMM_NULL)
       MPI_Comm_free(&host);
@@ -158,6 +163,12 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
   }
   const bool end = pp > 1 && (p == 0 || p == pp - 1);
   r.pipelineEnds = r.comm->split(end ? d * tp + t : -1, p);
+  if (pp > 1)
+    for (int direction = 0; direction < 2; ++direction) {
+      ZRT_CUDA_CHECK(cudaStreamCreateWithFlags(&r.pipeStreams[direction], cudaStreamNonBlocking));
+      (direction == 0 ? r.pipeActivations : r.pipeGradients) =
+          zrt::cuda::splitNcclOnStream(*r.comm, colors[ZRT_AXIS_PIPELINE], keys[ZRT_AXIS_PIPELINE], r.pipeStreams[direction]);
+    }
 }
 
 // Pipeline point to point (CUDA, compiled and linked, not run: no GPU in CI). A send copies the
@@ -165,9 +176,13 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
 // receive lands in its (device) input buffer and the compute stream waits for it.
 void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage) {
   CudaRuntime &r = current("zrt_pipe_send");
-  if (!r.axes[ZRT_AXIS_PIPELINE] || r.meshSize[ZRT_AXIS_PIPELINE] < 2)
-    fatal("zrt_pipe_send", "stage %d does not exist: this rank's pipeline has one stage", stage);
-  GpuScope trace("zrt_pipe_send", r.device->comm(), TraceTrack::Communication, bytes);
+  if (!r.pipeActivations || stage < 0 || stage >= r.meshSize[ZRT_AXIS_PIPELINE] ||
+      stage == r.meshRank[ZRT_AXIS_PIPELINE])
+    fatal("zrt_pipe_send", "stage %d is not another stage of this rank's pipeline", stage);
+  // To a later stage: an activation; to an earlier one: a gradient.
+  const int direction = stage > r.meshRank[ZRT_AXIS_PIPELINE] ? 0 : 1;
+  cudaStream_t stream = r.pipeStreams[direction];
+  GpuScope trace("zrt_pipe_send", stream, TraceTrack::Communication, bytes);
   r.counters.calls[4] += 1;
   r.counters.bytes_sent[4] += bytes;
   for (size_t i = 0; i < r.pipeSends.size();) { // reap the sends that completed
@@ -182,28 +197,41 @@ void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage) {
   CudaRuntime::PipeSend send{};
   ZRT_CUDA_CHECK(cudaMalloc(&send.staging, bytes > 0 ? bytes : 1));
   ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&send.done, cudaEventDisableTiming));
-  r.device->commWaitsForCompute();
-  ZRT_CUDA_CHECK(cudaMemcpyAsync(send.staging, buf, bytes, cudaMemcpyDeviceToDevice, r.device->comm()));
-  r.axes[ZRT_AXIS_PIPELINE]->sendAsync(send.staging, bytes, stage);
-  ZRT_CUDA_CHECK(cudaEventRecord(send.done, r.device->comm()));
+  cudaEvent_t computed;
+  ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&computed, cudaEventDisableTiming));
+  ZRT_CUDA_CHECK(cudaEventRecord(computed, compute()));
+  ZRT_CUDA_CHECK(cudaStreamWaitEvent(stream, computed, 0));
+  ZRT_CUDA_CHECK(cudaEventDestroy(computed));
+  ZRT_CUDA_CHECK(cudaMemcpyAsync(send.staging, buf, bytes, cudaMemcpyDeviceToDevice, stream));
+  (direction == 0 ? r.pipeActivations : r.pipeGradients)->sendAsync(send.staging, bytes, stage);
+  ZRT_CUDA_CHECK(cudaEventRecord(send.done, stream));
   r.pipeSends.push_back(send);
 }
 void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage) {
   CudaRuntime &r = current("zrt_pipe_recv");
-  if (!r.axes[ZRT_AXIS_PIPELINE] || r.meshSize[ZRT_AXIS_PIPELINE] < 2)
-    fatal("zrt_pipe_recv", "stage %d does not exist: this rank's pipeline has one stage", stage);
-  GpuScope trace("zrt_pipe_recv", r.device->comm(), TraceTrack::Communication, bytes);
-  r.device->commWaitsForCompute();
-  r.axes[ZRT_AXIS_PIPELINE]->recv(buf, bytes, stage);
-  cudaEvent_t done;
+  if (!r.pipeActivations || stage < 0 || stage >= r.meshSize[ZRT_AXIS_PIPELINE] ||
+      stage == r.meshRank[ZRT_AXIS_PIPELINE])
+    fatal("zrt_pipe_recv", "stage %d is not another stage of this rank's pipeline", stage);
+  // From an earlier stage: an activation; from a later one: a gradient.
+  const int direction = stage < r.meshRank[ZRT_AXIS_PIPELINE] ? 0 : 1;
+  cudaStream_t stream = r.pipeStreams[direction];
+  GpuScope trace("zrt_pipe_recv", stream, TraceTrack::Communication, bytes);
+  // The buffer's previous readers (an earlier call's kernels) are done before it is overwritten.
+  cudaEvent_t free, done;
+  ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&free, cudaEventDisableTiming));
+  ZRT_CUDA_CHECK(cudaEventRecord(free, compute()));
+  ZRT_CUDA_CHECK(cudaStreamWaitEvent(stream, free, 0));
+  ZRT_CUDA_CHECK(cudaEventDestroy(free));
+  (direction == 0 ? r.pipeActivations : r.pipeGradients)->recv(buf, bytes, stage);
   ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-  ZRT_CUDA_CHECK(cudaEventRecord(done, r.device->comm()));
+  ZRT_CUDA_CHECK(cudaEventRecord(done, stream));
   computeWaits(done);
 }
 void zrt_pipe_flush() {
   CudaRuntime &r = current("zrt_pipe_flush");
-  if (r.axes[ZRT_AXIS_PIPELINE])
-    r.axes[ZRT_AXIS_PIPELINE]->flushSends();
+  for (cudaStream_t stream : r.pipeStreams)
+    if (stream)
+      ZRT_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 int32_t zrt_mesh_rank(int32_t axis) {
   CudaRuntime &r = current("zrt_mesh_rank");

@@ -73,13 +73,14 @@ public:
     }
   }
 
-  std::unique_ptr<Communicator> split(int color, int key) override {
+  std::unique_ptr<Communicator> split(int color, int key) override { return splitOn(color, key, stream_); }
+  std::unique_ptr<Communicator> splitOn(int color, int key, cudaStream_t stream) {
     ncclComm_t sub = nullptr;
     ZRT_NCCL_CHECK(ncclCommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, nullptr));
     std::unique_ptr<Communicator> control = control_->split(color, key);
     if (!sub)
       return nullptr;
-    return std::make_unique<NcclCommunicator>(std::move(control), stream_, sub);
+    return std::make_unique<NcclCommunicator>(std::move(control), stream, sub);
   }
 
   /// Pipeline point to point, enqueued on the communication stream (device buffers; the
@@ -117,6 +118,10 @@ private:
 
 std::unique_ptr<Communicator> createNcclCommunicator(std::unique_ptr<Communicator> control, cudaStream_t stream) {
   return std::make_unique<NcclCommunicator>(std::move(control), stream);
+}
+
+std::unique_ptr<Communicator> splitNcclOnStream(Communicator &nccl, int color, int key, cudaStream_t stream) {
+  return static_cast<NcclCommunicator &>(nccl).splitOn(color, key, stream);
 }
 
 } // namespace zrt::cuda

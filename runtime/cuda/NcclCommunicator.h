@@ -15,6 +15,9 @@ namespace zrt::cuda {
 /// communicators, run() applies `average` itself. run() returns once the collective is
 /// enqueued; ordering with compute is the caller's, through events.
 std::unique_ptr<Communicator> createNcclCommunicator(std::unique_ptr<Communicator> control, cudaStream_t stream);
+/// `split` of an NCCL communicator whose collectives and point to point run on `stream`
+/// instead of the parent's (a pipeline's activations and gradients each on their own).
+std::unique_ptr<Communicator> splitNcclOnStream(Communicator &nccl, int color, int key, cudaStream_t stream);
 
 } // namespace zrt::cuda
 

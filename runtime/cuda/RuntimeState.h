@@ -31,6 +31,12 @@ struct CudaRuntime {
   std::unique_ptr<Communicator> axes[3];
   std::unique_ptr<Communicator> pipelineEnds; // ZRT_AXIS_PIPELINE_ENDS; null: alone in it
   MPI_Comm hostAxes[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+  // The pipeline's point to point: activations (to the next stage) and gradients (to the one
+  // before) each on their own NCCL communicator and stream. On one FIFO stream, a stage's send
+  // of micro-batch m + 1's activation would wait for the next stage, which first sends m's
+  // gradient, queued behind it: each direction in its own order cannot deadlock.
+  std::unique_ptr<Communicator> pipeActivations, pipeGradients;
+  cudaStream_t pipeStreams[2] = {nullptr, nullptr}; // activations, gradients
   // Pipeline sends: each from its own device copy (the compute stream may overwrite the
   // activation at once), freed once the send's event completed.
   struct PipeSend {
