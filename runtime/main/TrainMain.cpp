@@ -1,6 +1,7 @@
 // main() of every executable zcc links: reads the model description the compiler
 // emitted, starts the runtime, initializes the parameters (seeded, identical for every
 // world size), then runs the steps: K micro-batches of zcc_step, one zcc_update.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <sys/resource.h>
@@ -389,9 +390,12 @@ int main(int argc, char **argv) {
   zrt_get_counters(&before);
   double totalSeconds = 0;
   float lastLoss = 0;
-  // The pipeline's bubble as measured: the fraction of the 1F1B schedule's span (from its first
-  // receive to its last step; the update is not the schedule's) each stage spent outside its
-  // forward and step calls, waiting for its neighbours; steps after the first.
+  // The pipeline's bubble as measured: the fraction of the 1F1B schedule's span each stage spent
+  // outside its forward and step calls, waiting for its neighbours; steps after the first. The
+  // span is the whole pipeline's (the longest rank's, from the step's start to its last step
+  // call; the update is not the schedule's), as in the 1F1B model the compiler predicts with:
+  // a stage done early (the last one finishes its backwards first) idles until the pipeline is.
+  // Every step starts together on all ranks (the previous one ended in a world-wide reduction).
   double pipelineBusy = 0, pipelineSchedule = 0, pipelineBusyMeasured = 0, pipelineStepSeconds = 0;
   for (int64_t step = firstStep; step < flags.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
@@ -497,15 +501,20 @@ int main(int argc, char **argv) {
     // The logged loss is the global batch's mean (the last pipeline stage computes it; the
     // tensor-parallel ranks of a stage hold the same).
     float loss = static_cast<float>(lossSum / K), mean = loss;
+    double pipelineSpan = 0; // the longest rank's schedule this step
     if (stages > 1) {
-      float mine = stage == stages - 1 ? loss : 0.0f, sum = 0;
-      zrt_host_all_reduce(ZRT_AXIS_WORLD, &mine, &sum, 1, 0);
-      mean = sum / static_cast<float>(dataRanks * model.tp);
+      // One reduction: the last stages' losses, and every rank's schedule span in its own slot.
+      std::vector<float> mine(1 + model.worldSize, 0.0f), sum(1 + model.worldSize, 0.0f);
+      mine[0] = stage == stages - 1 ? loss : 0.0f;
+      mine[1 + rank] = static_cast<float>(pipelineSchedule);
+      zrt_host_all_reduce(ZRT_AXIS_WORLD, mine.data(), sum.data(), static_cast<int64_t>(sum.size()), 0);
+      mean = sum[0] / static_cast<float>(dataRanks * model.tp);
+      pipelineSpan = *std::max_element(sum.begin() + 1, sum.end());
     } else if (dataRanks > 1) {
       zrt_host_all_reduce(ZRT_AXIS_DATA, &loss, &mean, 1, 1);
     }
     if (step > firstStep) { // the first step pays one-time costs: not the schedule's
-      pipelineStepSeconds += pipelineSchedule;
+      pipelineStepSeconds += pipelineSpan;
       pipelineBusyMeasured += pipelineBusy;
     }
     pipelineBusy = 0;
@@ -552,7 +561,7 @@ int main(int argc, char **argv) {
     zrt_host_all_reduce(ZRT_AXIS_WORLD, &idle, &sum, 1, 0);
     if (rank == 0)
       std::printf("zcc: pipeline of %lld stages, 1F1B over %lld micro-batches: bubble %.4f measured (mean over "
-                  "ranks of the schedule's time outside forward and step calls), %.4f predicted\n",
+                  "ranks of the pipeline's span outside forward and step calls), %.4f predicted\n",
                   static_cast<long long>(stages), static_cast<long long>(K),
                   sum / static_cast<float>(model.worldSize), model.predictedBubble);
   }
