@@ -432,23 +432,45 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                                   I64(ParamSharding::of(param).gradStorage())});
         return success();
       })
+      // The optimizer: over its chunk (zcc-offload) or the whole parameter, its states where
+      // their tier or swap slot holds them.
       .Case([&](AdamWOp o) {
-        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o);
+        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o, 2);
+        auto [first, count] = updateRange(o);
         call(b, "zrt_adamw",
-             {master, dt, p[0], persistent(plan.stateOffset, o.getExpAvgAttr()),
-              persistent(plan.stateOffset, o.getExpAvgSqAttr()), lowCopy, I64(numel(o.getGrad())),
-              inputsScalar(o.getLr()), constF64(b, o.getBeta1().convertToDouble()),
+             {master, dt, advance(b, p[0], first * elementBytes(o.getGrad())),
+              statePointer(b, o.getExpAvgAttr(), o, 0), statePointer(b, o.getExpAvgSqAttr(), o, 1), lowCopy,
+              I64(count), inputsScalar(o.getLr()), constF64(b, o.getBeta1().convertToDouble()),
               constF64(b, o.getBeta2().convertToDouble()), constF64(b, o.getEps().convertToDouble()),
               constF64(b, o.getWeightDecay().convertToDouble()), inputsScalar(o.getStep())});
         return success();
       })
       .Case([&](SgdOp o) {
-        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o);
+        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o, 1);
+        auto [first, count] = updateRange(o);
         call(b, "zrt_sgd_momentum",
-             {master, dt, p[0], persistent(plan.stateOffset, o.getMomentumBufferAttr()), lowCopy,
-              I64(numel(o.getGrad())), inputsScalar(o.getLr()),
+             {master, dt, advance(b, p[0], first * elementBytes(o.getGrad())),
+              statePointer(b, o.getMomentumBufferAttr(), o, 0), lowCopy, I64(count), inputsScalar(o.getLr()),
               constF64(b, o.getMomentum().convertToDouble()),
               constF64(b, o.getWeightDecay().convertToDouble())});
+        return success();
+      })
+      // The swap schedule (zcc-offload): a chunk of a state between its NVMe store offset and
+      // its slot, in whole store blocks.
+      .Case<SwapInOp, SwapOutOp>([&](Operation *o) {
+        auto state = o->getAttrOfType<FlatSymbolRefAttr>("state");
+        const int64_t first = o->getAttrOfType<IntegerAttr>("first").getInt();
+        const int64_t count = o->getAttrOfType<IntegerAttr>("count").getInt();
+        const int64_t slot = o->getAttrOfType<IntegerAttr>("slot").getInt();
+        const int64_t at = o->getAttrOfType<IntegerAttr>("at").getInt();
+        Value buffer = arenaAt(b, plan.swapOffset + slot * plan.swapSlotBytes + at);
+        call(b, isa<SwapInOp>(o) ? "zrt_swap_read" : "zrt_swap_write",
+             {I32(slot), buffer, I64(plan.stateOffset.lookup(state.getAttr()) + first * 4),
+              I64(Offload::swapStateBytes(count))});
+        return success();
+      })
+      .Case([&](SwapWaitOp o) {
+        call(b, "zrt_swap_wait", {I32(o.getSlot())});
         return success();
       })
       .Default([](Operation *o) {

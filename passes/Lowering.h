@@ -30,6 +30,7 @@ const std::vector<AbiFunction> &runtimeAbi();
 
 inline int32_t dtypeCode(Type element) { return element.isBF16() ? 1 : 0; }
 inline int64_t numel(Value v) { return tensorOf(v).getNumElements(); }
+inline int64_t elementBytes(Value v) { return tensorOf(v).getElementTypeBitWidth() / 8; }
 
 /// Product of all but the last axis, and the last axis: the rows x cols view
 /// the row-wise kernels (softmax, layernorm, bias_add, cross-entropy) take.
@@ -119,14 +120,44 @@ private:
     return rankShard(b, base, sharding.shardElements() * (param.getTensorType().getElementTypeBitWidth() / 8));
   }
 
+  /// `ptr` advanced by `bytes`.
+  Value advance(ImplicitLocOpBuilder &b, Value ptr, int64_t bytes) {
+    return bytes ? LLVM::GEPOp::create(b, ptrType, i8, ptr, ValueRange{constI64(b, bytes)}) : ptr;
+  }
+
+  /// The elements an optimizer op updates: its `chunk` (zcc-offload), or all of them.
+  std::pair<int64_t, int64_t> updateRange(Operation *update) {
+    if (auto chunk = update->getAttrOfType<DenseI64ArrayAttr>("chunk"))
+      return {chunk[0], chunk[1]};
+    return {0, tensorOf(update->getOperand(0)).getNumElements()};
+  }
+
+  /// Where optimizer op `update` finds its state `state`, number `index` in the op's slot
+  /// order, at the first element it updates: in its NVMe swap slot, in the host tier, or in
+  /// the arena (zcc-offload decides; MemoryPlan lays each tier out).
+  Value statePointer(ImplicitLocOpBuilder &b, FlatSymbolRefAttr state, Operation *update, int64_t index) {
+    auto [first, count] = updateRange(update);
+    if (auto slot = update->getAttrOfType<IntegerAttr>("swap_slot"))
+      return arenaAt(b, plan.swapOffset + slot.getInt() * plan.swapSlotBytes +
+                            index * Offload::swapStateBytes(count));
+    const int64_t offset = plan.stateOffset.lookup(state.getAttr()) + first * 4;
+    if (plan.tierOf(state.getAttr()) == MemoryPlan::kTierHost)
+      return call(b, "zrt_tier_ptr", {constI32(b, MemoryPlan::kTierHost), constI64(b, offset), constI64(b, count * 4)});
+    return arenaAt(b, offset);
+  }
+
   /// What an optimizer op writes: the fp32 values it updates (the parameter, or
-  /// its master state) and the bf16 copy it rounds them into (or null).
+  /// its master state, number `masterIndex` of its states) and the bf16 copy it rounds them
+  /// into (or null), at the first element it updates.
   std::pair<Value, Value> updateTargets(ImplicitLocOpBuilder &b, FlatSymbolRefAttr param,
-                                        FlatSymbolRefAttr master, Operation *user) {
-    Value stored = updatedParam(b, param, user);
+                                        FlatSymbolRefAttr master, Operation *user, int64_t masterIndex) {
+    auto paramOp = SymbolTable::lookupNearestSymbolFrom<ParamOp>(user, param);
+    const int64_t first = updateRange(user).first;
+    Value stored = advance(b, updatedParam(b, param, user),
+                           first * (paramOp.getTensorType().getElementTypeBitWidth() / 8));
     if (!master)
       return {stored, LLVM::ZeroOp::create(b, ptrType)};
-    return {arenaAt(b, plan.stateOffset.lookup(master.getAttr())), stored};
+    return {statePointer(b, master, user, masterIndex), stored};
   }
 
   /// A read-only global holding `data`; identical contents share one global.

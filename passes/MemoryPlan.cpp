@@ -226,10 +226,31 @@ FailureOr<MemoryPlan> mlir::zc::planMemory(ModuleOp module, ArrayRef<func::FuncO
     plan.gradOffset[param.getSymNameAttr()] = place(bytes);
     plan.gradBytes += bytes;
   }
+  // Optimizer state: in the arena, or laid out in its tier (zcc-offload) at the NVMe store's
+  // alignment, each tensor padded to whole blocks so a chunk's swap never reads another's bytes.
   for (StateOp state : module.getOps<StateOp>()) {
-    plan.stateOffset[state.getSymNameAttr()] = place(tensorBytes(state.getTensorType()));
-    plan.stateBytes += tensorBytes(state.getTensorType());
+    const int64_t bytes = tensorBytes(state.getTensorType());
+    StringRef tier = Offload::tierOf(state);
+    if (tier.empty()) {
+      plan.stateOffset[state.getSymNameAttr()] = place(bytes);
+      plan.stateBytes += bytes;
+      continue;
+    }
+    int64_t &end = tier == "host" ? plan.hostTierBytes : plan.nvmeTierBytes;
+    plan.stateTier[state.getSymNameAttr()] = tier == "host" ? MemoryPlan::kTierHost : MemoryPlan::kTierNvme;
+    plan.stateOffset[state.getSymNameAttr()] = end;
+    end += Offload::swapStateBytes(state.getTensorType().getNumElements());
+    plan.offloadedStateBytes += bytes;
   }
+  // The NVMe swap slots: persistent (the update's working set), at the store's alignment.
+  if (auto offload = module->getAttrOfType<DictionaryAttr>(Offload::kModule))
+    if (auto slots = offload.getAs<IntegerAttr>("slots")) {
+      offset = llvm::alignTo(offset, Offload::kStoreAlignment);
+      plan.swapOffset = offset;
+      plan.swapSlots = slots.getInt();
+      plan.swapSlotBytes = offload.getAs<IntegerAttr>("slot_bytes").getInt();
+      offset += plan.swapSlots * plan.swapSlotBytes;
+    }
   plan.persistentBytes = offset;
   for (func::FuncOp fn : functions) {
     FailureOr<int64_t> scratch = planFunction(fn, plan);
@@ -263,7 +284,7 @@ const FunctionPlan *MemoryPlan::peakFunction() const {
 std::map<BufferKind, int64_t> MemoryPlan::liveAt(const FunctionPlan &fn, int64_t index) const {
   std::map<BufferKind, int64_t> live{{BufferKind::Param, paramBytes},
                                      {BufferKind::Grad, gradBytes},
-                                     {BufferKind::OptimizerState, stateBytes},
+                                     {BufferKind::OptimizerState, stateBytes + swapSlots * swapSlotBytes},
                                      {BufferKind::GatheredParam, 0},
                                      {BufferKind::Communication, 0},
                                      {BufferKind::Activation, 0}};

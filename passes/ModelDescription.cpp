@@ -128,8 +128,10 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
         {"grad_storage_bytes", sharding.gradStorage() * elementBytes}});
     // Mixed precision: the fp32 values live in the master state (whole, or this
     // rank's shard when partitioned); the parameter holds their bf16 rounding.
-    if (StringAttr master = masterOf.lookup(param.getSymNameAttr()))
+    if (StringAttr master = masterOf.lookup(param.getSymNameAttr())) {
       (*params.back().getAsObject())["master_offset"] = plan.stateOffset.lookup(master);
+      (*params.back().getAsObject())["master_tier"] = plan.tierOf(master);
+    }
     // Pipeline parallelism: the first and last stage both hold it; train.bin sums its gradient.
     if (param->hasAttr("zc.pipeline_tied"))
       (*params.back().getAsObject())["pipeline_tied"] = true;
@@ -146,6 +148,8 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
     states.push_back(llvm::json::Object{
         {"name", state.getSymName()}, {"param", state.getParam()},
         {"offset", plan.stateOffset.lookup(state.getSymNameAttr())},
+        // zrt_tier: 0 the arena, 1 host memory, 2 the NVMe store (offset: in that tier).
+        {"tier", plan.tierOf(state.getSymNameAttr())},
         {"role", masters.contains(state.getSymNameAttr()) ? "master" : "moment"},
         {"bytes", tensorBytes(state.getTensorType())}});
   for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
@@ -180,6 +184,14 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
       {"states", std::move(states)},
       {"inputs", std::move(inputs)},
       {"optimizer", std::move(optimizer)}};
+  // Offload (zcc-offload): each tier's bytes, and where the NVMe store goes by default.
+  if (plan.hostTierBytes || plan.nvmeTierBytes) {
+    llvm::json::Object tiers{{"host_bytes", plan.hostTierBytes}, {"nvme_bytes", plan.nvmeTierBytes}};
+    if (auto offload = module->getAttrOfType<DictionaryAttr>(Offload::kModule))
+      if (auto path = offload.getAs<StringAttr>("nvme_path"))
+        tiers["nvme_path"] = path.getValue();
+    model["tiers"] = std::move(tiers);
+  }
   // A pipeline stage: which, and what the 1F1B schedule is predicted to leave idle.
   if (auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline"))
     model["pipeline"] = llvm::json::Object{

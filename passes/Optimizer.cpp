@@ -141,13 +141,14 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
           master = state("master");
         AdamWOp::create(b, name, grad, expAvg, expAvgSq, master, lr, stepIndex,
                         b.getF64FloatAttr(h.beta1), b.getF64FloatAttr(h.beta2),
-                        b.getF64FloatAttr(h.eps), b.getF64FloatAttr(wd));
+                        b.getF64FloatAttr(h.eps), b.getF64FloatAttr(wd), /*chunk=*/nullptr,
+                        /*swap_slot=*/nullptr);
       } else {
         FlatSymbolRefAttr momentum = state("momentum");
         if (!type.getElementType().isF32())
           master = state("master");
         SgdOp::create(b, name, grad, momentum, master, lr, b.getF64FloatAttr(h.momentum),
-                      b.getF64FloatAttr(wd));
+                      b.getF64FloatAttr(wd), /*chunk=*/nullptr, /*swap_slot=*/nullptr);
       }
       if (!overwritten.contains(param.getSymNameAttr()))
         GradZeroOp::create(b, name);

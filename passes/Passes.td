@@ -347,6 +347,36 @@ def ZccSchedule : Pass<"zcc-schedule", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccOffload : Pass<"zcc-offload", "mlir::ModuleOp"> {
+  let summary = "Optimizer state to host memory or NVMe, with a planned swap schedule";
+  let description = [{
+    ZeRO-Offload and ZeRO-Infinity's optimizer offload, planned ahead of time.
+    Every `zc.state` (AdamW's moments, SGD's momentum, mixed precision's fp32
+    master) gets `zc.tier = "host"` or `"nvme"` and leaves the arena.
+
+    `host`: the update runs on the states where they are (host memory).
+
+    `nvme`: the states live in the rank's NVMe store, and the update function is
+    rewritten into chunks of at most `slot-bytes` of states each (every update
+    op becomes one `chunk = [first, count]` op per chunk, at its place). The
+    chunks run through `slots` swap slots (buffers of the arena) in turn: a
+    chunk's states are read (`zc.swap_in`) `slots - 1` chunks ahead of its
+    update, waited for (`zc.swap_wait`) right before it, and written back
+    (`zc.swap_out`) right after; a slot is refilled once the write of the chunk
+    before it has had one chunk's update to finish. So reads run ahead, writes
+    behind, and the update only waits where the device is slower than AdamW.
+    The module records `zc.offload = {tier, slots, slot_bytes, nvme_path}`
+    (`{tier}` alone for host).
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", "\"none\"", "none, host or nvme">,
+    Option<"slots", "slots", "int64_t", "4", "Swap slots (NVMe): reads in flight ahead of the update + 1">,
+    Option<"slotBytes", "slot-bytes", "int64_t", "8 << 20", "Bytes of one swap slot (NVMe)">,
+    Option<"nvmePath", "nvme-path", "std::string", "\"\"",
+           "The NVMe store's directory train.bin uses unless given --nvme-path">,
+  ];
+}
+
 def ZccMemoryPlan : Pass<"zcc-memory-plan", "mlir::ModuleOp"> {
   let summary = "Checks each rank's arena plan against a memory budget";
   let description = [{

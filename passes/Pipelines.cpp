@@ -50,6 +50,23 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--report is text or json, got " << options.report;
   else if (!options.optimizer.empty() && options.optimizer != "adamw" && options.optimizer != "sgd")
     os << "--optimizer must be adamw or sgd, got " << options.optimizer;
+  else if (options.offloadOptimizer != "none" && options.offloadOptimizer != "cpu" &&
+           options.offloadOptimizer != "nvme")
+    os << "--offload-optimizer must be none, cpu or nvme, got " << options.offloadOptimizer;
+  else if (options.offloadParam != "none" && options.offloadParam != "cpu" && options.offloadParam != "nvme")
+    os << "--offload-param must be none, cpu or nvme, got " << options.offloadParam;
+  else if (options.offloadParam != "none")
+    os << "--offload-param " << options.offloadParam
+       << ": parameter offload is not built yet (only the optimizer state moves: --offload-optimizer)";
+  else if (options.offloadActivations != "none" && options.offloadActivations != "cpu")
+    os << "--offload-activations must be none or cpu, got " << options.offloadActivations;
+  else if (options.offloadActivations != "none")
+    os << "--offload-activations cpu: activation offload is not built yet (--recompute trades them for FLOPs)";
+  else if (options.offloadOptimizer == "nvme" && options.offloadBufferCount < 2)
+    os << "--offload-buffer-count must be at least 2 (one slot updating, one reading ahead), got "
+       << options.offloadBufferCount;
+  else if (options.offloadOptimizer == "nvme" && options.offloadBufferBytes < 3 * 4096)
+    os << "--offload-buffer-size must hold at least three 4 KiB blocks, got " << options.offloadBufferBytes;
   return message;
 }
 
@@ -82,6 +99,10 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
   // Transfers in flight while the compute stream works.
   if (options.worldSize > 1 && options.overlap)
     pm.addPass(createZccSchedule({options.prefetch, options.maxLiveMb}));
+  // The optimizer state's tier, and the NVMe swap schedule of the update.
+  if (options.offloadOptimizer != "none")
+    pm.addPass(createZccOffload({options.offloadOptimizer == "cpu" ? "host" : "nvme", options.offloadBufferCount,
+                                 options.offloadBufferBytes, options.nvmePath}));
 }
 } // namespace
 

@@ -63,6 +63,21 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
   Option<int64_t> memoryBudget{*this, "memory-budget",
                                llvm::cl::desc("Bytes per rank the arena must fit (0: no budget)"),
                                llvm::cl::init(0)};
+  Option<std::string> offloadOptimizer{*this, "offload-optimizer",
+                                       llvm::cl::desc("Optimizer state on: none, cpu (host memory) or nvme"),
+                                       llvm::cl::init("none")};
+  Option<std::string> offloadParam{*this, "offload-param", llvm::cl::desc("Parameters on: none, cpu or nvme"),
+                                   llvm::cl::init("none")};
+  Option<std::string> offloadActivations{*this, "offload-activations",
+                                         llvm::cl::desc("Activation checkpoints on: none or cpu"),
+                                         llvm::cl::init("none")};
+  Option<std::string> nvmePath{*this, "nvme-path", llvm::cl::desc("The NVMe store's default directory"),
+                               llvm::cl::init("")};
+  Option<int64_t> offloadBufferCount{*this, "offload-buffer-count",
+                                     llvm::cl::desc("NVMe swap slots (reads in flight ahead of the update + 1)"),
+                                     llvm::cl::init(4)};
+  Option<int64_t> offloadBufferBytes{*this, "offload-buffer-bytes",
+                                     llvm::cl::desc("Bytes of one NVMe swap slot"), llvm::cl::init(8 << 20)};
   Option<std::string> memorySvg{*this, "memory-svg", llvm::cl::desc("Draw the memory plan to this SVG file"),
                                 llvm::cl::init("")};
   Option<std::string> report{*this, "report",

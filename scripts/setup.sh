@@ -8,6 +8,7 @@ PACKAGES=(
   ninja-build cmake pkg-config
   openmpi-bin libopenmpi-dev
   libopenblas-dev libdnnl-dev
+  liburing-dev fio   # the NVMe store's io_uring engine; fio measures the disk the offload bench compares with
   nlohmann-json3-dev libgtest-dev libbenchmark-dev
   python3 python3-venv python3-pip
   python3-torch python3-numpy   # the numerical reference of the training tests

@@ -70,6 +70,24 @@ struct ParamSharding {
   int64_t gradStorage() const { return grad ? shardElements() : paddedElements(); }
   int64_t stateStorage() const { return shardElements(); }
 };
+
+/// Offload (zcc-offload): a zc.state's `zc.tier` ("host" or "nvme"; absent: the arena), the
+/// module's `zc.offload = {slots, slot_bytes}` (the swap slots' count and size), and the NVMe
+/// store's alignment (O_DIRECT): chunks start at multiples of kSwapChunkElements fp32 values,
+/// and each state of a chunk takes swapStateBytes(count) bytes of its slot.
+struct Offload {
+  static constexpr llvm::StringLiteral kTier = "zc.tier", kModule = "zc.offload";
+  static constexpr int64_t kStoreAlignment = 4096, kSwapChunkElements = kStoreAlignment / 4;
+  static int64_t swapStateBytes(int64_t count) {
+    return (count * 4 + kStoreAlignment - 1) / kStoreAlignment * kStoreAlignment;
+  }
+  /// The tier of state `state` ("" for the arena).
+  static llvm::StringRef tierOf(Operation *state) {
+    auto tier = state->getAttrOfType<StringAttr>(kTier);
+    return tier ? tier.getValue() : llvm::StringRef();
+  }
+};
+
 } // namespace mlir::zc
 
 #endif // ZCC_DIALECTS_ZC_ZCDIALECT_H

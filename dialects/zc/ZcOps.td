@@ -19,5 +19,6 @@ include "dialects/zc/ZcComputeOps.td"
 include "dialects/zc/ZcGradOps.td"
 include "dialects/zc/ZcCollectiveOps.td"
 include "dialects/zc/ZcTrainOps.td"
+include "dialects/zc/ZcOffloadOps.td"
 
 #endif // ZC_OPS_TD

@@ -5,6 +5,7 @@
 // a buffer of the wrong size.
 
 #include "dialects/zc/ZcDialect.h"
+#include "dialects/zc/ZcVerifyUtils.h"
 
 using namespace mlir;
 using namespace mlir::zc;
@@ -148,7 +149,9 @@ LogicalResult AdamWOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       failed(verifyStateOf(*this, getExpAvgSqAttr(), getParamAttr(), symbolTable)) ||
       failed(verifyMaster(*this, getParamAttr(), getMasterAttr(), symbolTable)))
     return failure();
-  return success();
+  return detail::verifyUpdateOffload(*this, {getExpAvgAttr(), getExpAvgSqAttr(), getMasterAttr()},
+                             cast<RankedTensorType>(getGrad().getType()), getChunkAttr(), getSwapSlotAttr(),
+                             symbolTable);
 }
 
 LogicalResult SgdOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
@@ -157,7 +160,9 @@ LogicalResult SgdOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       failed(verifyStateOf(*this, getMomentumBufferAttr(), getParamAttr(), symbolTable)) ||
       failed(verifyMaster(*this, getParamAttr(), getMasterAttr(), symbolTable)))
     return failure();
-  return success();
+  return detail::verifyUpdateOffload(*this, {getMomentumBufferAttr(), getMasterAttr()},
+                             cast<RankedTensorType>(getGrad().getType()), getChunkAttr(), getSwapSlotAttr(),
+                             symbolTable);
 }
 
 namespace {

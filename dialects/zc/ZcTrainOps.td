@@ -115,6 +115,13 @@ def ZC_AdamWOp : ZC_Op<"adamw", [DeclareOpInterfaceMethods<SymbolUserOpInterface
     precision: the update runs on the master, then rounds it into the
     parameter); an fp32 parameter is its own master.
 
+    Offload (zcc-offload): `chunk = [first, count]` updates only those elements
+    (of the parameter or shard, its gradient and states); `swap_slot` reads and
+    writes the states in that swap slot instead of their tier, where the chunk's
+    states lie in the op's order (exp_avg, exp_avg_sq, master), each
+    `align(count x 4, 4096)` bytes after the one before. A state on the NVMe
+    tier is only ever updated through a slot.
+
     Example:
 
     ```mlir
@@ -128,7 +135,8 @@ def ZC_AdamWOp : ZC_Op<"adamw", [DeclareOpInterfaceMethods<SymbolUserOpInterface
                        FlatSymbolRefAttr:$exp_avg, FlatSymbolRefAttr:$exp_avg_sq,
                        OptionalAttr<FlatSymbolRefAttr>:$master,
                        F64:$lr, I64:$step, F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
-                       F64Attr:$weight_decay);
+                       F64Attr:$weight_decay, OptionalAttr<DenseI64ArrayAttr>:$chunk,
+                       OptionalAttr<I64Attr>:$swap_slot);
   let assemblyFormat = [{
     $param `,` $grad `state` `(` $exp_avg `,` $exp_avg_sq `)` (`master` `(` $master^ `)`)?
     `lr` $lr `step` $step attr-dict `:` type($grad)
@@ -140,7 +148,8 @@ def ZC_SgdOp : ZC_Op<"sgd", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> 
   let description = [{
     `g += weight_decay * p; buf = momentum * buf + g` (
     buf starts at zero); `p -= lr * buf`, as `torch.optim.SGD` without dampening or Nesterov.
-    A bf16 parameter is updated through its fp32 `master` state, as in `zc.adamw`.
+    A bf16 parameter is updated through its fp32 `master` state, as in `zc.adamw`;
+    `chunk` and `swap_slot` as there (the slot holds momentum, then master).
 
     Example:
 
@@ -150,7 +159,8 @@ def ZC_SgdOp : ZC_Op<"sgd", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> 
   }];
   let arguments = (ins FlatSymbolRefAttr:$param, ZC_FloatTensor:$grad,
                        FlatSymbolRefAttr:$momentum_buffer, OptionalAttr<FlatSymbolRefAttr>:$master,
-                       F64:$lr, F64Attr:$momentum, F64Attr:$weight_decay);
+                       F64:$lr, F64Attr:$momentum, F64Attr:$weight_decay,
+                       OptionalAttr<DenseI64ArrayAttr>:$chunk, OptionalAttr<I64Attr>:$swap_slot);
   let assemblyFormat = [{
     $param `,` $grad `state` `(` $momentum_buffer `)` (`master` `(` $master^ `)`)? `lr` $lr
     attr-dict `:` type($grad)

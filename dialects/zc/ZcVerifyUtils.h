@@ -44,6 +44,12 @@ LogicalResult verifyShardedPair(Operation *op, RankedTensorType shard,
 LogicalResult verifyLayerNormOperands(Operation *op, RankedTensorType input,
                                       RankedTensorType gamma, double epsilon);
 
+/// An update op's offload attributes (zc.adamw, zc.sgd): `chunk` = [first, count] inside the
+/// gradient's elements; a state on the NVMe tier only through `swap_slot` (which needs a
+/// chunk), the chunk's states fitting the slot.
+LogicalResult verifyUpdateOffload(Operation *op, ArrayRef<FlatSymbolRefAttr> states, RankedTensorType grad,
+                                  DenseI64ArrayAttr chunk, IntegerAttr slot, SymbolTableCollection &symbolTable);
+
 } // namespace mlir::zc::detail
 
 #endif // ZCC_DIALECTS_ZC_ZCVERIFYUTILS_H

@@ -123,6 +123,38 @@ struct DriverOptions {
       cl::desc("Most logits the fused LM head + cross-entropy holds at once, e.g. 128M (K, M, G: binary; "
                "default 128M)"),
       cl::init(""), cl::cat(category)};
+  // Offload: DeepSpeed's zero_optimization.offload_optimizer / offload_param / nvme_path and
+  // activation_checkpointing.cpu_checkpointing, planned at compile time.
+  cl::opt<std::string> offloadOptimizer{
+      "offload-optimizer",
+      cl::desc("Optimizer state (moments, fp32 master weights) on: none, cpu (host memory; the optimizer runs "
+               "there) or nvme (the NVMe store, swapped through the arena on a planned schedule). DeepSpeed: "
+               "zero_optimization.offload_optimizer.device"),
+      cl::init("none"), cl::cat(category)};
+  cl::opt<std::string> offloadParam{
+      "offload-param",
+      cl::desc("Parameters on: none, cpu or nvme (not built yet). DeepSpeed: zero_optimization.offload_param.device"),
+      cl::init("none"), cl::cat(category)};
+  cl::opt<std::string> offloadActivations{
+      "offload-activations",
+      cl::desc("Activation checkpoints on: none or cpu (not built yet). DeepSpeed: "
+               "activation_checkpointing.cpu_checkpointing"),
+      cl::init("none"), cl::cat(category)};
+  cl::opt<std::string> nvmePath{
+      "nvme-path",
+      cl::desc("Directory of the NVMe store train.bin uses unless given its own --nvme-path. DeepSpeed: "
+               "offload_optimizer.nvme_path"),
+      cl::value_desc("DIR"), cl::init(""), cl::cat(category)};
+  cl::opt<int64_t> offloadBufferCount{
+      "offload-buffer-count",
+      cl::desc("NVMe swap slots in the arena: the update reads count - 1 chunks ahead (default 4). DeepSpeed: "
+               "offload_optimizer.buffer_count"),
+      cl::init(4), cl::cat(category)};
+  cl::opt<std::string> offloadBufferSize{
+      "offload-buffer-size",
+      cl::desc("Bytes of one NVMe swap slot, e.g. 8M (default 8M; a chunk of the update holds its states). "
+               "DeepSpeed: aio.block_size x queue_depth"),
+      cl::init(""), cl::cat(category)};
   cl::opt<std::string> memorySvg{"memory-svg",
                                  cl::desc("Draw each rank's memory over the step (live bytes by kind) to FILE"),
                                  cl::value_desc("FILE"), cl::init(""), cl::cat(category)};
@@ -310,6 +342,20 @@ int zcc::runZccMain(int argc, char **argv) {
     }
     pipeline.headChunkBytes = *bytes;
   }
+  pipeline.offloadOptimizer = options.offloadOptimizer;
+  pipeline.offloadParam = options.offloadParam;
+  pipeline.offloadActivations = options.offloadActivations;
+  pipeline.nvmePath = options.nvmePath;
+  pipeline.offloadBufferCount = options.offloadBufferCount;
+  if (!options.offloadBufferSize.empty()) {
+    std::optional<int64_t> bytes = parseByteSize(options.offloadBufferSize);
+    if (!bytes || *bytes <= 0) {
+      llvm::errs() << "zcc: error: --offload-buffer-size expects a size like 8M or 512K, got '"
+                   << options.offloadBufferSize << "'\n";
+      return 1;
+    }
+    pipeline.offloadBufferBytes = *bytes;
+  }
   pipeline.prefetch = options.prefetch;
   pipeline.maxLiveMb = options.maxLiveMb;
   if (options.report.getNumOccurrences()) {
@@ -322,6 +368,9 @@ int zcc::runZccMain(int argc, char **argv) {
   std::string problem = zc::checkPipelineOptions(pipeline);
   if (problem.empty() && options.target != "cpu" && options.target != "cuda")
     problem = "--target must be cpu or cuda, got " + options.target;
+  if (problem.empty() && options.target == "cuda" && options.offloadOptimizer != "none")
+    problem = "--offload-optimizer with --target cuda: the CPU optimizer beside the GPU and the NVMe swap into "
+              "device memory are not built yet (the CPU backend runs both)";
 #ifndef ZCC_HAVE_CUDA_BACKEND
   if (problem.empty() && options.target == "cuda")
     problem = "this zcc was built without the CUDA backend (no CUDA toolkit, NCCL or MPI at build time)";

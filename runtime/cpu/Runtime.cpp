@@ -21,6 +21,7 @@
 #include "core/CommStream.h"
 #include "core/Communicator.h"
 #include "core/Error.h"
+#include "core/Tiers.h"
 #include "core/Trace.h"
 #include "cpu/Elementwise.h"
 #include "cpu/IsaKernels.h"
@@ -258,6 +259,7 @@ void zrt_finalize() {
       axis->finalize();
   if (s.pipelineEnds)
     s.pipelineEnds->finalize();
+  tiers().release(); // every swap done, the store's file closed (and so removed)
   s.comm->finalize();
   delete state;
   state = nullptr;
@@ -325,7 +327,12 @@ void *zrt_arena_ptr(int64_t offset, int64_t bytes) {
 }
 
 void zrt_get_counters(void *out) {
-  std::memcpy(out, &current("zrt_get_counters").counters, sizeof(zrt_counters));
+  zrt_counters &c = current("zrt_get_counters").counters;
+  const NvmeStore &nvme = tiers().nvme;
+  c.swap_read_bytes = nvme.bytesRead;
+  c.swap_write_bytes = nvme.bytesWritten;
+  c.swap_wait_seconds = nvme.waitSeconds;
+  std::memcpy(out, &c, sizeof(zrt_counters));
 }
 
 void zrt_describe_backend(void *text, int64_t capacity) {
@@ -333,7 +340,8 @@ void zrt_describe_backend(void *text, int64_t capacity) {
   const std::string line = std::string("cpu: kernels ") + zrt::cpu::isaKernels().isa +
                            (std::getenv("ZRT_ISA") ? " (ZRT_ISA)" : "") + ", " +
                            zrt::cpu::describeBf16Matmul("zrt_describe_backend") + ", " +
-                           std::to_string(omp_get_max_threads()) + " OpenMP thread(s) per rank";
+                           std::to_string(omp_get_max_threads()) + " OpenMP thread(s) per rank" +
+                           (tiers().nvme.isOpen() ? ", " + tiers().nvme.describe() : std::string());
   if (capacity > 0)
     std::snprintf(static_cast<char *>(text), static_cast<size_t>(capacity), "%s", line.c_str());
 }

@@ -12,6 +12,7 @@
 
 #include "core/Communicator.h"
 #include "core/Error.h"
+#include "core/Tiers.h"
 #include "core/Trace.h"
 #include "cpu/Bucket.h"
 #include "cuda/CudaCheck.h"
@@ -99,6 +100,7 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
 void zrt_finalize() {
   CudaRuntime &r = current("zrt_finalize");
   ZRT_CUDA_CHECK(cudaDeviceSynchronize());
+  tiers().release();
   resolveTrace();
   trace::write(r.rank);
   for (auto &entry : r.inFlight)

@@ -1,4 +1,5 @@
 #include "main/Checkpoint.h"
+#include "main/TierIo.h"
 
 #include <algorithm>
 #include <array>
@@ -25,21 +26,26 @@ namespace {
 struct Region {
   std::string what; // "param" | the state's role
   std::string name;
+  int32_t tier; // zrt_tier: where the bytes are (offloaded optimizer state: host or NVMe)
   int64_t offset, bytes;
 };
 
 std::vector<Region> savedRegions(const ModelInfo &m) {
   std::vector<Region> regions;
   for (const ParamInfo &p : m.params)
-    regions.push_back({"param", p.name, p.offset, p.paramStorageBytes});
+    regions.push_back({"param", p.name, ZRT_TIER_DEVICE, p.offset, p.paramStorageBytes});
   for (const StateInfo &s : m.states)
-    regions.push_back({s.role, s.name, s.offset, s.bytes});
+    regions.push_back({s.role, s.name, s.tier, s.offset, s.bytes});
   return regions;
 }
 
+/// Saves and loads stream through a buffer of this size: a rank's state is never copied
+/// whole into memory (an NVMe-offloaded optimizer state is larger than memory by design).
+constexpr int64_t kStreamBytes = 8 << 20;
+
 /// CRC-32 (the polynomial of zlib and gzip), so zcc-ckpt verifies a file with Python's
 /// zlib.crc32 at memory speed. Slicing by 8: eight table lookups per 8 bytes.
-uint32_t crc32(const char *data, size_t n) {
+uint32_t crc32(const char *data, size_t n, uint32_t previous = 0) {
   static const auto tables = [] {
     std::array<std::array<uint32_t, 256>, 8> t{};
     for (uint32_t i = 0; i < 256; ++i) {
@@ -54,7 +60,7 @@ uint32_t crc32(const char *data, size_t n) {
     return t;
   }();
   const auto *p = reinterpret_cast<const unsigned char *>(data);
-  uint32_t c = 0xFFFFFFFFu;
+  uint32_t c = previous ^ 0xFFFFFFFFu; // continues the CRC of the bytes before
   for (; n >= 8; n -= 8, p += 8) {
     uint32_t lo = c ^ (uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24);
     c = tables[7][lo & 0xFF] ^ tables[6][(lo >> 8) & 0xFF] ^ tables[5][(lo >> 16) & 0xFF] ^ tables[4][lo >> 24] ^
@@ -66,8 +72,7 @@ uint32_t crc32(const char *data, size_t n) {
 }
 
 /// Checkpoints written before CRC-32 carry FNV-1a-64; they still resume.
-uint64_t fnv1a(const char *data, size_t n) {
-  uint64_t h = 1469598103934665603ull;
+uint64_t fnv1a(const char *data, size_t n, uint64_t h = 1469598103934665603ull) {
   for (size_t i = 0; i < n; ++i)
     h = (h ^ static_cast<unsigned char>(data[i])) * 1099511628211ull;
   return h;
@@ -215,17 +220,33 @@ void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const s
   const int rank = zrt_rank(), ranks = zrt_world_size();
   const std::string at = stepDir(dir, step);
   makeDirs(at);
-  std::string bytes;
-  for (const Region &r : savedRegions(m)) {
-    size_t at = bytes.size();
-    bytes.resize(at + r.bytes);
-    zrt_arena_read(r.offset, bytes.data() + at, r.bytes);
-  }
-  writeAtomically(at + "/rank-" + std::to_string(rank) + ".bin", bytes);
+  // This rank's regions, streamed (whatever tier holds them) into a temporary file, then
+  // fsync and rename: the file appears whole or not at all.
+  const std::string file = at + "/rank-" + std::to_string(rank) + ".bin", tmp = file + ".tmp";
+  FILE *f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    fatal("checkpoint", "cannot write %s: %s", tmp.c_str(), std::strerror(errno));
+  std::vector<char> buffer(kStreamBytes);
+  uint32_t crc = 0;
+  uint64_t total = 0;
+  for (const Region &r : savedRegions(m))
+    for (int64_t done = 0; done < r.bytes;) {
+      const int64_t n = std::min(kStreamBytes, r.bytes - done);
+      readModelState(r.tier, r.offset + done, buffer.data(), n);
+      if (std::fwrite(buffer.data(), 1, static_cast<size_t>(n), f) != static_cast<size_t>(n))
+        fatal("checkpoint", "cannot write %s: %s", tmp.c_str(), std::strerror(errno));
+      crc = crc32(buffer.data(), static_cast<size_t>(n), crc);
+      total += static_cast<uint64_t>(n);
+      done += n;
+    }
+  if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0 || std::fclose(f) != 0)
+    fatal("checkpoint", "cannot write %s: %s", tmp.c_str(), std::strerror(errno));
+  if (std::rename(tmp.c_str(), file.c_str()) != 0)
+    fatal("checkpoint", "cannot rename %s: %s", tmp.c_str(), std::strerror(errno));
 
   // Every rank's file is on disk before rank 0 writes the manifest that makes the
   // checkpoint count: gather the sizes and checksums (a collective, so also a barrier).
-  uint64_t mine[2] = {bytes.size(), crc32(bytes.data(), bytes.size())};
+  uint64_t mine[2] = {total, crc};
   std::vector<uint64_t> all(2 * ranks);
   zrt_host_all_gather(ZRT_AXIS_WORLD, mine, all.data(), 4); // 16 bytes as four f32 words
   maybeInjectFault("kill-before-manifest", step);
@@ -314,23 +335,45 @@ int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, co
   }
   const nlohmann::json &file = manifest["ranks"][rank];
   const std::string path = at + "/" + file.at("file").get<std::string>();
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof())
-    refuse("cannot read " + path);
-  if (static_cast<int64_t>(bytes.size()) != file.at("bytes").get<int64_t>())
-    refuse(path + " has " + std::to_string(bytes.size()) + " bytes, the manifest says " +
+  // Two streamed passes: the checksum first, so a corrupt file changes nothing; then the
+  // regions, into whatever tier holds each.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    refuse("cannot read " + path + ": " + std::strerror(errno));
+  if (static_cast<int64_t>(st.st_size) != file.at("bytes").get<int64_t>())
+    refuse(path + " has " + std::to_string(st.st_size) + " bytes, the manifest says " +
            std::to_string(file.at("bytes").get<int64_t>()) + " (truncated?)");
-  const bool matches = file.contains("crc32")
-                           ? hex(crc32(bytes.data(), bytes.size()), 8) == file.at("crc32").get<std::string>()
-                           : hex(fnv1a(bytes.data(), bytes.size()), 16) == file.at("fnv1a64").get<std::string>();
-  if (!matches)
-    refuse(path + ": checksum mismatch (the file is corrupt)");
-  size_t from = 0;
-  for (const Region &r : savedRegions(m)) {
-    zrt_arena_write(r.offset, bytes.data() + from, r.bytes);
-    from += r.bytes;
+  std::vector<char> buffer(kStreamBytes);
+  auto readChunk = [&](std::ifstream &in, int64_t n) {
+    if (!in.read(buffer.data(), n))
+      refuse("cannot read " + path);
+  };
+  {
+    std::ifstream in(path, std::ios::binary);
+    uint32_t crc = 0;
+    uint64_t fnv = 1469598103934665603ull;
+    for (int64_t done = 0, size = st.st_size; done < size;) {
+      const int64_t n = std::min(kStreamBytes, size - done);
+      readChunk(in, n);
+      if (file.contains("crc32"))
+        crc = crc32(buffer.data(), static_cast<size_t>(n), crc);
+      else
+        fnv = fnv1a(buffer.data(), static_cast<size_t>(n), fnv);
+      done += n;
+    }
+    const bool matches = file.contains("crc32") ? hex(crc, 8) == file.at("crc32").get<std::string>()
+                                                : hex(fnv, 16) == file.at("fnv1a64").get<std::string>();
+    if (!matches)
+      refuse(path + ": checksum mismatch (the file is corrupt)");
   }
+  std::ifstream in(path, std::ios::binary);
+  for (const Region &r : savedRegions(m))
+    for (int64_t done = 0; done < r.bytes;) {
+      const int64_t n = std::min(kStreamBytes, r.bytes - done);
+      readChunk(in, n);
+      writeModelState(r.tier, r.offset + done, buffer.data(), n);
+      done += n;
+    }
   // Every rank verified its file before any of them trains on the checkpoint.
   float ok = 1, all = 0;
   zrt_host_all_reduce(ZRT_AXIS_WORLD, &ok, &all, 1, 0);

@@ -25,6 +25,11 @@ ModelInfo parseModelInfo(const char *text) {
       info.stage = j.at("pipeline").value("stage", int64_t(0));
       info.predictedBubble = j.at("pipeline").value("predicted_bubble", 0.0);
     }
+    if (j.contains("tiers")) {
+      info.hostTierBytes = j.at("tiers").value("host_bytes", int64_t(0));
+      info.nvmeTierBytes = j.at("tiers").value("nvme_bytes", int64_t(0));
+      info.nvmePath = j.at("tiers").value("nvme_path", std::string());
+    }
     if (info.tp < 1 || info.pp < 1 || info.worldSize % (info.tp * info.pp) != 0)
       fatal("zcc_model_json", "mesh tp %lld x pp %lld does not divide world size %lld", static_cast<long long>(info.tp),
             static_cast<long long>(info.pp), static_cast<long long>(info.worldSize));
@@ -43,6 +48,7 @@ ModelInfo parseModelInfo(const char *text) {
         fatal("zcc_model_json", "parameter %s: dtype %s (f32 or bf16 expected)", param.name.c_str(),
               param.dtype.c_str());
       param.masterOffset = p.value("master_offset", int64_t(-1));
+      param.masterTier = p.value("master_tier", int32_t(0));
       if (param.dtype != "f32" && !param.hasMaster())
         fatal("zcc_model_json", "parameter %s is %s but has no f32 master", param.name.c_str(),
               param.dtype.c_str());
@@ -86,7 +92,12 @@ ModelInfo parseModelInfo(const char *text) {
       s.role = state.value("role", std::string("moment"));
       s.offset = state.at("offset").get<int64_t>();
       s.bytes = state.at("bytes").get<int64_t>();
+      s.tier = state.value("tier", int32_t(0));
+      if (s.tier < 0 || s.tier > 2)
+        fatal("zcc_model_json", "state %s: tier %d (0 arena, 1 host, 2 nvme)", s.name.c_str(), s.tier);
       info.optimizerBytes += s.bytes;
+      if (s.tier != 0)
+        info.offloadedBytes += s.bytes;
       info.states.push_back(s);
     }
     for (const nlohmann::json &in : j.at("inputs")) {

@@ -28,6 +28,7 @@ struct ParamInfo {
   /// Mixed precision: the arena offset of the fp32 master copy (an optimizer
   /// state, sharded like the other states); -1 when the parameter is fp32 itself.
   int64_t masterOffset = -1;
+  int32_t masterTier = 0; // zrt_tier of the master copy (offload: host or NVMe; offset in it)
   Initializer init;
   // ZeRO layout: `shards` ranks each own `shardElements` of the flattened tensor;
   // a sharded parameter stores only this rank's shard (zero-padded past the end).
@@ -89,6 +90,7 @@ private:
 struct StateInfo {
   std::string name, param, role; // role: moment | master
   int64_t offset = 0, bytes = 0;
+  int32_t tier = 0; // zrt_tier: 0 the arena, 1 host memory, 2 the NVMe store (offset: in it)
 };
 
 struct InputInfo {
@@ -108,8 +110,11 @@ struct ModelInfo {
   int64_t stage = 0;
   double predictedBubble = 0;
   int64_t dataParallel() const { return worldSize / (tp * pp); }
-  /// Model-state bytes per rank in the arena's persistent region, by kind.
+  /// Model-state bytes per rank, by kind (the optimizer's wherever its tier is).
   int64_t paramBytes = 0, gradBytes = 0, optimizerBytes = 0;
+  /// Offload: the host and NVMe tiers' bytes, and the compiled default NVMe directory.
+  int64_t hostTierBytes = 0, nvmeTierBytes = 0, offloadedBytes = 0;
+  std::string nvmePath;
   double defaultLr = 1e-3;
   std::vector<ParamInfo> params;
   std::vector<StateInfo> states;

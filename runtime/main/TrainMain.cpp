@@ -46,7 +46,7 @@ namespace {
 
 struct Flags {
   std::string data, logJson, initWeights, init, exportWeights, trace, ckptDir, schedule = "constant",
-      nonfinite = "stop";
+      nonfinite = "stop", nvmePath;
   bool synthetic = false, resume = false, describe = false, overrideSchedule = false, cudaGraphs = true;
   int64_t steps = 100, warmup = 0, logEvery = 10, ckptEvery = 0, ckptKeep = 2;
   double commTimeout = 600;
@@ -68,6 +68,8 @@ const char *kUsage =
     "  --init-weights FILE    initial parameters: raw f32, parameters in model order\n"
     "  --init FILE.safetensors  initial parameters by name (zcc-ckpt consolidate writes them)\n"
     "  --export-weights FILE  final parameters in the same format\n"
+    "  --nvme-path DIR        where the NVMe store goes (zcc --offload-optimizer nvme; default: zcc's\n"
+    "                         --nvme-path); one file per rank, removed when the run ends\n"
     "  --ckpt-dir DIR         sharded checkpoints go here (DIR/step-NNNNNNNN/)\n"
     "  --ckpt-every N         save one every N steps (and after the last step)\n"
     "  --ckpt-keep K          keep the newest K checkpoints (default 2)\n"
@@ -135,6 +137,7 @@ Flags parseFlags(int argc, char **argv) {
     else if (a == "--trace") f.trace = value();
     else if (a == "--init") f.init = value();
     else if (a == "--ckpt-dir") f.ckptDir = value();
+    else if (a == "--nvme-path") f.nvmePath = value();
     else if (a == "--ckpt-every") f.ckptEvery = integer();
     else if (a == "--ckpt-keep") f.ckptKeep = std::max<int64_t>(1, integer());
     else if (a == "--resume") f.resume = true;
@@ -311,6 +314,15 @@ int main(int argc, char **argv) {
   const int dataRank = zrt_mesh_rank(ZRT_AXIS_DATA), dataRanks = zrt_mesh_size(ZRT_AXIS_DATA);
   zrt_set_comm_timeout(flags.commTimeout);
 
+  // Offloaded optimizer state (zcc --offload-optimizer): its tiers, zeroed, before anything is
+  // written there; a missing, unwritable or full --nvme-path stops here, before training.
+  if (model.hostTierBytes > 0)
+    zrt_tier_open(ZRT_TIER_HOST, nullptr, model.hostTierBytes);
+  if (model.nvmeTierBytes > 0) {
+    const std::string &dir = flags.nvmePath.empty() ? model.nvmePath : flags.nvmePath;
+    zrt_tier_open(ZRT_TIER_NVME, dir.c_str(), model.nvmeTierBytes);
+  }
+
   // Parameters (and master copies) on every rank from the same seed; gradients and
   // optimizer moments start at zero.
   zrt_arena_fill(0, 0, model.persistentBytes);
@@ -379,9 +391,12 @@ int main(int argc, char **argv) {
     char backend[512];
     zrt_describe_backend(backend, sizeof backend);
     std::printf("zcc: backend %s\n", backend);
-    std::printf("zcc: model state per rank: params %lld B, grads %lld B, optimizer %lld B\n",
+    std::printf("zcc: model state per rank: params %lld B, grads %lld B, optimizer %lld B%s\n",
                 static_cast<long long>(model.paramBytes), static_cast<long long>(model.gradBytes),
-                static_cast<long long>(model.optimizerBytes));
+                static_cast<long long>(model.optimizerBytes),
+                model.offloadedBytes == 0 ? ""
+                : model.nvmeTierBytes > 0 ? " (on the NVMe store, swapped through the arena's slots)"
+                                          : " (in host memory)");
     if (!flags.logJson.empty() && !(log = std::fopen(flags.logJson.c_str(), "w")))
       fatal("train", "cannot open --log-json %s", flags.logJson.c_str());
   }
@@ -534,6 +549,7 @@ int main(int argc, char **argv) {
                      "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f, "
                      "\"param_bytes\": %lld, \"grad_bytes\": %lld, \"optimizer_bytes\": %lld, "
                      "\"planned_arena_bytes\": %lld, \"measured_arena_bytes\": %lld, \"peak_rss_bytes\": %lld, "
+                     "\"swap_read_bytes\": %lld, \"swap_write_bytes\": %lld, \"swap_wait_s\": %.6f, "
                      "\"unix_time\": %.6f}\n",
                      static_cast<long long>(step + 1), mean, lr, seconds * 1e3, unit, perSecond,
                      static_cast<long long>(now.arena_bytes),
@@ -542,6 +558,9 @@ int main(int argc, char **argv) {
                      static_cast<long long>(model.gradBytes), static_cast<long long>(model.optimizerBytes),
                      static_cast<long long>(model.arenaBytes),
                      static_cast<long long>(measuredHighWater(model)), static_cast<long long>(peakRssBytes()),
+                     static_cast<long long>(now.swap_read_bytes - before.swap_read_bytes),
+                     static_cast<long long>(now.swap_write_bytes - before.swap_write_bytes),
+                     now.swap_wait_seconds - before.swap_wait_seconds,
                      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
     }
     before = now;

@@ -1,4 +1,5 @@
 #include "main/Weights.h"
+#include "main/TierIo.h"
 
 #include <cstdio>
 #include <cstring>
@@ -38,7 +39,7 @@ template <class WholeAt> void store(const ParamInfo &p, WholeAt wholeAt) {
   std::vector<float> master(m.count);
   for (int64_t j = 0; j < m.count; ++j)
     master[j] = valueAt(m.first + j);
-  zrt_arena_write(p.masterOffset, master.data(), m.count * 4);
+  writeModelState(p.masterTier, p.masterOffset, master.data(), m.count * 4);
 }
 
 } // namespace
@@ -128,14 +129,15 @@ namespace {
 /// all-gathered over the data-parallel ranks where ZeRO shards it.
 std::vector<float> readPart(const ParamInfo &p) {
   const int64_t offset = p.hasMaster() ? p.masterOffset : p.offset;
+  const int32_t tier = p.hasMaster() ? p.masterTier : 0;
   bool sharded = p.hasMaster() ? p.shards > 1 : p.shardedParam;
   if (!sharded) {
     std::vector<float> values(p.elements());
-    zrt_arena_read(offset, values.data(), p.elements() * 4);
+    readModelState(tier, offset, values.data(), p.elements() * 4);
     return values;
   }
   std::vector<float> shard(p.shardElements), gathered(p.shards * p.shardElements);
-  zrt_arena_read(offset, shard.data(), p.shardElements * 4);
+  readModelState(tier, offset, shard.data(), p.shardElements * 4);
   zrt_host_all_gather(ZRT_AXIS_DATA, shard.data(), gathered.data(), p.shardElements);
   gathered.resize(p.elements());
   return gathered;

@@ -25,6 +25,10 @@ typedef enum zrt_axis {
   ZRT_AXIS_PIPELINE_ENDS = 4
 } zrt_axis;
 
+/// Where model state lives (zrt_tier_open): the arena on the backend's device, host memory, or
+/// the NVMe store (ZeRO-Offload and ZeRO-Infinity's tiers).
+typedef enum zrt_tier { ZRT_TIER_DEVICE = 0, ZRT_TIER_HOST = 1, ZRT_TIER_NVME = 2 } zrt_tier;
+
 /// Per-rank counters for the executable's logs, indexed by collective kind:
 /// 0 all_gather, 1 reduce_scatter, 2 all_reduce, 3 broadcast, 4 pipeline sends. Bytes sent
 /// follow the ring algorithms: all_gather and reduce_scatter (N-1) x shard bytes,
@@ -35,6 +39,9 @@ typedef struct zrt_counters {
   double wait_seconds;       /* compute thread blocked in zrt_wait / blocking collectives */
   int64_t arena_bytes;       /* size of the arena */
   int64_t arena_high_water;  /* largest offset + bytes handed out by zrt_arena_ptr */
+  int64_t swap_read_bytes;   /* NVMe store: bytes read and written by the swap schedule */
+  int64_t swap_write_bytes;
+  double swap_wait_seconds;  /* compute thread blocked in zrt_swap_wait */
 } zrt_counters;
 
 #define ZRT_VOID void
