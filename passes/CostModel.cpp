@@ -55,6 +55,15 @@ FailureOr<CostModel> CostModel::load(llvm::StringRef path, std::string &error) {
   if (!read("all_gather", model.allGather) || !read("reduce_scatter", model.reduceScatter) ||
       !read("all_reduce", model.allReduce))
     return failure();
+  if (const llvm::json::Object *nvme = root->getObject("nvme")) {
+    std::optional<double> read = nvme->getNumber("read_bytes_per_s"), write = nvme->getNumber("write_bytes_per_s");
+    if (!read || !write || !(*read > 0) || !(*write > 0)) {
+      error = "cost model '" + path.str() + "': \"nvme\" needs {\"read_bytes_per_s\": > 0, \"write_bytes_per_s\": > 0}";
+      return failure();
+    }
+    model.nvmeReadBytesPerSecond = *read;
+    model.nvmeWriteBytesPerSecond = *write;
+  }
   if (const llvm::json::Object *compute = root->getObject("compute")) {
     std::optional<double> flops = compute->getNumber("flops_per_s");
     if (!flops || !(*flops > 0)) {

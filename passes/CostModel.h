@@ -35,6 +35,10 @@ struct CostModel {
   /// estimate how long compute hides a transfer.
   // zcc-calibrate measured 95 GFLOP/s for one rank's matmul; four ranks share two cores.
   double computeFlopsPerSecond = 47e9;
+  /// The NVMe store's sequential bandwidth (zcc-offload's swaps: 1 MiB requests, O_DIRECT,
+  /// io_uring at queue depth 16): fio on the reference machine's disk read 1.05 GB/s and wrote
+  /// 2.45 GB/s. A cost-model file may give {"nvme": {"read_bytes_per_s", "write_bytes_per_s"}}.
+  double nvmeReadBytesPerSecond = 1.05e9, nvmeWriteBytesPerSecond = 2.45e9;
   std::string source = "built-in defaults";
 
   /// The smallest bucket (bytes of the whole tensors in it, over `ranks`) whose

@@ -64,7 +64,7 @@ struct ZccOffloadPass : zc::impl::ZccOffloadBase<ZccOffloadPass> {
     if (optimizer == "none")
       return;
     if (optimizer != "host" && optimizer != "nvme") {
-      module.emitError("zcc-offload: optimizer must be none, host or nvme, got '") << optimizer << "'";
+      module.emitError("zcc-offload: optimizer must be none, host or nvme, got '") << std::string(optimizer) << "'";
       return signalPassFailure();
     }
     Builder b(module.getContext());
@@ -77,7 +77,7 @@ struct ZccOffloadPass : zc::impl::ZccOffloadBase<ZccOffloadPass> {
 
     if (slots < 2) {
       module.emitError("zcc-offload: NVMe swapping needs at least 2 slots (one updating, one reading ahead), got ")
-          << slots;
+          << static_cast<int64_t>(slots);
       return signalPassFailure();
     }
     func::FuncOp update = functionWithRole(module, "update");
@@ -101,7 +101,7 @@ struct ZccOffloadPass : zc::impl::ZccOffloadBase<ZccOffloadPass> {
           slotBytes / perElement / Offload::kSwapChunkElements * Offload::kSwapChunkElements;
       if (capacity < Offload::kSwapChunkElements) {
         op->emitOpError("zcc-offload: a swap slot of ")
-            << slotBytes << " bytes cannot hold " << Offload::kSwapChunkElements << " elements of its "
+            << static_cast<int64_t>(slotBytes) << " bytes cannot hold " << Offload::kSwapChunkElements << " elements of its "
             << states.size() << " states";
         return signalPassFailure();
       }
@@ -109,12 +109,16 @@ struct ZccOffloadPass : zc::impl::ZccOffloadBase<ZccOffloadPass> {
       for (int64_t first = 0; first < n; first += capacity)
         chunks.push_back({op, states, first, std::min(capacity, n - first), 0});
     }
-    for (size_t j = 0; j < chunks.size(); ++j)
+    // A slot is as large as the largest chunk needs (small models need less than slot-bytes).
+    int64_t used = Offload::kStoreAlignment;
+    for (size_t j = 0; j < chunks.size(); ++j) {
       chunks[j].slot = static_cast<int64_t>(j) % slots;
+      used = std::max<int64_t>(used, chunks[j].states.size() * Offload::swapStateBytes(chunks[j].count));
+    }
     module->setAttr(Offload::kModule,
                     b.getDictionaryAttr({b.getNamedAttr("tier", b.getStringAttr("nvme")),
                                          b.getNamedAttr("slots", b.getI64IntegerAttr(slots)),
-                                         b.getNamedAttr("slot_bytes", b.getI64IntegerAttr(slotBytes)),
+                                         b.getNamedAttr("slot_bytes", b.getI64IntegerAttr(used)),
                                          b.getNamedAttr("nvme_path", b.getStringAttr(nvmePath))}));
     if (chunks.empty())
       return;

@@ -365,6 +365,7 @@ def ZccOffload : Pass<"zcc-offload", "mlir::ModuleOp"> {
     (`zc.swap_out`) right after; a slot is refilled once the write of the chunk
     before it has had one chunk's update to finish. So reads run ahead, writes
     behind, and the update only waits where the device is slower than AdamW.
+    A slot is as large as the largest chunk needs, at most `slot-bytes`.
     The module records `zc.offload = {tier, slots, slot_bytes, nvme_path}`
     (`{tier}` alone for host).
   }];

@@ -190,6 +190,42 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
                             {"in_flight_input_bytes", inFlightInputBytes(module, microBatches)}};
 }
 
+/// The NVMe swap schedule of the update (zcc-offload): bytes each way per step, and its
+/// predicted time. The disk serves one request queue, reads and writes alike; reads run
+/// `slots - 1` chunks ahead of the update, so what the update waits for is the first chunk's
+/// read and whatever transfer time its compute does not cover.
+struct SwapPlan {
+  int64_t readBytes = 0, writeBytes = 0, chunks = 0, slots = 0, slotBytes = 0;
+  double transferSeconds = 0, exposedSeconds = 0;
+};
+SwapPlan swapPlan(func::FuncOp update, const CostModel &costs, const MemoryPlan &arena) {
+  SwapPlan p;
+  p.slots = arena.swapSlots;
+  p.slotBytes = arena.swapSlotBytes;
+  if (!update)
+    return p;
+  double compute = 0, firstRead = -1;
+  update.walk([&](Operation *op) {
+    auto bytes = [&] { return Offload::swapStateBytes(op->getAttrOfType<IntegerAttr>("count").getInt()); };
+    if (isa<SwapInOp>(op)) {
+      p.readBytes += bytes();
+      if (firstRead < 0)
+        firstRead = bytes() / costs.nvmeReadBytesPerSecond;
+    } else if (isa<SwapOutOp>(op)) {
+      p.writeBytes += bytes();
+    } else if (op->hasAttr("swap_slot")) {
+      p.chunks += 1;
+      auto chunk = op->getAttrOfType<DenseI64ArrayAttr>("chunk");
+      compute += estimatedFlops(op) * chunk[1] / std::max<int64_t>(1, tensorOf(op->getOperand(0)).getNumElements()) /
+                 costs.computeFlopsPerSecond;
+    }
+  });
+  p.transferSeconds = p.readBytes / costs.nvmeReadBytesPerSecond + p.writeBytes / costs.nvmeWriteBytesPerSecond;
+  if (p.chunks)
+    p.exposedSeconds = std::max(0.0, firstRead) + std::max(0.0, p.transferSeconds - compute);
+  return p;
+}
+
 struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
   using Base::Base;
 
@@ -286,6 +322,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
     double computeSeconds = 0, commSeconds = 0, exposedSeconds = 0;
     simulate(step, costs, microBatches, computeSeconds, commSeconds, exposedSeconds);
     simulate(update, costs, 1, computeSeconds, commSeconds, exposedSeconds);
+    const SwapPlan swaps = swapPlan(update, costs, *arena);
 
     auto file = openOutputFile(output, &error);
     if (!file) {
@@ -322,6 +359,19 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
                            func::FuncOp(peak->function).getSymName())
                               .str();
       report["activation_peak_bytes"] = activationPeak;
+      // Every tier's bytes (zcc-offload): the arena is the device's; optimizer state may sit in
+      // host memory or the NVMe store, swapped through the arena's slots.
+      report["tiers"] = llvm::json::Object{{"device_bytes", arena->totalBytes()},
+                                           {"host_bytes", arena->hostTierBytes},
+                                           {"nvme_bytes", arena->nvmeTierBytes},
+                                           {"offloaded_optimizer_bytes", arena->offloadedStateBytes}};
+      report["nvme_swap"] = llvm::json::Object{{"read_bytes", swaps.readBytes},
+                                               {"write_bytes", swaps.writeBytes},
+                                               {"chunks", swaps.chunks},
+                                               {"slots", swaps.slots},
+                                               {"slot_bytes", swaps.slotBytes},
+                                               {"predicted_transfer_s", swaps.transferSeconds},
+                                               {"predicted_exposed_s", swaps.exposedSeconds}};
       report["recompute"] = llvm::json::Object{
           {"policy", recomputePolicy}, {"values", recomputeValues}, {"flops_per_step", recomputeFlops}};
       report["predicted"] = llvm::json::Object{{"compute_s", computeSeconds},
@@ -359,6 +409,16 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
          << ")\n";
       for (auto &[kind, bytes] : breakdown)
         os << "    " << llvm::left_justify(bufferKindName(kind), 24) << bytes << "\n";
+      if (arena->hostTierBytes || arena->nvmeTierBytes) {
+        os << "  tiers                      device " << arena->totalBytes() << ", host " << arena->hostTierBytes
+           << ", nvme " << arena->nvmeTierBytes << " (optimizer state off the arena: " << arena->offloadedStateBytes
+           << ")\n";
+        if (swaps.chunks)
+          os << "  nvme swaps per step        read " << swaps.readBytes << ", written " << swaps.writeBytes << "; "
+             << swaps.chunks << " chunks through " << swaps.slots << " slots of " << swaps.slotBytes
+             << llvm::formatv(" B; predicted transfer {0:F2} ms, exposed {1:F2} ms\n", swaps.transferSeconds * 1e3,
+                              swaps.exposedSeconds * 1e3);
+      }
       os << "  activation_peak_bytes      " << activationPeak << "\n"
          << "  recompute                  " << recomputePolicy << ": " << recomputeValues << " values, "
          << recomputeFlops << " FLOPs per step\n";

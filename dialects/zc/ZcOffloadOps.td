@@ -25,7 +25,7 @@ def ZC_SwapInOp : ZC_SwapOp<"swap_in"> {
     a multiple of 1024 and `at` of 4096 (O_DIRECT's alignment); the transfer is
     the chunk rounded up to 4096 bytes (the store pads every tensor).
 
-    Example: `zc.swap_in @w.exp_avg [0, 65536] slot 1 at 262144`
+    Example: `zc.swap_in @w.exp_avg[0, 65536] slot 1 at 262144`
   }];
 }
 
@@ -36,7 +36,7 @@ def ZC_SwapOutOp : ZC_SwapOp<"swap_out"> {
     `[first, first + count)` of `@state`. A `zc.swap_wait` of the slot is needed
     before the slot is filled again.
 
-    Example: `zc.swap_out @w.exp_avg [0, 65536] slot 1 at 262144`
+    Example: `zc.swap_out @w.exp_avg[0, 65536] slot 1 at 262144`
   }];
 }
 

@@ -1017,3 +1017,108 @@ func.func @f(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %labels: tensor<2x4xi3
   %l, %dx, %dw, %ws = zc.matmul_cross_entropy %x, %w, %labels, %seed transpose_weight chunk_rows 4 : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32> -> tensor<64xi8>
   return
 }
+
+// -----
+
+module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
+  zc.param @w : tensor<64x32xf32> = #zc.zeros
+  zc.state @w.exp_avg : tensor<64x32xf32> of @w
+  func.func @f() {
+    // expected-error @+1 {{'zc.swap_in' op state @w.exp_avg is not on the NVMe tier (zc.tier = "nvme")}}
+    zc.swap_in @w.exp_avg[0, 1024] slot 0 at 0
+    return
+  }
+}
+
+// -----
+
+module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
+  zc.param @w : tensor<64x32xf32> = #zc.zeros
+  zc.state @w.exp_avg : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  func.func @f() {
+    // expected-error @+1 {{'zc.swap_out' op first (512) must be a multiple of 1024 and at (0) of 4096 (O_DIRECT)}}
+    zc.swap_out @w.exp_avg[512, 1024] slot 0 at 0
+    return
+  }
+}
+
+// -----
+
+module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
+  zc.param @w : tensor<64x32xf32> = #zc.zeros
+  zc.state @w.exp_avg : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  func.func @f() {
+    // expected-error @+1 {{'zc.swap_in' op elements [1024, 3072) are outside @w.exp_avg's 2048}}
+    zc.swap_in @w.exp_avg[1024, 2048] slot 0 at 0
+    return
+  }
+}
+
+// -----
+
+module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
+  zc.param @w : tensor<64x32xf32> = #zc.zeros
+  zc.state @w.exp_avg : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  func.func @f() {
+    // expected-error @+1 {{'zc.swap_in' op ends at byte 12288 of its slot, past the slot's 8192}}
+    zc.swap_in @w.exp_avg[0, 1024] slot 1 at 8192
+    return
+  }
+}
+
+// -----
+
+module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
+  func.func @f() {
+    // expected-error @+1 {{'zc.swap_wait' op slot 2 is outside the module's 2 swap slots}}
+    zc.swap_wait slot 2
+    return
+  }
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'zc.swap_wait' op needs the module's zc.offload = {slots, slot_bytes}}}
+  zc.swap_wait slot 0
+  return
+}
+
+// -----
+
+module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
+  zc.param @w : tensor<64x32xf32> = #zc.zeros
+  zc.state @w.m : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  zc.state @w.v : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  func.func @f(%g: tensor<64x32xf32>, %lr: f64, %step: i64) {
+    // expected-error @+1 {{'zc.adamw' op state @w.m is on the NVMe tier: the update reads it from a swap slot (swap_slot)}}
+    zc.adamw @w, %g state(@w.m, @w.v) lr %lr step %step {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0} : tensor<64x32xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
+  zc.param @w : tensor<64x32xf32> = #zc.zeros
+  zc.state @w.m : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  zc.state @w.v : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  func.func @f(%g: tensor<64x32xf32>, %lr: f64, %step: i64) {
+    // expected-error @+1 {{'zc.adamw' op chunk must be [first, count] inside the 2048 elements}}
+    zc.adamw @w, %g state(@w.m, @w.v) lr %lr step %step {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, chunk = array<i64: 1024, 2048>, swap_slot = 0 : i64} : tensor<64x32xf32>
+    return
+  }
+}
+
+// -----
+
+module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 4096}} {
+  zc.param @w : tensor<64x32xf32> = #zc.zeros
+  zc.state @w.m : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  zc.state @w.v : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  func.func @f(%g: tensor<64x32xf32>, %lr: f64, %step: i64) {
+    // expected-error @+1 {{'zc.adamw' op ends at byte 8192 of its slot, past the slot's 4096}}
+    zc.adamw @w, %g state(@w.m, @w.v) lr %lr step %step {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.0, chunk = array<i64: 0, 1024>, swap_slot = 0 : i64} : tensor<64x32xf32>
+    return
+  }
+}

@@ -371,3 +371,32 @@ func.func @fused_head(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %wt: tensor<8
   %l3, %dx3, %dw3, %ws3 = zc.matmul_cross_entropy %xb, %wb, %labels, %seed transpose_weight chunk_rows 4 : tensor<2x4x8xbf16>, tensor<16x8xbf16>, tensor<2x4xi32> -> tensor<960xi8>
   return
 }
+
+// -----
+
+// Tests that the offload ops round-trip: states on the NVMe tier, the swap schedule's
+// reads, writes and waits, and an update over a chunk in a swap slot.
+
+// CHECK: module attributes {zc.offload = {slot_bytes = 8192 : i64, slots = 2 : i64, tier = "nvme"}}
+module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
+  zc.param @w : tensor<64x32xf32> = #zc.zeros
+  // CHECK: zc.state @w.exp_avg : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  zc.state @w.exp_avg : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  zc.state @w.exp_avg_sq : tensor<64x32xf32> of @w {zc.tier = "nvme"}
+  // CHECK-LABEL: func.func @update
+  func.func @update(%lr: f64, %step: i64) {
+    // CHECK: zc.swap_in @w.exp_avg[1024, 1024] slot 1 at 0
+    zc.swap_in @w.exp_avg[1024, 1024] slot 1 at 0
+    zc.swap_in @w.exp_avg_sq[1024, 1024] slot 1 at 4096
+    // CHECK: zc.swap_wait slot 1
+    zc.swap_wait slot 1
+    %g = zc.grad_ref @w : tensor<64x32xf32>
+    // CHECK: zc.adamw @w, %{{.+}} state(@w.exp_avg, @w.exp_avg_sq) lr %{{.+}} step %{{.+}} {beta1 = 9.000000e-01 : f64, beta2 = {{.+}} : f64, chunk = array<i64: 1024, 1024>, eps = 1.000000e-08 : f64, swap_slot = 1 : i64, weight_decay = 0.000000e+00 : f64}
+    zc.adamw @w, %g state(@w.exp_avg, @w.exp_avg_sq) lr %lr step %step {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.0 : f64, chunk = array<i64: 1024, 1024>, swap_slot = 1 : i64} : tensor<64x32xf32>
+    // CHECK: zc.swap_out @w.exp_avg_sq[1024, 1024] slot 1 at 4096
+    zc.swap_out @w.exp_avg[1024, 1024] slot 1 at 0
+    zc.swap_out @w.exp_avg_sq[1024, 1024] slot 1 at 4096
+    zc.swap_wait slot 1
+    return
+  }
+}
