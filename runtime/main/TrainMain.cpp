@@ -278,6 +278,9 @@ int64_t peakRssBytes() {
 } // namespace
 
 int main(int argc, char **argv) {
+  // A file-size limit (ulimit -f) reached while the NVMe store or a checkpoint is written is an
+  // error the writer reports (EFBIG, with the file named), not a signal that kills the rank.
+  std::signal(SIGXFSZ, SIG_IGN);
   Flags flags = parseFlags(argc, argv);
   // A pipelined executable holds every stage; this rank runs the one of its pipeline coordinate.
   const int64_t stages = &zcc_stage_count ? zcc_stage_count : 1;

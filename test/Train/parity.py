@@ -7,7 +7,10 @@ Same model, seed and global batch: the loss curve must not depend on the world s
 usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE DATA-FLAGS... -- CONFIG...
 CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism is what N leaves),
 ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
-",recompute=selective|full", ",headchunk=SIZE" (zcc --head-chunk), and the CPU paths the run takes: ",matmul=native|widen"
+",recompute=selective|full", ",headchunk=SIZE" (zcc --head-chunk), ",offload=cpu|nvme" (zcc
+--offload-optimizer; nvme: the store in the test's temporary directory), ",swapbuf=SIZE" (zcc
+--offload-buffer-size), ",engine=sync" (ZRT_NVME_ENGINE: the store's pread/pwrite fallback instead of
+io_uring), and the CPU paths the run takes: ",matmul=native|widen"
 (ZRT_BF16_MATMUL), ",cpu=avx2" (as on a CPU without AVX-512: oneDNN capped at AVX2, where it
 has no bf16 matmul, and the runtime's avx2 kernels where this CPU runs them);
 the first config is the reference. A config forcing matmul=native on a CPU where oneDNN has
@@ -20,6 +23,8 @@ def cpu_env(fields):
     env = {}
     if "matmul" in fields:
         env["ZRT_BF16_MATMUL"] = fields["matmul"]
+    if "engine" in fields:
+        env["ZRT_NVME_ENGINE"] = fields["engine"]
     if fields.get("cpu") == "avx2":
         env["ONEDNN_MAX_CPU_ISA"] = "AVX2"
         flags = open("/proc/cpuinfo").read().split()
@@ -39,7 +44,9 @@ def run(zcc, model, steps, data, fields, work):
                     "--param-persistence-threshold", fields.get("persist", "0"),
                     "--recompute", fields.get("recompute", "none"),
                     "--tp", fields.get("tp", "1"), "--pp", fields.get("pp", "1")]
-                   + (["--head-chunk", fields["headchunk"]] if "headchunk" in fields else []), check=True)
+                   + (["--head-chunk", fields["headchunk"]] if "headchunk" in fields else [])
+                   + (["--offload-optimizer", fields["offload"], "--nvme-path", work] if "offload" in fields else [])
+                   + (["--offload-buffer-size", fields["swapbuf"]] if "swapbuf" in fields else []), check=True)
     log = os.path.join(work, f"log-{tag}.jsonl")
     cmd = [exe, "--steps", str(steps), "--log-every", "1", "--log-json", log] + data
     if np_ > 1:
