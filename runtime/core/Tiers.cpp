@@ -71,6 +71,7 @@ struct NvmeStore::Ring {
 struct NvmeStore::Ring {};
 #endif
 
+NvmeStore::NvmeStore() = default;
 NvmeStore::~NvmeStore() { close(); }
 
 void NvmeStore::close() {
@@ -180,7 +181,10 @@ void NvmeStore::submit(int slot, bool write, char *buffer, int64_t offset, int64
   for (int64_t done = 0; done < bytes; done += kRequestBytes) {
     const int64_t piece = std::min(kRequestBytes, bytes - done);
     io_uring_sqe *sqe = io_uring_get_sqe(&ring_->ring);
-    while (!sqe) { // the submission queue is full: retire a completion first
+    while (!sqe) { // the submission queue is full: submit what it holds, retire a completion
+      int rc = io_uring_submit(&ring_->ring);
+      if (rc < 0)
+        fatal(write ? "zrt_swap_write" : "zrt_swap_read", "io_uring_submit: %s", std::strerror(-rc));
       reapOne();
       sqe = io_uring_get_sqe(&ring_->ring);
     }

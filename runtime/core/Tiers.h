@@ -26,7 +26,7 @@ enum Tier : int32_t { TierDevice = 0, TierHost = 1, TierNvme = 2 };
 
 class NvmeStore {
 public:
-  NvmeStore() = default;
+  NvmeStore();
   ~NvmeStore();
   NvmeStore(const NvmeStore &) = delete;
   NvmeStore &operator=(const NvmeStore &) = delete;
