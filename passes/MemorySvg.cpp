@@ -3,7 +3,8 @@
 // zcc --memory-svg FILE: one column per op of the step function (then the update
 // function), stacked by what the live bytes hold: parameters, gradients,
 // optimizer state (persistent), gathered parameters, communication buffers and
-// activations (scratch). The top of the tallest column is the arena.
+// activations (scratch). The top of the tallest column is the arena. Beside the legend,
+// every tier to one scale: the arena, and the host memory and NVMe store offload uses.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,6 +106,21 @@ struct ZccMemorySvgPass : zc::impl::ZccMemorySvgBase<ZccMemorySvgPass> {
                           left + plotW + 15, y, kColors[k]);
       os << llvm::formatv("<text x=\"{0}\" y=\"{1}\">{2}</text>\n", left + plotW + 35, y + 11,
                           bufferKindName(kKinds[k]));
+    }
+    // Every tier (zcc-offload): the columns are the device's arena; host memory and the NVMe
+    // store hold what was offloaded, drawn to one scale with it.
+    const double tierBytes[] = {static_cast<double>(plan->totalBytes()), static_cast<double>(plan->hostTierBytes),
+                                static_cast<double>(plan->nvmeTierBytes)};
+    const char *tierNames[] = {"device (arena)", "host", "nvme"};
+    const double tierMax = std::max({tierBytes[0], tierBytes[1], tierBytes[2], 1.0});
+    double y = top + 20 * std::size(kKinds) + 14;
+    os << llvm::formatv("<text x=\"{0}\" y=\"{1}\" font-weight=\"bold\">tiers</text>\n", left + plotW + 15, y);
+    for (size_t t = 0; t < std::size(tierBytes); ++t) {
+      y += 30;
+      os << llvm::formatv("<text x=\"{0}\" y=\"{1}\">{2}: {3:F2} MiB</text>\n", left + plotW + 15, y - 4,
+                          tierNames[t], tierBytes[t] / 1048576.0);
+      os << llvm::formatv("<rect x=\"{0}\" y=\"{1}\" width=\"{2:F2}\" height=\"8\" fill=\"#888\"/>\n",
+                          left + plotW + 15, y, 150 * tierBytes[t] / tierMax);
     }
     os << "</svg>\n";
     file->keep();
