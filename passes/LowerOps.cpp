@@ -435,22 +435,22 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       // The optimizer: over its chunk (zcc-offload) or the whole parameter, its states where
       // their tier or swap slot holds them.
       .Case([&](AdamWOp o) {
-        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o, 2);
+        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o);
         auto [first, count] = updateRange(o);
         call(b, "zrt_adamw",
              {master, dt, advance(b, p[0], first * elementBytes(o.getGrad())),
-              statePointer(b, o.getExpAvgAttr(), o, 0), statePointer(b, o.getExpAvgSqAttr(), o, 1), lowCopy,
+              statePointer(b, o.getExpAvgAttr(), o), statePointer(b, o.getExpAvgSqAttr(), o), lowCopy,
               I64(count), inputsScalar(o.getLr()), constF64(b, o.getBeta1().convertToDouble()),
               constF64(b, o.getBeta2().convertToDouble()), constF64(b, o.getEps().convertToDouble()),
               constF64(b, o.getWeightDecay().convertToDouble()), inputsScalar(o.getStep())});
         return success();
       })
       .Case([&](SgdOp o) {
-        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o, 1);
+        auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o);
         auto [first, count] = updateRange(o);
         call(b, "zrt_sgd_momentum",
              {master, dt, advance(b, p[0], first * elementBytes(o.getGrad())),
-              statePointer(b, o.getMomentumBufferAttr(), o, 0), lowCopy, I64(count), inputsScalar(o.getLr()),
+              statePointer(b, o.getMomentumBufferAttr(), o), lowCopy, I64(count), inputsScalar(o.getLr()),
               constF64(b, o.getMomentum().convertToDouble()),
               constF64(b, o.getWeightDecay().convertToDouble())});
         return success();
@@ -458,15 +458,18 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       // The swap schedule (zcc-offload): a chunk of a state between its NVMe store offset and
       // its slot, in whole store blocks.
       .Case<SwapInOp, SwapOutOp>([&](Operation *o) {
-        auto state = o->getAttrOfType<FlatSymbolRefAttr>("state");
+        auto name = o->getAttrOfType<FlatSymbolRefAttr>("state");
         const int64_t first = o->getAttrOfType<IntegerAttr>("first").getInt();
         const int64_t count = o->getAttrOfType<IntegerAttr>("count").getInt();
         const int64_t slot = o->getAttrOfType<IntegerAttr>("slot").getInt();
         const int64_t at = o->getAttrOfType<IntegerAttr>("at").getInt();
-        Value buffer = arenaAt(b, plan.swapOffset + slot * plan.swapSlotBytes + at);
+        std::optional<Offload::Swapped> tensor = Offload::lookup(o, name);
+        const int64_t base = isa<StateOp>(SymbolTable::lookupNearestSymbolFrom(o, name))
+                                 ? plan.stateOffset.lookup(name.getAttr())
+                                 : plan.paramOffset.lookup(name.getAttr());
         call(b, isa<SwapInOp>(o) ? "zrt_swap_read" : "zrt_swap_write",
-             {I32(slot), buffer, I64(plan.stateOffset.lookup(state.getAttr()) + first * 4),
-              I64(Offload::swapStateBytes(count))});
+             {I32(slot), arenaAt(b, plan.slotOffset(slot) + at), I64(base + first * tensor->elementBytes),
+              I64(Offload::swapBytes(count, tensor->elementBytes))});
         return success();
       })
       .Case([&](SwapWaitOp o) {

@@ -112,6 +112,17 @@ private:
   /// Where an optimizer updates `param`: the whole parameter, its stored shard
   /// (stage 3), or this rank's shard of the whole stored parameter (stages 1, 2).
   Value updatedParam(ImplicitLocOpBuilder &b, FlatSymbolRefAttr name, Operation *user) {
+    // Offloaded (zcc-offload: only ZeRO-3's stored shards): in the user's swap slot, or in
+    // the host tier.
+    if (plan.tierOf(name.getAttr()) == MemoryPlan::kTierNvme)
+      return inSlot(b, name, user);
+    if (plan.tierOf(name.getAttr()) == MemoryPlan::kTierHost) {
+      auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(user, name);
+      const int64_t bytes =
+          ParamSharding::of(param).paramStorage() * (param.getTensorType().getElementTypeBitWidth() / 8);
+      return call(b, "zrt_tier_ptr", {constI32(b, MemoryPlan::kTierHost),
+                                      constI64(b, plan.paramOffset.lookup(name.getAttr())), constI64(b, bytes)});
+    }
     Value base = arenaAt(b, plan.paramOffset.lookup(name.getAttr()));
     auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(user, name);
     ParamSharding sharding = ParamSharding::of(param);
@@ -132,14 +143,23 @@ private:
     return {0, tensorOf(update->getOperand(0)).getNumElements()};
   }
 
-  /// Where optimizer op `update` finds its state `state`, number `index` in the op's slot
-  /// order, at the first element it updates: in its NVMe swap slot, in the host tier, or in
-  /// the arena (zcc-offload decides; MemoryPlan lays each tier out).
-  Value statePointer(ImplicitLocOpBuilder &b, FlatSymbolRefAttr state, Operation *update, int64_t index) {
+  /// Where `user` (an update chunk or a gather's pack, with a swap_slot) finds tensor `name`
+  /// in its slot (Offload::slotLayout).
+  Value inSlot(ImplicitLocOpBuilder &b, FlatSymbolRefAttr name, Operation *user) {
+    const int64_t slot = user->getAttrOfType<IntegerAttr>("swap_slot").getInt();
+    for (auto &[tensor, at] : Offload::slotLayout(user))
+      if (tensor.name == name)
+        return arenaAt(b, plan.slotOffset(slot) + at);
+    llvm_unreachable("zcc-offload put every NVMe-resident tensor of its user in the slot");
+  }
+
+  /// Where optimizer op `update` finds its state `state` at the first element it updates: in
+  /// its NVMe swap slot, in the host tier, or in the arena (zcc-offload decides; MemoryPlan
+  /// lays each tier out).
+  Value statePointer(ImplicitLocOpBuilder &b, FlatSymbolRefAttr state, Operation *update) {
     auto [first, count] = updateRange(update);
-    if (auto slot = update->getAttrOfType<IntegerAttr>("swap_slot"))
-      return arenaAt(b, plan.swapOffset + slot.getInt() * plan.swapSlotBytes +
-                            index * Offload::swapStateBytes(count));
+    if (plan.tierOf(state.getAttr()) == MemoryPlan::kTierNvme)
+      return inSlot(b, state, update);
     const int64_t offset = plan.stateOffset.lookup(state.getAttr()) + first * 4;
     if (plan.tierOf(state.getAttr()) == MemoryPlan::kTierHost)
       return call(b, "zrt_tier_ptr", {constI32(b, MemoryPlan::kTierHost), constI64(b, offset), constI64(b, count * 4)});
@@ -147,17 +167,20 @@ private:
   }
 
   /// What an optimizer op writes: the fp32 values it updates (the parameter, or
-  /// its master state, number `masterIndex` of its states) and the bf16 copy it rounds them
-  /// into (or null), at the first element it updates.
+  /// its master state) and the bf16 copy it rounds them into (or null), at the first element
+  /// it updates.
   std::pair<Value, Value> updateTargets(ImplicitLocOpBuilder &b, FlatSymbolRefAttr param,
-                                        FlatSymbolRefAttr master, Operation *user, int64_t masterIndex) {
+                                        FlatSymbolRefAttr master, Operation *user) {
     auto paramOp = SymbolTable::lookupNearestSymbolFrom<ParamOp>(user, param);
     const int64_t first = updateRange(user).first;
-    Value stored = advance(b, updatedParam(b, param, user),
-                           first * (paramOp.getTensorType().getElementTypeBitWidth() / 8));
+    // A slot holds just the chunk; the arena and the host tier hold the whole shard.
+    Value stored = plan.tierOf(param.getAttr()) == MemoryPlan::kTierNvme
+                       ? updatedParam(b, param, user)
+                       : advance(b, updatedParam(b, param, user),
+                                 first * (paramOp.getTensorType().getElementTypeBitWidth() / 8));
     if (!master)
       return {stored, LLVM::ZeroOp::create(b, ptrType)};
-    return {statePointer(b, master, user, masterIndex), stored};
+    return {statePointer(b, master, user), stored};
   }
 
   /// A read-only global holding `data`; identical contents share one global.

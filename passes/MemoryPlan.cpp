@@ -216,8 +216,24 @@ FailureOr<MemoryPlan> mlir::zc::planMemory(ModuleOp module, ArrayRef<func::FuncO
   };
   // ZeRO: a shard, or the whole tensor padded to whole shards (ParamSharding).
   auto elementBytes = [](ParamOp param) { return param.getTensorType().getElementTypeBitWidth() / 8; };
+  // A parameter offloaded (zcc-offload: ZeRO-3's shards) is laid out in its tier, like an
+  // offloaded state below.
+  auto placeInTier = [&](Operation *symbol, StringAttr name, int64_t elements, int64_t elementBytes) {
+    StringRef tier = Offload::tierOf(symbol);
+    int64_t &end = tier == "host" ? plan.hostTierBytes : plan.nvmeTierBytes;
+    plan.stateTier[name] = tier == "host" ? MemoryPlan::kTierHost : MemoryPlan::kTierNvme;
+    const int64_t at = end;
+    end += Offload::swapBytes(elements, elementBytes);
+    return at;
+  };
   for (ParamOp param : module.getOps<ParamOp>()) {
     int64_t bytes = ParamSharding::of(param).paramStorage() * elementBytes(param);
+    if (!Offload::tierOf(param).empty()) {
+      plan.paramOffset[param.getSymNameAttr()] = placeInTier(param, param.getSymNameAttr(),
+                                                             ParamSharding::of(param).paramStorage(), elementBytes(param));
+      plan.offloadedParamBytes += bytes;
+      continue;
+    }
     plan.paramOffset[param.getSymNameAttr()] = place(bytes);
     plan.paramBytes += bytes;
   }
@@ -230,16 +246,13 @@ FailureOr<MemoryPlan> mlir::zc::planMemory(ModuleOp module, ArrayRef<func::FuncO
   // alignment, each tensor padded to whole blocks so a chunk's swap never reads another's bytes.
   for (StateOp state : module.getOps<StateOp>()) {
     const int64_t bytes = tensorBytes(state.getTensorType());
-    StringRef tier = Offload::tierOf(state);
-    if (tier.empty()) {
+    if (Offload::tierOf(state).empty()) {
       plan.stateOffset[state.getSymNameAttr()] = place(bytes);
       plan.stateBytes += bytes;
       continue;
     }
-    int64_t &end = tier == "host" ? plan.hostTierBytes : plan.nvmeTierBytes;
-    plan.stateTier[state.getSymNameAttr()] = tier == "host" ? MemoryPlan::kTierHost : MemoryPlan::kTierNvme;
-    plan.stateOffset[state.getSymNameAttr()] = end;
-    end += Offload::swapStateBytes(state.getTensorType().getNumElements());
+    plan.stateOffset[state.getSymNameAttr()] =
+        placeInTier(state, state.getSymNameAttr(), state.getTensorType().getNumElements(), 4);
     plan.offloadedStateBytes += bytes;
   }
   // The NVMe swap slots: persistent (the update's working set), at the store's alignment.
@@ -249,7 +262,11 @@ FailureOr<MemoryPlan> mlir::zc::planMemory(ModuleOp module, ArrayRef<func::FuncO
       plan.swapOffset = offset;
       plan.swapSlots = slots.getInt();
       plan.swapSlotBytes = offload.getAs<IntegerAttr>("slot_bytes").getInt();
-      offset += plan.swapSlots * plan.swapSlotBytes;
+      if (auto paramSlots = offload.getAs<IntegerAttr>("param_slots")) {
+        plan.paramSwapSlots = paramSlots.getInt();
+        plan.paramSwapSlotBytes = offload.getAs<IntegerAttr>("param_slot_bytes").getInt();
+      }
+      offset += plan.swapSlots * plan.swapSlotBytes + plan.paramSwapSlots * plan.paramSwapSlotBytes;
     }
   plan.persistentBytes = offset;
   for (func::FuncOp fn : functions) {
@@ -282,7 +299,7 @@ const FunctionPlan *MemoryPlan::peakFunction() const {
 }
 
 std::map<BufferKind, int64_t> MemoryPlan::liveAt(const FunctionPlan &fn, int64_t index) const {
-  std::map<BufferKind, int64_t> live{{BufferKind::Param, paramBytes},
+  std::map<BufferKind, int64_t> live{{BufferKind::Param, paramBytes + paramSwapSlots * paramSwapSlotBytes},
                                      {BufferKind::Grad, gradBytes},
                                      {BufferKind::OptimizerState, stateBytes + swapSlots * swapSlotBytes},
                                      {BufferKind::GatheredParam, 0},

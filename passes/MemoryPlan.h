@@ -60,14 +60,20 @@ struct MemoryPlan {
   int64_t scratchBytes = 0;
   /// Persistent bytes by kind (Param, Grad, OptimizerState) in the arena.
   int64_t paramBytes = 0, gradBytes = 0, stateBytes = 0;
-  /// Offload (zcc-offload): the states outside the arena (`stateOffset` is then the offset in
-  /// their tier), each tier's size, and the NVMe swap slots at `swapOffset` of the arena.
+  /// Offload (zcc-offload): the states and parameter shards outside the arena (`stateOffset`,
+  /// `paramOffset` are then offsets in their tier), each tier's size, and the NVMe swap slots
+  /// at `swapOffset` of the arena: the update's, then the gathers' (zc.offload's slot ids).
   static constexpr int32_t kTierHost = 1, kTierNvme = 2; // zrt_tier
   llvm::DenseMap<StringAttr, int32_t> stateTier;
-  int64_t hostTierBytes = 0, nvmeTierBytes = 0, offloadedStateBytes = 0;
-  int64_t swapOffset = 0, swapSlots = 0, swapSlotBytes = 0;
-  /// Where state `name` lives: 0 the arena, else its zrt_tier.
+  int64_t hostTierBytes = 0, nvmeTierBytes = 0, offloadedStateBytes = 0, offloadedParamBytes = 0;
+  int64_t swapOffset = 0, swapSlots = 0, swapSlotBytes = 0, paramSwapSlots = 0, paramSwapSlotBytes = 0;
+  /// Where state or parameter `name` lives: 0 the arena, else its zrt_tier.
   int32_t tierOf(StringAttr name) const { return stateTier.lookup(name); }
+  /// The arena offset of swap slot `slot`.
+  int64_t slotOffset(int64_t slot) const {
+    return slot < swapSlots ? swapOffset + slot * swapSlotBytes
+                            : swapOffset + swapSlots * swapSlotBytes + (slot - swapSlots) * paramSwapSlotBytes;
+  }
   std::vector<FunctionPlan> functions;
   /// The function whose scratch region is the largest (the arena's peak).
   const FunctionPlan *peakFunction() const;

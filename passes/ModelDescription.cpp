@@ -118,6 +118,8 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
         {"name", param.getSymName()}, {"shape", shapeJson(t)},
         {"dtype", dtypeName(t.getElementType())}, {"init", initJson(param.getInit())},
         {"offset", plan.paramOffset.lookup(param.getSymNameAttr())},
+        // zrt_tier of the stored parameter (zcc-offload moves ZeRO-3 shards; offset: in it).
+        {"tier", plan.tierOf(param.getSymNameAttr())},
         {"grad_offset", plan.gradOffset.lookup(param.getSymNameAttr())},
         {"bytes", tensorBytes(t)},
         // ZeRO layout (ParamSharding): how the stored buffers relate to the tensor.

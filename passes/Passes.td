@@ -366,11 +366,22 @@ def ZccOffload : Pass<"zcc-offload", "mlir::ModuleOp"> {
     before it has had one chunk's update to finish. So reads run ahead, writes
     behind, and the update only waits where the device is slower than AdamW.
     A slot is as large as the largest chunk needs, at most `slot-bytes`.
-    The module records `zc.offload = {tier, slots, slot_bytes, nvme_path}`
+
+    `param`: ZeRO-3's parameter shards join them (on the host tier the update
+    and the gathers use them in place). On NVMe a chunk of the update swaps
+    the parameter's shard with its states, and every `zc.pack_shards` (the
+    shards of a gather group) reads them from a parameter slot, filled
+    `param-slots - 1` gathers ahead, instead of the arena.
+    The module records `zc.offload = {tier, slots, slot_bytes, nvme_path, param_slots,
+    param_slot_bytes}`
     (`{tier}` alone for host).
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", "\"none\"", "none, host or nvme">,
+    Option<"param", "param", "std::string", "\"none\"",
+           "ZeRO-3's parameter shards: none, host or nvme (needs the optimizer offloaded)">,
+    Option<"paramSlots", "param-slots", "int64_t", "3",
+           "Parameter swap slots (NVMe): gathers read ahead + 1">,
     Option<"slots", "slots", "int64_t", "4", "Swap slots (NVMe): reads in flight ahead of the update + 1">,
     Option<"slotBytes", "slot-bytes", "int64_t", "8 << 20", "Bytes of one swap slot (NVMe)">,
     Option<"nvmePath", "nvme-path", "std::string", "\"\"",

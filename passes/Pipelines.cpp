@@ -55,17 +55,21 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--offload-optimizer must be none, cpu or nvme, got " << options.offloadOptimizer;
   else if (options.offloadParam != "none" && options.offloadParam != "cpu" && options.offloadParam != "nvme")
     os << "--offload-param must be none, cpu or nvme, got " << options.offloadParam;
-  else if (options.offloadParam != "none")
-    os << "--offload-param " << options.offloadParam
-       << ": parameter offload is not built yet (only the optimizer state moves: --offload-optimizer)";
+  else if (options.offloadParam != "none" && options.offloadOptimizer == "none")
+    os << "--offload-param needs --offload-optimizer (as DeepSpeed's offload_param: a shard is updated where "
+          "its optimizer state lives)";
+  else if (options.offloadParam != "none" && (options.zeroStage != 3 || dataParallelRanks(options) < 2))
+    os << "--offload-param moves ZeRO-3's parameter shards: it needs --zero-stage 3 over at least two "
+          "data-parallel ranks";
   else if (options.offloadActivations != "none" && options.offloadActivations != "cpu")
     os << "--offload-activations must be none or cpu, got " << options.offloadActivations;
   else if (options.offloadActivations != "none")
     os << "--offload-activations cpu: activation offload is not built yet (--recompute trades them for FLOPs)";
-  else if (options.offloadOptimizer == "nvme" && options.offloadBufferCount < 2)
+  else if ((options.offloadOptimizer == "nvme" || options.offloadParam == "nvme") && options.offloadBufferCount < 2)
     os << "--offload-buffer-count must be at least 2 (one slot updating, one reading ahead), got "
        << options.offloadBufferCount;
-  else if (options.offloadOptimizer == "nvme" && options.offloadBufferBytes < 3 * 4096)
+  else if ((options.offloadOptimizer == "nvme" || options.offloadParam == "nvme") &&
+           options.offloadBufferBytes < 3 * 4096)
     os << "--offload-buffer-size must hold at least three 4 KiB blocks, got " << options.offloadBufferBytes;
   return message;
 }
@@ -99,10 +103,18 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
   // Transfers in flight while the compute stream works.
   if (options.worldSize > 1 && options.overlap)
     pm.addPass(createZccSchedule({options.prefetch, options.maxLiveMb}));
-  // The optimizer state's tier, and the NVMe swap schedule of the update.
-  if (options.offloadOptimizer != "none")
-    pm.addPass(createZccOffload({options.offloadOptimizer == "cpu" ? "host" : "nvme", options.offloadBufferCount,
-                                 options.offloadBufferBytes, options.nvmePath}));
+  // The optimizer state's and the parameter shards' tiers, and the NVMe swap schedule.
+  if (options.offloadOptimizer != "none") {
+    auto tier = [](StringRef flag) { return flag == "cpu" ? std::string("host") : flag.str(); };
+    ZccOffloadOptions offload;
+    offload.optimizer = tier(options.offloadOptimizer);
+    offload.param = tier(options.offloadParam);
+    offload.slots = options.offloadBufferCount;
+    offload.paramSlots = std::max<int64_t>(2, options.offloadBufferCount - 1);
+    offload.slotBytes = options.offloadBufferBytes;
+    offload.nvmePath = options.nvmePath;
+    pm.addPass(createZccOffload(offload));
+  }
 }
 } // namespace
 

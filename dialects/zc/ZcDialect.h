@@ -7,6 +7,8 @@
 #ifndef ZCC_DIALECTS_ZC_ZCDIALECT_H
 #define ZCC_DIALECTS_ZC_ZCDIALECT_H
 
+#include <optional>
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -71,21 +73,37 @@ struct ParamSharding {
   int64_t stateStorage() const { return shardElements(); }
 };
 
-/// Offload (zcc-offload): a zc.state's `zc.tier` ("host" or "nvme"; absent: the arena), the
-/// module's `zc.offload = {slots, slot_bytes}` (the swap slots' count and size), and the NVMe
-/// store's alignment (O_DIRECT): chunks start at multiples of kSwapChunkElements fp32 values,
-/// and each state of a chunk takes swapStateBytes(count) bytes of its slot.
+/// Offload (zcc-offload): a zc.state's or a sharded zc.param's `zc.tier` ("host" or "nvme";
+/// absent: the arena), and the module's `zc.offload = {tier, slots, slot_bytes, param_slots,
+/// param_slot_bytes}`: the update's swap slots are [0, slots), the parameter gathers' are
+/// [slots, slots + param_slots). The NVMe store needs every transfer 4096-aligned (O_DIRECT):
+/// a chunk starts where first x element bytes is a multiple of it, and each tensor of a chunk
+/// takes swapBytes(count, element bytes) of its slot.
 struct Offload {
   static constexpr llvm::StringLiteral kTier = "zc.tier", kModule = "zc.offload";
   static constexpr int64_t kStoreAlignment = 4096, kSwapChunkElements = kStoreAlignment / 4;
-  static int64_t swapStateBytes(int64_t count) {
-    return (count * 4 + kStoreAlignment - 1) / kStoreAlignment * kStoreAlignment;
+  static int64_t swapBytes(int64_t count, int64_t elementBytes) {
+    return (count * elementBytes + kStoreAlignment - 1) / kStoreAlignment * kStoreAlignment;
   }
-  /// The tier of state `state` ("" for the arena).
-  static llvm::StringRef tierOf(Operation *state) {
-    auto tier = state->getAttrOfType<StringAttr>(kTier);
+  static int64_t swapStateBytes(int64_t count) { return swapBytes(count, 4); }
+  /// The tier of a state or parameter ("" for the arena).
+  static llvm::StringRef tierOf(Operation *symbol) {
+    auto tier = symbol->getAttrOfType<StringAttr>(kTier);
     return tier ? tier.getValue() : llvm::StringRef();
   }
+  /// A tensor that swaps: a zc.state, or a parameter's stored shard.
+  struct Swapped {
+    FlatSymbolRefAttr name;
+    int64_t elements = 0, elementBytes = 4; // of what the tier stores
+  };
+  /// The state or parameter `name` names from `user`, or nothing.
+  static std::optional<Swapped> lookup(Operation *user, FlatSymbolRefAttr name);
+  /// What op `op` (zc.adamw, zc.sgd or zc.pack_shards with a swap_slot) reads from its slot,
+  /// in order, with each one's byte offset in the slot for `count` elements each (an update's
+  /// chunk) or each one's stored elements (a gather's shards).
+  static llvm::SmallVector<std::pair<Swapped, int64_t>> slotLayout(Operation *op);
+  /// The same for `count` elements of each tensor (-1: each whole), whatever `op`'s chunk.
+  static llvm::SmallVector<std::pair<Swapped, int64_t>> slotLayout(Operation *op, int64_t count);
 };
 
 } // namespace mlir::zc

@@ -149,7 +149,7 @@ LogicalResult AdamWOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       failed(verifyStateOf(*this, getExpAvgSqAttr(), getParamAttr(), symbolTable)) ||
       failed(verifyMaster(*this, getParamAttr(), getMasterAttr(), symbolTable)))
     return failure();
-  return detail::verifyUpdateOffload(*this, {getExpAvgAttr(), getExpAvgSqAttr(), getMasterAttr()},
+  return detail::verifyUpdateOffload(*this, {getExpAvgAttr(), getExpAvgSqAttr(), getMasterAttr(), getParamAttr()},
                              cast<RankedTensorType>(getGrad().getType()), getChunkAttr(), getSwapSlotAttr(),
                              symbolTable);
 }
@@ -160,7 +160,7 @@ LogicalResult SgdOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       failed(verifyStateOf(*this, getMomentumBufferAttr(), getParamAttr(), symbolTable)) ||
       failed(verifyMaster(*this, getParamAttr(), getMasterAttr(), symbolTable)))
     return failure();
-  return detail::verifyUpdateOffload(*this, {getMomentumBufferAttr(), getMasterAttr()},
+  return detail::verifyUpdateOffload(*this, {getMomentumBufferAttr(), getMasterAttr(), getParamAttr()},
                              cast<RankedTensorType>(getGrad().getType()), getChunkAttr(), getSwapSlotAttr(),
                              symbolTable);
 }
@@ -203,7 +203,7 @@ LogicalResult PackShardsOp::verifySymbolUses(SymbolTableCollection &symbolTable)
     return failure();
   if (type.getRank() != 1 || type.getDimSize(0) != *shard)
     return emitOpError() << "result must be the " << *shard << " elements of this rank's shards, got " << type;
-  return success();
+  return detail::verifyPackSlot(*this);
 }
 
 LogicalResult UnpackParamsOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

@@ -47,6 +47,9 @@ LogicalResult verifyLayerNormOperands(Operation *op, RankedTensorType input,
 /// An update op's offload attributes (zc.adamw, zc.sgd): `chunk` = [first, count] inside the
 /// gradient's elements; a state on the NVMe tier only through `swap_slot` (which needs a
 /// chunk), the chunk's states fitting the slot.
+/// A zc.pack_shards of parameters on the NVMe tier reads their shards from its `swap_slot`.
+LogicalResult verifyPackSlot(PackShardsOp op);
+
 LogicalResult verifyUpdateOffload(Operation *op, ArrayRef<FlatSymbolRefAttr> states, RankedTensorType grad,
                                   DenseI64ArrayAttr chunk, IntegerAttr slot, SymbolTableCollection &symbolTable);
 

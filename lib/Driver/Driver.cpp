@@ -133,7 +133,8 @@ struct DriverOptions {
       cl::init("none"), cl::cat(category)};
   cl::opt<std::string> offloadParam{
       "offload-param",
-      cl::desc("Parameters on: none, cpu or nvme (not built yet). DeepSpeed: zero_optimization.offload_param.device"),
+      cl::desc("ZeRO-3's parameter shards on: none, cpu or nvme (with --offload-optimizer; nvme: each gather "
+               "group's shards read ahead into the arena's slots). DeepSpeed: zero_optimization.offload_param.device"),
       cl::init("none"), cl::cat(category)};
   cl::opt<std::string> offloadActivations{
       "offload-activations",

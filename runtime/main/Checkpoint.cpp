@@ -33,7 +33,7 @@ struct Region {
 std::vector<Region> savedRegions(const ModelInfo &m) {
   std::vector<Region> regions;
   for (const ParamInfo &p : m.params)
-    regions.push_back({"param", p.name, ZRT_TIER_DEVICE, p.offset, p.paramStorageBytes});
+    regions.push_back({"param", p.name, p.tier, p.offset, p.paramStorageBytes});
   for (const StateInfo &s : m.states)
     regions.push_back({s.role, s.name, s.tier, s.offset, s.bytes});
   return regions;

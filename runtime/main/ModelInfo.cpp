@@ -41,6 +41,7 @@ ModelInfo parseModelInfo(const char *text) {
       param.name = p.at("name").get<std::string>();
       param.shape = p.at("shape").get<std::vector<int64_t>>();
       param.offset = p.at("offset").get<int64_t>();
+      param.tier = p.value("tier", int32_t(0));
       param.gradOffset = p.at("grad_offset").get<int64_t>();
       param.bytes = p.at("bytes").get<int64_t>();
       param.dtype = p.at("dtype").get<std::string>();
@@ -76,6 +77,8 @@ ModelInfo parseModelInfo(const char *text) {
       param.paramStorageBytes = p.value("param_storage_bytes", param.bytes);
       param.gradStorageBytes = p.value("grad_storage_bytes", param.bytes);
       info.paramBytes += param.paramStorageBytes;
+      if (param.tier != 0)
+        info.offloadedParamBytes += param.paramStorageBytes;
       info.gradBytes += param.gradStorageBytes;
       const nlohmann::json &init = p.at("init");
       param.init.kind = init.at("kind").get<std::string>();

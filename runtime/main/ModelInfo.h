@@ -25,6 +25,7 @@ struct ParamInfo {
   std::vector<int64_t> shape;
   std::string dtype = "f32"; // of the stored parameter: f32 | bf16
   int64_t offset = 0, gradOffset = 0, bytes = 0;
+  int32_t tier = 0; // zrt_tier of the stored parameter (offload: host or NVMe; offset in it)
   /// Mixed precision: the arena offset of the fp32 master copy (an optimizer
   /// state, sharded like the other states); -1 when the parameter is fp32 itself.
   int64_t masterOffset = -1;
@@ -113,7 +114,7 @@ struct ModelInfo {
   /// Model-state bytes per rank, by kind (the optimizer's wherever its tier is).
   int64_t paramBytes = 0, gradBytes = 0, optimizerBytes = 0;
   /// Offload: the host and NVMe tiers' bytes, and the compiled default NVMe directory.
-  int64_t hostTierBytes = 0, nvmeTierBytes = 0, offloadedBytes = 0;
+  int64_t hostTierBytes = 0, nvmeTierBytes = 0, offloadedBytes = 0, offloadedParamBytes = 0;
   std::string nvmePath;
   double defaultLr = 1e-3;
   std::vector<ParamInfo> params;

@@ -394,12 +394,17 @@ int main(int argc, char **argv) {
     char backend[512];
     zrt_describe_backend(backend, sizeof backend);
     std::printf("zcc: backend %s\n", backend);
-    std::printf("zcc: model state per rank: params %lld B, grads %lld B, optimizer %lld B%s\n",
-                static_cast<long long>(model.paramBytes), static_cast<long long>(model.gradBytes),
-                static_cast<long long>(model.optimizerBytes),
-                model.offloadedBytes == 0 ? ""
-                : model.nvmeTierBytes > 0 ? " (on the NVMe store, swapped through the arena's slots)"
-                                          : " (in host memory)");
+    auto where = [](int32_t tier) {
+      return tier == ZRT_TIER_NVME ? " (on the NVMe store)" : tier == ZRT_TIER_HOST ? " (in host memory)" : "";
+    };
+    int32_t paramTier = 0, stateTier = 0;
+    for (const ParamInfo &p : model.params)
+      paramTier = std::max(paramTier, p.tier);
+    for (const StateInfo &s : model.states)
+      stateTier = std::max(stateTier, s.tier);
+    std::printf("zcc: model state per rank: params %lld B%s, grads %lld B, optimizer %lld B%s\n",
+                static_cast<long long>(model.paramBytes), where(paramTier), static_cast<long long>(model.gradBytes),
+                static_cast<long long>(model.optimizerBytes), where(stateTier));
     if (!flags.logJson.empty() && !(log = std::fopen(flags.logJson.c_str(), "w")))
       fatal("train", "cannot open --log-json %s", flags.logJson.c_str());
   }
@@ -503,12 +508,15 @@ int main(int argc, char **argv) {
         skip = true;
       }
     }
+    double updateSeconds = 0; // the optimizer's share of the step (offload: its swaps too)
     if (!skip) {
+      const auto updateStart = std::chrono::steady_clock::now();
       // The update too: the CUDA backend replays it with this step's lr and step count.
       zrt_graph_scalars(lr, step + 1);
       if (zrt_graph_begin(1, flags.cudaGraphs && stages == 1))
         updateFunction(arena, lr, step + 1);
       zrt_graph_end(1, 0.0);
+      updateSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - updateStart).count();
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (trace::enabled)
@@ -548,13 +556,14 @@ int main(int argc, char **argv) {
                   static_cast<long long>(bytesSent(now) - bytesSent(before)));
       if (log)
         std::fprintf(log,
-                     "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"step_ms\": %.4f, \"%s\": %.2f, "
+                     "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"step_ms\": %.4f, \"update_ms\": %.4f, "
+                     "\"%s\": %.2f, "
                      "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f, "
                      "\"param_bytes\": %lld, \"grad_bytes\": %lld, \"optimizer_bytes\": %lld, "
                      "\"planned_arena_bytes\": %lld, \"measured_arena_bytes\": %lld, \"peak_rss_bytes\": %lld, "
                      "\"swap_read_bytes\": %lld, \"swap_write_bytes\": %lld, \"swap_wait_s\": %.6f, "
                      "\"unix_time\": %.6f}\n",
-                     static_cast<long long>(step + 1), mean, lr, seconds * 1e3, unit, perSecond,
+                     static_cast<long long>(step + 1), mean, lr, seconds * 1e3, updateSeconds * 1e3, unit, perSecond,
                      static_cast<long long>(now.arena_bytes),
                      static_cast<long long>(bytesSent(now) - bytesSent(before)),
                      now.wait_seconds - before.wait_seconds, static_cast<long long>(model.paramBytes),

@@ -26,12 +26,12 @@ template <class WholeAt> void store(const ParamInfo &p, WholeAt wholeAt) {
     std::vector<bf16> w(s.count);
     for (int64_t j = 0; j < s.count; ++j)
       w[j] = bf16(valueAt(s.first + j));
-    zrt_arena_write(p.offset, w.data(), s.count * 2);
+    writeModelState(p.tier, p.offset, w.data(), s.count * 2);
   } else {
     std::vector<float> w(s.count);
     for (int64_t j = 0; j < s.count; ++j)
       w[j] = valueAt(s.first + j);
-    zrt_arena_write(p.offset, w.data(), s.count * 4);
+    writeModelState(p.tier, p.offset, w.data(), s.count * 4);
   }
   if (!p.hasMaster())
     return;
@@ -129,7 +129,7 @@ namespace {
 /// all-gathered over the data-parallel ranks where ZeRO shards it.
 std::vector<float> readPart(const ParamInfo &p) {
   const int64_t offset = p.hasMaster() ? p.masterOffset : p.offset;
-  const int32_t tier = p.hasMaster() ? p.masterTier : 0;
+  const int32_t tier = p.hasMaster() ? p.masterTier : p.tier;
   bool sharded = p.hasMaster() ? p.shards > 1 : p.shardedParam;
   if (!sharded) {
     std::vector<float> values(p.elements());
