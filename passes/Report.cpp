@@ -195,24 +195,33 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
 /// `slots - 1` chunks ahead of the update, so what the update waits for is the first chunk's
 /// read and whatever transfer time its compute does not cover.
 struct SwapPlan {
-  int64_t readBytes = 0, writeBytes = 0, chunks = 0, slots = 0, slotBytes = 0;
+  int64_t readBytes = 0, writeBytes = 0, stepReadBytes = 0, chunks = 0, slots = 0, slotBytes = 0;
   double transferSeconds = 0, exposedSeconds = 0;
 };
-SwapPlan swapPlan(func::FuncOp update, const CostModel &costs, const MemoryPlan &arena) {
+SwapPlan swapPlan(func::FuncOp step, func::FuncOp update, const CostModel &costs, const MemoryPlan &arena,
+                  int64_t microBatches) {
   SwapPlan p;
   p.slots = arena.swapSlots;
   p.slotBytes = arena.swapSlotBytes;
+  auto bytes = [](Operation *op) {
+    std::optional<Offload::Swapped> t = Offload::lookup(op, op->getAttrOfType<FlatSymbolRefAttr>("state"));
+    return Offload::swapBytes(op->getAttrOfType<IntegerAttr>("count").getInt(), t ? t->elementBytes : 4);
+  };
+  // The gathers' shards (--offload-param): read once per gather, every micro-batch; read ahead
+  // of the packs, so their time is exposed only where the step's compute does not cover it
+  // (counted in the transfer time, not in the exposed time).
+  if (step)
+    step.walk([&](SwapInOp op) { p.stepReadBytes += microBatches * bytes(op); });
   if (!update)
     return p;
   double compute = 0, firstRead = -1;
   update.walk([&](Operation *op) {
-    auto bytes = [&] { return Offload::swapStateBytes(op->getAttrOfType<IntegerAttr>("count").getInt()); };
     if (isa<SwapInOp>(op)) {
-      p.readBytes += bytes();
+      p.readBytes += bytes(op);
       if (firstRead < 0)
-        firstRead = bytes() / costs.nvmeReadBytesPerSecond;
+        firstRead = bytes(op) / costs.nvmeReadBytesPerSecond;
     } else if (isa<SwapOutOp>(op)) {
-      p.writeBytes += bytes();
+      p.writeBytes += bytes(op);
     } else if (op->hasAttr("swap_slot")) {
       p.chunks += 1;
       auto chunk = op->getAttrOfType<DenseI64ArrayAttr>("chunk");
@@ -220,7 +229,8 @@ SwapPlan swapPlan(func::FuncOp update, const CostModel &costs, const MemoryPlan 
                  costs.computeFlopsPerSecond;
     }
   });
-  p.transferSeconds = p.readBytes / costs.nvmeReadBytesPerSecond + p.writeBytes / costs.nvmeWriteBytesPerSecond;
+  p.transferSeconds = (p.readBytes + p.stepReadBytes) / costs.nvmeReadBytesPerSecond +
+                      p.writeBytes / costs.nvmeWriteBytesPerSecond;
   if (p.chunks)
     p.exposedSeconds = std::max(0.0, firstRead) + std::max(0.0, p.transferSeconds - compute);
   return p;
@@ -322,7 +332,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
     double computeSeconds = 0, commSeconds = 0, exposedSeconds = 0;
     simulate(step, costs, microBatches, computeSeconds, commSeconds, exposedSeconds);
     simulate(update, costs, 1, computeSeconds, commSeconds, exposedSeconds);
-    const SwapPlan swaps = swapPlan(update, costs, *arena);
+    const SwapPlan swaps = swapPlan(step, update, costs, *arena, microBatches);
 
     auto file = openOutputFile(output, &error);
     if (!file) {
@@ -364,8 +374,10 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       report["tiers"] = llvm::json::Object{{"device_bytes", arena->totalBytes()},
                                            {"host_bytes", arena->hostTierBytes},
                                            {"nvme_bytes", arena->nvmeTierBytes},
-                                           {"offloaded_optimizer_bytes", arena->offloadedStateBytes}};
+                                           {"offloaded_optimizer_bytes", arena->offloadedStateBytes},
+                                           {"offloaded_param_bytes", arena->offloadedParamBytes}};
       report["nvme_swap"] = llvm::json::Object{{"read_bytes", swaps.readBytes},
+                                               {"gather_read_bytes", swaps.stepReadBytes},
                                                {"write_bytes", swaps.writeBytes},
                                                {"chunks", swaps.chunks},
                                                {"slots", swaps.slots},
@@ -412,7 +424,10 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       if (arena->hostTierBytes || arena->nvmeTierBytes) {
         os << "  tiers                      device " << arena->totalBytes() << ", host " << arena->hostTierBytes
            << ", nvme " << arena->nvmeTierBytes << " (optimizer state off the arena: " << arena->offloadedStateBytes
-           << ")\n";
+           << ", parameters: " << arena->offloadedParamBytes << ")\n";
+        if (swaps.stepReadBytes)
+          os << "  nvme gathers per step      read " << swaps.stepReadBytes << " (shards of every gather, "
+             << arena->paramSwapSlots << " slots of " << arena->paramSwapSlotBytes << " B)\n";
         if (swaps.chunks)
           os << "  nvme swaps per step        read " << swaps.readBytes << ", written " << swaps.writeBytes << "; "
              << swaps.chunks << " chunks through " << swaps.slots << " slots of " << swaps.slotBytes

@@ -80,4 +80,5 @@ module {
 // SGD-NEXT: zc.swap_in @b.momentum[0, 48] slot 0 at 0
 
 // A slot smaller than one block of each state is refused.
-// SMALL: error: 'zc.adamw' op zcc-offload: a swap slot of 4096 bytes cannot hold 1024 elements of its 2 states
+// SMALL: error: 'zc.adamw' op zcc-offload: a swap slot of 4096 bytes cannot hold 1024 elements of its 2 swapped tensors
+

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """NVMe offload (--offload-optimizer nvme) when things go wrong (GPT example):
 
-  1. 2 ranks, ZeRO-3, checkpoints every 2 steps, killed with SIGKILL right after starting a swap
+  1. 2 ranks, ZeRO-3, optimizer state and parameter shards on NVMe, checkpoints every 2 steps,
+     killed with SIGKILL right after starting a swap
      write in the middle of step 5's update (transfers in flight): --resume continues from the
      step-4 checkpoint and its losses equal an uninterrupted run's, bitwise; the killed run left
      no store file behind (the store is unlinked when it opens).
@@ -52,10 +53,10 @@ def main():
         os.mkdir(store)
         plain, offloaded = os.path.join(work, "plain.bin"), os.path.join(work, "offload.bin")
         compile_(zcc, model, plain, 2)
-        compile_(zcc, model, offloaded, 2, "--offload-optimizer", "nvme", "--nvme-path", store,
-                 "--offload-buffer-size", "64K", "--report=json")
+        compile_(zcc, model, offloaded, 2, "--offload-optimizer", "nvme", "--offload-param", "nvme",
+                 "--nvme-path", store, "--offload-buffer-size", "64K", "--report=json")
         chunks = json.load(open(offloaded + ".report.json"))["nvme_swap"]["chunks"]
-        writes_per_step = 2 * chunks  # AdamW in fp32: two moments a chunk
+        writes_per_step = 3 * chunks  # AdamW in fp32, ZeRO-3: two moments and the shard a chunk
 
         # 1. Killed in the middle of a swap, resumed from the last checkpoint.
         ref_log = os.path.join(work, "ref.jsonl")

@@ -1024,7 +1024,7 @@ module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
   zc.param @w : tensor<64x32xf32> = #zc.zeros
   zc.state @w.exp_avg : tensor<64x32xf32> of @w
   func.func @f() {
-    // expected-error @+1 {{'zc.swap_in' op state @w.exp_avg is not on the NVMe tier (zc.tier = "nvme")}}
+    // expected-error @+1 {{'zc.swap_in' op @w.exp_avg is not on the NVMe tier (zc.tier = "nvme")}}
     zc.swap_in @w.exp_avg[0, 1024] slot 0 at 0
     return
   }
@@ -1036,7 +1036,7 @@ module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
   zc.param @w : tensor<64x32xf32> = #zc.zeros
   zc.state @w.exp_avg : tensor<64x32xf32> of @w {zc.tier = "nvme"}
   func.func @f() {
-    // expected-error @+1 {{'zc.swap_out' op first (512) must be a multiple of 1024 and at (0) of 4096 (O_DIRECT)}}
+    // expected-error @+1 {{'zc.swap_out' op first (512) x 4 bytes and at (0) must be multiples of 4096 (O_DIRECT)}}
     zc.swap_out @w.exp_avg[512, 1024] slot 0 at 0
     return
   }
