@@ -325,6 +325,29 @@ void Tiers::release() {
   nvme.close();
 }
 
+char *Tiers::hostAt(int64_t offset, int64_t bytes, const char *call) {
+  if (!host || offset < 0 || bytes < 0 || offset + bytes > hostBytes)
+    fatal(call, "[%lld, %lld) is outside the %lld-byte host tier", static_cast<long long>(offset),
+          static_cast<long long>(offset + bytes), static_cast<long long>(hostBytes));
+  return host + offset;
+}
+
+void Tiers::read(int32_t tier, int64_t offset, void *dst, int64_t bytes) {
+  if (tier == TierNvme)
+    return nvme.read(offset, dst, bytes);
+  if (tier != TierHost)
+    fatal("zrt_tier_read", "unknown tier %d (1 host, 2 nvme)", tier);
+  std::memcpy(dst, hostAt(offset, bytes, "zrt_tier_read"), static_cast<size_t>(bytes));
+}
+
+void Tiers::write(int32_t tier, int64_t offset, const void *src, int64_t bytes) {
+  if (tier == TierNvme)
+    return nvme.write(offset, src, bytes);
+  if (tier != TierHost)
+    fatal("zrt_tier_write", "unknown tier %d (1 host, 2 nvme)", tier);
+  std::memcpy(hostAt(offset, bytes, "zrt_tier_write"), src, static_cast<size_t>(bytes));
+}
+
 Tiers &tiers() {
   static Tiers instance;
   return instance;

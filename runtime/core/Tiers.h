@@ -84,6 +84,11 @@ struct Tiers {
   /// Opens tier `tier` with `bytes` (`path`: the NVMe directory).
   void open(int32_t tier, const std::string &path, int rank, int64_t bytes);
   void release();
+  /// The host tier's [offset, offset + bytes); fatal, naming `call`, outside it.
+  char *hostAt(int64_t offset, int64_t bytes, const char *call);
+  /// Blocking copies between tier `tier` (host or NVMe) and host memory, any range.
+  void read(int32_t tier, int64_t offset, void *dst, int64_t bytes);
+  void write(int32_t tier, int64_t offset, const void *src, int64_t bytes);
 };
 Tiers &tiers();
 

@@ -19,25 +19,15 @@ void zrt_tier_open(int32_t tier, const void *path, int64_t bytes) {
 }
 
 void *zrt_tier_ptr(int32_t tier, int64_t offset, int64_t bytes) {
-  Tiers &t = tiers();
   if (tier != ZRT_TIER_HOST)
     fatal("zrt_tier_ptr", "tier %d has no addressable memory (only the host tier, 1)", tier);
-  if (!t.host || offset < 0 || bytes < 0 || offset + bytes > t.hostBytes)
-    fatal("zrt_tier_ptr", "[%lld, %lld) is outside the %lld-byte host tier", static_cast<long long>(offset),
-          static_cast<long long>(offset + bytes), static_cast<long long>(t.hostBytes));
-  return t.host + offset;
+  return tiers().hostAt(offset, bytes, "zrt_tier_ptr");
 }
 
-void zrt_tier_read(int32_t tier, int64_t offset, void *dst, int64_t bytes) {
-  if (tier == ZRT_TIER_NVME)
-    return tiers().nvme.read(offset, dst, bytes);
-  std::memcpy(dst, zrt_tier_ptr(tier, offset, bytes), static_cast<size_t>(bytes));
-}
+void zrt_tier_read(int32_t tier, int64_t offset, void *dst, int64_t bytes) { tiers().read(tier, offset, dst, bytes); }
 
 void zrt_tier_write(int32_t tier, int64_t offset, const void *src, int64_t bytes) {
-  if (tier == ZRT_TIER_NVME)
-    return tiers().nvme.write(offset, src, bytes);
-  std::memcpy(zrt_tier_ptr(tier, offset, bytes), src, static_cast<size_t>(bytes));
+  tiers().write(tier, offset, src, bytes);
 }
 
 void zrt_swap_read(int32_t slot, void *dst, int64_t offset, int64_t bytes) {

@@ -23,24 +23,10 @@ void *zrt_tier_ptr(int32_t, int64_t, int64_t) {
   fatal("zrt_tier_ptr", "the optimizer on host memory is not built for the CUDA backend (compile with --target cpu)");
 }
 
-void zrt_tier_read(int32_t tier, int64_t offset, void *dst, int64_t bytes) {
-  Tiers &t = tiers();
-  if (tier == ZRT_TIER_NVME)
-    return t.nvme.read(offset, dst, bytes);
-  if (tier != ZRT_TIER_HOST || !t.host || offset < 0 || offset + bytes > t.hostBytes)
-    fatal("zrt_tier_read", "[%lld, %lld) of tier %d is not open", static_cast<long long>(offset),
-          static_cast<long long>(offset + bytes), tier);
-  std::memcpy(dst, t.host + offset, static_cast<size_t>(bytes));
-}
+void zrt_tier_read(int32_t tier, int64_t offset, void *dst, int64_t bytes) { tiers().read(tier, offset, dst, bytes); }
 
 void zrt_tier_write(int32_t tier, int64_t offset, const void *src, int64_t bytes) {
-  Tiers &t = tiers();
-  if (tier == ZRT_TIER_NVME)
-    return t.nvme.write(offset, src, bytes);
-  if (tier != ZRT_TIER_HOST || !t.host || offset < 0 || offset + bytes > t.hostBytes)
-    fatal("zrt_tier_write", "[%lld, %lld) of tier %d is not open", static_cast<long long>(offset),
-          static_cast<long long>(offset + bytes), tier);
-  std::memcpy(t.host + offset, src, static_cast<size_t>(bytes));
+  tiers().write(tier, offset, src, bytes);
 }
 
 void zrt_swap_read(int32_t, void *, int64_t, int64_t) {

@@ -13,7 +13,7 @@
 // CHECK: llvm.func @zcc_update
 // CHECK-COUNT-6: llvm.call @zrt_adamw
 // JSON: zcc_model_json
-// JSON-SAME: \22dtype\22:\22bf16\22,{{.*}}\22master_offset\22:{{[0-9]+}},\22name\22:\22fc1_w\22
+// JSON-SAME: \22dtype\22:\22bf16\22,{{.*}}\22master_offset\22:{{[0-9]+}},\22master_tier\22:0,\22name\22:\22fc1_w\22
 // JSON-SAME: \22role\22:\22master\22
 
 // Model state, 235146 values: bf16 params and grads (2 + 2 bytes each), fp32 master and

@@ -60,8 +60,8 @@ zc.forward @f(%x: tensor<4x4xf32>, %y: tensor<4xi32>) -> tensor<f32> {
 // BF16-DAG: %[[MASTER_AT:.+]] = llvm.mlir.constant(128 : i64) : i64
 // BF16-DAG: %[[MASTER:.+]] = llvm.getelementptr %{{.+}}[%[[MASTER_AT]]]
 // BF16: llvm.call @zrt_adamw(%[[MASTER]], %[[BF16]], %[[GRAD]], %{{.+}}, %{{.+}}, %[[PARAM]], {{.+}})
-// BF16: @zcc_model_json({{.*}}\22dtype\22:\22bf16\22,{{.*}}\22master_offset\22:128,\22name\22:\22w\22
-// BF16-SAME: {\22bytes\22:48,\22name\22:\22w.master\22,\22offset\22:128,\22param\22:\22w\22,\22role\22:\22master\22}
+// BF16: @zcc_model_json({{.*}}\22dtype\22:\22bf16\22,{{.*}}\22master_offset\22:128,\22master_tier\22:0,\22name\22:\22w\22
+// BF16-SAME: {\22bytes\22:48,\22name\22:\22w.master\22,\22offset\22:128,\22param\22:\22w\22,\22role\22:\22master\22,\22tier\22:0}
 
 // Two micro-batches a step: each adds its gradient into the buffer, which the update clears.
 // ACCUM-LABEL: llvm.func @zcc_step
