@@ -61,6 +61,9 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
   else if (options.offloadParam != "none" && (options.zeroStage != 3 || dataParallelRanks(options) < 2))
     os << "--offload-param moves ZeRO-3's parameter shards: it needs --zero-stage 3 over at least two "
           "data-parallel ranks";
+  else if (options.offloadParam != "none" && !options.overlap)
+    os << "--offload-param with --no-overlap: the parameter shards are read ahead of the gathers zcc-schedule "
+          "plans; drop --no-overlap";
   else if (options.offloadActivations != "none" && options.offloadActivations != "cpu")
     os << "--offload-activations must be none or cpu, got " << options.offloadActivations;
   else if (options.offloadActivations != "none")
