@@ -140,30 +140,18 @@ struct ZccOffloadPass : zc::impl::ZccOffloadBase<ZccOffloadPass> {
   /// An offloaded parameter's stored shard is only read by the gathers' packs and written by
   /// its update; anything else reading it would read the arena where it no longer is.
   LogicalResult checkParamUsers(ModuleOp module, ArrayRef<ParamOp> params) {
-    DenseSet<StringAttr> names;
-    for (ParamOp p : params)
-      names.insert(p.getSymNameAttr());
-    WalkResult result = module.walk([&](Operation *op) {
-      if (isa<PackShardsOp, AdamWOp, SgdOp, GradAccumulateOp, GradRefOp, GradZeroOp, StateOp, ParamOp>(op))
-        return WalkResult::advance();
-      for (NamedAttribute attr : op->getAttrs()) {
-        SmallVector<FlatSymbolRefAttr> refs;
-        if (auto ref = dyn_cast<FlatSymbolRefAttr>(attr.getValue()))
-          refs.push_back(ref);
-        if (auto list = dyn_cast<ArrayAttr>(attr.getValue()))
-          for (Attribute a : list)
-            if (auto ref = dyn_cast<FlatSymbolRefAttr>(a))
-              refs.push_back(ref);
-        for (FlatSymbolRefAttr ref : refs)
-          if (names.contains(ref.getAttr())) {
-            op->emitOpError("reads parameter ") << ref << " whose shard --offload-param moves off the arena; "
-                                                << "only ZeRO-3's gathers (zc.pack_shards) and its update may";
-            return WalkResult::interrupt();
-          }
+    for (ParamOp p : params) {
+      std::optional<SymbolTable::UseRange> uses = SymbolTable::getSymbolUses(p.getSymNameAttr(), module);
+      for (const SymbolTable::SymbolUse &use : uses ? *uses : SymbolTable::UseRange({})) {
+        Operation *user = use.getUser();
+        if (isa<PackShardsOp, AdamWOp, SgdOp, GradAccumulateOp, GradRefOp, GradZeroOp, StateOp>(user))
+          continue;
+        return user->emitOpError("reads parameter ")
+               << use.getSymbolRef() << " whose shard --offload-param moves off the arena; only ZeRO-3's gathers "
+               << "(zc.pack_shards) and its update may";
       }
-      return WalkResult::advance();
-    });
-    return failure(result.wasInterrupted());
+    }
+    return success();
   }
 
   /// The update in chunks through the swap slots [0, slots) (see the file comment).

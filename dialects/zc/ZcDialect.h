@@ -85,7 +85,6 @@ struct Offload {
   static int64_t swapBytes(int64_t count, int64_t elementBytes) {
     return (count * elementBytes + kStoreAlignment - 1) / kStoreAlignment * kStoreAlignment;
   }
-  static int64_t swapStateBytes(int64_t count) { return swapBytes(count, 4); }
   /// The tier of a state or parameter ("" for the arena).
   static llvm::StringRef tierOf(Operation *symbol) {
     auto tier = symbol->getAttrOfType<StringAttr>(kTier);

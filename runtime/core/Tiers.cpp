@@ -156,12 +156,16 @@ std::string NvmeStore::describe() const {
          engineNote_ + (direct_ ? ", O_DIRECT" : ", buffered: the file system refuses O_DIRECT") + ")";
 }
 
-void NvmeStore::checkRange(const char *call, const void *buffer, int64_t offset, int64_t bytes) const {
+void NvmeStore::checkRange(const char *call, int64_t offset, int64_t bytes) const {
   if (fd_ < 0)
     fatal(call, "the NVMe store is not open (zrt_tier_open)");
   if (offset < 0 || bytes < 0 || offset + bytes > size_)
     fatal(call, "[%lld, %lld) is outside the %lld-byte store", static_cast<long long>(offset),
           static_cast<long long>(offset + bytes), static_cast<long long>(size_));
+}
+
+void NvmeStore::checkSwap(const char *call, const void *buffer, int64_t offset, int64_t bytes) const {
+  checkRange(call, offset, bytes);
   if (offset % kStoreAlignment || bytes % kStoreAlignment || reinterpret_cast<uintptr_t>(buffer) % kStoreAlignment)
     fatal(call, "offset %lld, size %lld and buffer %p must be multiples of %lld (O_DIRECT)",
           static_cast<long long>(offset), static_cast<long long>(bytes), buffer,
@@ -227,12 +231,12 @@ void NvmeStore::reapOne() {
 }
 
 void NvmeStore::readAsync(int slot, void *dst, int64_t offset, int64_t bytes) {
-  checkRange("zrt_swap_read", dst, offset, bytes);
+  checkSwap("zrt_swap_read", dst, offset, bytes);
   submit(slot, false, static_cast<char *>(dst), offset, bytes);
 }
 
 void NvmeStore::writeAsync(int slot, const void *src, int64_t offset, int64_t bytes) {
-  checkRange("zrt_swap_write", src, offset, bytes);
+  checkSwap("zrt_swap_write", src, offset, bytes);
   submit(slot, true, const_cast<char *>(static_cast<const char *>(src)), offset, bytes);
 }
 
@@ -255,11 +259,7 @@ void NvmeStore::drain() {
 }
 
 void NvmeStore::read(int64_t offset, void *dst, int64_t bytes) {
-  if (fd_ < 0)
-    fatal("zrt_tier_read", "the NVMe store is not open (zrt_tier_open)");
-  if (offset < 0 || bytes < 0 || offset + bytes > size_)
-    fatal("zrt_tier_read", "[%lld, %lld) is outside the %lld-byte store", static_cast<long long>(offset),
-          static_cast<long long>(offset + bytes), static_cast<long long>(size_));
+  checkRange("zrt_tier_read", offset, bytes);
   drain(); // after every swap in flight: this reads what they wrote
   char *out = static_cast<char *>(dst);
   while (bytes > 0) {
@@ -276,11 +276,7 @@ void NvmeStore::read(int64_t offset, void *dst, int64_t bytes) {
 }
 
 void NvmeStore::write(int64_t offset, const void *src, int64_t bytes) {
-  if (fd_ < 0)
-    fatal("zrt_tier_write", "the NVMe store is not open (zrt_tier_open)");
-  if (offset < 0 || bytes < 0 || offset + bytes > size_)
-    fatal("zrt_tier_write", "[%lld, %lld) is outside the %lld-byte store", static_cast<long long>(offset),
-          static_cast<long long>(offset + bytes), static_cast<long long>(size_));
+  checkRange("zrt_tier_write", offset, bytes);
   drain();
   const char *in = static_cast<const char *>(src);
   while (bytes > 0) {

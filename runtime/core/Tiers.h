@@ -63,7 +63,10 @@ private:
   struct Request;
   void submit(int slot, bool write, char *buffer, int64_t offset, int64_t bytes);
   void reapOne(); // io_uring: waits for one completion and retires it
-  void checkRange(const char *call, const void *buffer, int64_t offset, int64_t bytes) const;
+  /// Fatal, naming `call`, unless the store is open and holds [offset, offset + bytes).
+  void checkRange(const char *call, int64_t offset, int64_t bytes) const;
+  /// checkRange, and a swap's alignment (O_DIRECT).
+  void checkSwap(const char *call, const void *buffer, int64_t offset, int64_t bytes) const;
 
   int fd_ = -1;
   int64_t size_ = 0;

@@ -3,6 +3,7 @@
 #define ZRT_CUDA_DISPATCH_H
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/Error.h"
 #include "zrt/bf16.h"
@@ -20,5 +21,16 @@ template <class F> void typed(const char *call, int32_t dtype, F &&fn) {
 }
 
 } // namespace zrt::cuda
+
+/// `body` with T the element type of `dtype`, then the launch's error checked.
+#define ZRT_CUDA_TYPED(call, dtype, body)                                                          \
+  ::zrt::cuda::typed(call, dtype, [&](auto *tag) {                                                 \
+    using T = std::remove_pointer_t<decltype(tag)>;                                                \
+    body;                                                                                          \
+  });                                                                                              \
+  ZRT_CUDA_CHECK(cudaGetLastError())
+
+/// A grid-stride loop over [0, n).
+#define ZRT_FOR_EACH(i, n) for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
 #endif // ZRT_CUDA_DISPATCH_H

@@ -1,15 +1,13 @@
-// Row-wise, loss, embedding and attention kernels of the CUDA backend. The row kernels
-// (softmax, the normalizations, cross-entropy) run one block per row (RowReduce.cuh: coalesced
-// reads, a fixed reduction tree, so a row gives the same bits on every run); the parameter
-// gradients sum column partials over row chunks in a fixed order. Elementwise math is the CPU
-// backend's (zrt/KernelMath.h). Attention in bf16 runs on tensor cores (FlashAttention.cu); in f32,
-// or at head sizes those kernels do not take, one thread per query row.
+// Row-wise, loss and embedding kernels of the CUDA backend. The row kernels (softmax, the
+// normalizations, cross-entropy) run one block per row (RowReduce.cuh: coalesced reads, a fixed
+// reduction tree, so a row gives the same bits on every run); the parameter gradients sum column
+// partials over row chunks in a fixed order. Elementwise math is the CPU backend's
+// (zrt/KernelMath.h). Attention is in RowAttention.cu and FlashAttention.cu.
 #include <cuda_bf16.h>
 
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
 #include "cuda/Dispatch.h"
-#include "cuda/FlashAttention.h"
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
 #include "cuda/RowReduce.cuh"
@@ -26,14 +24,6 @@ namespace {
 constexpr int kThreads = 128;
 int blocks(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads > 0 ? (n + kThreads - 1) / kThreads : 1); }
 
-#define ZRT_CUDA_TYPED(call, dtype, body)                                                          \
-  typed(call, dtype, [&](auto *tag) {                                                              \
-    using T = std::remove_pointer_t<decltype(tag)>;                                                \
-    body;                                                                                          \
-  });                                                                                              \
-  ZRT_CUDA_CHECK(cudaGetLastError())
-
-#define ZRT_FOR_EACH(i, n) for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
 /// The row a block reduces, checked against the grid's limit by rowGrid().
 #define ZRT_ROW(r) const int64_t r = blockIdx.x
@@ -406,151 +396,6 @@ __global__ void vocabGradRows(const float *dloss, const T *logits, const int32_t
   }
 }
 
-constexpr int kMaxHeadDim = 256;
-
-/// Where head h of batch b starts: in the queries (rows of C = H x D) and in the keys and
-/// values (rows of Ckv = G x D, query head h reading key/value head h / (H / G)).
-struct HeadLayout {
-  int64_t Tn, C, H, G, D, Ckv;
-  __device__ HeadLayout(int64_t Tn, int64_t C, int64_t H, int64_t G)
-      : Tn(Tn), C(C), H(H), G(G), D(C / H), Ckv(G * (C / H)) {}
-  __device__ int64_t query(int64_t b, int64_t h) const { return b * Tn * C + h * D; }
-  __device__ int64_t keyValue(int64_t b, int64_t h) const { return b * Tn * Ckv + (h / (H / G)) * D; }
-};
-
-/// dot(a[row t], b[row s]) of one head: a's rows C apart from aBase, b's rows ldb apart from bBase.
-template <class T>
-__device__ float dotRows(const T *a, int64_t aBase, int64_t t, int64_t lda, const T *b, int64_t bBase, int64_t s,
-                         int64_t ldb, int64_t D) {
-  float dot = 0;
-  for (int64_t d = 0; d < D; ++d)
-    dot += static_cast<float>(a[aBase + t * lda + d]) * static_cast<float>(b[bBase + s * ldb + d]);
-  return dot;
-}
-
-/// One thread per (batch, head, query time): the causal softmax over keys 0..t and the
-/// weighted sum of values, in two passes over the keys.
-template <class T>
-__global__ void attentionKernel(const T *q, const T *k, const T *v, T *out, int64_t B, int64_t Tn, int64_t C,
-                                int64_t H, int64_t G) {
-  const HeadLayout L(Tn, C, H, G);
-  const float scale = 1.0f / sqrtf(float(L.D));
-  ZRT_FOR_EACH(task, B * H * Tn) {
-    int64_t t = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
-    const int64_t qb = L.query(b, h), kb = L.keyValue(b, h);
-    float maxValue = -INFINITY;
-    for (int64_t s = 0; s <= t; ++s)
-      maxValue = fmaxf(maxValue, dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale);
-    float acc[kMaxHeadDim];
-    for (int64_t d = 0; d < L.D; ++d)
-      acc[d] = 0;
-    float sum = 0;
-    for (int64_t s = 0; s <= t; ++s) {
-      float w = expf(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale - maxValue);
-      sum += w;
-      for (int64_t d = 0; d < L.D; ++d)
-        acc[d] += w * static_cast<float>(v[kb + s * L.Ckv + d]);
-    }
-    for (int64_t d = 0; d < L.D; ++d)
-      out[qb + t * C + d] = T(acc[d] / sum);
-  }
-}
-
-/// Per query time t: p[t, s] from the saved max and sum, dot(p, dp) into stats, and dq_t.
-template <class T>
-__global__ void attentionGradQuery(const T *dout, const T *q, const T *k, const T *v, T *dq, int64_t B, int64_t Tn,
-                                   int64_t C, int64_t H, int64_t G, float *stats) {
-  const HeadLayout L(Tn, C, H, G);
-  const float scale = 1.0f / sqrtf(float(L.D));
-  ZRT_FOR_EACH(task, B * H * Tn) {
-    int64_t t = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
-    const int64_t qb = L.query(b, h), kb = L.keyValue(b, h);
-    const float maxValue = stats[3 * task], sum = stats[3 * task + 1];
-    float dotPdp = 0;
-    for (int64_t s = 0; s <= t; ++s) {
-      float p = expf(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale - maxValue) / sum;
-      dotPdp += p * dotRows(dout, qb, t, C, v, kb, s, L.Ckv, L.D);
-    }
-    stats[3 * task + 2] = dotPdp;
-    float acc[kMaxHeadDim];
-    for (int64_t d = 0; d < L.D; ++d)
-      acc[d] = 0;
-    for (int64_t s = 0; s <= t; ++s) {
-      float p = expf(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale - maxValue) / sum;
-      float ds = p * (dotRows(dout, qb, t, C, v, kb, s, L.Ckv, L.D) - dotPdp) * scale;
-      for (int64_t d = 0; d < L.D; ++d)
-        acc[d] += ds * static_cast<float>(k[kb + s * L.Ckv + d]);
-    }
-    for (int64_t d = 0; d < L.D; ++d)
-      dq[qb + t * C + d] = T(acc[d]);
-  }
-}
-
-/// Per (batch, key/value head, key time s): dk_s = sum over the group's query heads and t >= s
-/// of ds[t, s] q_t, dv_s = the same sum of p[t, s] dout_t.
-template <class T>
-__global__ void attentionGradKey(const T *dout, const T *q, const T *k, const T *v, T *dk, T *dv, int64_t B,
-                                 int64_t Tn, int64_t C, int64_t H, int64_t G, const float *stats) {
-  const HeadLayout L(Tn, C, H, G);
-  const float scale = 1.0f / sqrtf(float(L.D));
-  const int64_t group = H / G;
-  ZRT_FOR_EACH(task, B * G * Tn) {
-    int64_t s = task % Tn, bg = task / Tn, b = bg / G, g = bg % G;
-    const int64_t kb = L.keyValue(b, g * group);
-    float accK[kMaxHeadDim], accV[kMaxHeadDim];
-    for (int64_t d = 0; d < L.D; ++d)
-      accK[d] = accV[d] = 0;
-    for (int64_t h = g * group; h < (g + 1) * group; ++h) {
-      const int64_t qb = L.query(b, h);
-      for (int64_t t = s; t < Tn; ++t) {
-        const int64_t row = (b * H + h) * Tn + t;
-        float p = expf(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale - stats[3 * row]) / stats[3 * row + 1];
-        float ds = p * (dotRows(dout, qb, t, C, v, kb, s, L.Ckv, L.D) - stats[3 * row + 2]) * scale;
-        for (int64_t d = 0; d < L.D; ++d) {
-          accK[d] += ds * static_cast<float>(q[qb + t * C + d]);
-          accV[d] += p * static_cast<float>(dout[qb + t * C + d]);
-        }
-      }
-    }
-    for (int64_t d = 0; d < L.D; ++d) {
-      dk[kb + s * L.Ckv + d] = T(accK[d]);
-      dv[kb + s * L.Ckv + d] = T(accV[d]);
-    }
-  }
-}
-
-/// Row max and sum of the forward's softmax, 3 floats per query (the third: dot(p, dp)).
-template <class T>
-__global__ void attentionStats(const T *q, const T *k, int64_t B, int64_t Tn, int64_t C, int64_t H, int64_t G,
-                               float *stats) {
-  const HeadLayout L(Tn, C, H, G);
-  const float scale = 1.0f / sqrtf(float(L.D));
-  ZRT_FOR_EACH(task, B * H * Tn) {
-    int64_t t = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
-    const int64_t qb = L.query(b, h), kb = L.keyValue(b, h);
-    float maxValue = -INFINITY;
-    for (int64_t s = 0; s <= t; ++s)
-      maxValue = fmaxf(maxValue, dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale);
-    float sum = 0;
-    for (int64_t s = 0; s <= t; ++s)
-      sum += expf(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale - maxValue);
-    stats[3 * task] = maxValue;
-    stats[3 * task + 1] = sum;
-  }
-}
-
-void checkHeads(const char *call, int64_t channels, int64_t heads, int64_t kvHeads = 0) {
-  if (heads <= 0 || channels % heads != 0)
-    fatal(call, "%lld channels are not divisible into %lld heads", static_cast<long long>(channels),
-          static_cast<long long>(heads));
-  if (kvHeads && (kvHeads < 0 || heads % kvHeads != 0))
-    fatal(call, "%lld query heads do not split into groups of %lld key/value heads", static_cast<long long>(heads),
-          static_cast<long long>(kvHeads));
-  if (channels / heads > kMaxHeadDim)
-    fatal(call, "head dimension %lld is above the CUDA kernel's %d", static_cast<long long>(channels / heads),
-          kMaxHeadDim);
-}
-
 } // namespace
 
 void softmax(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols, cudaStream_t s) {
@@ -732,35 +577,4 @@ void vocabGrad(int32_t dtype, const float *dloss, const void *logits, const int3
                      dloss, static_cast<const T *>(logits), labels, stats.maxima, stats.sums,
                      static_cast<T *>(dlogits), rows, vocab.rows, vocab.first)));
 }
-void causalAttention(int32_t dtype, const void *q, const void *k, const void *v, void *out, int64_t batch,
-                     int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, cudaStream_t s) {
-  checkHeads("zrt_causal_attention", channels, heads, kvHeads);
-  if (flashAttentionApplies(dtype, channels, heads))
-    return flashAttention(q, k, v, out, batch, time, channels, heads, kvHeads, s);
-  ZRT_CUDA_TYPED("zrt_causal_attention", dtype,
-                 (attentionKernel<<<blocks(batch * heads * time), kThreads, 0, s>>>(
-                     static_cast<const T *>(q), static_cast<const T *>(k), static_cast<const T *>(v),
-                     static_cast<T *>(out), batch, time, channels, heads, kvHeads)));
-}
-void causalAttentionGrad(int32_t dtype, const void *dout, const void *q, const void *k, const void *v, void *dq,
-                         void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads,
-                         int64_t kvHeads, cudaStream_t s) {
-  checkHeads("zrt_causal_attention_grad", channels, heads, kvHeads);
-  if (flashAttentionApplies(dtype, channels, heads))
-    return flashAttentionGrad(dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads, s);
-  const int64_t tasks = batch * heads * time;
-  float *stats = scratchFloats(3 * tasks);
-  ZRT_CUDA_TYPED("zrt_causal_attention_grad", dtype, ({
-                   attentionStats<<<blocks(tasks), kThreads, 0, s>>>(static_cast<const T *>(q), static_cast<const T *>(k),
-                                                                     batch, time, channels, heads, kvHeads, stats);
-                   attentionGradQuery<<<blocks(tasks), kThreads, 0, s>>>(
-                       static_cast<const T *>(dout), static_cast<const T *>(q), static_cast<const T *>(k),
-                       static_cast<const T *>(v), static_cast<T *>(dq), batch, time, channels, heads, kvHeads, stats);
-                   attentionGradKey<<<blocks(batch * kvHeads * time), kThreads, 0, s>>>(
-                       static_cast<const T *>(dout), static_cast<const T *>(q), static_cast<const T *>(k),
-                       static_cast<const T *>(v), static_cast<T *>(dk), static_cast<T *>(dv), batch, time, channels,
-                       heads, kvHeads, stats);
-                 }));
-}
-
 } // namespace zrt::cuda

@@ -77,8 +77,7 @@ ModelInfo parseModelInfo(const char *text) {
       param.paramStorageBytes = p.value("param_storage_bytes", param.bytes);
       param.gradStorageBytes = p.value("grad_storage_bytes", param.bytes);
       info.paramBytes += param.paramStorageBytes;
-      if (param.tier != 0)
-        info.offloadedParamBytes += param.paramStorageBytes;
+      info.paramTier = std::max(info.paramTier, param.tier);
       info.gradBytes += param.gradStorageBytes;
       const nlohmann::json &init = p.at("init");
       param.init.kind = init.at("kind").get<std::string>();
@@ -99,8 +98,7 @@ ModelInfo parseModelInfo(const char *text) {
       if (s.tier < 0 || s.tier > 2)
         fatal("zcc_model_json", "state %s: tier %d (0 arena, 1 host, 2 nvme)", s.name.c_str(), s.tier);
       info.optimizerBytes += s.bytes;
-      if (s.tier != 0)
-        info.offloadedBytes += s.bytes;
+      info.stateTier = std::max(info.stateTier, s.tier);
       info.states.push_back(s);
     }
     for (const nlohmann::json &in : j.at("inputs")) {

@@ -113,8 +113,10 @@ struct ModelInfo {
   int64_t dataParallel() const { return worldSize / (tp * pp); }
   /// Model-state bytes per rank, by kind (the optimizer's wherever its tier is).
   int64_t paramBytes = 0, gradBytes = 0, optimizerBytes = 0;
-  /// Offload: the host and NVMe tiers' bytes, and the compiled default NVMe directory.
-  int64_t hostTierBytes = 0, nvmeTierBytes = 0, offloadedBytes = 0, offloadedParamBytes = 0;
+  /// Offload: the host and NVMe tiers' bytes, the farthest tier (zrt_tier) any stored parameter
+  /// and any optimizer state is on, and the compiled default NVMe directory.
+  int64_t hostTierBytes = 0, nvmeTierBytes = 0;
+  int32_t paramTier = 0, stateTier = 0;
   std::string nvmePath;
   double defaultLr = 1e-3;
   std::vector<ParamInfo> params;

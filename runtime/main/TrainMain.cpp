@@ -317,7 +317,7 @@ int main(int argc, char **argv) {
   const int dataRank = zrt_mesh_rank(ZRT_AXIS_DATA), dataRanks = zrt_mesh_size(ZRT_AXIS_DATA);
   zrt_set_comm_timeout(flags.commTimeout);
 
-  // Offloaded optimizer state (zcc --offload-optimizer): its tiers, zeroed, before anything is
+  // Offloaded model state (zcc --offload-optimizer, --offload-param): its tiers, zeroed, before anything is
   // written there; a missing, unwritable or full --nvme-path stops here, before training.
   if (model.hostTierBytes > 0)
     zrt_tier_open(ZRT_TIER_HOST, nullptr, model.hostTierBytes);
@@ -397,14 +397,10 @@ int main(int argc, char **argv) {
     auto where = [](int32_t tier) {
       return tier == ZRT_TIER_NVME ? " (on the NVMe store)" : tier == ZRT_TIER_HOST ? " (in host memory)" : "";
     };
-    int32_t paramTier = 0, stateTier = 0;
-    for (const ParamInfo &p : model.params)
-      paramTier = std::max(paramTier, p.tier);
-    for (const StateInfo &s : model.states)
-      stateTier = std::max(stateTier, s.tier);
     std::printf("zcc: model state per rank: params %lld B%s, grads %lld B, optimizer %lld B%s\n",
-                static_cast<long long>(model.paramBytes), where(paramTier), static_cast<long long>(model.gradBytes),
-                static_cast<long long>(model.optimizerBytes), where(stateTier));
+                static_cast<long long>(model.paramBytes), where(model.paramTier),
+                static_cast<long long>(model.gradBytes), static_cast<long long>(model.optimizerBytes),
+                where(model.stateTier));
     if (!flags.logJson.empty() && !(log = std::fopen(flags.logJson.c_str(), "w")))
       fatal("train", "cannot open --log-json %s", flags.logJson.c_str());
   }

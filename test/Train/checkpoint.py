@@ -25,11 +25,13 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 def compile_(zcc, model, out, ranks, stage):
     subprocess.run([zcc, model, "-o", out, "--world-size", str(ranks), "--zero-stage", str(stage)], check=True)
 
-def train(exe, ranks, data, *flags, fault=None, expect_ok=True):
+def train(exe, ranks, data, *flags, fault=None, expect_ok=True, prefix=()):
+    """Runs `exe` (under mpirun above one rank, after `prefix`: e.g. a shell setting a ulimit)."""
     env = dict(ENV)
     if fault:
         env["ZCC_FAULT"] = fault
-    cmd = ([] if ranks == 1 else ["mpirun", "-np", str(ranks)]) + [exe, "--data", data, "--log-every", "1"] + list(flags)
+    cmd = list(prefix) + ([] if ranks == 1 else ["mpirun", "-np", str(ranks)]) + \
+        [exe, "--data", data, "--log-every", "1"] + list(flags)
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     if expect_ok and r.returncode != 0:
         sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")

@@ -18,26 +18,12 @@ usage: offload_faults.py ZCC MODEL.mlir DATA
 """
 import json, os, subprocess, sys, tempfile
 
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checkpoint import losses, train  # the checkpoint test's runs: mpirun, the test hooks, the logs
 
 def compile_(zcc, model, out, ranks, *flags):
     subprocess.run([zcc, model, "-o", out, "--world-size", str(ranks), "--zero-stage", "3" if ranks > 1 else "0",
                     *flags], check=True)
-
-def train(exe, ranks, data, *flags, fault=None, expect_ok=True, prefix=()):
-    env = dict(ENV)
-    if fault:
-        env["ZCC_FAULT"] = fault
-    cmd = list(prefix) + ([] if ranks == 1 else ["mpirun", "-np", str(ranks)]) + \
-        [exe, "--data", data, "--log-every", "1"] + list(flags)
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    if expect_ok and r.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
-    return r
-
-def losses(log):
-    return {json.loads(l)["step"]: json.loads(l)["loss"] for l in open(log)}
 
 def refused(r, *needles):
     text = r.stdout + r.stderr
