@@ -472,6 +472,18 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
               I64(Offload::swapBytes(count, tensor->elementBytes))});
         return success();
       })
+      // Activations between the passes (zcc-offload-activations): to and from their place in
+      // the host tier.
+      .Case([&](OffloadActivationOp o) {
+        call(b, "zrt_activation_out", {p[0], I64(plan.activationOffset.lookup(o.getSlot())),
+                                       I64(tensorBytes(tensorOf(o.getValue())))});
+        return success();
+      })
+      .Case([&](ReloadActivationOp o) {
+        call(b, "zrt_activation_in", {p[0], I64(plan.activationOffset.lookup(o.getSlot())),
+                                      I64(tensorBytes(tensorOf(o.getResult())))});
+        return success();
+      })
       .Case([&](SwapWaitOp o) {
         call(b, "zrt_swap_wait", {I32(o.getSlot())});
         return success();

@@ -46,7 +46,9 @@ bool isGathered(Value v) {
   return false;
 }
 
-BufferKind kindOf(Value v) {
+} // namespace
+
+BufferKind mlir::zc::bufferKindOf(Value v) {
   if (isGathered(v))
     return BufferKind::GatheredParam;
   Operation *def = v.getDefiningOp();
@@ -58,6 +60,8 @@ BufferKind kindOf(Value v) {
   return BufferKind::Activation;
 }
 
+namespace {
+
 /// Gradients their op can write straight into the parameter's gradient buffer: read only by
 /// an overwriting zc.grad_accumulate (one micro-batch a step) and exactly the buffer's type,
 /// computed by a kernel (not a view, a reference or a collective's buffer). The accumulate
@@ -68,7 +72,7 @@ DenseMap<Value, StringAttr> gradientsWrittenInPlace(Block &body, ModuleOp module
     Value grad = acc.getGrad();
     Operation *def = grad.getDefiningOp();
     if (!acc.getOverwrite() || !def || def->getBlock() != &body || !grad.hasOneUse() ||
-        isa<ReshapeOp, ParamRefOp, GradRefOp, arith::ConstantOp>(def) || kindOf(grad) != BufferKind::Activation)
+        isa<ReshapeOp, ParamRefOp, GradRefOp, arith::ConstantOp>(def) || bufferKindOf(grad) != BufferKind::Activation)
       continue;
     auto param = SymbolTable::lookupSymbolIn(module, acc.getParamAttr().getAttr());
     auto paramOp = dyn_cast_or_null<ParamOp>(param);
@@ -187,7 +191,7 @@ FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
   for (auto &entry : intervals) {
     const Interval &i = entry.second;
     Operation *definer = record.ops[i.start];
-    record.buffers.push_back({entry.first, definer, i.bytes, i.start, i.end, i.offset, kindOf(entry.first)});
+    record.buffers.push_back({entry.first, definer, i.bytes, i.start, i.end, i.offset, bufferKindOf(entry.first)});
     // The peak: where the buffer reaching the region's top starts.
     if (i.offset + aligned(i.bytes) > peakTop) {
       peakTop = i.offset + aligned(i.bytes);
@@ -268,6 +272,15 @@ FailureOr<MemoryPlan> mlir::zc::planMemory(ModuleOp module, ArrayRef<func::FuncO
       }
       offset += plan.swapSlots * plan.swapSlotBytes + plan.paramSwapSlots * plan.paramSwapSlotBytes;
     }
+  // Activations kept in host memory between the passes (zcc-offload-activations): one place
+  // each in the host tier, after the states and shards.
+  for (func::FuncOp fn : functions)
+    fn.walk([&](OffloadActivationOp offload) {
+      const int64_t bytes = tensorBytes(tensorOf(offload.getValue()));
+      plan.activationOffset[offload.getSlot()] = plan.hostTierBytes;
+      plan.hostTierBytes += llvm::alignTo(bytes, Offload::kStoreAlignment);
+      plan.offloadedActivationBytes += bytes;
+    });
   plan.persistentBytes = offset;
   for (func::FuncOp fn : functions) {
     FailureOr<int64_t> scratch = planFunction(fn, plan);

@@ -28,6 +28,8 @@ int64_t tensorBytes(RankedTensorType type);
 /// What a buffer holds, for budgets, reports and pictures.
 enum class BufferKind { Param, Grad, OptimizerState, GatheredParam, Communication, Activation };
 StringRef bufferKindName(BufferKind kind);
+/// What the scratch buffer of value `v` holds (Activation, GatheredParam or Communication).
+BufferKind bufferKindOf(Value v);
 
 /// One scratch buffer of a planned function: live over ops [start, end] (indices
 /// in the function's body), at `offset` of the scratch region.
@@ -67,6 +69,9 @@ struct MemoryPlan {
   llvm::DenseMap<StringAttr, int32_t> stateTier;
   int64_t hostTierBytes = 0, nvmeTierBytes = 0, offloadedStateBytes = 0, offloadedParamBytes = 0;
   int64_t swapOffset = 0, swapSlots = 0, swapSlotBytes = 0, paramSwapSlots = 0, paramSwapSlotBytes = 0;
+  /// zcc-offload-activations: each zc.offload_activation slot's offset in the host tier.
+  llvm::DenseMap<int64_t, int64_t> activationOffset;
+  int64_t offloadedActivationBytes = 0;
   /// Where state or parameter `name` lives: 0 the arena, else its zrt_tier.
   int32_t tierOf(StringAttr name) const { return stateTier.lookup(name); }
   /// The arena offset of swap slot `slot`.

@@ -347,6 +347,27 @@ def ZccSchedule : Pass<"zcc-schedule", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccOffloadActivations : Pass<"zcc-offload-activations", "mlir::ModuleOp"> {
+  let summary = "Activations the backward pass reads kept in host memory between the passes";
+  let description = [{
+    ZeRO-R's CPU checkpointing, planned. In every function with
+    `zc.role = "step"`, each value the forward pass computes (an op before the
+    backward seed) and the backward pass reads, of at least `min-bytes`, is
+    copied to a host-memory slot after its last forward use
+    (`zc.offload_activation`) and copied back right before its first backward
+    use (`zc.reload_activation`), which the backward uses then read. Its arena
+    bytes are free in between: the arena holds the activations of the layer
+    being computed, not of every layer. With `--recompute`, the values kept are
+    the checkpoints, as DeepSpeed's `cpu_checkpointing` moves. Gathered
+    parameters are not moved (ZeRO-3 gathers them again). The memory plan lays
+    the slots out in the host tier.
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", "65536",
+           "Smallest activation moved (smaller ones cost a transfer for little memory)">,
+  ];
+}
+
 def ZccOffload : Pass<"zcc-offload", "mlir::ModuleOp"> {
   let summary = "Optimizer state to host memory or NVMe, with a planned swap schedule";
   let description = [{

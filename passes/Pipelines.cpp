@@ -66,8 +66,6 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
           "plans; drop --no-overlap";
   else if (options.offloadActivations != "none" && options.offloadActivations != "cpu")
     os << "--offload-activations must be none or cpu, got " << options.offloadActivations;
-  else if (options.offloadActivations != "none")
-    os << "--offload-activations cpu: activation offload is not built yet (--recompute trades them for FLOPs)";
   else if ((options.offloadOptimizer == "nvme" || options.offloadParam == "nvme") && options.offloadBufferCount < 2)
     os << "--offload-buffer-count must be at least 2 (one slot updating, one reading ahead), got "
        << options.offloadBufferCount;
@@ -118,6 +116,10 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
     offload.nvmePath = options.nvmePath;
     pm.addPass(createZccOffload(offload));
   }
+  // Activations the backward pass reads wait in host memory (ZeRO-R's CPU checkpointing), once
+  // the schedule has fixed every op's place.
+  if (options.offloadActivations == "cpu")
+    pm.addPass(createZccOffloadActivations());
 }
 } // namespace
 

@@ -375,7 +375,8 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
                                            {"host_bytes", arena->hostTierBytes},
                                            {"nvme_bytes", arena->nvmeTierBytes},
                                            {"offloaded_optimizer_bytes", arena->offloadedStateBytes},
-                                           {"offloaded_param_bytes", arena->offloadedParamBytes}};
+                                           {"offloaded_param_bytes", arena->offloadedParamBytes},
+                                           {"offloaded_activation_bytes", arena->offloadedActivationBytes}};
       report["nvme_swap"] = llvm::json::Object{{"read_bytes", swaps.readBytes},
                                                {"gather_read_bytes", swaps.stepReadBytes},
                                                {"write_bytes", swaps.writeBytes},
@@ -425,6 +426,10 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
         os << "  tiers                      device " << arena->totalBytes() << ", host " << arena->hostTierBytes
            << ", nvme " << arena->nvmeTierBytes << " (optimizer state off the arena: " << arena->offloadedStateBytes
            << ", parameters: " << arena->offloadedParamBytes << ")\n";
+        if (arena->offloadedActivationBytes)
+          os << "  activations in host memory " << arena->offloadedActivationBytes << " B per step, "
+             << arena->activationOffset.size() << " tensors (out after their last forward use, back before "
+             << "their first backward use)\n";
         if (swaps.stepReadBytes)
           os << "  nvme gathers per step      read " << swaps.stepReadBytes << " (shards of every gather, "
              << arena->paramSwapSlots << " slots of " << arena->paramSwapSlotBytes << " B)\n";

@@ -161,3 +161,23 @@ LogicalResult mlir::zc::detail::verifyPackSlot(PackShardsOp op) {
     end = at + Offload::swapBytes(swapped.elements, swapped.elementBytes);
   return verifySlot(op, slot.getInt(), end);
 }
+
+LogicalResult OffloadActivationOp::verify() {
+  if (getSlot() < 0)
+    return emitOpError() << "slot must be non-negative, got " << getSlot();
+  for (Operation *other = getOperation()->getPrevNode(); other; other = other->getPrevNode())
+    if (auto earlier = dyn_cast<OffloadActivationOp>(other); earlier && earlier.getSlot() == getSlot())
+      return emitOpError() << "slot " << getSlot() << " is already used by an earlier zc.offload_activation";
+  return success();
+}
+
+LogicalResult ReloadActivationOp::verify() {
+  for (Operation *other = getOperation()->getPrevNode(); other; other = other->getPrevNode())
+    if (auto offload = dyn_cast<OffloadActivationOp>(other); offload && offload.getSlot() == getSlot()) {
+      if (offload.getValue().getType() != getResult().getType())
+        return emitOpError() << "reloads slot " << getSlot() << " as " << getResult().getType()
+                             << " but it holds " << offload.getValue().getType();
+      return success();
+    }
+  return emitOpError() << "slot " << getSlot() << " has no zc.offload_activation before it in its block";
+}

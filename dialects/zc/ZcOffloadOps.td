@@ -53,4 +53,38 @@ def ZC_SwapWaitOp : ZC_Op<"swap_wait"> {
   let hasVerifier = 1;
 }
 
+// ZeRO-R's CPU checkpointing, planned: zcc-offload-activations moves an activation the
+// backward pass reads out of the arena after its last forward use and back right
+// before its first backward use; the memory plan gives each slot its place in the
+// host tier.
+
+def ZC_OffloadActivationOp : ZC_Op<"offload_activation"> {
+  let summary = "Copies an activation to its host-memory slot";
+  let description = [{
+    The forward pass is done with `%value` (its backward uses read the
+    `zc.reload_activation` of the same slot instead), so its arena bytes are free
+    once this copy is done. `slot` numbers the step's offloaded activations; the
+    memory plan lays them out in the host tier.
+
+    Example: `zc.offload_activation %h to slot 3 : tensor<8x64x256xf32>`
+  }];
+  let arguments = (ins AnyRankedTensor:$value, I64Attr:$slot);
+  let assemblyFormat = "$value `to` `slot` $slot attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
+def ZC_ReloadActivationOp : ZC_Op<"reload_activation"> {
+  let summary = "Copies an offloaded activation back into the arena";
+  let description = [{
+    The value a `zc.offload_activation` of the same slot, earlier in the same
+    block and of the same type, copied out.
+
+    Example: `%h2 = zc.reload_activation slot 3 : tensor<8x64x256xf32>`
+  }];
+  let arguments = (ins I64Attr:$slot);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "`slot` $slot attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // ZC_OFFLOAD_OPS_TD

@@ -138,7 +138,8 @@ struct DriverOptions {
       cl::init("none"), cl::cat(category)};
   cl::opt<std::string> offloadActivations{
       "offload-activations",
-      cl::desc("Activation checkpoints on: none or cpu (not built yet). DeepSpeed: "
+      cl::desc("Activations the backward pass reads (the checkpoints, with --recompute) on: none or cpu "
+               "(host memory from their last forward use to their first backward use). DeepSpeed: "
                "activation_checkpointing.cpu_checkpointing"),
       cl::init("none"), cl::cat(category)};
   cl::opt<std::string> nvmePath{
@@ -369,9 +370,10 @@ int zcc::runZccMain(int argc, char **argv) {
   std::string problem = zc::checkPipelineOptions(pipeline);
   if (problem.empty() && options.target != "cpu" && options.target != "cuda")
     problem = "--target must be cpu or cuda, got " + options.target;
-  if (problem.empty() && options.target == "cuda" && options.offloadOptimizer != "none")
-    problem = "--offload-optimizer with --target cuda: the CPU optimizer beside the GPU and the NVMe swap into "
-              "device memory are not built yet (the CPU backend runs both)";
+  if (problem.empty() && options.target == "cuda" &&
+      (options.offloadOptimizer == "nvme" || options.offloadParam == "nvme"))
+    problem = "--offload-optimizer/--offload-param nvme with --target cuda: the NVMe swap into device memory is "
+              "not built yet (cpu offload is; the CPU backend runs nvme)";
 #ifndef ZCC_HAVE_CUDA_BACKEND
   if (problem.empty() && options.target == "cuda")
     problem = "this zcc was built without the CUDA backend (no CUDA toolkit, NCCL or MPI at build time)";

@@ -1,5 +1,6 @@
 // The offload tiers on the CPU backend: the host tier is host memory the optimizer updates in
-// place, the NVMe store swaps straight into the arena's slot buffers (host memory too).
+// place and activations wait in between the passes (outside the arena and its budget), the NVMe
+// store swaps straight into the arena's slot buffers (host memory too).
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +44,16 @@ void zrt_swap_write(int32_t slot, const void *src, int64_t offset, int64_t bytes
   ++writes;
   if (fault && std::strncmp(fault, "kill-in-swap:", 13) == 0 && std::atoll(fault + 13) == writes)
     std::raise(SIGKILL);
+}
+
+void zrt_activation_out(const void *src, int64_t offset, int64_t bytes) {
+  TraceScope trace("zrt_activation_out", TraceTrack::Compute);
+  std::memcpy(tiers().hostAt(offset, bytes, "zrt_activation_out"), src, static_cast<size_t>(bytes));
+}
+
+void zrt_activation_in(void *dst, int64_t offset, int64_t bytes) {
+  TraceScope trace("zrt_activation_in", TraceTrack::Compute);
+  std::memcpy(dst, tiers().hostAt(offset, bytes, "zrt_activation_in"), static_cast<size_t>(bytes));
 }
 
 void zrt_swap_wait(int32_t slot) {

@@ -33,7 +33,11 @@ CudaRuntime &current(const char *call) {
     fatal(call, "zrt_init was not called");
   return *rt;
 }
-cudaStream_t compute() { return current("zrt").device->compute(); }
+cudaStream_t compute() {
+  CudaRuntime &r = current("zrt");
+  joinHostWork(r);
+  return r.device->compute();
+}
 
 namespace {
 
@@ -100,6 +104,7 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
 void zrt_finalize() {
   CudaRuntime &r = current("zrt_finalize");
   ZRT_CUDA_CHECK(cudaDeviceSynchronize());
+  unpinHostTier(r);
   tiers().release();
   resolveTrace();
   trace::write(r.rank);
@@ -445,8 +450,10 @@ void zrt_pack(int32_t dt, int64_t count, const void *inputs, const void *numels,
   cpu::forEachBucketRun(
       count, static_cast<const int64_t *>(numels), ranks,
       [&](int64_t i, int64_t from, int64_t at, int64_t n) {
+        // cudaMemcpyDefault: a shard --offload-param cpu keeps in the (page-locked) host tier is
+        // fetched by the copy engine, as the gather's input.
         ZRT_CUDA_CHECK(cudaMemcpyAsync(bucket + at * eb, static_cast<const char *>(in[i]) + from * eb, n * eb,
-                                       cudaMemcpyDeviceToDevice, s));
+                                       cudaMemcpyDefault, s));
       },
       [&](int64_t at, int64_t n) { ZRT_CUDA_CHECK(cudaMemsetAsync(bucket + at * eb, 0, n * eb, s)); });
 }
@@ -466,8 +473,23 @@ void zrt_unpack(int32_t dt, int64_t count, const void *i, const void *numels, in
 }
 void zrt_adamw(void *param, int32_t gdt, const void *grad, void *m, void *v, void *paramBf16, int64_t n, double lr,
                double beta1, double beta2, double eps, double weightDecay, int64_t step) {
-  GpuScope trace("zrt_adamw", compute());
   CudaRuntime &r = current("zrt_adamw");
+  if (inHostTier(m)) { // ZeRO-Offload: the CPU updates it (HostOffload.cu)
+    if (step < 1)
+      fatal("zrt_adamw", "step %lld: steps count from 1", static_cast<long long>(step));
+    HostUpdateChunk u;
+    u.param = static_cast<float *>(param);
+    u.gradDtype = gdt;
+    u.grad = grad;
+    u.m = static_cast<float *>(m);
+    u.v = static_cast<float *>(v);
+    u.paramBf16 = paramBf16;
+    u.n = n;
+    u.lr = lr, u.beta1 = beta1, u.beta2 = beta2, u.eps = eps, u.weightDecay = weightDecay, u.step = step;
+    enqueueHostUpdate(r, "zrt_adamw", u);
+    return;
+  }
+  GpuScope trace("zrt_adamw", compute());
   if (r.capturing >= 0) { // the constants from device memory: zrt_graph_scalars rewrites them per step
     auto &u = r.slots;
     if (!u.host) {
@@ -495,6 +517,19 @@ void zrt_adamw(void *param, int32_t gdt, const void *grad, void *m, void *v, voi
 }
 void zrt_sgd_momentum(void *param, int32_t gdt, const void *grad, void *buf, void *paramBf16, int64_t n, double lr,
                       double momentum, double weightDecay) {
+  if (inHostTier(buf)) { // ZeRO-Offload: the CPU updates it (HostOffload.cu)
+    HostUpdateChunk u;
+    u.adamw = false;
+    u.param = static_cast<float *>(param);
+    u.gradDtype = gdt;
+    u.grad = grad;
+    u.m = static_cast<float *>(buf);
+    u.paramBf16 = paramBf16;
+    u.n = n;
+    u.lr = lr, u.momentum = momentum, u.weightDecay = weightDecay;
+    enqueueHostUpdate(current("zrt_sgd_momentum"), "zrt_sgd_momentum", u);
+    return;
+  }
   GpuScope trace("zrt_sgd_momentum", compute());
   current("zrt_sgd_momentum").captureReplayable = false; // lr is a kernel argument
   sgdMomentum(static_cast<float *>(param), gdt, grad, static_cast<float *>(buf), paramBf16, n, lr, momentum,

@@ -39,6 +39,7 @@ cudaEvent_t issue(const CollectiveArgs &a) {
   int kind = static_cast<int>(a.kind);
   r.counters.calls[kind] += 1;
   r.counters.bytes_sent[kind] += ringBytesSent(a, ranks, rank);
+  joinHostWork(r); // a collective's input may be what the host-side optimizer wrote back
   r.device->commWaitsForCompute();
   {
     GpuScope transfer(collectiveName(a.kind), r.device->comm(), TraceTrack::Communication,

@@ -16,6 +16,7 @@
 #include "core/Communicator.h"
 #include "core/Trace.h"
 #include "cuda/Device.h"
+#include "cuda/HostOptimizer.h"
 #include "zrt/KernelMath.h"
 #include "zrt/zrt.h"
 
@@ -100,6 +101,21 @@ struct CudaRuntime {
   double traceOriginMicros = 0;         // ... at this host time
   std::vector<StepGraph> graphs;
   int capturing = -1; // the region being captured
+  int eagerRegion = -1; // the region running eagerly (zrt_graph_begin .. zrt_graph_end), if any
+  // ZeRO-Offload (HostOffload.cu): updates of optimizer state in the host tier run on the CPU,
+  // fed and drained by two side streams; the compute stream waits for them lazily (compute()).
+  struct HostSide {
+    bool pinned = false;                    // the host tier is page-locked (cudaHostRegister)
+    cudaStream_t toHost = nullptr;          // gradients (and fp32 shards) copied to pinned memory
+    cudaStream_t onHost = nullptr;          // the host functions updating, then the copies back
+    cudaEvent_t done = nullptr;             // recorded after the last work on onHost
+    bool pending = false;                   // work the compute stream has not waited for yet
+    struct Mirror {
+      void *host = nullptr;
+      int64_t bytes = 0;
+    };
+    std::unordered_map<const void *, Mirror> mirrors; // pinned copies, by the device buffer
+  } hostSide;
   const void *capturedLoss = nullptr;
   zrt_counters beforeCapture{};
 };
@@ -108,7 +124,23 @@ extern CudaRuntime *rt;
 
 /// The runtime, or a fatal error naming `call` before zrt_init.
 CudaRuntime &current(const char *call);
+/// The compute stream, after the host-side optimizer work enqueued so far (joinHostWork).
 cudaStream_t compute();
+
+/// ZeRO-Offload (HostOffload.cu). The host tier page-locked (zrt_tier_open) and released
+/// (zrt_finalize); whether `p` points into it.
+void pinHostTier(CudaRuntime &r);
+void unpinHostTier(CudaRuntime &r);
+bool inHostTier(const void *p);
+/// Enqueues an update whose states are in the host tier: the gradient (and a device fp32
+/// shard) copied to pinned memory once the compute stream produced it, the update run by the
+/// CPU, what it wrote for the device copied back; chunk by chunk, so copies and updates overlap.
+void enqueueHostUpdate(CudaRuntime &r, const char *call, const HostUpdateChunk &whole);
+/// The compute stream waits for the host-side work enqueued so far (no host block). Every
+/// stream that takes work after the compute stream's (compute(), collectives) calls this first.
+void joinHostWork(CudaRuntime &r);
+/// Blocks the host until the host-side work is done (before the host tier is read or written).
+void drainHostWork(CudaRuntime &r);
 
 /// The device time of the work enqueued on `stream` while the scope lives, for --trace.
 class GpuScope {

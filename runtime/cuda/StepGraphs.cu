@@ -36,12 +36,18 @@ extern "C" {
 int32_t zrt_graph_begin(int32_t region, int32_t enabled) {
   CudaRuntime &r = current("zrt_graph_begin");
   CudaRuntime::StepGraph &g = stepGraph("zrt_graph_begin", region);
-  if (!enabled || r.capturing >= 0 || g.eagerOnly)
+  if (r.capturing >= 0)
     return 1;
+  if (!enabled || g.eagerOnly) {
+    r.eagerRegion = region; // work a graph cannot replay marks it eagerOnly (HostOffload.cu)
+    return 1;
+  }
   if (g.exec)
     return 0; // zrt_graph_end replays it
-  if (g.eagerRuns == 0)
+  if (g.eagerRuns == 0) {
+    r.eagerRegion = region;
     return 1;
+  }
   r.beforeCapture = r.counters;
   r.capturedLoss = nullptr;
   r.captureReplayable = true;
@@ -55,6 +61,8 @@ int32_t zrt_graph_begin(int32_t region, int32_t enabled) {
 double zrt_graph_end(int32_t region, double hostLoss) {
   CudaRuntime &r = current("zrt_graph_end");
   CudaRuntime::StepGraph &g = stepGraph("zrt_graph_end", region);
+  if (r.eagerRegion == region)
+    r.eagerRegion = -1;
   if (r.capturing == region) {
     cudaGraph_t graph = nullptr;
     cudaError_t captured = cudaStreamEndCapture(compute(), &graph);
