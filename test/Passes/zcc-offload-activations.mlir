@@ -1,5 +1,5 @@
-// RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-offload-activations="min-bytes=1024" -verify-diagnostics | FileCheck %s
-// RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-offload-activations -verify-diagnostics | FileCheck %s --check-prefix=DEFAULT
+// RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-offload-activations="min-bytes=1024" | FileCheck %s
+// RUN: zcc-opt %s -split-input-file -zcc-autodiff -zcc-offload-activations | FileCheck %s --check-prefix=DEFAULT
 
 // Tests ZeRO-R's CPU checkpointing as zcc plans it: each forward value the backward pass reads (of
 // at least min-bytes) goes to a host slot right after its last forward use and comes back right
@@ -33,29 +33,3 @@ module {
 // CHECK-NEXT: zc.gelu_grad %{{.+}}, %[[H1]]
 // The default threshold (64 KiB) leaves these small activations where they are.
 // DEFAULT-NOT: zc.offload_activation
-
-// -----
-
-func.func @reload_first() {
-  // expected-error @+1 {{'zc.reload_activation' op slot 0 has no zc.offload_activation before it in its block}}
-  %0 = zc.reload_activation slot 0 : tensor<4xf32>
-  return
-}
-
-// -----
-
-func.func @reload_other_type(%x: tensor<4xf32>) {
-  zc.offload_activation %x to slot 2 : tensor<4xf32>
-  // expected-error @+1 {{'zc.reload_activation' op reloads slot 2 as 'tensor<8xf32>' but it holds 'tensor<4xf32>'}}
-  %0 = zc.reload_activation slot 2 : tensor<8xf32>
-  return
-}
-
-// -----
-
-func.func @slot_twice(%x: tensor<4xf32>) {
-  zc.offload_activation %x to slot 1 : tensor<4xf32>
-  // expected-error @+1 {{'zc.offload_activation' op slot 1 is already used by an earlier zc.offload_activation}}
-  zc.offload_activation %x to slot 1 : tensor<4xf32>
-  return
-}

@@ -1122,3 +1122,31 @@ module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 4096}} {
     return
   }
 }
+
+// -----
+
+// --- Activations in host memory (zcc-offload-activations) ----------------------
+
+func.func @reload_first() {
+  // expected-error @+1 {{'zc.reload_activation' op slot 0 has no zc.offload_activation before it in its block}}
+  %0 = zc.reload_activation slot 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reload_other_type(%x: tensor<4xf32>) {
+  zc.offload_activation %x to slot 2 : tensor<4xf32>
+  // expected-error @+1 {{'zc.reload_activation' op reloads slot 2 as 'tensor<8xf32>' but it holds 'tensor<4xf32>'}}
+  %0 = zc.reload_activation slot 2 : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @slot_twice(%x: tensor<4xf32>) {
+  zc.offload_activation %x to slot 1 : tensor<4xf32>
+  // expected-error @+1 {{'zc.offload_activation' op slot 1 is already used by an earlier zc.offload_activation}}
+  zc.offload_activation %x to slot 1 : tensor<4xf32>
+  return
+}

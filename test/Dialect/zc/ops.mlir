@@ -400,3 +400,15 @@ module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
     return
   }
 }
+
+// -----
+
+// Tests that the activation offload ops round-trip.
+// CHECK-LABEL: func.func @activations
+func.func @activations(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  // CHECK: zc.offload_activation %{{.+}} to slot 3 : tensor<4x64xf32>
+  zc.offload_activation %x to slot 3 : tensor<4x64xf32>
+  // CHECK: zc.reload_activation slot 3 : tensor<4x64xf32>
+  %0 = zc.reload_activation slot 3 : tensor<4x64xf32>
+  return %0 : tensor<4x64xf32>
+}
