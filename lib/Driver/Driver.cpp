@@ -370,10 +370,6 @@ int zcc::runZccMain(int argc, char **argv) {
   std::string problem = zc::checkPipelineOptions(pipeline);
   if (problem.empty() && options.target != "cpu" && options.target != "cuda")
     problem = "--target must be cpu or cuda, got " + options.target;
-  if (problem.empty() && options.target == "cuda" &&
-      (options.offloadOptimizer == "nvme" || options.offloadParam == "nvme"))
-    problem = "--offload-optimizer/--offload-param nvme with --target cuda: the NVMe swap into device memory is "
-              "not built yet (cpu offload is; the CPU backend runs nvme)";
 #ifndef ZCC_HAVE_CUDA_BACKEND
   if (problem.empty() && options.target == "cuda")
     problem = "this zcc was built without the CUDA backend (no CUDA toolkit, NCCL or MPI at build time)";

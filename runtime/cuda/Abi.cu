@@ -105,6 +105,7 @@ void zrt_finalize() {
   CudaRuntime &r = current("zrt_finalize");
   ZRT_CUDA_CHECK(cudaDeviceSynchronize());
   unpinHostTier(r);
+  releaseSwapStaging(r);
   tiers().release();
   resolveTrace();
   trace::write(r.rank);
@@ -147,7 +148,14 @@ void *zrt_arena_ptr(int64_t offset, int64_t bytes) {
   return r.device->arena() + offset;
 }
 
-void zrt_get_counters(void *out) { std::memcpy(out, &current("zrt_get_counters").counters, sizeof(zrt_counters)); }
+void zrt_get_counters(void *out) {
+  zrt_counters c = current("zrt_get_counters").counters;
+  // The NVMe store's transfers (the swap schedule's) beside the host tier's copies.
+  c.swap_read_bytes += tiers().nvme.bytesRead;
+  c.swap_write_bytes += tiers().nvme.bytesWritten;
+  c.swap_wait_seconds += tiers().nvme.waitSeconds;
+  std::memcpy(out, &c, sizeof c);
+}
 
 void zrt_describe_backend(void *text, int64_t capacity) {
   CudaRuntime &r = current("zrt_describe_backend");

@@ -72,6 +72,13 @@ void CUDART_CB runChunk(void *chunk) {
 
 } // namespace
 
+void runsEagerly(CudaRuntime &r, const char *call) {
+  if (r.capturing >= 0)
+    fatal(call, "host-side offload work cannot be captured in a CUDA graph; run train.bin with --cuda-graphs off");
+  if (r.eagerRegion >= 0)
+    r.graphs[r.eagerRegion].eagerOnly = true;
+}
+
 bool inHostTier(const void *p) {
   const char *host = tiers().host, *at = static_cast<const char *>(p);
   return host && at >= host && at < host + tiers().hostBytes;
@@ -110,13 +117,8 @@ void unpinHostTier(CudaRuntime &r) {
 
 void enqueueHostUpdate(CudaRuntime &r, const char *call, const HostUpdateChunk &whole) {
   CudaRuntime::HostSide &h = r.hostSide;
-  // A host function would replay with the hyperparameters it was captured with: the update's
-  // region runs eagerly from now on (its first run is eager, so no capture has begun).
-  if (r.capturing >= 0)
-    fatal(call, "an update of optimizer state in host memory cannot be captured in a CUDA graph; run train.bin "
-          "with --cuda-graphs off");
-  if (r.eagerRegion >= 0)
-    r.graphs[r.eagerRegion].eagerOnly = true;
+  // A host function would replay with the hyperparameters it was captured with.
+  runsEagerly(r, call);
   if (whole.gradDtype != ZRT_DTYPE_F32 && whole.gradDtype != ZRT_DTYPE_BF16)
     fatal(call, "unknown gradient dtype %d (0 = f32, 1 = bf16)", whole.gradDtype);
   if (whole.n <= 0)

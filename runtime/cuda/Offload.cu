@@ -2,9 +2,8 @@
 // the optimizer on it (ZeRO-Offload, HostOffload.cu) and ZeRO-3's gathers fetch parameter shards
 // from it (zrt_pack); activations wait in it between the passes (zrt_activation_out/in).
 // train.bin reads and writes the tiers (initialization, checkpoints) as on
-// the CPU backend, once the host-side updates in flight are done. The NVMe swap schedule into
-// device slots is not built for this backend: zcc refuses --offload-* nvme with --target cuda,
-// and these entry points stop a program that calls them anyway.
+// the CPU backend, once the host-side updates in flight are done. The NVMe swap schedule moves
+// state between the store and the arena's (device) swap slots through staging (NvmeSwap.cu).
 #include <cstring>
 
 #include "core/Error.h"
@@ -60,14 +59,12 @@ void zrt_activation_in(void *dst, int64_t offset, int64_t bytes) {
   current("zrt_activation_in").counters.swap_read_bytes += bytes;
 }
 
-void zrt_swap_read(int32_t, void *, int64_t, int64_t) {
-  fatal("zrt_swap_read", "NVMe swapping into device memory is not built for the CUDA backend (compile with --target cpu)");
+void zrt_swap_read(int32_t slot, void *dst, int64_t offset, int64_t bytes) {
+  swapRead(current("zrt_swap_read"), slot, dst, offset, bytes);
 }
-void zrt_swap_write(int32_t, const void *, int64_t, int64_t) {
-  fatal("zrt_swap_write", "NVMe swapping from device memory is not built for the CUDA backend (compile with --target cpu)");
+void zrt_swap_write(int32_t slot, const void *src, int64_t offset, int64_t bytes) {
+  swapWrite(current("zrt_swap_write"), slot, src, offset, bytes);
 }
-void zrt_swap_wait(int32_t) {
-  fatal("zrt_swap_wait", "NVMe swapping is not built for the CUDA backend (compile with --target cpu)");
-}
+void zrt_swap_wait(int32_t slot) { swapWait(current("zrt_swap_wait"), slot); }
 
 } // extern "C"

@@ -116,6 +116,24 @@ struct CudaRuntime {
     };
     std::unordered_map<const void *, Mirror> mirrors; // pinned copies, by the device buffer
   } hostSide;
+  // ZeRO-Infinity's NVMe swaps into the arena's swap slots (NvmeSwap.cu): the store reads and
+  // writes page-locked staging copies of each slot range, moved to and from the device in
+  // compute-stream order.
+  struct SwapSide {
+    struct Staging {
+      char *host = nullptr;      // 4 KiB aligned (O_DIRECT), page-locked
+      int64_t bytes = 0;
+      cudaEvent_t copied = nullptr; // recorded after the last device copy reading or writing it
+      bool copyPending = false;
+    };
+    std::unordered_map<const void *, Staging> staging; // by the slot range's device address
+    struct Transfer {
+      void *device;
+      Staging *staging;
+      int64_t offset, bytes;
+    };
+    std::unordered_map<int, std::vector<Transfer>> reads, writes; // by slot, until zrt_swap_wait
+  } swapSide;
   const void *capturedLoss = nullptr;
   zrt_counters beforeCapture{};
 };
@@ -132,6 +150,9 @@ cudaStream_t compute();
 void pinHostTier(CudaRuntime &r);
 void unpinHostTier(CudaRuntime &r);
 bool inHostTier(const void *p);
+/// The host does work of its own here (a CPU update, NVMe I/O), which a CUDA graph could not
+/// replay: the region being run (its first run is eager) stays eager from now on.
+void runsEagerly(CudaRuntime &r, const char *call);
 /// Enqueues an update whose states are in the host tier: the gradient (and a device fp32
 /// shard) copied to pinned memory once the compute stream produced it, the update run by the
 /// CPU, what it wrote for the device copied back; chunk by chunk, so copies and updates overlap.
@@ -141,6 +162,11 @@ void enqueueHostUpdate(CudaRuntime &r, const char *call, const HostUpdateChunk &
 void joinHostWork(CudaRuntime &r);
 /// Blocks the host until the host-side work is done (before the host tier is read or written).
 void drainHostWork(CudaRuntime &r);
+/// NVMe swaps (NvmeSwap.cu): zrt_swap_read/write/wait on device slots, and the staging's release.
+void swapRead(CudaRuntime &r, int slot, void *device, int64_t offset, int64_t bytes);
+void swapWrite(CudaRuntime &r, int slot, const void *device, int64_t offset, int64_t bytes);
+void swapWait(CudaRuntime &r, int slot);
+void releaseSwapStaging(CudaRuntime &r);
 
 /// The device time of the work enqueued on `stream` while the scope lives, for --trace.
 class GpuScope {

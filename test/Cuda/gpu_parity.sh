@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end on the GPU: the GPT example trained by the CUDA backend (1 GPU with the step replayed
-# as a CUDA graph and launched op by op, with the optimizer offloaded to the CPU, and ZeRO-3 over
-# every GPU present when there are several, with and without optimizer and shards in host memory)
+# as a CUDA graph and launched op by op, with the optimizer offloaded to the CPU, with its state on
+# NVMe and the activations in host memory, and ZeRO-3 over every GPU present when there are
+# several, with and without optimizer and shards in host memory or on NVMe)
 # gives the CPU backend's losses within 1e-3 relative over 10 steps; prints tokens/s. Skipped (77)
 # without a GPU.
 set -euo pipefail
@@ -23,7 +24,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 # (the update's CUDA graph falls back to eager runs by itself).
 "$zcc" "$model" --target=cuda --offload-optimizer cpu -o "$work/gpu-offload.bin"
 "$work/gpu-offload.bin" --data "$data" --steps 10 --log-every 1 --log-json "$work/gpu-offload.jsonl" | tail -2
-runs=("gpu.jsonl" "gpu-eager.jsonl" "gpu-offload.jsonl")
+# ZeRO-Infinity: the state on the NVMe store (here the test's directory), swapped into device slots;
+# activations in host memory between the passes.
+"$zcc" "$model" --target=cuda --offload-optimizer nvme --nvme-path "$work" --offload-activations cpu \
+  -o "$work/gpu-nvme.bin"
+"$work/gpu-nvme.bin" --data "$data" --steps 10 --log-every 1 --log-json "$work/gpu-nvme.jsonl" | tail -2
+runs=("gpu.jsonl" "gpu-eager.jsonl" "gpu-offload.jsonl" "gpu-nvme.jsonl")
 if [ "$gpus" -gt 1 ]; then
   "$zcc" "$model" --target=cuda --world-size "$gpus" --zero-stage 3 -o "$work/gpu-z3.bin"
   mpirun -np "$gpus" "$work/gpu-z3.bin" --data "$data" --steps 10 --log-every 1 --log-json "$work/gpu-z3.jsonl" | tail -2
@@ -31,7 +37,11 @@ if [ "$gpus" -gt 1 ]; then
     -o "$work/gpu-z3-offload.bin"
   mpirun -np "$gpus" "$work/gpu-z3-offload.bin" --data "$data" --steps 10 --log-every 1 \
     --log-json "$work/gpu-z3-offload.jsonl" | tail -2
-  runs+=("gpu-z3.jsonl" "gpu-z3-offload.jsonl")
+  "$zcc" "$model" --target=cuda --world-size "$gpus" --zero-stage 3 --offload-optimizer nvme --offload-param nvme \
+    --nvme-path "$work" -o "$work/gpu-z3-nvme.bin"
+  mpirun -np "$gpus" "$work/gpu-z3-nvme.bin" --data "$data" --steps 10 --log-every 1 \
+    --log-json "$work/gpu-z3-nvme.jsonl" | tail -2
+  runs+=("gpu-z3.jsonl" "gpu-z3-offload.jsonl" "gpu-z3-nvme.jsonl")
 fi
 python3 - "$work" "${runs[@]}" <<'PY'
 import json, sys
