@@ -62,6 +62,15 @@ struct ZccMemoryPlanPass : zc::impl::ZccMemoryPlanBase<ZccMemoryPlanPass> {
       diag.attachNote(b->definer->getLoc())
           << "live at the peak: " << b->bytes << " bytes (" << bufferKindName(b->kind) << ") from '"
           << b->definer->getName() << "'";
+    // What would take the activations out of the arena, when they are a share of the peak.
+    int64_t activations = 0;
+    for (const PlannedBuffer *b : live)
+      if (b->kind == BufferKind::Activation)
+        activations += b->bytes;
+    if (activations > 0 && plan->offloadedActivationBytes == 0)
+      diag.attachNote() << activations << " bytes of activations live at the peak: --recompute selective|full "
+                        << "computes them again in backward, --offload-activations cpu keeps them in host memory "
+                        << "between the passes";
     signalPassFailure();
   }
 };
