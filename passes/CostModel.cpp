@@ -64,6 +64,14 @@ FailureOr<CostModel> CostModel::load(llvm::StringRef path, std::string &error) {
     model.nvmeReadBytesPerSecond = *read;
     model.nvmeWriteBytesPerSecond = *write;
   }
+  if (const llvm::json::Object *host = root->getObject("host")) {
+    std::optional<double> copy = host->getNumber("copy_bytes_per_s");
+    if (!copy || !(*copy > 0)) {
+      error = "cost model '" + path.str() + "': \"host\" needs {\"copy_bytes_per_s\": > 0}";
+      return failure();
+    }
+    model.hostCopyBytesPerSecond = *copy;
+  }
   if (const llvm::json::Object *compute = root->getObject("compute")) {
     std::optional<double> flops = compute->getNumber("flops_per_s");
     if (!flops || !(*flops > 0)) {

@@ -39,6 +39,11 @@ struct CostModel {
   /// io_uring at queue depth 16): fio on the reference machine's disk read 1.05 GB/s and wrote
   /// 2.45 GB/s. A cost-model file may give {"nvme": {"read_bytes_per_s", "write_bytes_per_s"}}.
   double nvmeReadBytesPerSecond = 1.05e9, nvmeWriteBytesPerSecond = 2.45e9;
+  /// Copies between the arena and the host tier (activations offloaded between the passes): on
+  /// the CPU backend a memcpy (bench/offload_activations_bench.sh on the reference machine: 1.09 GB
+  /// more per step took 79 ms more, 13.8 GB/s); on a GPU the host link's (PCIe) bandwidth. A
+  /// cost-model file may give {"host": {"copy_bytes_per_s"}}.
+  double hostCopyBytesPerSecond = 13.8e9;
   std::string source = "built-in defaults";
 
   /// The smallest bucket (bytes of the whole tensors in it, over `ranks`) whose

@@ -376,7 +376,9 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
                                            {"nvme_bytes", arena->nvmeTierBytes},
                                            {"offloaded_optimizer_bytes", arena->offloadedStateBytes},
                                            {"offloaded_param_bytes", arena->offloadedParamBytes},
-                                           {"offloaded_activation_bytes", arena->offloadedActivationBytes}};
+                                           {"offloaded_activation_bytes", arena->offloadedActivationBytes},
+                                           {"activation_transfer_s",
+                                            2.0 * arena->offloadedActivationBytes / costs.hostCopyBytesPerSecond}};
       report["nvme_swap"] = llvm::json::Object{{"read_bytes", swaps.readBytes},
                                                {"gather_read_bytes", swaps.stepReadBytes},
                                                {"write_bytes", swaps.writeBytes},
@@ -429,7 +431,9 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
         if (arena->offloadedActivationBytes)
           os << "  activations in host memory " << arena->offloadedActivationBytes << " B per step, "
              << arena->activationOffset.size() << " tensors (out after their last forward use, back before "
-             << "their first backward use)\n";
+             << "their first backward use)"
+             << llvm::formatv("; predicted transfer {0:F2} ms, all exposed (the copies are in stream order)\n",
+                              2.0 * arena->offloadedActivationBytes / costs.hostCopyBytesPerSecond * 1e3);
         if (swaps.stepReadBytes)
           os << "  nvme gathers per step      read " << swaps.stepReadBytes << " (shards of every gather, "
              << arena->paramSwapSlots << " slots of " << arena->paramSwapSlotBytes << " B)\n";
