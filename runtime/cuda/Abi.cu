@@ -104,6 +104,7 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
 void zrt_finalize() {
   CudaRuntime &r = current("zrt_finalize");
   ZRT_CUDA_CHECK(cudaDeviceSynchronize());
+  tiers().nvme.drain(); // no transfer still reads or writes the staging freed below
   unpinHostTier(r);
   releaseSwapStaging(r);
   tiers().release();
