@@ -249,12 +249,22 @@ void paintScratch(const ModelInfo &m) {
 }
 
 int64_t measuredHighWater(const ModelInfo &m) {
-  std::vector<unsigned char> scratch(m.arenaBytes - m.persistentBytes);
-  zrt_arena_read(m.persistentBytes, scratch.data(), static_cast<int64_t>(scratch.size()));
-  int64_t end = static_cast<int64_t>(scratch.size());
-  while (end > 0 && scratch[end - 1] == kCanary)
-    --end;
-  return m.persistentBytes + end;
+  // Back from the scratch region's end, 1 MiB at a time: a copy of the whole region would itself
+  // raise the peak RSS the same log line reports (by the scratch's size).
+  constexpr int64_t kPiece = int64_t(1) << 20;
+  std::vector<unsigned char> piece(kPiece);
+  int64_t end = m.arenaBytes - m.persistentBytes;
+  while (end > 0) {
+    const int64_t n = std::min(kPiece, end), from = end - n;
+    zrt_arena_read(m.persistentBytes + from, piece.data(), n);
+    int64_t written = n;
+    while (written > 0 && piece[written - 1] == kCanary)
+      --written;
+    if (written > 0)
+      return m.persistentBytes + from + written;
+    end = from;
+  }
+  return m.persistentBytes;
 }
 
 /// The process's peak resident set (what a benchmark compares across systems): VmHWM,
