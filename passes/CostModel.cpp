@@ -55,31 +55,29 @@ FailureOr<CostModel> CostModel::load(llvm::StringRef path, std::string &error) {
   if (!read("all_gather", model.allGather) || !read("reduce_scatter", model.reduceScatter) ||
       !read("all_reduce", model.allReduce))
     return failure();
-  if (const llvm::json::Object *nvme = root->getObject("nvme")) {
-    std::optional<double> read = nvme->getNumber("read_bytes_per_s"), write = nvme->getNumber("write_bytes_per_s");
-    if (!read || !write || !(*read > 0) || !(*write > 0)) {
-      error = "cost model '" + path.str() + "': \"nvme\" needs {\"read_bytes_per_s\": > 0, \"write_bytes_per_s\": > 0}";
-      return failure();
+  // Optional sections of positive rates: {"section": {"key": value, ...}}, all keys or an error.
+  auto rates = [&](llvm::StringRef section, std::initializer_list<std::pair<llvm::StringRef, double *>> keys) {
+    const llvm::json::Object *entry = root ? root->getObject(section) : nullptr;
+    if (!entry)
+      return true;
+    std::string wanted;
+    for (auto &[key, into] : keys)
+      wanted += (wanted.empty() ? "\"" : ", \"") + key.str() + "\": > 0";
+    for (auto &[key, into] : keys) {
+      std::optional<double> value = entry->getNumber(key);
+      if (!value || !(*value > 0) || !std::isfinite(*value)) {
+        error = "cost model '" + path.str() + "': \"" + section.str() + "\" needs {" + wanted + "}";
+        return false;
+      }
+      *into = *value;
     }
-    model.nvmeReadBytesPerSecond = *read;
-    model.nvmeWriteBytesPerSecond = *write;
-  }
-  if (const llvm::json::Object *host = root->getObject("host")) {
-    std::optional<double> copy = host->getNumber("copy_bytes_per_s");
-    if (!copy || !(*copy > 0)) {
-      error = "cost model '" + path.str() + "': \"host\" needs {\"copy_bytes_per_s\": > 0}";
-      return failure();
-    }
-    model.hostCopyBytesPerSecond = *copy;
-  }
-  if (const llvm::json::Object *compute = root->getObject("compute")) {
-    std::optional<double> flops = compute->getNumber("flops_per_s");
-    if (!flops || !(*flops > 0)) {
-      error = "cost model '" + path.str() + "': \"compute\" needs {\"flops_per_s\": > 0}";
-      return failure();
-    }
-    model.computeFlopsPerSecond = *flops;
-  }
+    return true;
+  };
+  if (!rates("nvme", {{"read_bytes_per_s", &model.nvmeReadBytesPerSecond},
+                      {"write_bytes_per_s", &model.nvmeWriteBytesPerSecond}}) ||
+      !rates("host", {{"copy_bytes_per_s", &model.hostCopyBytesPerSecond}}) ||
+      !rates("compute", {{"flops_per_s", &model.computeFlopsPerSecond}}))
+    return failure();
   return model;
 }
 
