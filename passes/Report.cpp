@@ -333,6 +333,8 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
     simulate(step, costs, microBatches, computeSeconds, commSeconds, exposedSeconds);
     simulate(update, costs, 1, computeSeconds, commSeconds, exposedSeconds);
     const SwapPlan swaps = swapPlan(step, update, costs, *arena, microBatches);
+    // Activations kept in host memory go out and come back once a step, in stream order (exposed).
+    const double activationTransferSeconds = 2.0 * arena->offloadedActivationBytes / costs.hostCopyBytesPerSecond;
 
     auto file = openOutputFile(output, &error);
     if (!file) {
@@ -377,8 +379,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
                                            {"offloaded_optimizer_bytes", arena->offloadedStateBytes},
                                            {"offloaded_param_bytes", arena->offloadedParamBytes},
                                            {"offloaded_activation_bytes", arena->offloadedActivationBytes},
-                                           {"activation_transfer_s",
-                                            2.0 * arena->offloadedActivationBytes / costs.hostCopyBytesPerSecond}};
+                                           {"activation_transfer_s", activationTransferSeconds}};
       report["nvme_swap"] = llvm::json::Object{{"read_bytes", swaps.readBytes},
                                                {"gather_read_bytes", swaps.stepReadBytes},
                                                {"write_bytes", swaps.writeBytes},
@@ -433,7 +434,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
              << arena->activationOffset.size() << " tensors (out after their last forward use, back before "
              << "their first backward use)"
              << llvm::formatv("; predicted transfer {0:F2} ms, all exposed (the copies are in stream order)\n",
-                              2.0 * arena->offloadedActivationBytes / costs.hostCopyBytesPerSecond * 1e3);
+                              activationTransferSeconds * 1e3);
         if (swaps.stepReadBytes)
           os << "  nvme gathers per step      read " << swaps.stepReadBytes << " (shards of every gather, "
              << arena->paramSwapSlots << " slots of " << arena->paramSwapSlotBytes << " B)\n";

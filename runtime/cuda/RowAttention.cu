@@ -37,6 +37,16 @@ __device__ float dotRows(const T *a, int64_t aBase, int64_t t, int64_t lda, cons
   return dot;
 }
 
+/// The largest scaled score of query t over keys 0..t (the causal softmax's shift).
+template <class T>
+__device__ float causalRowMax(const T *q, int64_t qb, int64_t t, const T *k, int64_t kb, const HeadLayout &L,
+                              float scale) {
+  float maxValue = -INFINITY;
+  for (int64_t s = 0; s <= t; ++s)
+    maxValue = fmaxf(maxValue, dotRows(q, qb, t, L.C, k, kb, s, L.Ckv, L.D) * scale);
+  return maxValue;
+}
+
 /// One thread per (batch, head, query time): the causal softmax over keys 0..t and the
 /// weighted sum of values, in two passes over the keys.
 template <class T>
@@ -47,9 +57,7 @@ __global__ void attentionKernel(const T *q, const T *k, const T *v, T *out, int6
   ZRT_FOR_EACH(task, B * H * Tn) {
     int64_t t = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
     const int64_t qb = L.query(b, h), kb = L.keyValue(b, h);
-    float maxValue = -INFINITY;
-    for (int64_t s = 0; s <= t; ++s)
-      maxValue = fmaxf(maxValue, dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale);
+    const float maxValue = causalRowMax(q, qb, t, k, kb, L, scale);
     float acc[kMaxHeadDim];
     for (int64_t d = 0; d < L.D; ++d)
       acc[d] = 0;
@@ -137,9 +145,7 @@ __global__ void attentionStats(const T *q, const T *k, int64_t B, int64_t Tn, in
   ZRT_FOR_EACH(task, B * H * Tn) {
     int64_t t = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
     const int64_t qb = L.query(b, h), kb = L.keyValue(b, h);
-    float maxValue = -INFINITY;
-    for (int64_t s = 0; s <= t; ++s)
-      maxValue = fmaxf(maxValue, dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale);
+    const float maxValue = causalRowMax(q, qb, t, k, kb, L, scale);
     float sum = 0;
     for (int64_t s = 0; s <= t; ++s)
       sum += expf(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale - maxValue);
