@@ -244,9 +244,14 @@ struct Fuser {
     auto mm = biasAdd.getInput().getDefiningOp<MatmulOp>();
     if (!mm || !mm->hasOneUse())
       return;
+    // The GELU of the same pass: a gelu zcc-recompute cloned into the backward pass reads the
+    // forward's bias_add too, and fusing with it would make the backward read the forward's
+    // activation, keeping alive exactly what the recomputation freed.
     GeluOp gelu;
+    const bool recomputed = biasAdd->hasAttr(kRecomputedAttr);
     for (Operation *user : biasAdd->getUsers())
-      if (auto g = dyn_cast<GeluOp>(user); g && !gelu)
+      if (auto g = dyn_cast<GeluOp>(user);
+          g && g->hasAttr(kRecomputedAttr) == recomputed && (!gelu || g->isBeforeInBlock(gelu)))
         gelu = g;
     // The fused op runs where the bias_add was; a gelu further down must not read
     // anything defined in between (it reads only the bias_add, so it never does).

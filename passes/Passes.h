@@ -21,6 +21,9 @@ namespace mlir::zc {
 /// before it in the step function are the forward pass.
 constexpr llvm::StringLiteral kBackwardSeedAttr = "zc.backward_seed";
 
+/// Set by zcc-recompute on the clones it puts in the backward pass.
+constexpr llvm::StringLiteral kRecomputedAttr = "zc.recomputed";
+
 /// The function autodiff (`zc.role = "step"`) or the optimizer (`"update"`)
 /// wrote, or null.
 inline func::FuncOp functionWithRole(ModuleOp module, StringRef role) {

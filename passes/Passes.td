@@ -451,9 +451,10 @@ def ZccRecompute : Pass<"zcc-recompute", "mlir::ModuleOp"> {
   let summary = "Recomputes chosen activations in the backward pass instead of keeping them";
   let description = [{
     Runs after zcc-autodiff, before zcc-zero. A candidate is a result of a pure
-    forward compute op that the backward pass reads. Under ZeRO-3
-    (`sharded-above`), its sharded parameters must be read by the backward pass
-    too: it gathers them there, so recomputing never adds an all-gather. A recomputed value's op is cloned
+    forward compute op that the backward pass reads. Under ZeRO-3, zcc-zero
+    gathers the sharded parameters a clone reads with the backward pass's own
+    (one gather per parameter over its backward readers; a bias that only a
+    clone reads gets one there, bucketed with its layer's). A recomputed value's op is cloned
     (`zc.recomputed`) right before its first backward use, recursively through
     other recomputed values; the original dies after its last forward use.
     Clones compute bitwise the same values.
@@ -480,8 +481,6 @@ def ZccRecompute : Pass<"zcc-recompute", "mlir::ModuleOp"> {
     Option<"budget", "budget", "int64_t", "0", "auto: arena bytes per rank to fit">,
     Option<"search", "search", "std::string", "\"auto\"",
            "auto: exhaustive up to 12 candidates, else greedy; or greedy, exhaustive">,
-    Option<"shardedAbove", "sharded-above", "int64_t", "-1",
-           "ZeRO-3: parameters with more elements are gathered (-1: none)">,
     Option<"evaluatePipeline", "evaluate-pipeline", "std::string", "\"\"",
            "auto: passes run on a copy before planning its memory">,
   ];

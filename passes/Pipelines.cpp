@@ -146,8 +146,6 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
     ZccRecomputeOptions recompute;
     recompute.policy = options.recompute;
     recompute.budget = options.memoryBudget;
-    if (options.zeroStage == 3 && dataParallelRanks(options) > 1)
-      recompute.shardedAbove = options.persistenceThreshold;
     if (options.recompute == "auto") {
       OpPassManager rest("builtin.module");
       addTrainingStatePasses(rest, options);

@@ -25,8 +25,8 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
                             llvm::cl::init(0)};
   Option<int64_t> persistenceThreshold{
       *this, "param-persistence-threshold",
-      llvm::cl::desc("ZeRO-3: parameters with at most this many elements stay whole"),
-      llvm::cl::init(0)};
+      llvm::cl::desc("ZeRO-3: parameters with at most this many elements stay whole (DeepSpeed's default)"),
+      llvm::cl::init(100000)};
   Option<int64_t> gradAccum{*this, "grad-accum",
                             llvm::cl::desc("Micro-batches per optimizer step"), llvm::cl::init(1)};
   Option<std::string> optimizer{*this, "optimizer",

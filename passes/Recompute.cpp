@@ -8,8 +8,9 @@
 // values from the same inputs with the same kernels: results are bitwise equal.
 //
 // Which values are candidates: results of pure compute ops of the forward pass
-// with a backward use, whose parameters the backward pass reads anyway (under
-// ZeRO-3 it gathers them there, so a recomputation never adds an all-gather).
+// with a backward use. The pass runs before zcc-zero: under ZeRO-3 the parameters
+// a clone reads are gathered for the backward pass with those its backward ops
+// read (a parameter only a clone reads, a bias say, is gathered there too).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,8 +36,6 @@ using namespace mlir::zc;
 
 namespace {
 
-constexpr llvm::StringLiteral kRecomputedAttr = "zc.recomputed";
-
 struct Candidate {
   int64_t opIndex, resultIndex; // position in the step body (stable across clones of the module)
   int64_t bytes;
@@ -46,9 +45,7 @@ struct Candidate {
 /// The step function's forward/backward split and its candidates.
 class StepAnalysis {
 public:
-  /// `shardedAbove`: parameters with more elements are stored as ZeRO-3 shards
-  /// (-1: none are).
-  StepAnalysis(func::FuncOp step, int64_t shardedAbove) : step(step), shardedAbove(shardedAbove) {
+  explicit StepAnalysis(func::FuncOp step) : step(step) {
     for (Operation &op : step.getBody().front()) {
       if (auto c = dyn_cast<arith::ConstantOp>(op); c && c->hasAttr(kBackwardSeedAttr))
         seed = c;
@@ -65,19 +62,15 @@ public:
     });
   }
 
-  /// Whether `op` may run again in backward: pure compute, and every sharded
-  /// parameter it reads is read by the backward pass too (so it is gathered
-  /// there anyway: recomputing adds no all-gather).
+  /// Whether `op` may run again in backward: pure compute of the forward pass. Under
+  /// ZeRO-3 (zcc-zero runs after this pass) a sharded parameter a clone reads is gathered
+  /// for the backward pass like the backward ops' own: one gather per parameter spans all
+  /// its backward readers, so a clone next to its layer's backward shares that gather, and
+  /// a parameter only the clone reads (a bias, a norm's shift) gets a gather of its own,
+  /// bucketed and prefetched with the layer's by zcc-bucket and zcc-schedule.
   bool recomputable(Operation *op) const {
-    if (isBackward(op) || !isPure(op) || op->getNumResults() == 0 ||
-        op->getName().getDialectNamespace() != ZcDialect::getDialectNamespace() || isa<ParamRefOp>(op))
-      return false;
-    for (Value operand : op->getOperands())
-      if (auto ref = operand.getDefiningOp<ParamRefOp>();
-          ref && shardedAbove >= 0 && tensorOf(ref.getResult()).getNumElements() > shardedAbove &&
-          !hasBackwardUse(ref.getResult()))
-        return false;
-    return true;
+    return !isBackward(op) && isPure(op) && op->getNumResults() != 0 &&
+           op->getName().getDialectNamespace() == ZcDialect::getDialectNamespace() && !isa<ParamRefOp>(op);
   }
 
   /// Whether recomputing `v` (through cheap ops, at most `flopsPerByte`) reads
@@ -151,7 +144,6 @@ public:
   }
 
   func::FuncOp step;
-  int64_t shardedAbove;
   Operation *seed = nullptr;
   std::vector<Operation *> ops;
 };
@@ -167,9 +159,8 @@ struct Closure {
 
 /// Recomputes the values `chosen` (and what Closure adds; views follow) in
 /// `step`'s backward pass; returns the FLOPs of the clones.
-double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen, int64_t shardedAbove,
-                      const Closure &closure) {
-  StepAnalysis a(step, shardedAbove);
+double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen, const Closure &closure) {
+  StepAnalysis a(step);
   DenseMap<Operation *, int64_t> indexOf;
   for (auto [i, op] : llvm::enumerate(a.ops))
     indexOf[op] = static_cast<int64_t>(i);
@@ -230,7 +221,7 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       module.emitError("zcc-recompute: run zcc-autodiff first");
       return signalPassFailure();
     }
-    StepAnalysis analysis(step, shardedAbove);
+    StepAnalysis analysis(step);
     if (!analysis.valid() || policy == "none") {
       record(module, "none", 0, 0);
       return;
@@ -266,7 +257,7 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     int64_t saved = 0;
     for (const Candidate &c : chosen)
       saved += c.bytes;
-    double flops = applyRecompute(step, chosen, shardedAbove, closure);
+    double flops = applyRecompute(step, chosen, closure);
     record(module, policy, flops, static_cast<int64_t>(chosen.size()));
     (void)saved;
   }
@@ -322,7 +313,7 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
   /// (`evaluate-pipeline`) on a copy of the module: the plan's real peak.
   FailureOr<int64_t> arenaWith(ModuleOp module, ArrayRef<Candidate> chosen, double *flops = nullptr) {
     OwningOpRef<ModuleOp> copy = module.clone();
-    double added = applyRecompute(functionWithRole(*copy, "step"), chosen, shardedAbove, closure);
+    double added = applyRecompute(functionWithRole(*copy, "step"), chosen, closure);
     if (flops)
       *flops = added;
     if (!evaluatePipeline.empty()) {

@@ -86,8 +86,9 @@ struct DriverOptions {
                              cl::init(0), cl::cat(category)};
   cl::opt<int64_t> persistenceThreshold{
       "param-persistence-threshold",
-      cl::desc("ZeRO-3: parameters with at most this many elements stay whole on every rank"),
-      cl::init(0), cl::cat(category)};
+      cl::desc("ZeRO-3: parameters with at most this many elements stay whole on every rank (DeepSpeed's "
+               "stage3_param_persistence_threshold, same default: biases and norms are not gathered)"),
+      cl::init(100000), cl::cat(category)};
   cl::opt<double> bucketMb{"bucket-mb",
                            cl::desc("Gradient reduce-scatter/all-reduce bucket size in MiB (default: from the "
                                     "cost model; 0: one collective per tensor)"),

@@ -1,10 +1,10 @@
 // --memory-budget, --memory-svg and the report's arena: GPT at 4 ranks, ZeRO-3.
-// RUN: not zcc %zcc_src_root/examples/gpt.mlir --world-size 4 --zero-stage 3 --memory-budget 8M -o %t.bin 2>&1 | FileCheck %s --check-prefix=OVER
-// RUN: zcc %zcc_src_root/examples/gpt.mlir --world-size 4 --zero-stage 3 --memory-budget 64M --emit=mlir -o %t.mlir
+// RUN: not zcc %zcc_src_root/examples/gpt.mlir --world-size 4 --zero-stage 3 --param-persistence-threshold 0 --memory-budget 8M -o %t.bin 2>&1 | FileCheck %s --check-prefix=OVER
+// RUN: zcc %zcc_src_root/examples/gpt.mlir --world-size 4 --zero-stage 3 --param-persistence-threshold 0 --memory-budget 64M --emit=mlir -o %t.mlir
 // RUN: not zcc %zcc_src_root/examples/gpt.mlir --memory-budget lots -o %t.bin 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: zcc %zcc_src_root/examples/gpt.mlir --world-size 4 --zero-stage 3 --memory-svg %t.svg --emit=mlir -o %t.mlir
+// RUN: zcc %zcc_src_root/examples/gpt.mlir --world-size 4 --zero-stage 3 --param-persistence-threshold 0 --memory-svg %t.svg --emit=mlir -o %t.mlir
 // RUN: FileCheck %s --check-prefix=SVG < %t.svg
-// RUN: zcc %zcc_src_root/examples/gpt.mlir --world-size 4 --zero-stage 3 --report=json --emit=mlir -o %t.mlir
+// RUN: zcc %zcc_src_root/examples/gpt.mlir --world-size 4 --zero-stage 3 --param-persistence-threshold 0 --report=json --emit=mlir -o %t.mlir
 // RUN: FileCheck %s --check-prefix=JSON < %t.mlir.report.json
 
 // OVER: error: the memory plan needs {{[0-9]+}} bytes per rank ({{.*}} MiB), over the budget of 8388608 bytes (8.00 MiB); it peaks here, in @gpt_step

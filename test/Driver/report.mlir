@@ -1,9 +1,10 @@
 // --report prints each rank's plan; --report=json writes it next to the output. The MLP
 // (235146 parameters, 6 tensors) at 2 ranks, ZeRO-3: every buffer is a padded shard.
-// RUN: zcc %zcc_src_root/examples/mlp.mlir --world-size 2 --zero-stage 3 --emit=mlir -o %t.mlir --report --bucket-mb 0 --gather-bucket-mb 0 --no-overlap | FileCheck %s
-// RUN: zcc %zcc_src_root/examples/mlp.mlir --world-size 2 --zero-stage 3 --emit=mlir -o %t.mlir --report | FileCheck %s --check-prefix=BUCKET
-// RUN: zcc %zcc_src_root/examples/mlp.mlir --world-size 2 --zero-stage 3 --emit=mlir -o %t.mlir --report=json
+// RUN: zcc %zcc_src_root/examples/mlp.mlir --world-size 2 --zero-stage 3 --param-persistence-threshold 0 --emit=mlir -o %t.mlir --report --bucket-mb 0 --gather-bucket-mb 0 --no-overlap | FileCheck %s
+// RUN: zcc %zcc_src_root/examples/mlp.mlir --world-size 2 --zero-stage 3 --param-persistence-threshold 0 --emit=mlir -o %t.mlir --report | FileCheck %s --check-prefix=BUCKET
+// RUN: zcc %zcc_src_root/examples/mlp.mlir --world-size 2 --zero-stage 3 --param-persistence-threshold 0 --emit=mlir -o %t.mlir --report=json
 // RUN: FileCheck %s --check-prefix=JSON < %t.mlir.report.json
+// RUN: zcc %zcc_src_root/examples/mlp.mlir --world-size 2 --zero-stage 3 --emit=mlir -o %t.mlir --report | FileCheck %s --check-prefix=PERSIST
 // RUN: not zcc %zcc_src_root/examples/mlp.mlir --report=xml -o %t.x 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Without buckets: one collective per tensor.
@@ -24,5 +25,10 @@
 
 // JSON: "comm_bytes": 1008680
 // JSON: "param_tensors": 6
+
+// The default persistence threshold (DeepSpeed's, 100000 elements): only fc1's weights
+// (200704) are sharded and gathered; the rest stays whole on each rank (401408 + 137768 B).
+// PERSIST: param_bytes 539176
+// PERSIST: gathered_param_peak_bytes 802816
 
 // BAD: zcc: error: --report is text or json, got xml

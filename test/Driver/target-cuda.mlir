@@ -5,14 +5,14 @@
 // RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 1 -o %t.bin
 // RUN: %t.bin --describe | FileCheck %s --check-prefix=DESCRIBE
 // RUN: not %t.bin --data %zcc_src_root/docs/dialect.md --steps 1 2>&1 | FileCheck %s
-// RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 2 --zero-stage 3 --precision bf16 -o %t2.bin
+// RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 2 --zero-stage 3 --param-persistence-threshold 0 --precision bf16 -o %t2.bin
 // RUN: not zcc %zcc_src_root/examples/gpt.mlir --target=tpu -o %t3.bin 2>&1 | FileCheck %s --check-prefix=BAD
 // ZeRO-Offload on the GPU: the optimizer state (and ZeRO-3's shards) in host memory, updated by
 // the CPU, and activations in host memory between the passes; ZeRO-Infinity: state and shards on
 // NVMe, swapped into the arena's device slots. The train.bins link the host side of both.
-// RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 2 --zero-stage 3 --precision bf16 --offload-optimizer cpu --offload-param cpu --offload-activations cpu -o %t4.bin
+// RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 2 --zero-stage 3 --param-persistence-threshold 0 --precision bf16 --offload-optimizer cpu --offload-param cpu --offload-activations cpu -o %t4.bin
 // RUN: %t4.bin --describe | FileCheck %s --check-prefix=OFFLOAD
-// RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 2 --zero-stage 3 --offload-optimizer nvme --offload-param nvme -o %t5.bin
+// RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 2 --zero-stage 3 --param-persistence-threshold 0 --offload-optimizer nvme --offload-param nvme -o %t5.bin
 // RUN: %t5.bin --describe | FileCheck %s --check-prefix=NVME
 
 // DESCRIBE: "model":"gpt"

@@ -3,7 +3,7 @@
 // RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=full" | FileCheck %s --check-prefix=FULL
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-recompute="policy=auto budget=108800" -zcc-test-print-memory-plan | FileCheck %s --check-prefix=AUTO
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-recompute="policy=auto budget=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT
-// RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=full sharded-above=0" -zcc-optimizer -zcc-zero="stage=3 ranks=2" | FileCheck %s --check-prefix=Z3
+// RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=full" -zcc-optimizer -zcc-zero="stage=3 ranks=2" | FileCheck %s --check-prefix=Z3FULL
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2" | FileCheck %s --check-prefix=Z3
 // RUN: not zcc-opt %s -zcc-autodiff -zcc-recompute="policy=most" 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -50,13 +50,29 @@
 // AUTO-NOT: zc.matmul {{.*}}zc.recomputed
 // TIGHT: warning: zcc-recompute: no choice of recomputed values fits the budget of 1
 
-// ZeRO-3 with full recomputation: the same 16 all-gathers as without (9 parameters gathered
-// for forward, 7 again for backward; the recomputed blocks read only those 7: the norms'
-// biases, which backward does not read, are never needed there).
+// ZeRO-3 without recomputation: 16 all-gathers (9 parameters gathered for forward, 7 again
+// for backward: the norms' biases are not read there).
 // Z3-LABEL: func.func @net_step
 // Z3-COUNT-16: zc.gather_param
 // Z3-NOT: zc.gather_param
 // Z3: return
+
+// ZeRO-3 with full recomputation: every block is recomputed, norms included, so the norms'
+// biases are gathered for backward too (18); each recomputed op reads its layer's backward
+// gather (one per parameter over all its backward readers), none is recomputed from a
+// forward gather kept alive.
+// Z3FULL-LABEL: func.func @net_step
+// Z3FULL-COUNT-9: zc.gather_param
+// Z3FULL: zc.backward_seed
+// Z3FULL-NEXT: %[[G1:.+]] = zc.gather_param @g1
+// Z3FULL-NEXT: %[[B1:.+]] = zc.gather_param @b1
+// Z3FULL-NEXT: zc.layernorm %{{.+}}, %[[G1]], %[[B1]] {zc.recomputed}
+// Z3FULL-NEXT: zc.release %[[B1]]
+// Z3FULL-NEXT: %[[UP1:.+]] = zc.gather_param @up1
+// Z3FULL-NEXT: zc.matmul %{{.+}}, %[[UP1]] {zc.recomputed}
+// Z3FULL-COUNT-6: zc.gather_param
+// Z3FULL-NOT: zc.gather_param
+// Z3FULL: return
 
 // BAD: policy must be none, selective, full or auto, got 'most'
 

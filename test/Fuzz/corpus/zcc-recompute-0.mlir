@@ -3,7 +3,7 @@
 // RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=full" | FileCheck %s --check-prefix=FULL
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-recompute="policy=auto budget=112896" -zcc-test-print-memory-plan | FileCheck %s --check-prefix=AUTO
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-recompute="policy=auto budget=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT
-// RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=full sharded-above=0" -zcc-optimizer -zcc-zero="stage=3 ranks=2" | FileCheck %s --check-prefix=Z3
+// RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=full" -zcc-optimizer -zcc-zero="stage=3 ranks=2" | FileCheck %s --check-prefix=Z3
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2" | FileCheck %s --check-prefix=Z3
 // RUN: not zcc-opt %s -zcc-autodiff -zcc-recompute="policy=most" 2>&1 | FileCheck %s --check-prefix=BAD
 
