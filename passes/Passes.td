@@ -483,6 +483,9 @@ def ZccRecompute : Pass<"zcc-recompute", "mlir::ModuleOp"> {
            "auto: exhaustive up to 12 candidates, else greedy; or greedy, exhaustive">,
     Option<"evaluatePipeline", "evaluate-pipeline", "std::string", "\"\"",
            "auto: passes run on a copy before planning its memory">,
+    Option<"leverPipelines", "lever-pipelines", "std::string", "\"\"",
+           "auto: 'flag|pipeline' entries separated by ';': where even full recomputation is over "
+           "budget, the error gives the arena each flag's pipeline reaches">,
   ];
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }

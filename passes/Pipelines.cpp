@@ -12,6 +12,8 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <functional>
+
 using namespace mlir;
 
 std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
@@ -147,10 +149,46 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
     recompute.policy = options.recompute;
     recompute.budget = options.memoryBudget;
     if (options.recompute == "auto") {
-      OpPassManager rest("builtin.module");
-      addTrainingStatePasses(rest, options);
-      llvm::raw_string_ostream os(recompute.evaluatePipeline);
-      rest.printAsTextualPipeline(os);
+      auto textOf = [](const ZccPipelineOptions &o) {
+        OpPassManager rest("builtin.module");
+        addTrainingStatePasses(rest, o);
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        rest.printAsTextualPipeline(os);
+        return text;
+      };
+      recompute.evaluatePipeline = textOf(options);
+      // Where even full recomputation is over budget, what each lever would reach: the
+      // flags that change only the passes after this one (a mesh changes those before).
+      using Change = std::function<void(ZccPipelineOptions &)>;
+      std::vector<std::pair<std::string, Change>> levers;
+      if (options.zeroStage < 3 && options.pipelineParallel == 1 && dataParallelRanks(options) > 1)
+        levers.emplace_back("--zero-stage 3", [](ZccPipelineOptions &o) { o.zeroStage = 3; });
+      if (options.offloadActivations == "none")
+        levers.emplace_back("--offload-activations cpu",
+                            [](ZccPipelineOptions &o) { o.offloadActivations = "cpu"; });
+      if (options.offloadOptimizer == "none")
+        levers.emplace_back("--offload-optimizer cpu", [](ZccPipelineOptions &o) { o.offloadOptimizer = "cpu"; });
+      if (levers.size() > 1) {
+        std::string flags;
+        std::vector<Change> changes;
+        for (auto &[flag, change] : levers) {
+          flags += (flags.empty() ? "" : " ") + flag;
+          changes.push_back(change);
+        }
+        levers.emplace_back(flags, [changes](ZccPipelineOptions &o) {
+          for (const Change &change : changes)
+            change(o);
+        });
+      }
+      for (auto &[flag, change] : levers) {
+        ZccPipelineOptions o;
+        o.copyOptionValuesFrom(options);
+        change(o);
+        if (!checkPipelineOptions(o).empty())
+          continue;
+        recompute.leverPipelines += (recompute.leverPipelines.empty() ? "" : ";") + flag + "|" + textOf(o);
+      }
     }
     pm.addPass(createZccRecompute(recompute));
   }

@@ -22,7 +22,11 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <functional>
+#include <map>
+#include <optional>
 #include <limits>
 #include <numeric>
 
@@ -40,6 +44,7 @@ struct Candidate {
   int64_t opIndex, resultIndex; // position in the step body (stable across clones of the module)
   int64_t bytes;
   double flops; // of the op computing it
+  bool operator==(const Candidate &o) const { return opIndex == o.opIndex && resultIndex == o.resultIndex; }
 };
 
 /// The step function's forward/backward split and its candidates.
@@ -113,7 +118,36 @@ public:
   /// and inputs is still needed by the forward pass) that several forward ops read
   /// (a block's norm and its residual add). A plain chain has none: all of it is
   /// recomputed from the step's inputs.
-  DenseSet<Value> checkpoints() const {
+  const DenseSet<Value> &checkpoints() const {
+    if (!checkpointCache)
+      checkpointCache = findCheckpoints();
+    return *checkpointCache;
+  }
+
+  /// The spans between checkpoints (a transformer's blocks, with the embedding before the
+  /// first and the head after the last): how many, and which one op `index` is in.
+  int64_t blocks() const { return static_cast<int64_t>(checkpointIndices().size()) + 1; }
+  int64_t blockOf(int64_t index) const {
+    ArrayRef<int64_t> c = checkpointIndices();
+    return llvm::lower_bound(c, index) - c.begin();
+  }
+
+  func::FuncOp step;
+  Operation *seed = nullptr;
+  std::vector<Operation *> ops;
+
+private:
+  ArrayRef<int64_t> checkpointIndices() const {
+    if (!checkpointIndexCache) {
+      checkpointIndexCache.emplace();
+      for (auto [i, op] : llvm::enumerate(ops))
+        if (llvm::any_of(op->getResults(), [&](Value r) { return checkpoints().contains(r); }))
+          checkpointIndexCache->push_back(static_cast<int64_t>(i));
+    }
+    return *checkpointIndexCache;
+  }
+
+  DenseSet<Value> findCheckpoints() const {
     DenseSet<Value> kept;
     // Last forward use of every forward value.
     DenseMap<Value, int64_t> lastForwardUse;
@@ -143,9 +177,8 @@ public:
     return kept;
   }
 
-  func::FuncOp step;
-  Operation *seed = nullptr;
-  std::vector<Operation *> ops;
+  mutable std::optional<DenseSet<Value>> checkpointCache;
+  mutable std::optional<std::vector<int64_t>> checkpointIndexCache;
 };
 
 /// How a chosen set is extended: a cloned op also needs its operands. An operand
@@ -155,11 +188,14 @@ public:
 struct Closure {
   double flopsPerByte = std::numeric_limits<double>::infinity();
   DenseSet<int64_t> checkpointOps; // indices of ops whose results are kept
+  DenseSet<int64_t> fullOps;       // recomputed whatever their cost (a mix's fully recomputed blocks)
 };
 
 /// Recomputes the values `chosen` (and what Closure adds; views follow) in
-/// `step`'s backward pass; returns the FLOPs of the clones.
-double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen, const Closure &closure) {
+/// `step`'s backward pass; returns the FLOPs of the clones. `cloned`, if given, gets
+/// the indices of the ops cloned.
+double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen, const Closure &closure,
+                      DenseSet<int64_t> *cloned = nullptr) {
   StepAnalysis a(step);
   DenseMap<Operation *, int64_t> indexOf;
   for (auto [i, op] : llvm::enumerate(a.ops))
@@ -175,7 +211,8 @@ double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen, const Closu
       return recompute.contains(cast<ReshapeOp>(def).getInput());
     if (!a.recomputable(def) || a.hasBackwardUse(u) || closure.checkpointOps.contains(indexOf.lookup(def)))
       return false;
-    return estimatedFlops(def) / double(tensorBytes(tensorOf(u))) <= closure.flopsPerByte;
+    return closure.fullOps.contains(indexOf.lookup(def)) ||
+           estimatedFlops(def) / double(tensorBytes(tensorOf(u))) <= closure.flopsPerByte;
   };
 
   double flops = 0;
@@ -193,6 +230,8 @@ double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen, const Closu
     OpBuilder b(before);
     Operation *clone = b.clone(*def, mapping);
     clone->setAttr(kRecomputedAttr, b.getUnitAttr());
+    if (cloned)
+      cloned->insert(indexOf.lookup(def));
     if (!isa<ReshapeOp>(clone))
       flops += estimatedFlops(clone);
     for (auto [original, copy] : llvm::zip(def->getResults(), clone->getResults()))
@@ -223,12 +262,13 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     }
     StepAnalysis analysis(step);
     if (!analysis.valid() || policy == "none") {
-      record(module, "none", 0, 0);
+      record(module, "none", "none", 0, 0);
       return;
     }
     std::vector<Candidate> all = analysis.candidates();
     std::vector<Candidate> chosen;
     closure = Closure();
+    std::string plan = policy;
     if (policy == "selective") {
       chosen = selectiveChoice(analysis, all);
     } else if (policy == "full") {
@@ -238,39 +278,243 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
         module.emitError("zcc-recompute: policy auto needs a memory budget (--memory-budget)");
         return signalPassFailure();
       }
-      // Exact below kExactCandidates (at most 4096 plans), the heuristic above.
-      bool exact = search == "exhaustive" || (search == "auto" && all.size() <= kExactCandidates);
-      fallbacks.clear();
-      for (auto choice : {&ZccRecomputePass::selectiveChoice, &ZccRecomputePass::fullChoice}) {
-        std::vector<Candidate> set = (this->*choice)(analysis, all);
-        fallbacks.push_back({std::move(set), closure});
-        closure = Closure();
-      }
-      FailureOr<std::vector<Candidate>> found = exact ? exhaustive(module, all) : greedy(module, all);
+      FailureOr<Plan> found = autoChoice(module, analysis, all);
       if (failed(found))
         return signalPassFailure();
-      chosen = *found;
+      chosen = found->chosen;
+      closure = found->closure;
+      plan = found->name;
     } else {
       module.emitError("zcc-recompute: policy must be none, selective, full or auto, got '") << policy << "'";
       return signalPassFailure();
     }
-    int64_t saved = 0;
-    for (const Candidate &c : chosen)
-      saved += c.bytes;
-    double flops = applyRecompute(step, chosen, closure);
-    record(module, policy, flops, static_cast<int64_t>(chosen.size()));
-    (void)saved;
+    DenseSet<int64_t> cloned;
+    std::vector<Candidate> everyCandidate = analysis.candidates();
+    DictionaryAttr decisions = decide(analysis, everyCandidate, [&]() -> const DenseSet<int64_t> & {
+      double flops = applyRecompute(step, chosen, closure, &cloned);
+      record(module, policy, plan, flops, static_cast<int64_t>(chosen.size()));
+      return cloned;
+    });
+    auto r = module->getAttrOfType<DictionaryAttr>("zc.recompute");
+    NamedAttrList fields(r);
+    fields.set("decisions", decisions);
+    module->setAttr("zc.recompute", fields.getDictionary(&getContext()));
+  }
+
+  /// Per op kind (before fusion), how many of the values the backward pass reads were
+  /// recomputed and how many kept, their bytes, the op's FLOPs per byte, and why values
+  /// were kept: `checkpoint` (a block's input, kept by full), `costly` (more FLOPs per
+  /// byte than flops-per-byte), `input` (recomputing it would keep alive an input the
+  /// backward pass does not read), `fits` (auto: the budget holds without it). The
+  /// analysis is taken before `apply` rewrites the step.
+  DictionaryAttr decide(const StepAnalysis &analysis, ArrayRef<Candidate> all,
+                        llvm::function_ref<const DenseSet<int64_t> &()> apply) {
+    struct Kind {
+      int64_t recomputed = 0, recomputedBytes = 0, kept = 0, keptBytes = 0;
+      double flopsPerByte = 0;
+      std::map<std::string, int64_t> why;
+    };
+    std::map<std::string, Kind> kinds;
+    std::vector<std::pair<const Candidate *, std::string>> reasons;
+    for (const Candidate &c : all) {
+      Value v = analysis.valueOf(c);
+      double perByte = c.flops / double(c.bytes);
+      std::string why = analysis.checkpoints().contains(v) ? "checkpoint"
+                        : perByte > flopsPerByte           ? "costly"
+                        : !analysis.recomputesFromKept(v, flopsPerByte) ? "input"
+                                                                        : "fits";
+      reasons.emplace_back(&c, why);
+    }
+    std::vector<std::string> names;
+    for (const Candidate &c : all)
+      names.push_back(analysis.ops[c.opIndex]->getName().getStringRef().str());
+    const DenseSet<int64_t> &cloned = apply();
+    for (auto [i, c] : llvm::enumerate(all)) {
+      Kind &k = kinds[names[i]];
+      k.flopsPerByte = std::max(k.flopsPerByte, c.flops / double(c.bytes));
+      if (cloned.contains(c.opIndex)) {
+        ++k.recomputed;
+        k.recomputedBytes += c.bytes;
+      } else {
+        ++k.kept;
+        k.keptBytes += c.bytes;
+        ++k.why[reasons[i].second];
+      }
+    }
+    Builder b(&getContext());
+    SmallVector<NamedAttribute> entries;
+    for (auto &[name, k] : kinds) {
+      SmallVector<NamedAttribute> why;
+      for (auto &[reason, n] : k.why)
+        why.push_back(b.getNamedAttr(reason, b.getI64IntegerAttr(n)));
+      entries.push_back(b.getNamedAttr(
+          name, b.getDictionaryAttr({b.getNamedAttr("recomputed", b.getI64IntegerAttr(k.recomputed)),
+                                     b.getNamedAttr("recomputed_bytes", b.getI64IntegerAttr(k.recomputedBytes)),
+                                     b.getNamedAttr("kept", b.getI64IntegerAttr(k.kept)),
+                                     b.getNamedAttr("kept_bytes", b.getI64IntegerAttr(k.keptBytes)),
+                                     b.getNamedAttr("flops_per_byte", b.getF64FloatAttr(k.flopsPerByte)),
+                                     b.getNamedAttr("kept_because", b.getDictionaryAttr(why))})));
+    }
+    return b.getDictionaryAttr(entries);
   }
 
   Closure closure;
-  // The selective and full policies' choices with their closures: auto's fallbacks
-  // on large steps, where no prefix of the candidates alone fits (recomputing a value
-  // keeps its inputs alive; the closures recompute those too).
+  /// A choice of values with the closure that recomputes their inputs.
   struct Plan {
     std::vector<Candidate> chosen;
     Closure closure;
+    std::string name;
   };
-  std::vector<Plan> fallbacks;
+
+  /// Selective in every block, and full in the first `fullBlocks` blocks (the spans
+  /// between checkpoints, the first before the first checkpoint): Megatron-LM's
+  /// `--recompute-method block`. 0 is selective, blocks() full.
+  Plan mixPlan(const StepAnalysis &analysis, ArrayRef<Candidate> all, int64_t fullBlocks) {
+    closure = Closure();
+    Plan plan;
+    const int64_t blocks = analysis.blocks();
+    if (fullBlocks >= blocks) {
+      plan.chosen = fullChoice(analysis, all);
+      plan.name = "full";
+    } else {
+      std::vector<Candidate> cheap = selectiveChoice(analysis, all);
+      const DenseSet<Value> &kept = analysis.checkpoints();
+      for (auto [i, op] : llvm::enumerate(analysis.ops)) {
+        if (llvm::any_of(op->getResults(), [&](Value r) { return kept.contains(r); }))
+          closure.checkpointOps.insert(static_cast<int64_t>(i));
+        if (analysis.blockOf(static_cast<int64_t>(i)) < fullBlocks)
+          closure.fullOps.insert(static_cast<int64_t>(i));
+      }
+      for (const Candidate &c : all) {
+        bool inFull = analysis.blockOf(c.opIndex) < fullBlocks;
+        if (inFull ? !kept.contains(analysis.valueOf(c)) : llvm::is_contained(cheap, c))
+          plan.chosen.push_back(c);
+      }
+      plan.name = fullBlocks == 0 ? std::string("selective")
+                                  : llvm::formatv("full in the first {0} of {1} spans between checkpoints, selective in the rest",
+                                                  fullBlocks, blocks)
+                                        .str();
+    }
+    plan.closure = closure;
+    return plan;
+  }
+
+  /// The arena of `plan` (and its recomputed FLOPs).
+  FailureOr<int64_t> arenaOf(ModuleOp module, const Plan &plan, double *flops, StringRef pipeline = {}) {
+    closure = plan.closure;
+    return arenaWith(module, plan.chosen, flops, pipeline);
+  }
+
+  /// The fewest recomputed FLOPs whose measured arena fits the budget. The family
+  /// none, selective, then full in 1, 2, ... blocks (each frees more, at more FLOPs) is
+  /// bisected for its first plan that fits; then, among individual values, the measured
+  /// search (every subset on small steps, greedy on mid-sized ones) or, where selective
+  /// fits on large steps, the shortest prefix of selective's values (cheapest FLOPs per
+  /// byte first) may find a cheaper plan. Where even full recomputation does not fit,
+  /// an error names the smallest arena and what each lever (`lever-pipelines`) reaches.
+  FailureOr<Plan> autoChoice(ModuleOp module, const StepAnalysis &analysis, ArrayRef<Candidate> all) {
+    double flops = 0;
+    Plan none{{}, Closure(), "none"};
+    FailureOr<int64_t> arena = arenaOf(module, none, &flops);
+    if (failed(arena))
+      return failure();
+    if (*arena <= budget)
+      return none;
+    const int64_t blocks = analysis.blocks();
+    Plan full = mixPlan(analysis, all, blocks);
+    FailureOr<int64_t> fullArena = arenaOf(module, full, &flops);
+    if (failed(fullArena))
+      return failure();
+    if (*fullArena > budget)
+      return overBudget(module, full, *fullArena);
+
+    std::optional<Plan> best;
+    double bestFlops = std::numeric_limits<double>::infinity();
+    auto consider = [&](const Plan &plan) -> LogicalResult {
+      double f = 0;
+      FailureOr<int64_t> a = arenaOf(module, plan, &f);
+      if (failed(a))
+        return failure();
+      if (*a <= budget && f < bestFlops) {
+        best = plan;
+        bestFlops = f;
+      }
+      return success();
+    };
+    Plan selective = mixPlan(analysis, all, 0);
+    double selectiveFlops = 0;
+    FailureOr<int64_t> selectiveArena = arenaOf(module, selective, &selectiveFlops);
+    if (failed(selectiveArena))
+      return failure();
+    if (*selectiveArena <= budget) {
+      best = selective;
+      bestFlops = selectiveFlops;
+    } else {
+      int64_t lo = 1, hi = blocks; // mix(hi) fits; mix(lo - 1) does not
+      while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        FailureOr<int64_t> a = arenaOf(module, mixPlan(analysis, all, mid), &flops);
+        if (failed(a))
+          return failure();
+        if (*a <= budget)
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      if (failed(consider(hi == blocks ? full : mixPlan(analysis, all, hi))))
+        return failure();
+    }
+
+    // Individual values.
+    closure = Closure();
+    FailureOr<std::vector<Candidate>> found = failure();
+    Plan search{{}, Closure(), "auto"};
+    if (all.size() <= kMeasuredCandidates) {
+      bool exact = this->search == "exhaustive" || (this->search == "auto" && all.size() <= kExactCandidates);
+      found = exact ? exhaustive(module, all) : greedy(module, all);
+    } else if (best && best->name == "selective") {
+      closure = selective.closure;
+      search.closure = selective.closure;
+      std::vector<Candidate> ordered = selective.chosen;
+      llvm::stable_sort(ordered, [](const Candidate &a, const Candidate &b) {
+        return a.flops / double(a.bytes) < b.flops / double(b.bytes);
+      });
+      found = bisect(module, ordered);
+    } else {
+      found = std::vector<Candidate>();
+    }
+    if (failed(found))
+      return failure();
+    search.chosen = *found;
+    search.name = llvm::formatv("{0} of the step's values", search.chosen.size()).str();
+    if (!search.chosen.empty() && failed(consider(search)))
+      return failure();
+    return *best;
+  }
+
+  /// Even full recomputation is over budget: the error names its arena and, for each
+  /// lever the driver gave (`flag|pipeline` entries of lever-pipelines), the arena that
+  /// flag reaches with full recomputation.
+  FailureOr<Plan> overBudget(ModuleOp module, const Plan &full, int64_t fullArena) {
+    InFlightDiagnostic error = module.emitError()
+                               << "zcc-recompute: no recompute plan fits the budget of " << int64_t(budget)
+                               << " bytes per rank; the smallest arena, full recomputation's, is " << fullArena;
+    SmallVector<StringRef> levers;
+    StringRef(leverPipelines).split(levers, ';', -1, false);
+    for (StringRef lever : levers) {
+      auto [flag, pipeline] = lever.split('|');
+      double flops = 0;
+      FailureOr<int64_t> a = arenaOf(module, full, &flops, pipeline);
+      if (failed(a))
+        continue; // a lever this model cannot take (the offending pass said why)
+      error.attachNote() << "with " << flag << ": " << *a << " bytes per rank"
+                         << (*a <= budget ? " (fits)" : " (over)");
+    }
+    error.attachNote() << "--tp and --pp split each layer's activations and parameters over the mesh (not "
+                          "evaluated here); a larger --memory-budget or a smaller micro-batch (--grad-accum) "
+                          "also fit";
+    return failure();
+  }
 
   /// Cheap to recompute for the bytes it frees: elementwise ops, normalizations,
   /// softmax (a few FLOPs per byte); matmuls and attention cost O(K) per byte.
@@ -289,7 +533,7 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
   /// Keeps only the residual stream (the checkpoints) and recomputes everything else
   /// from it; sets the closure that makes the recomputed values' inputs recomputed too.
   std::vector<Candidate> fullChoice(const StepAnalysis &analysis, ArrayRef<Candidate> all) {
-    DenseSet<Value> kept = analysis.checkpoints();
+    const DenseSet<Value> &kept = analysis.checkpoints();
     for (auto [i, op] : llvm::enumerate(analysis.ops))
       if (llvm::any_of(op->getResults(), [&](Value r) { return kept.contains(r); }))
         closure.checkpointOps.insert(static_cast<int64_t>(i));
@@ -301,28 +545,32 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
   }
 
   /// `zc.recompute` on the module: what the report shows.
-  void record(ModuleOp module, StringRef chosenPolicy, double flops, int64_t values) {
+  void record(ModuleOp module, StringRef chosenPolicy, StringRef plan, double flops, int64_t values) {
     Builder b(module.getContext());
     module->setAttr("zc.recompute",
                     b.getDictionaryAttr({b.getNamedAttr("policy", b.getStringAttr(chosenPolicy)),
+                                         b.getNamedAttr("plan", b.getStringAttr(plan)),
                                          b.getNamedAttr("flops", b.getI64IntegerAttr(static_cast<int64_t>(flops))),
                                          b.getNamedAttr("values", b.getI64IntegerAttr(values))}));
   }
 
   /// The arena after recomputing `chosen` and running the rest of the pipeline
   /// (`evaluate-pipeline`) on a copy of the module: the plan's real peak.
-  FailureOr<int64_t> arenaWith(ModuleOp module, ArrayRef<Candidate> chosen, double *flops = nullptr) {
+  FailureOr<int64_t> arenaWith(ModuleOp module, ArrayRef<Candidate> chosen, double *flops = nullptr,
+                               StringRef pipeline = {}) {
     OwningOpRef<ModuleOp> copy = module.clone();
     double added = applyRecompute(functionWithRole(*copy, "step"), chosen, closure);
     if (flops)
       *flops = added;
-    if (!evaluatePipeline.empty()) {
+    if (pipeline.empty())
+      pipeline = evaluatePipeline;
+    if (!pipeline.empty()) {
       PassManager pm(module.getContext());
-      StringRef text = evaluatePipeline;
+      StringRef text = pipeline;
       if (text.consume_front("builtin.module(")) // printAsTextualPipeline's form
         text.consume_back(")");
       if (failed(parsePassPipeline(text, pm))) {
-        module.emitError("zcc-recompute: cannot parse evaluate-pipeline '") << evaluatePipeline << "'";
+        module.emitError("zcc-recompute: cannot parse evaluate-pipeline '") << pipeline << "'";
         return failure();
       }
       if (failed(pm.run(*copy)))
@@ -440,10 +688,7 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       return failure();
     if (*shrunkArena <= budget && (*grownArena > budget || shrunkFlops < grownFlops))
       return *shrunk;
-    if (*grownArena > budget)
-      mlir::emitWarning(module.getLoc(), "zcc-recompute: the best choice found leaves ")
-          << std::min(*grownArena, *shrunkArena) << " bytes per rank, over the budget of " << int64_t(budget);
-    return *grown;
+    return *grown; // over budget: autoChoice compares it with the plans that fit
   }
 
   /// Many candidates (a real model: hundreds): each evaluation is the whole rest of the
@@ -470,22 +715,8 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     FailureOr<bool> all = fits(ordered.size(), &flops);
     if (failed(all))
       return failure();
-    if (!*all) {
-      // Recomputing values without their inputs keeps the inputs alive: the
-      // selective and full closures free those too. The cheaper that fits.
-      for (const Plan &plan : fallbacks) {
-        closure = plan.closure;
-        FailureOr<int64_t> a = arenaWith(module, plan.chosen, &flops);
-        if (failed(a))
-          return failure();
-        if (*a <= budget)
-          return plan.chosen;
-        if (&plan == &fallbacks.back())
-          mlir::emitWarning(module.getLoc(), "zcc-recompute: even full recompute leaves ")
-              << *a << " bytes per rank, over the budget of " << int64_t(budget);
-      }
-      return fallbacks.back().chosen;
-    }
+    if (!*all) // autoChoice compares it with the plans that fit
+      return std::vector<Candidate>(ordered.begin(), ordered.end());
     size_t lo = 1, hi = ordered.size(); // fits(hi), not fits(lo - 1)
     while (lo < hi) {
       size_t mid = lo + (hi - lo) / 2;
@@ -573,11 +804,8 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
         bestFlops = flops;
       }
     }
-    if (!best) {
-      mlir::emitWarning(module.getLoc(), "zcc-recompute: no choice of recomputed values fits the budget of ")
-          << int64_t(budget);
+    if (!best) // autoChoice compares it with the plans that fit
       return std::vector<Candidate>(all.begin(), all.end());
-    }
     return *best;
   }
 };

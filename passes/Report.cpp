@@ -307,11 +307,27 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       for (int64_t i = 0; i < static_cast<int64_t>(fn.ops.size()); ++i)
         activationPeak = std::max(activationPeak, arena->liveAt(fn, i).at(BufferKind::Activation));
     // zcc-recompute's choice; the FLOPs it adds per optimizer step.
-    std::string recomputePolicy = "none";
+    std::string recomputePolicy = "none", recomputePlan = "none";
     int64_t recomputeFlops = 0, recomputeValues = 0;
+    DictionaryAttr recomputeDecisions;
+    // The step's own FLOPs (forward and backward), per optimizer step; the recomputation's
+    // are taken out below (fusion merges recomputed ops with others, so they cannot be told
+    // apart op by op).
+    double stepFlops = 0;
+    if (step)
+      step.walk([&](Operation *op) {
+        if (isa_and_nonnull<ZcDialect>(op->getDialect()))
+          stepFlops += estimatedFlops(op);
+      });
+    stepFlops *= microBatches;
     if (auto r = module->getAttrOfType<DictionaryAttr>("zc.recompute")) {
       if (auto p = r.getAs<StringAttr>("policy"))
         recomputePolicy = p.getValue().str();
+      if (auto p = r.getAs<StringAttr>("plan"))
+        recomputePlan = p.getValue().str();
+      recomputeDecisions = r.getAs<DictionaryAttr>("decisions");
+      if (auto f = r.getAs<IntegerAttr>("flops"))
+        stepFlops = std::max(0.0, stepFlops - double(f.getInt()) * microBatches);
       if (auto f = r.getAs<IntegerAttr>("flops"))
         recomputeFlops = f.getInt() * microBatches;
       if (auto v = r.getAs<IntegerAttr>("values"))
@@ -388,8 +404,27 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
                                                {"slot_bytes", swaps.slotBytes},
                                                {"predicted_transfer_s", swaps.transferSeconds},
                                                {"predicted_exposed_s", swaps.exposedSeconds}};
-      report["recompute"] = llvm::json::Object{
-          {"policy", recomputePolicy}, {"values", recomputeValues}, {"flops_per_step", recomputeFlops}};
+      llvm::json::Object decisions;
+      if (recomputeDecisions)
+        for (NamedAttribute kind : recomputeDecisions) {
+          auto d = cast<DictionaryAttr>(kind.getValue());
+          llvm::json::Object why;
+          for (NamedAttribute reason : d.getAs<DictionaryAttr>("kept_because"))
+            why[reason.getName().str()] = cast<IntegerAttr>(reason.getValue()).getInt();
+          decisions[kind.getName().str()] = llvm::json::Object{
+              {"recomputed", d.getAs<IntegerAttr>("recomputed").getInt()},
+              {"recomputed_bytes", d.getAs<IntegerAttr>("recomputed_bytes").getInt()},
+              {"kept", d.getAs<IntegerAttr>("kept").getInt()},
+              {"kept_bytes", d.getAs<IntegerAttr>("kept_bytes").getInt()},
+              {"flops_per_byte", d.getAs<FloatAttr>("flops_per_byte").getValueAsDouble()},
+              {"kept_because", std::move(why)}};
+        }
+      report["recompute"] = llvm::json::Object{{"policy", recomputePolicy},
+                                               {"plan", recomputePlan},
+                                               {"values", recomputeValues},
+                                               {"flops_per_step", recomputeFlops},
+                                               {"step_flops", stepFlops},
+                                               {"decisions", std::move(decisions)}};
       report["predicted"] = llvm::json::Object{{"compute_s", computeSeconds},
                                                {"comm_s", commSeconds},
                                                {"exposed_comm_s", exposedSeconds},
@@ -446,7 +481,29 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       }
       os << "  activation_peak_bytes      " << activationPeak << "\n"
          << "  recompute                  " << recomputePolicy << ": " << recomputeValues << " values, "
-         << recomputeFlops << " FLOPs per step\n";
+         << recomputeFlops << " FLOPs per step"
+         << llvm::formatv(" ({0:P} of the step's {1:E2})", recomputeFlops / std::max(stepFlops, 1.0), stepFlops);
+      if (recomputePolicy == "auto")
+        os << "; plan: " << recomputePlan;
+      os << "\n";
+      // What the policy did with each kind of value the backward pass reads, and why it kept some.
+      if (recomputeDecisions)
+        for (NamedAttribute kind : recomputeDecisions) {
+          auto d = cast<DictionaryAttr>(kind.getValue());
+          os << "    " << llvm::left_justify(kind.getName().getValue(), 22)
+             << llvm::formatv("{0,6:F1} FLOP/B  recomputed {1,3} ({2} B), kept {3,3} ({4} B)",
+                              d.getAs<FloatAttr>("flops_per_byte").getValueAsDouble(),
+                              d.getAs<IntegerAttr>("recomputed").getInt(),
+                              d.getAs<IntegerAttr>("recomputed_bytes").getInt(), d.getAs<IntegerAttr>("kept").getInt(),
+                              d.getAs<IntegerAttr>("kept_bytes").getInt());
+          auto why = d.getAs<DictionaryAttr>("kept_because");
+          if (!why.empty()) {
+            os << ":";
+            for (NamedAttribute reason : why)
+              os << " " << reason.getName().getValue() << " " << cast<IntegerAttr>(reason.getValue()).getInt();
+          }
+          os << "\n";
+        }
       os << llvm::formatv("  predicted per step: compute {0:F2} ms, communication {1:F2} ms, exposed {2:F2} ms "
                           "({3})\n",
                           computeSeconds * 1e3, commSeconds * 1e3, exposedSeconds * 1e3, costs.source);

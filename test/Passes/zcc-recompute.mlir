@@ -2,7 +2,7 @@
 // RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=selective" | FileCheck %s --check-prefix=SEL
 // RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=full" | FileCheck %s --check-prefix=FULL
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-recompute="policy=auto budget=108800" -zcc-test-print-memory-plan | FileCheck %s --check-prefix=AUTO
-// RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-recompute="policy=auto budget=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT
+// RUN: not zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-recompute="policy=auto budget=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT
 // RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=full" -zcc-optimizer -zcc-zero="stage=3 ranks=2" | FileCheck %s --check-prefix=Z3FULL
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-zero="stage=3 ranks=2" | FileCheck %s --check-prefix=Z3
 // RUN: not zcc-opt %s -zcc-autodiff -zcc-recompute="policy=most" 2>&1 | FileCheck %s --check-prefix=BAD
@@ -48,7 +48,7 @@
 // AUTO: arena 108800
 // AUTO: zc.recompute = {flops = 3136 : i64, policy = "auto", values = 3 : i64}
 // AUTO-NOT: zc.matmul {{.*}}zc.recomputed
-// TIGHT: warning: zcc-recompute: no choice of recomputed values fits the budget of 1
+// TIGHT: error: zcc-recompute: no recompute plan fits the budget of 1 bytes per rank; the smallest arena, full recomputation's, is 100608
 
 // ZeRO-3 without recomputation: 16 all-gathers (9 parameters gathered for forward, 7 again
 // for backward: the norms' biases are not read there).
