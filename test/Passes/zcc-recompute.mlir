@@ -11,13 +11,20 @@
 // 32 rows: what each policy recomputes in the backward pass.
 
 // NONE-NOT: zc.recomputed
-// NONE: zc.recompute = {flops = 0 : i64, policy = "none", values = 0 : i64}
+// NONE: zc.recompute = {flops = 0 : i64, plan = "none", policy = "none", values = 0 : i64}
 
 // Selective: the cheap ops (layernorm, gelu: about one FLOP per byte) are recomputed
 // from values kept anyway, the matmul outputs (32 FLOPs per byte) kept. The residual adds
 // are cheap too but read a down-projection that would otherwise die after the forward
 // pass: recomputing them would only keep that alive instead.
-// SEL: zc.recompute = {flops = {{[0-9]+}} : i64, policy = "selective", values = 4 : i64}
+// The decisions per op kind: the norms and GELUs recomputed, the matmuls kept as costly, one
+// residual add kept as a checkpoint (the second block's input), the other because it would keep
+// its down-projection alive.
+// SEL: zc.recompute = {decisions = {zc.add = {flops_per_byte = {{[^,]+}}, kept = 2 : i64, kept_because = {checkpoint = 1 : i64, input = 1 : i64}
+// SEL-SAME: zc.gelu = {flops_per_byte = {{[^,]+}}, kept = 0 : i64, kept_because = {}, kept_bytes = 0 : i64, recomputed = 2 : i64
+// SEL-SAME: zc.layernorm = {flops_per_byte = {{[^,]+}}, kept = 0 : i64, kept_because = {}, kept_bytes = 0 : i64, recomputed = 2 : i64
+// SEL-SAME: zc.matmul = {flops_per_byte = {{[^,]+}}, kept = 3 : i64, kept_because = {costly = 3 : i64}
+// SEL-SAME: flops = {{[0-9]+}} : i64, plan = "selective", policy = "selective", values = 4 : i64}
 // SEL-LABEL: func.func @net_step
 // SEL: %[[R0:.+]] = zc.add %arg0
 // SEL: zc.backward_seed
@@ -46,7 +53,7 @@
 // Auto: the fewest FLOPs whose real arena fits (exact search at this size): three cheap
 // values (two norms, one gelu) free the peak; no matmul is recomputed.
 // AUTO: arena 108800
-// AUTO: zc.recompute = {flops = 3136 : i64, policy = "auto", values = 3 : i64}
+// AUTO: zc.recompute = {decisions = {{.*}}, flops = 3136 : i64, plan = {{.*}}, policy = "auto", values = 3 : i64}
 // AUTO-NOT: zc.matmul {{.*}}zc.recomputed
 // TIGHT: error: zcc-recompute: no recompute plan fits the budget of 1 bytes per rank; the smallest arena, full recomputation's, is 100608
 
