@@ -56,6 +56,12 @@ public:
         seed = c;
       ops.push_back(&op);
     }
+    // A pipeline stage before the last has no loss: its backward pass starts from the
+    // received gradient, right after zc.stage_output.
+    if (!seed)
+      for (Operation *op : ops)
+        if (isa<StageOutputOp>(op) && op->getNextNode())
+          seed = op->getNextNode();
   }
 
   bool valid() const { return seed != nullptr; }
@@ -425,11 +431,13 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     FailureOr<int64_t> fullArena = arenaOf(module, full, &flops);
     if (failed(fullArena))
       return failure();
-    if (*fullArena > budget)
-      return overBudget(module, full, *fullArena);
 
     std::optional<Plan> best;
     double bestFlops = std::numeric_limits<double>::infinity();
+    // The smallest arena seen: full's, usually; on small steps selective's can be smaller
+    // (full's recomputation keeps a block's intermediates at the peak).
+    Plan smallest = full;
+    int64_t smallestArena = *fullArena;
     auto consider = [&](const Plan &plan) -> LogicalResult {
       double f = 0;
       FailureOr<int64_t> a = arenaOf(module, plan, &f);
@@ -439,17 +447,16 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
         best = plan;
         bestFlops = f;
       }
+      if (*a < smallestArena) {
+        smallest = plan;
+        smallestArena = *a;
+      }
       return success();
     };
     Plan selective = mixPlan(analysis, all, 0);
-    double selectiveFlops = 0;
-    FailureOr<int64_t> selectiveArena = arenaOf(module, selective, &selectiveFlops);
-    if (failed(selectiveArena))
+    if (failed(consider(selective)))
       return failure();
-    if (*selectiveArena <= budget) {
-      best = selective;
-      bestFlops = selectiveFlops;
-    } else {
+    if (!best && *fullArena <= budget) {
       int64_t lo = 1, hi = blocks; // mix(hi) fits; mix(lo - 1) does not
       while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
@@ -489,22 +496,25 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     search.name = llvm::formatv("{0} of the step's values", search.chosen.size()).str();
     if (!search.chosen.empty() && failed(consider(search)))
       return failure();
+    if (!best)
+      return overBudget(module, smallest, smallestArena);
     return *best;
   }
 
-  /// Even full recomputation is over budget: the error names its arena and, for each
-  /// lever the driver gave (`flag|pipeline` entries of lever-pipelines), the arena that
-  /// flag reaches with full recomputation.
-  FailureOr<Plan> overBudget(ModuleOp module, const Plan &full, int64_t fullArena) {
+  /// No plan fits: the error names the smallest arena (`smallest`'s) and, for each lever
+  /// the driver gave (`flag|pipeline` entries of lever-pipelines), the arena that flag
+  /// reaches with that plan.
+  FailureOr<Plan> overBudget(ModuleOp module, const Plan &smallest, int64_t smallestArena) {
     InFlightDiagnostic error = module.emitError()
                                << "zcc-recompute: no recompute plan fits the budget of " << int64_t(budget)
-                               << " bytes per rank; the smallest arena, full recomputation's, is " << fullArena;
+                               << " bytes per rank; the smallest arena any plan reaches is " << smallestArena
+                               << " (" << smallest.name << ")";
     SmallVector<StringRef> levers;
     StringRef(leverPipelines).split(levers, ';', -1, false);
     for (StringRef lever : levers) {
       auto [flag, pipeline] = lever.split('|');
       double flops = 0;
-      FailureOr<int64_t> a = arenaOf(module, full, &flops, pipeline);
+      FailureOr<int64_t> a = arenaOf(module, smallest, &flops, pipeline);
       if (failed(a))
         continue; // a lever this model cannot take (the offending pass said why)
       error.attachNote() << "with " << flag << ": " << *a << " bytes per rank"

@@ -18,7 +18,7 @@
 // MIX: recompute auto: 23 values, {{.*}}; plan: full in the first 3 of 9 spans between checkpoints, selective in the rest
 // FULL: arena_bytes 13138944
 // FULL: recompute auto: 43 values, {{.*}}; plan: full
-// OVER: error: zcc-recompute: no recompute plan fits the budget of 8388608 bytes per rank; the smallest arena, full recomputation's, is 13138944
+// OVER: error: zcc-recompute: no recompute plan fits the budget of 8388608 bytes per rank; the smallest arena any plan reaches is 13138944 (full)
 // OVER: note: with --offload-activations cpu: {{[0-9]+}} bytes per rank (over)
 // OVER: note: with --offload-optimizer cpu: 9972224 bytes per rank (over)
 // OVER: note: --tp and --pp split
@@ -26,7 +26,7 @@
 // The levers are measured, each with full recomputation: at ZeRO-2 and DeepSpeed's default
 // persistence threshold this model has no parameter large enough to shard at stage 3, but
 // activation or optimizer offload brings it under.
-// LEVERS: error: zcc-recompute: no recompute plan fits the budget of 14680064 bytes per rank; the smallest arena, full recomputation's, is 14704448
+// LEVERS: error: zcc-recompute: no recompute plan fits the budget of 14680064 bytes per rank; the smallest arena any plan reaches is 14704448 (full)
 // LEVERS: note: with --zero-stage 3: 14704448 bytes per rank (over)
 // LEVERS: note: with --offload-activations cpu: {{[0-9]+}} bytes per rank (fits)
 // LEVERS: note: with --offload-optimizer cpu: {{[0-9]+}} bytes per rank (fits)

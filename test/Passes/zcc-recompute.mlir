@@ -55,7 +55,7 @@
 // AUTO: arena 108800
 // AUTO: zc.recompute = {decisions = {{.*}}, flops = 3136 : i64, plan = {{.*}}, policy = "auto", values = 3 : i64}
 // AUTO-NOT: zc.matmul {{.*}}zc.recomputed
-// TIGHT: error: zcc-recompute: no recompute plan fits the budget of 1 bytes per rank; the smallest arena, full recomputation's, is 100608
+// TIGHT: error: zcc-recompute: no recompute plan fits the budget of 1 bytes per rank; the smallest arena any plan reaches is 100608 (full)
 
 // ZeRO-3 without recomputation: 16 all-gathers (9 parameters gathered for forward, 7 again
 // for backward: the norms' biases are not read there).
