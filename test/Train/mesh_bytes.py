@@ -33,7 +33,7 @@ def main():
             dp = n // (tp * pp)
             exe = os.path.join(work, f"train-{mesh.replace(',', '-').replace('=', '')}.bin")
             subprocess.run([zcc, model, "-o", exe, "--world-size", str(n), "--tp", str(tp), "--pp", str(pp),
-                            "--zero-stage", str(stage), "--grad-accum", f.get("accum", "1"), "--report=json"],
+                            "--zero-stage", str(stage), "--param-persistence-threshold", "0", "--grad-accum", f.get("accum", "1"), "--report=json"],
                            check=True)
             described = json.loads(subprocess.run([exe, "--describe"], check=True, capture_output=True,
                                                   text=True).stdout)

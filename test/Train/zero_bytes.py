@@ -28,7 +28,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for stage in range(4):
             exe = os.path.join(work, f"train-z{stage}.bin")
-            subprocess.run([zcc, model, "-o", exe, "--world-size", str(ranks), "--zero-stage", str(stage),
+            subprocess.run([zcc, model, "-o", exe, "--world-size", str(ranks), "--zero-stage", str(stage), "--param-persistence-threshold", "0",
                             "--precision", precision, "--report=json"], check=True)
             report = json.load(open(exe + ".report.json"))
             log = os.path.join(work, f"log-z{stage}.jsonl")
