@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checkpoint import losses, train  # the checkpoint test's runs: mpirun, the test hooks, the logs
 
 def compile_(zcc, model, out, ranks, *flags):
-    subprocess.run([zcc, model, "-o", out, "--world-size", str(ranks), "--zero-stage", "3" if ranks > 1 else "0",
+    subprocess.run([zcc, model, "-o", out, "--world-size", str(ranks), "--zero-stage", "3" if ranks > 1 else "0", "--param-persistence-threshold", "0",
                     *flags], check=True)
 
 def refused(r, *needles):
