@@ -467,13 +467,19 @@ def ZccRecompute : Pass<"zcc-recompute", "mlir::ModuleOp"> {
       flight where they are defined (each block's input, the residual stream);
     * `auto`: the fewest recompute FLOPs whose arena fits `budget`, measured
       by running `evaluate-pipeline` (the rest of the pipeline) on a copy and
-      planning its memory: cheapest FLOPs per byte first, then the costliest
-      choices the budget does not need are dropped (greedy, measured on copies);
-      with at most 12 candidates every subset is tried (`search=exhaustive`
-      forces that, `search=greedy` the heuristic).
+      planning its memory, among none, selective, full recomputation of the
+      first k spans between checkpoints with selective in the rest (k
+      bisected) and full; then the individual values: with at most 12
+      candidates every subset (`search=exhaustive` forces that,
+      `search=greedy` the heuristic: cheapest FLOPs per byte first, then the
+      costliest choices the budget does not need dropped), up to 24 the
+      greedy search, above that the shortest fitting prefix of selective's
+      values. Where no plan fits, an error names the smallest arena and, for
+      each `lever-pipelines` entry, the arena that flag reaches.
 
-    The choice is recorded on the module as `zc.recompute` (policy, FLOPs
-    added per step function run, values recomputed) for the report.
+    The choice is recorded on the module as `zc.recompute` (policy, the plan
+    auto chose, FLOPs added per step function run, values recomputed, and per
+    op kind the values recomputed and kept and why) for the report.
   }];
   let options = [
     Option<"policy", "policy", "std::string", "\"none\"", "none, selective, full or auto">,

@@ -12,8 +12,6 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
-#include <functional>
-
 using namespace mlir;
 
 std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
@@ -158,37 +156,34 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
         return text;
       };
       recompute.evaluatePipeline = textOf(options);
-      // Where even full recomputation is over budget, what each lever would reach: the
-      // flags that change only the passes after this one (a mesh changes those before).
-      using Change = std::function<void(ZccPipelineOptions &)>;
-      std::vector<std::pair<std::string, Change>> levers;
+      // Where no plan fits, what each lever would reach, alone and all together: the flags
+      // that change only the passes after this one (a mesh changes those before).
+      struct Lever {
+        const char *flag;
+        void (*apply)(ZccPipelineOptions &);
+      };
+      SmallVector<Lever> levers;
       if (options.zeroStage < 3 && options.pipelineParallel == 1 && dataParallelRanks(options) > 1)
-        levers.emplace_back("--zero-stage 3", [](ZccPipelineOptions &o) { o.zeroStage = 3; });
+        levers.push_back({"--zero-stage 3", [](ZccPipelineOptions &o) { o.zeroStage = 3; }});
       if (options.offloadActivations == "none")
-        levers.emplace_back("--offload-activations cpu",
-                            [](ZccPipelineOptions &o) { o.offloadActivations = "cpu"; });
+        levers.push_back({"--offload-activations cpu", [](ZccPipelineOptions &o) { o.offloadActivations = "cpu"; }});
       if (options.offloadOptimizer == "none")
-        levers.emplace_back("--offload-optimizer cpu", [](ZccPipelineOptions &o) { o.offloadOptimizer = "cpu"; });
-      if (levers.size() > 1) {
-        std::string flags;
-        std::vector<Change> changes;
-        for (auto &[flag, change] : levers) {
-          flags += (flags.empty() ? "" : " ") + flag;
-          changes.push_back(change);
-        }
-        levers.emplace_back(flags, [changes](ZccPipelineOptions &o) {
-          for (const Change &change : changes)
-            change(o);
-        });
-      }
-      for (auto &[flag, change] : levers) {
+        levers.push_back({"--offload-optimizer cpu", [](ZccPipelineOptions &o) { o.offloadOptimizer = "cpu"; }});
+      auto addLever = [&](ArrayRef<Lever> together) {
         ZccPipelineOptions o;
         o.copyOptionValuesFrom(options);
-        change(o);
-        if (!checkPipelineOptions(o).empty())
-          continue;
-        recompute.leverPipelines += (recompute.leverPipelines.empty() ? "" : ";") + flag + "|" + textOf(o);
-      }
+        std::string flags;
+        for (const Lever &lever : together) {
+          lever.apply(o);
+          flags += (flags.empty() ? "" : " ") + std::string(lever.flag);
+        }
+        if (checkPipelineOptions(o).empty())
+          recompute.leverPipelines += (recompute.leverPipelines.empty() ? "" : ";") + flags + "|" + textOf(o);
+      };
+      for (const Lever &lever : levers)
+        addLever(lever);
+      if (levers.size() > 1)
+        addLever(levers);
     }
     pm.addPass(createZccRecompute(recompute));
   }

@@ -14,21 +14,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/CostModel.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
+#include "passes/RecomputeAnalysis.h"
 
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
-#include <functional>
+#include <limits>
 #include <map>
 #include <optional>
-#include <limits>
-#include <numeric>
 
 namespace mlir::zc {
 #define GEN_PASS_DEF_ZCCRECOMPUTE
@@ -39,222 +36,6 @@ using namespace mlir;
 using namespace mlir::zc;
 
 namespace {
-
-struct Candidate {
-  int64_t opIndex, resultIndex; // position in the step body (stable across clones of the module)
-  int64_t bytes;
-  double flops; // of the op computing it
-  bool operator==(const Candidate &o) const { return opIndex == o.opIndex && resultIndex == o.resultIndex; }
-};
-
-/// The step function's forward/backward split and its candidates.
-class StepAnalysis {
-public:
-  explicit StepAnalysis(func::FuncOp step) : step(step) {
-    for (Operation &op : step.getBody().front()) {
-      if (auto c = dyn_cast<arith::ConstantOp>(op); c && c->hasAttr(kBackwardSeedAttr))
-        seed = c;
-      ops.push_back(&op);
-    }
-    // A pipeline stage before the last has no loss: its backward pass starts from the
-    // received gradient, right after zc.stage_output.
-    if (!seed)
-      for (Operation *op : ops)
-        if (isa<StageOutputOp>(op) && op->getNextNode())
-          seed = op->getNextNode();
-  }
-
-  bool valid() const { return seed != nullptr; }
-  bool isBackward(Operation *op) const { return !op->isBeforeInBlock(seed); }
-  /// Read by a backward op (returning the loss reads nothing that must be kept).
-  bool hasBackwardUse(Value v) const {
-    return llvm::any_of(v.getUsers(), [&](Operation *user) {
-      return isBackward(user) && !user->hasTrait<OpTrait::IsTerminator>();
-    });
-  }
-
-  /// Whether `op` may run again in backward: pure compute of the forward pass. Under
-  /// ZeRO-3 (zcc-zero runs after this pass) a sharded parameter a clone reads is gathered
-  /// for the backward pass like the backward ops' own: one gather per parameter spans all
-  /// its backward readers, so a clone next to its layer's backward shares that gather, and
-  /// a parameter only the clone reads (a bias, a norm's shift) gets a gather of its own,
-  /// bucketed and prefetched with the layer's by zcc-bucket and zcc-schedule.
-  bool recomputable(Operation *op) const {
-    return !isBackward(op) && isPure(op) && op->getNumResults() != 0 &&
-           op->getName().getDialectNamespace() == ZcDialect::getDialectNamespace() && !isa<ParamRefOp>(op);
-  }
-
-  /// Whether recomputing `v` (through cheap ops, at most `flopsPerByte`) reads
-  /// only values that stay alive anyway: inputs, parameters, constants, values the
-  /// backward pass reads.
-  bool recomputesFromKept(Value v, double flopsPerByte) const {
-    Operation *def = v.getDefiningOp();
-    for (Value u : def->getOperands()) {
-      Operation *producer = u.getDefiningOp();
-      if (!producer || isa<ParamRefOp, arith::ConstantOp>(producer) || hasBackwardUse(u))
-        continue;
-      if (isa<ReshapeOp>(producer) || (recomputable(producer) && estimatedFlops(producer) /
-                                                                     double(tensorBytes(tensorOf(u))) <=
-                                                                 flopsPerByte)) {
-        if (recomputesFromKept(u, flopsPerByte))
-          continue;
-      }
-      return false;
-    }
-    return true;
-  }
-
-  std::vector<Candidate> candidates() const {
-    std::vector<Candidate> result;
-    for (auto [i, op] : llvm::enumerate(ops)) {
-      if (!recomputable(op) || isa<ReshapeOp>(op)) // views hold no bytes of their own
-        continue;
-      for (OpResult r : op->getResults())
-        if (isa<RankedTensorType>(r.getType()) && hasBackwardUse(r))
-          result.push_back({static_cast<int64_t>(i), r.getResultNumber(), tensorBytes(tensorOf(r)),
-                            estimatedFlops(op)});
-    }
-    return result;
-  }
-
-  Value valueOf(const Candidate &c) const { return ops[c.opIndex]->getResult(c.resultIndex); }
-
-  /// Forward values kept by "full": the residual stream between blocks, found as
-  /// values alone in flight where they are defined (nothing older but parameters
-  /// and inputs is still needed by the forward pass) that several forward ops read
-  /// (a block's norm and its residual add). A plain chain has none: all of it is
-  /// recomputed from the step's inputs.
-  const DenseSet<Value> &checkpoints() const {
-    if (!checkpointCache)
-      checkpointCache = findCheckpoints();
-    return *checkpointCache;
-  }
-
-  /// The spans between checkpoints (a transformer's blocks, with the embedding before the
-  /// first and the head after the last): how many, and which one op `index` is in.
-  int64_t blocks() const { return static_cast<int64_t>(checkpointIndices().size()) + 1; }
-  int64_t blockOf(int64_t index) const {
-    ArrayRef<int64_t> c = checkpointIndices();
-    return llvm::lower_bound(c, index) - c.begin();
-  }
-
-  func::FuncOp step;
-  Operation *seed = nullptr;
-  std::vector<Operation *> ops;
-
-private:
-  ArrayRef<int64_t> checkpointIndices() const {
-    if (!checkpointIndexCache) {
-      checkpointIndexCache.emplace();
-      for (auto [i, op] : llvm::enumerate(ops))
-        if (llvm::any_of(op->getResults(), [&](Value r) { return checkpoints().contains(r); }))
-          checkpointIndexCache->push_back(static_cast<int64_t>(i));
-    }
-    return *checkpointIndexCache;
-  }
-
-  DenseSet<Value> findCheckpoints() const {
-    DenseSet<Value> kept;
-    // Last forward use of every forward value.
-    DenseMap<Value, int64_t> lastForwardUse;
-    int64_t seedIndex = llvm::find(ops, seed) - ops.begin();
-    for (int64_t i = 0; i < seedIndex; ++i)
-      for (Value operand : ops[i]->getOperands())
-        lastForwardUse[operand] = i;
-    for (int64_t i = 0; i < seedIndex; ++i) {
-      if (!recomputable(ops[i]) || isa<ReshapeOp>(ops[i]))
-        continue;
-      for (Value r : ops[i]->getResults()) {
-        int64_t forwardReaders = llvm::count_if(r.getUsers(), [&](Operation *u) { return !isBackward(u); });
-        if (forwardReaders < 2)
-          continue;
-        bool alone = true;
-        for (int64_t j = 0; j < i && alone; ++j) {
-          if (!recomputable(ops[j]) && !isa<ReshapeOp>(ops[j]))
-            continue; // inputs, parameters, constants: always there
-          for (Value older : ops[j]->getResults())
-            if (lastForwardUse.lookup(older) > i)
-              alone = false;
-        }
-        if (alone)
-          kept.insert(r);
-      }
-    }
-    return kept;
-  }
-
-  mutable std::optional<DenseSet<Value>> checkpointCache;
-  mutable std::optional<std::vector<int64_t>> checkpointIndexCache;
-};
-
-/// How a chosen set is extended: a cloned op also needs its operands. An operand
-/// the backward pass did not read would now be kept alive for the clone, so it is
-/// recomputed too when it is recomputable, not a checkpoint, and costs at most
-/// `flopsPerByte` (selective: only cheap ops; full and auto: any).
-struct Closure {
-  double flopsPerByte = std::numeric_limits<double>::infinity();
-  DenseSet<int64_t> checkpointOps; // indices of ops whose results are kept
-  DenseSet<int64_t> fullOps;       // recomputed whatever their cost (a mix's fully recomputed blocks)
-};
-
-/// Recomputes the values `chosen` (and what Closure adds; views follow) in
-/// `step`'s backward pass; returns the FLOPs of the clones. `cloned`, if given, gets
-/// the indices of the ops cloned.
-double applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen, const Closure &closure,
-                      DenseSet<int64_t> *cloned = nullptr) {
-  StepAnalysis a(step);
-  DenseMap<Operation *, int64_t> indexOf;
-  for (auto [i, op] : llvm::enumerate(a.ops))
-    indexOf[op] = static_cast<int64_t>(i);
-  DenseSet<Value> recompute;
-  for (const Candidate &c : chosen)
-    recompute.insert(a.valueOf(c));
-  auto follows = [&](Value u) {
-    Operation *def = u.getDefiningOp();
-    if (!def || a.isBackward(def) || recompute.contains(u))
-      return recompute.contains(u);
-    if (isa<ReshapeOp>(def)) // a view: recompute it when its source is
-      return recompute.contains(cast<ReshapeOp>(def).getInput());
-    if (!a.recomputable(def) || a.hasBackwardUse(u) || closure.checkpointOps.contains(indexOf.lookup(def)))
-      return false;
-    return closure.fullOps.contains(indexOf.lookup(def)) ||
-           estimatedFlops(def) / double(tensorBytes(tensorOf(u))) <= closure.flopsPerByte;
-  };
-
-  double flops = 0;
-  DenseMap<Value, Value> clones;
-  std::function<Value(Value, Operation *)> materialize = [&](Value v, Operation *before) -> Value {
-    if (Value c = clones.lookup(v))
-      return c;
-    if (!follows(v))
-      return v;
-    recompute.insert(v);
-    Operation *def = v.getDefiningOp();
-    IRMapping mapping;
-    for (Value operand : def->getOperands())
-      mapping.map(operand, materialize(operand, before));
-    OpBuilder b(before);
-    Operation *clone = b.clone(*def, mapping);
-    clone->setAttr(kRecomputedAttr, b.getUnitAttr());
-    if (cloned)
-      cloned->insert(indexOf.lookup(def));
-    if (!isa<ReshapeOp>(clone))
-      flops += estimatedFlops(clone);
-    for (auto [original, copy] : llvm::zip(def->getResults(), clone->getResults()))
-      clones[original] = copy;
-    return clones.lookup(v);
-  };
-  for (Operation *op : a.ops) {
-    if (!a.isBackward(op))
-      continue;
-    if (op->hasTrait<OpTrait::IsTerminator>())
-      continue;
-    for (OpOperand &use : op->getOpOperands())
-      if (follows(use.get()))
-        use.set(materialize(use.get(), op));
-  }
-  return flops;
-}
 
 struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
   using Base::Base;
@@ -268,17 +49,15 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     }
     StepAnalysis analysis(step);
     if (!analysis.valid() || policy == "none") {
-      record(module, "none", "none", 0, 0);
+      record(module, "none", "none", 0, 0, {});
       return;
     }
     std::vector<Candidate> all = analysis.candidates();
-    std::vector<Candidate> chosen;
-    closure = Closure();
-    std::string plan = policy;
+    Plan plan;
     if (policy == "selective") {
-      chosen = selectiveChoice(analysis, all);
+      plan = mixPlan(analysis, all, 0);
     } else if (policy == "full") {
-      chosen = fullChoice(analysis, all);
+      plan = mixPlan(analysis, all, analysis.blocks());
     } else if (policy == "auto") {
       if (budget <= 0) {
         module.emitError("zcc-recompute: policy auto needs a memory budget (--memory-budget)");
@@ -287,56 +66,49 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       FailureOr<Plan> found = autoChoice(module, analysis, all);
       if (failed(found))
         return signalPassFailure();
-      chosen = found->chosen;
-      closure = found->closure;
-      plan = found->name;
+      plan = std::move(*found);
     } else {
       module.emitError("zcc-recompute: policy must be none, selective, full or auto, got '") << policy << "'";
       return signalPassFailure();
     }
+    // Why each value would be kept, judged before the rewrite moves the backward uses.
+    std::vector<StringRef> reasons = keptReasons(analysis, all);
     DenseSet<int64_t> cloned;
-    std::vector<Candidate> everyCandidate = analysis.candidates();
-    DictionaryAttr decisions = decide(analysis, everyCandidate, [&]() -> const DenseSet<int64_t> & {
-      double flops = applyRecompute(step, chosen, closure, &cloned);
-      record(module, policy, plan, flops, static_cast<int64_t>(chosen.size()));
-      return cloned;
-    });
-    auto r = module->getAttrOfType<DictionaryAttr>("zc.recompute");
-    NamedAttrList fields(r);
-    fields.set("decisions", decisions);
-    module->setAttr("zc.recompute", fields.getDictionary(&getContext()));
+    double flops = applyRecompute(step, plan.chosen, plan.closure, &cloned);
+    record(module, policy, plan.name, flops, static_cast<int64_t>(plan.chosen.size()),
+           decisions(analysis, all, reasons, cloned));
+  }
+
+  /// Why `all`'s values would be kept: `checkpoint` (a block's input, kept by full),
+  /// `costly` (more FLOPs per byte than flops-per-byte), `input` (recomputing it would keep
+  /// alive an input the backward pass does not read), `fits` (auto: the budget holds
+  /// without recomputing it).
+  std::vector<StringRef> keptReasons(const StepAnalysis &analysis, ArrayRef<Candidate> all) const {
+    std::vector<StringRef> reasons;
+    for (const Candidate &c : all) {
+      Value v = analysis.valueOf(c);
+      reasons.push_back(analysis.checkpoints().contains(v)                  ? "checkpoint"
+                        : c.flops / double(c.bytes) > flopsPerByte          ? "costly"
+                        : !analysis.recomputesFromKept(v, flopsPerByte)     ? "input"
+                                                                            : "fits");
+    }
+    return reasons;
   }
 
   /// Per op kind (before fusion), how many of the values the backward pass reads were
-  /// recomputed and how many kept, their bytes, the op's FLOPs per byte, and why values
-  /// were kept: `checkpoint` (a block's input, kept by full), `costly` (more FLOPs per
-  /// byte than flops-per-byte), `input` (recomputing it would keep alive an input the
-  /// backward pass does not read), `fits` (auto: the budget holds without it). The
-  /// analysis is taken before `apply` rewrites the step.
-  DictionaryAttr decide(const StepAnalysis &analysis, ArrayRef<Candidate> all,
-                        llvm::function_ref<const DenseSet<int64_t> &()> apply) {
+  /// recomputed (their op is in `cloned`) and how many kept, their bytes, the kind's
+  /// highest FLOPs per byte, and why values were kept (`reasons`): what the report lists.
+  DictionaryAttr decisions(const StepAnalysis &analysis, ArrayRef<Candidate> all, ArrayRef<StringRef> reasons,
+                           const DenseSet<int64_t> &cloned) {
     struct Kind {
       int64_t recomputed = 0, recomputedBytes = 0, kept = 0, keptBytes = 0;
       double flopsPerByte = 0;
       std::map<std::string, int64_t> why;
     };
-    std::map<std::string, Kind> kinds;
-    std::vector<std::pair<const Candidate *, std::string>> reasons;
-    for (const Candidate &c : all) {
-      Value v = analysis.valueOf(c);
-      double perByte = c.flops / double(c.bytes);
-      std::string why = analysis.checkpoints().contains(v) ? "checkpoint"
-                        : perByte > flopsPerByte           ? "costly"
-                        : !analysis.recomputesFromKept(v, flopsPerByte) ? "input"
-                                                                        : "fits";
-      reasons.emplace_back(&c, why);
-    }
-    std::vector<std::string> names;
-    for (const Candidate &c : all)
-      names.push_back(analysis.ops[c.opIndex]->getName().getStringRef().str());
-    const DenseSet<int64_t> &cloned = apply();
-    for (auto [i, c] : llvm::enumerate(all)) {
-      Kind &k = kinds[names[i]];
+    std::map<std::string, Kind> kinds; // sorted: a DictionaryAttr's order
+    for (auto [c, reason] : llvm::zip(all, reasons)) {
+      // The original ops stay in the step (the backward pass reads their clones).
+      Kind &k = kinds[analysis.ops[c.opIndex]->getName().getStringRef().str()];
       k.flopsPerByte = std::max(k.flopsPerByte, c.flops / double(c.bytes));
       if (cloned.contains(c.opIndex)) {
         ++k.recomputed;
@@ -344,7 +116,7 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       } else {
         ++k.kept;
         k.keptBytes += c.bytes;
-        ++k.why[reasons[i].second];
+        ++k.why[reason.str()];
       }
     }
     Builder b(&getContext());
@@ -364,6 +136,7 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     return b.getDictionaryAttr(entries);
   }
 
+  /// The closure the measured searches (`arenaWith`) apply.
   Closure closure;
   /// A choice of values with the closure that recomputes their inputs.
   struct Plan {
@@ -372,36 +145,37 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     std::string name;
   };
 
-  /// Selective in every block, and full in the first `fullBlocks` blocks (the spans
-  /// between checkpoints, the first before the first checkpoint): Megatron-LM's
-  /// `--recompute-method block`. 0 is selective, blocks() full.
-  Plan mixPlan(const StepAnalysis &analysis, ArrayRef<Candidate> all, int64_t fullBlocks) {
-    closure = Closure();
-    Plan plan;
+  /// Full recomputation in the first `fullBlocks` blocks (the spans between checkpoints,
+  /// the first before the first checkpoint; Megatron-LM's `--recompute-method block`),
+  /// selective in the others: 0 is the selective policy, blocks() the full one. Full keeps
+  /// only the checkpoints and recomputes everything else from them. Selective recomputes
+  /// what is cheap for the bytes it frees (elementwise ops, normalizations, softmax: a few
+  /// FLOPs per byte; matmuls and attention cost O(K) per byte), and only where that frees
+  /// bytes: recomputing a value whose input would otherwise die after the forward pass (a
+  /// residual add of a matmul output) keeps that input alive instead.
+  Plan mixPlan(const StepAnalysis &analysis, ArrayRef<Candidate> all, int64_t fullBlocks) const {
     const int64_t blocks = analysis.blocks();
-    if (fullBlocks >= blocks) {
-      plan.chosen = fullChoice(analysis, all);
-      plan.name = "full";
-    } else {
-      std::vector<Candidate> cheap = selectiveChoice(analysis, all);
-      const DenseSet<Value> &kept = analysis.checkpoints();
-      for (auto [i, op] : llvm::enumerate(analysis.ops)) {
-        if (llvm::any_of(op->getResults(), [&](Value r) { return kept.contains(r); }))
-          closure.checkpointOps.insert(static_cast<int64_t>(i));
-        if (analysis.blockOf(static_cast<int64_t>(i)) < fullBlocks)
-          closure.fullOps.insert(static_cast<int64_t>(i));
-      }
-      for (const Candidate &c : all) {
-        bool inFull = analysis.blockOf(c.opIndex) < fullBlocks;
-        if (inFull ? !kept.contains(analysis.valueOf(c)) : llvm::is_contained(cheap, c))
-          plan.chosen.push_back(c);
-      }
-      plan.name = fullBlocks == 0 ? std::string("selective")
-                                  : llvm::formatv("full in the first {0} of {1} spans between checkpoints, selective in the rest",
-                                                  fullBlocks, blocks)
-                                        .str();
+    Plan plan;
+    plan.name = fullBlocks == 0        ? std::string("selective")
+                : fullBlocks >= blocks ? std::string("full")
+                                       : llvm::formatv("full in the first {0} of {1} spans between checkpoints, "
+                                                       "selective in the rest",
+                                                       fullBlocks, blocks)
+                                             .str();
+    plan.closure.flopsPerByte = fullBlocks >= blocks ? std::numeric_limits<double>::infinity() : flopsPerByte;
+    plan.closure.checkpointOps.insert(analysis.checkpointOps().begin(), analysis.checkpointOps().end());
+    if (fullBlocks < blocks)
+      for (int64_t i = 0, n = static_cast<int64_t>(analysis.ops.size()); i < n; ++i)
+        if (analysis.blockOf(i) < fullBlocks)
+          plan.closure.fullOps.insert(i);
+    for (const Candidate &c : all) {
+      Value v = analysis.valueOf(c);
+      bool chosen = analysis.blockOf(c.opIndex) < fullBlocks
+                        ? !analysis.checkpoints().contains(v)
+                        : c.flops / double(c.bytes) <= flopsPerByte && analysis.recomputesFromKept(v, flopsPerByte);
+      if (chosen)
+        plan.chosen.push_back(c);
     }
-    plan.closure = closure;
     return plan;
   }
 
@@ -416,29 +190,17 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
   /// bisected for its first plan that fits; then, among individual values, the measured
   /// search (every subset on small steps, greedy on mid-sized ones) or, where selective
   /// fits on large steps, the shortest prefix of selective's values (cheapest FLOPs per
-  /// byte first) may find a cheaper plan. Where even full recomputation does not fit,
-  /// an error names the smallest arena and what each lever (`lever-pipelines`) reaches.
+  /// byte first) may find a cheaper plan. Where no plan fits, an error names the
+  /// smallest arena and what each lever (`lever-pipelines`) reaches.
   FailureOr<Plan> autoChoice(ModuleOp module, const StepAnalysis &analysis, ArrayRef<Candidate> all) {
-    double flops = 0;
-    Plan none{{}, Closure(), "none"};
-    FailureOr<int64_t> arena = arenaOf(module, none, &flops);
-    if (failed(arena))
-      return failure();
-    if (*arena <= budget)
-      return none;
-    const int64_t blocks = analysis.blocks();
-    Plan full = mixPlan(analysis, all, blocks);
-    FailureOr<int64_t> fullArena = arenaOf(module, full, &flops);
-    if (failed(fullArena))
-      return failure();
-
     std::optional<Plan> best;
     double bestFlops = std::numeric_limits<double>::infinity();
-    // The smallest arena seen: full's, usually; on small steps selective's can be smaller
+    // The smallest arena measured: full's, usually; on small steps selective's can be smaller
     // (full's recomputation keeps a block's intermediates at the peak).
-    Plan smallest = full;
-    int64_t smallestArena = *fullArena;
-    auto consider = [&](const Plan &plan) -> LogicalResult {
+    std::optional<Plan> smallest;
+    int64_t smallestArena = std::numeric_limits<int64_t>::max();
+    // Measures `plan`; keeps it if it fits with the fewest FLOPs so far.
+    auto consider = [&](const Plan &plan) -> FailureOr<int64_t> {
       double f = 0;
       FailureOr<int64_t> a = arenaOf(module, plan, &f);
       if (failed(a))
@@ -451,16 +213,25 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
         smallest = plan;
         smallestArena = *a;
       }
-      return success();
+      return a;
     };
-    Plan selective = mixPlan(analysis, all, 0);
-    if (failed(consider(selective)))
+    FailureOr<int64_t> none = consider(Plan{{}, Closure(), "none"});
+    if (failed(none))
       return failure();
-    if (!best && *fullArena <= budget) {
+    if (*none <= budget)
+      return *best;
+    const int64_t blocks = analysis.blocks();
+    Plan selective = mixPlan(analysis, all, 0);
+    FailureOr<int64_t> fullArena = consider(mixPlan(analysis, all, blocks));
+    FailureOr<int64_t> selectiveArena = consider(selective);
+    if (failed(fullArena) || failed(selectiveArena))
+      return failure();
+    const bool selectiveFits = *selectiveArena <= budget;
+    if (!selectiveFits && *fullArena <= budget) {
       int64_t lo = 1, hi = blocks; // mix(hi) fits; mix(lo - 1) does not
       while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        FailureOr<int64_t> a = arenaOf(module, mixPlan(analysis, all, mid), &flops);
+        FailureOr<int64_t> a = consider(mixPlan(analysis, all, mid));
         if (failed(a))
           return failure();
         if (*a <= budget)
@@ -468,36 +239,31 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
         else
           lo = mid + 1;
       }
-      if (failed(consider(hi == blocks ? full : mixPlan(analysis, all, hi))))
-        return failure();
     }
 
-    // Individual values.
+    // Individual values: the measured searches apply `closure`.
+    FailureOr<std::vector<Candidate>> found = std::vector<Candidate>();
     closure = Closure();
-    FailureOr<std::vector<Candidate>> found = failure();
-    Plan search{{}, Closure(), "auto"};
     if (all.size() <= kMeasuredCandidates) {
-      bool exact = this->search == "exhaustive" || (this->search == "auto" && all.size() <= kExactCandidates);
+      bool exact = search == "exhaustive" || (search == "auto" && all.size() <= kExactCandidates);
       found = exact ? exhaustive(module, all) : greedy(module, all);
-    } else if (best && best->name == "selective") {
+    } else if (selectiveFits) {
       closure = selective.closure;
-      search.closure = selective.closure;
       std::vector<Candidate> ordered = selective.chosen;
       llvm::stable_sort(ordered, [](const Candidate &a, const Candidate &b) {
         return a.flops / double(a.bytes) < b.flops / double(b.bytes);
       });
       found = bisect(module, ordered);
-    } else {
-      found = std::vector<Candidate>();
     }
     if (failed(found))
       return failure();
-    search.chosen = *found;
-    search.name = llvm::formatv("{0} of the step's values", search.chosen.size()).str();
-    if (!search.chosen.empty() && failed(consider(search)))
-      return failure();
+    if (!found->empty()) {
+      Plan values{*found, closure, llvm::formatv("{0} of the step's values", found->size()).str()};
+      if (failed(consider(values)))
+        return failure();
+    }
     if (!best)
-      return overBudget(module, smallest, smallestArena);
+      return overBudget(module, *smallest, smallestArena);
     return *best;
   }
 
@@ -526,42 +292,17 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     return failure();
   }
 
-  /// Cheap to recompute for the bytes it frees: elementwise ops, normalizations,
-  /// softmax (a few FLOPs per byte); matmuls and attention cost O(K) per byte.
-  /// ...and only where that frees bytes: recomputing a value whose input would
-  /// otherwise die after the forward pass (a residual add of a matmul output)
-  /// keeps that input alive instead.
-  std::vector<Candidate> selectiveChoice(const StepAnalysis &analysis, ArrayRef<Candidate> all) {
-    closure.flopsPerByte = flopsPerByte;
-    std::vector<Candidate> chosen;
-    for (const Candidate &c : all)
-      if (c.flops / double(c.bytes) <= flopsPerByte && analysis.recomputesFromKept(analysis.valueOf(c), flopsPerByte))
-        chosen.push_back(c);
-    return chosen;
-  }
-
-  /// Keeps only the residual stream (the checkpoints) and recomputes everything else
-  /// from it; sets the closure that makes the recomputed values' inputs recomputed too.
-  std::vector<Candidate> fullChoice(const StepAnalysis &analysis, ArrayRef<Candidate> all) {
-    const DenseSet<Value> &kept = analysis.checkpoints();
-    for (auto [i, op] : llvm::enumerate(analysis.ops))
-      if (llvm::any_of(op->getResults(), [&](Value r) { return kept.contains(r); }))
-        closure.checkpointOps.insert(static_cast<int64_t>(i));
-    std::vector<Candidate> chosen;
-    for (const Candidate &c : all)
-      if (!kept.contains(analysis.valueOf(c)))
-        chosen.push_back(c);
-    return chosen;
-  }
-
   /// `zc.recompute` on the module: what the report shows.
-  void record(ModuleOp module, StringRef chosenPolicy, StringRef plan, double flops, int64_t values) {
+  void record(ModuleOp module, StringRef chosenPolicy, StringRef plan, double flops, int64_t values,
+              DictionaryAttr decisions) {
     Builder b(module.getContext());
-    module->setAttr("zc.recompute",
-                    b.getDictionaryAttr({b.getNamedAttr("policy", b.getStringAttr(chosenPolicy)),
-                                         b.getNamedAttr("plan", b.getStringAttr(plan)),
-                                         b.getNamedAttr("flops", b.getI64IntegerAttr(static_cast<int64_t>(flops))),
-                                         b.getNamedAttr("values", b.getI64IntegerAttr(values))}));
+    SmallVector<NamedAttribute> fields{b.getNamedAttr("policy", b.getStringAttr(chosenPolicy)),
+                                       b.getNamedAttr("plan", b.getStringAttr(plan)),
+                                       b.getNamedAttr("flops", b.getI64IntegerAttr(static_cast<int64_t>(flops))),
+                                       b.getNamedAttr("values", b.getI64IntegerAttr(values))};
+    if (decisions)
+      fields.push_back(b.getNamedAttr("decisions", decisions));
+    module->setAttr("zc.recompute", b.getDictionaryAttr(fields));
   }
 
   /// The arena after recomputing `chosen` and running the rest of the pipeline

@@ -327,9 +327,8 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
         recomputePlan = p.getValue().str();
       recomputeDecisions = r.getAs<DictionaryAttr>("decisions");
       if (auto f = r.getAs<IntegerAttr>("flops"))
-        stepFlops = std::max(0.0, stepFlops - double(f.getInt()) * microBatches);
-      if (auto f = r.getAs<IntegerAttr>("flops"))
         recomputeFlops = f.getInt() * microBatches;
+      stepFlops = std::max(0.0, stepFlops - double(recomputeFlops));
       if (auto v = r.getAs<IntegerAttr>("values"))
         recomputeValues = v.getInt();
     }
