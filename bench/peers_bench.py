@@ -188,6 +188,19 @@ def loss_rel_diff(zcc, peer):
     return max(abs(p - z) / max(abs(z), 1e-12) for z, p in pairs) if pairs else None
 
 
+def model_file(size, work):
+    """The preset's model: its file, or examples/gen_*.py's output written into `work`."""
+    preset = PRESETS[size]
+    if "gen" not in preset:
+        return os.path.join(ROOT, preset["file"])
+    path = os.path.join(work, f"{size}.mlir")
+    generator = "gen_llama.py" if preset["kind"] == "llama" else "gen_gpt.py"
+    with open(path, "w") as f:
+        subprocess.run([sys.executable, os.path.join(ROOT, "examples", generator)]
+                       + [f"--{k.replace('_', '-')}={v}" for k, v in preset["gen"].items()], stdout=f, check=True)
+    return path
+
+
 def model_flops_per_step(params, batch, context):
     """Training FLOPs per step as nanoGPT's estimate_mfu, PaLM and torchtitan count them (forward +
     backward = 3 x forward; attention's score and value products at full T x T; the embedding
@@ -253,15 +266,7 @@ def main():
     from torch_reference import initial_weights, read_context, read_model
     variants = {"both": [False, True], "eager": [False], "compiled": [True]}[a.compile]
     with tempfile.TemporaryDirectory() as work:
-        if "gen" in preset:
-            a.model_file = os.path.join(work, f"{a.size}.mlir")
-            flags = [f"--{k}={v}" for k, v in preset["gen"].items()]
-            generator = "gen_llama.py" if a.kind == "llama" else "gen_gpt.py"
-            with open(a.model_file, "w") as f:
-                subprocess.run([sys.executable, os.path.join(ROOT, "examples", generator)]
-                               + [flag.replace("_", "-") for flag in flags], stdout=f, check=True)
-        else:
-            a.model_file = os.path.join(ROOT, preset["file"])
+        a.model_file = model_file(a.size, work)
         params, batch, _ = read_model(a.model_file)
         context = read_context(a.model_file) if a.kind in TEXT_KINDS else 0
         flops = model_flops_per_step(params, batch, context)

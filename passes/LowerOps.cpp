@@ -437,22 +437,40 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       .Case([&](AdamWOp o) {
         auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o);
         auto [first, count] = updateRange(o);
+        Value scale = o.getGradScale() ? p[1] : Value(LLVM::ZeroOp::create(b, ptrType));
         call(b, "zrt_adamw",
              {master, dt, advance(b, p[0], first * elementBytes(o.getGrad())),
               statePointer(b, o.getExpAvgAttr(), o), statePointer(b, o.getExpAvgSqAttr(), o), lowCopy,
               I64(count), inputsScalar(o.getLr()), constF64(b, o.getBeta1().convertToDouble()),
               constF64(b, o.getBeta2().convertToDouble()), constF64(b, o.getEps().convertToDouble()),
-              constF64(b, o.getWeightDecay().convertToDouble()), inputsScalar(o.getStep())});
+              constF64(b, o.getWeightDecay().convertToDouble()), inputsScalar(o.getStep()), scale});
         return success();
       })
       .Case([&](SgdOp o) {
         auto [master, lowCopy] = updateTargets(b, o.getParamAttr(), o.getMasterAttr(), o);
         auto [first, count] = updateRange(o);
+        Value scale = o.getGradScale() ? p[1] : Value(LLVM::ZeroOp::create(b, ptrType));
         call(b, "zrt_sgd_momentum",
              {master, dt, advance(b, p[0], first * elementBytes(o.getGrad())),
               statePointer(b, o.getMomentumBufferAttr(), o), lowCopy, I64(count), inputsScalar(o.getLr()),
               constF64(b, o.getMomentum().convertToDouble()),
-              constF64(b, o.getWeightDecay().convertToDouble())});
+              constF64(b, o.getWeightDecay().convertToDouble()), scale});
+        return success();
+      })
+      .Case([&](GradNormOp o) {
+        SmallVector<int64_t> numels, dtypes;
+        SmallVector<double> weights;
+        for (auto [grad, weight] : llvm::zip(o.getGrads(), o.getWeights())) {
+          numels.push_back(numel(grad));
+          dtypes.push_back(dtypeCode(tensorOf(grad).getElementType()));
+          weights.push_back(cast<FloatAttr>(weight).getValueAsDouble());
+        }
+        const int64_t k = numels.size();
+        Value weightArray = constantGlobal(
+            b, DenseElementsAttr::get(RankedTensorType::get({k}, b.getF64Type()), ArrayRef<double>(weights)));
+        call(b, "zrt_grad_norm", {I64(k), pointerArray(b, ArrayRef(p).take_front(k)), i64Array(b, numels),
+                                  i64Array(b, dtypes), weightArray, constF64(b, o.getMaxNorm().convertToDouble()),
+                                  p[k], p[k + 1]});
         return success();
       })
       // The swap schedule (zcc-offload): a chunk of a state between its NVMe store offset and

@@ -171,6 +171,8 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
       optimizer["kind"] = "adamw";
     else if (isa<SgdOp>(op))
       optimizer["kind"] = "sgd";
+    else if (auto norm = dyn_cast<GradNormOp>(op)) // zcc --grad-clip (0: the norm only)
+      optimizer["grad_clip"] = norm.getMaxNorm().convertToDouble();
   });
   llvm::json::Object model{
       {"format", 1},

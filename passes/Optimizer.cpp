@@ -139,7 +139,7 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
         FlatSymbolRefAttr expAvgSq = state("exp_avg_sq"), expAvg = state("exp_avg");
         if (!type.getElementType().isF32())
           master = state("master");
-        AdamWOp::create(b, name, grad, expAvg, expAvgSq, master, lr, stepIndex,
+        AdamWOp::create(b, name, grad, expAvg, expAvgSq, master, lr, stepIndex, /*grad_scale=*/Value(),
                         b.getF64FloatAttr(h.beta1), b.getF64FloatAttr(h.beta2),
                         b.getF64FloatAttr(h.eps), b.getF64FloatAttr(wd), /*chunk=*/nullptr,
                         /*swap_slot=*/nullptr);
@@ -147,7 +147,7 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
         FlatSymbolRefAttr momentum = state("momentum");
         if (!type.getElementType().isF32())
           master = state("master");
-        SgdOp::create(b, name, grad, momentum, master, lr, b.getF64FloatAttr(h.momentum),
+        SgdOp::create(b, name, grad, momentum, master, lr, /*grad_scale=*/Value(), b.getF64FloatAttr(h.momentum),
                       b.getF64FloatAttr(wd), /*chunk=*/nullptr, /*swap_slot=*/nullptr);
       }
       if (!overwritten.contains(param.getSymNameAttr()))

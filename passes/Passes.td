@@ -281,6 +281,35 @@ def ZccZero : Pass<"zcc-zero", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccGradClip : Pass<"zcc-grad-clip", "mlir::ModuleOp"> {
+  let summary = "Global gradient-norm clipping in the update (clip_grad_norm_)";
+  let description = [{
+    After the gradients' reductions (zcc-data-parallel or zcc-zero), the update
+    computes the global L2 norm of the step's gradient from the pieces each
+    rank's optimizer updates (`zc.grad_norm`: a rank's ZeRO shard counts whole,
+    a gradient every data-parallel rank holds counts 1 / `data-ranks`, a
+    parameter every tensor-parallel rank keeps whole 1 / `tensor-parallel`, a
+    parameter tied across the first and last pipeline stage 1/2), reduced over
+    every rank of the mesh, and with `max-norm` > 0 scales each optimizer's
+    gradient by `min(1, max_norm / (norm + 1e-6))` as it reads it. The
+    reductions come first, the norm once they are all done, then the updates
+    (each reads the coefficient). With `max-norm` 0 the norm is still computed
+    (train.bin logs it) and nothing is scaled.
+
+    ```mlir
+    %g = zc.reduce_scatter avg %dw ranks 2 : tensor<4x3xf32> -> tensor<6xf32>
+    %norm, %coef = zc.grad_norm %g, ... {max_norm = 1.0, weights = [1.0, ...]} : tensor<6xf32>, ...
+    zc.adamw @w, %g state(...) lr %lr step %step scale %coef {...} : tensor<6xf32>
+    ```
+  }];
+  let options = [
+    Option<"maxNorm", "max-norm", "double", "1.0", "Clip the global gradient norm to this (0: do not clip)">,
+    Option<"dataRanks", "data-ranks", "int64_t", "1", "Data-parallel ranks">,
+    Option<"tensorParallel", "tensor-parallel", "int64_t", "1", "Tensor-parallel ranks">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccBucket : Pass<"zcc-bucket", "mlir::ModuleOp"> {
   let summary = "Coalesces gradient reductions and parameter all-gathers into buckets";
   let description = [{

@@ -33,6 +33,8 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--grad-accum must be at least 1, got " << options.gradAccum;
   else if (options.zeroStage < 0 || options.zeroStage > 3)
     os << "--zero-stage must be 0, 1, 2 or 3, got " << options.zeroStage;
+  else if (!(options.gradClip >= 0))
+    os << "--grad-clip must be >= 0 (0: no clipping), got " << options.gradClip;
   else if (options.persistenceThreshold < 0)
     os << "--param-persistence-threshold must be non-negative, got " << options.persistenceThreshold;
   else if (options.memoryBudget < 0)
@@ -98,6 +100,8 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
   else
     pm.addPass(createZccZero({options.zeroStage, dataRanks, options.gradAccum, options.persistenceThreshold}));
   pm.addPass(createCSEPass());
+  // The global gradient norm, and the clipped gradient the optimizers read.
+  pm.addPass(createZccGradClip({options.gradClip, dataRanks, options.tensorParallel}));
   // Fewer, larger collectives.
   if (dataRanks > 1)
     pm.addPass(createZccBucket({options.bucketMb, options.gatherBucketMb, options.costModel}));

@@ -27,6 +27,9 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
       *this, "param-persistence-threshold",
       llvm::cl::desc("ZeRO-3: parameters with at most this many elements stay whole (DeepSpeed's default)"),
       llvm::cl::init(100000)};
+  Option<double> gradClip{*this, "grad-clip",
+                          llvm::cl::desc("Clip the global gradient norm to this (0: do not clip)"),
+                          llvm::cl::init(1.0)};
   Option<int64_t> gradAccum{*this, "grad-accum",
                             llvm::cl::desc("Micro-batches per optimizer step"), llvm::cl::init(1)};
   Option<std::string> optimizer{*this, "optimizer",

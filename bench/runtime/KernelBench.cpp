@@ -117,7 +117,7 @@ void BM_zrt_adamw_f32(benchmark::State &state) {
   int64_t step = 0;
   for (auto _ : state)
     zrt_adamw(p.data(), ZRT_DTYPE_F32, g.data(), m.data(), v.data(), nullptr, kElements, 1e-3, 0.9,
-              0.999, 1e-8, 0.01, ++step);
+              0.999, 1e-8, 0.01, ++step, nullptr);
   // reads p, g, m, v; writes p, m, v
   state.SetBytesProcessed(state.iterations() * 7 * kElements * sizeof(float));
 }

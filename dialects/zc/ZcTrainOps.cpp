@@ -217,3 +217,14 @@ LogicalResult UnpackParamsOp::verifySymbolUses(SymbolTableCollection &symbolTabl
                          << " elements of the gathered shards, got " << type;
   return success();
 }
+
+LogicalResult GradNormOp::verify() {
+  if (getWeights().size() != getGrads().size())
+    return emitOpError() << "has " << getGrads().size() << " gradients but " << getWeights().size() << " weights";
+  for (Attribute w : getWeights())
+    if (!(cast<FloatAttr>(w).getValueAsDouble() > 0))
+      return emitOpError("weights must be positive (1 / the ranks holding the same piece)");
+  if (getMaxNorm().convertToDouble() < 0)
+    return emitOpError("max_norm must be >= 0 (0: no clipping), got ") << getMaxNorm().convertToDouble();
+  return success();
+}

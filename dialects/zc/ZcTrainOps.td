@@ -122,6 +122,11 @@ def ZC_AdamWOp : ZC_Op<"adamw", [DeclareOpInterfaceMethods<SymbolUserOpInterface
     `align(count x 4, 4096)` bytes after the one before. A state on the NVMe
     tier is only ever updated through a slot.
 
+    Gradient clipping (zcc-grad-clip): `scale %c` multiplies each gradient
+    element by the f32 scalar `%c` (the clip coefficient `zc.grad_norm`
+    computed) as it is read, as `torch.nn.utils.clip_grad_norm_` scales the
+    gradients before `optimizer.step()`.
+
     Example:
 
     ```mlir
@@ -134,12 +139,13 @@ def ZC_AdamWOp : ZC_Op<"adamw", [DeclareOpInterfaceMethods<SymbolUserOpInterface
   let arguments = (ins FlatSymbolRefAttr:$param, ZC_FloatTensor:$grad,
                        FlatSymbolRefAttr:$exp_avg, FlatSymbolRefAttr:$exp_avg_sq,
                        OptionalAttr<FlatSymbolRefAttr>:$master,
-                       F64:$lr, I64:$step, F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
+                       F64:$lr, I64:$step, Optional<ZC_LossTensor>:$grad_scale,
+                       F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
                        F64Attr:$weight_decay, OptionalAttr<DenseI64ArrayAttr>:$chunk,
                        OptionalAttr<I64Attr>:$swap_slot);
   let assemblyFormat = [{
     $param `,` $grad `state` `(` $exp_avg `,` $exp_avg_sq `)` (`master` `(` $master^ `)`)?
-    `lr` $lr `step` $step attr-dict `:` type($grad)
+    `lr` $lr `step` $step (`scale` $grad_scale^)? attr-dict `:` type($grad)
   }];
 }
 
@@ -149,7 +155,7 @@ def ZC_SgdOp : ZC_Op<"sgd", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> 
     `g += weight_decay * p; buf = momentum * buf + g` (
     buf starts at zero); `p -= lr * buf`, as `torch.optim.SGD` without dampening or Nesterov.
     A bf16 parameter is updated through its fp32 `master` state, as in `zc.adamw`;
-    `chunk` and `swap_slot` as there (the slot holds momentum, then master).
+    `chunk`, `swap_slot` and `scale` as there (the slot holds momentum, then master).
 
     Example:
 
@@ -159,12 +165,38 @@ def ZC_SgdOp : ZC_Op<"sgd", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> 
   }];
   let arguments = (ins FlatSymbolRefAttr:$param, ZC_FloatTensor:$grad,
                        FlatSymbolRefAttr:$momentum_buffer, OptionalAttr<FlatSymbolRefAttr>:$master,
-                       F64:$lr, F64Attr:$momentum, F64Attr:$weight_decay,
+                       F64:$lr, Optional<ZC_LossTensor>:$grad_scale, F64Attr:$momentum,
+                       F64Attr:$weight_decay,
                        OptionalAttr<DenseI64ArrayAttr>:$chunk, OptionalAttr<I64Attr>:$swap_slot);
   let assemblyFormat = [{
     $param `,` $grad `state` `(` $momentum_buffer `)` (`master` `(` $master^ `)`)? `lr` $lr
-    attr-dict `:` type($grad)
+    (`scale` $grad_scale^)? attr-dict `:` type($grad)
   }];
+}
+
+def ZC_GradNormOp : ZC_Op<"grad_norm", [MemoryEffects<[MemWrite]>]> {
+  let summary = "The global L2 norm of the gradients and the clip coefficient";
+  let description = [{
+    `norm = sqrt(allreduce_world(sum_i weight_i * sum(grads_i^2)))` over every
+    rank of the mesh, and `coef = min(1, max_norm / (norm + 1e-6))`
+    (`torch.nn.utils.clip_grad_norm_`'s formula; `max_norm = 0`: no clipping,
+    coef = 1). Each rank passes the gradient pieces its optimizer updates; a
+    piece held identically by `r` ranks (a replicated gradient, a parameter
+    every tensor-parallel rank keeps whole, a tied one on two pipeline stages)
+    has weight `1 / r`, so each value of the model's gradient counts once.
+    Squares accumulate in f64. The runtime keeps the norm for train.bin's log.
+
+    Example:
+
+    ```mlir
+    %norm, %coef = zc.grad_norm %g0, %g1 {weights = [1.0, 0.5], max_norm = 1.0}
+        : tensor<4096xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<ZC_FloatTensor>:$grads, F64ArrayAttr:$weights, F64Attr:$max_norm);
+  let results = (outs ZC_LossTensor:$norm, ZC_LossTensor:$coef);
+  let assemblyFormat = "$grads attr-dict `:` type($grads)";
+  let hasVerifier = 1;
 }
 
 def ZC_PackShardsOp : ZC_Op<"pack_shards", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {

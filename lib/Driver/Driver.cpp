@@ -89,6 +89,11 @@ struct DriverOptions {
       cl::desc("ZeRO-3: parameters with at most this many elements stay whole on every rank (DeepSpeed's "
                "stage3_param_persistence_threshold, same default: biases and norms are not gathered)"),
       cl::init(100000), cl::cat(category)};
+  cl::opt<double> gradClip{"grad-clip",
+                           cl::desc("Clip the global L2 norm of the gradient to this before the update (default "
+                                    "1.0; 0: no clipping). nanoGPT: grad_clip, torchtitan: max_norm, DeepSpeed: "
+                                    "gradient_clipping"),
+                           cl::init(1.0), cl::cat(category)};
   cl::opt<double> bucketMb{"bucket-mb",
                            cl::desc("Gradient reduce-scatter/all-reduce bucket size in MiB (default: from the "
                                     "cost model; 0: one collective per tensor)"),
@@ -321,6 +326,7 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.pipelineParallel = options.pipelineParallel;
   pipeline.gradAccum = options.gradAccum;
   pipeline.persistenceThreshold = options.persistenceThreshold;
+  pipeline.gradClip = options.gradClip;
   pipeline.bucketMb = options.bucketMb;
   pipeline.gatherBucketMb = options.gatherBucketMb;
   pipeline.costModel = options.costModel;

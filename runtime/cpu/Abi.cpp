@@ -3,6 +3,8 @@
 // the .def does not compile.
 #include "zrt/zrt.h"
 
+#include <cmath>
+
 #include "core/Communicator.h"
 #include "core/Error.h"
 #include "core/Trace.h"
@@ -22,6 +24,14 @@
 
 using namespace zrt;
 using namespace zrt::cpu;
+
+namespace {
+/// zc.grad_norm's last norm, for train.bin's log (zrt_last_grad_norm).
+double &lastGradNorm() {
+  static double norm = std::nan("");
+  return norm;
+}
+} // namespace
 
 namespace {
 void checkCount(const char *call, int64_t n) {
@@ -317,22 +327,49 @@ void zrt_unpack(int32_t dtype, int64_t count, const void *i, const void *numels,
 
 void zrt_adamw(void *param, int32_t gradDtype, const void *grad, void *m, void *v,
                void *paramBf16, int64_t n, double lr, double beta1, double beta2, double eps,
-               double weightDecay, int64_t step) {
+               double weightDecay, int64_t step, const void *gradScale) {
   TraceScope trace("zrt_adamw", TraceTrack::Compute);
   if (step < 1)
     fatal("zrt_adamw", "step must start at 1, got %lld", static_cast<long long>(step));
   AdamWConfig cfg{lr, beta1, beta2, eps, weightDecay, step};
+  const float scale = gradScale ? *static_cast<const float *>(gradScale) : 1.0f;
   ZRT_TYPED("zrt_adamw", gradDtype,
             adamw(out<float>(param), in<T>(grad), out<float>(m), out<float>(v),
-                  out<bf16>(paramBf16), n, cfg));
+                  out<bf16>(paramBf16), n, cfg, scale));
 }
 void zrt_sgd_momentum(void *param, int32_t gradDtype, const void *grad, void *buf,
                       void *paramBf16, int64_t n, double lr, double momentum,
-                      double weightDecay) {
+                      double weightDecay, const void *gradScale) {
   TraceScope trace("zrt_sgd_momentum", TraceTrack::Compute);
+  const float scale = gradScale ? *static_cast<const float *>(gradScale) : 1.0f;
   ZRT_TYPED("zrt_sgd_momentum", gradDtype,
             sgdMomentum(out<float>(param), in<T>(grad), out<float>(buf), out<bf16>(paramBf16), n,
-                        lr, momentum, weightDecay));
+                        lr, momentum, weightDecay, scale));
 }
+
+void zrt_grad_norm(int64_t count, const void *grads, const void *numels, const void *dtypes, const void *weights,
+                   double maxNorm, void *norm, void *coef) {
+  TraceScope trace("zrt_grad_norm", TraceTrack::Compute);
+  if (count < 0 || maxNorm < 0)
+    fatal("zrt_grad_norm", "count %lld and max_norm %g must be non-negative", static_cast<long long>(count),
+          maxNorm);
+  double local = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const void *g = static_cast<const void *const *>(grads)[i];
+    const int64_t n = static_cast<const int64_t *>(numels)[i];
+    const int32_t gradDtype = static_cast<int32_t>(static_cast<const int64_t *>(dtypes)[i]);
+    double sum = 0;
+    ZRT_TYPED("zrt_grad_norm", gradDtype, sum = sumOfSquares(in<T>(g), n));
+    local += static_cast<const double *>(weights)[i] * sum;
+  }
+  // Every rank of the mesh holds other pieces: the whole gradient's sum over all of them.
+  float mine = static_cast<float>(local), total = 0;
+  zrt_host_all_reduce(ZRT_AXIS_WORLD, &mine, &total, 1, 0);
+  const float value = std::sqrt(total);
+  *static_cast<float *>(norm) = value;
+  *static_cast<float *>(coef) = math::gradClipCoefficient(value, maxNorm);
+  lastGradNorm() = value;
+}
+double zrt_last_grad_norm() { return lastGradNorm(); }
 
 } // extern "C"

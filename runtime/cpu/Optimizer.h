@@ -4,7 +4,9 @@
 #define ZRT_CPU_OPTIMIZER_H
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "cpu/Parallel.h"
 #include "zrt/KernelMath.h"
@@ -17,12 +19,13 @@ struct AdamWConfig {
 };
 
 /// torch.optim.AdamW: p *= 1 - lr*wd; m, v moments; p -= lr/(1-b1^t) * m / (sqrt(v)/sqrt(1-b2^t) + eps).
+/// `gradScale` multiplies each gradient element as it is read (the clip coefficient; 1: none).
 template <class G>
 void adamw(float *param, const G *grad, float *m, float *v, bf16 *paramBf16, int64_t n,
-           const AdamWConfig &cfg) {
+           const AdamWConfig &cfg, float gradScale = 1.0f) {
   const math::AdamWStep s = math::adamwStep(cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weightDecay, cfg.step);
   parallelFor(n, kElementGrain, [&](int64_t i) {
-    float p = math::adamwElement(param[i], static_cast<float>(grad[i]), m[i], v[i], s);
+    float p = math::adamwElement(param[i], static_cast<float>(grad[i]) * gradScale, m[i], v[i], s);
     param[i] = p;
     if (paramBf16)
       paramBf16[i] = bf16(p);
@@ -33,14 +36,35 @@ void adamw(float *param, const G *grad, float *m, float *v, bf16 *paramBf16, int
 /// g += wd * p; buf = momentum * buf + g (buf starts at 0); p -= lr * buf.
 template <class G>
 void sgdMomentum(float *param, const G *grad, float *buf, bf16 *paramBf16, int64_t n, double lr,
-                 double momentum, double weightDecay) {
+                 double momentum, double weightDecay, float gradScale = 1.0f) {
   const float lrF = static_cast<float>(lr), mu = static_cast<float>(momentum);
   const float wd = static_cast<float>(weightDecay);
   parallelFor(n, kElementGrain, [&](int64_t i) {
-    param[i] = math::sgdElement(param[i], static_cast<float>(grad[i]), buf[i], lrF, mu, wd);
+    param[i] = math::sgdElement(param[i], static_cast<float>(grad[i]) * gradScale, buf[i], lrF, mu, wd);
     if (paramBf16)
       paramBf16[i] = bf16(param[i]);
   });
+}
+
+/// The sum of squares of `n` elements, accumulated in f64 in a fixed order (the same on every
+/// run and thread count: blocks of kElementGrain, summed in order).
+template <class G>
+double sumOfSquares(const G *x, int64_t n) {
+  const int64_t blocks = (n + kElementGrain - 1) / kElementGrain;
+  std::vector<double> partial(blocks, 0.0);
+  parallelFor(blocks, 1, [&](int64_t b) {
+    double sum = 0;
+    const int64_t end = std::min(n, (b + 1) * kElementGrain);
+    for (int64_t i = b * kElementGrain; i < end; ++i) {
+      const double v = static_cast<float>(x[i]);
+      sum += v * v;
+    }
+    partial[b] = sum;
+  });
+  double total = 0;
+  for (double p : partial)
+    total += p;
+  return total;
 }
 
 } // namespace zrt::cpu

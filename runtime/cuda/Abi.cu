@@ -4,6 +4,8 @@
 // the compute stream. Collectives (Collectives.cu) run through NCCL on the communication
 // stream, ordered with compute by events (a wait never blocks the host); step graphs are in
 // StepGraphs.cu, --trace in GpuTrace.cu, the vocabulary-parallel loss in VocabParallel.cu.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -218,6 +220,45 @@ int64_t zrt_arena_first_nonfinite(int64_t count, const void *offsets, const void
     if (flags[i])
       return i;
   return -1;
+}
+void zrt_grad_norm(int64_t count, const void *grads, const void *numels, const void *dtypes, const void *weights,
+                   double maxNorm, void *norm, void *coef) {
+  CudaRuntime &r = current("zrt_grad_norm");
+  if (count < 0 || maxNorm < 0)
+    fatal("zrt_grad_norm", "count %lld and max_norm %g must be non-negative", static_cast<long long>(count), maxNorm);
+  const size_t partials = static_cast<size_t>(std::max<int64_t>(count, 1)) * kGradNormBlocks;
+  if (r.gradNormPartialCount < partials) { // at the first (eager) update: nothing allocates in a capture
+    if (r.capturing >= 0)
+      fatal("zrt_grad_norm", "the update's tensors changed inside a captured update");
+    if (r.gradNormPartials)
+      ZRT_CUDA_CHECK(cudaFree(r.gradNormPartials));
+    ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormPartials, partials * sizeof(double)));
+    r.gradNormPartialCount = partials;
+  }
+  if (!r.gradNormScalars) {
+    ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormScalars, 3 * sizeof(float)));
+    ZRT_CUDA_CHECK(cudaMemsetAsync(r.gradNormScalars, 0, 3 * sizeof(float), compute()));
+  }
+  GpuScope trace("zrt_grad_norm", compute());
+  for (int64_t i = 0; i < count; ++i)
+    sumOfSquares(static_cast<int32_t>(static_cast<const int64_t *>(dtypes)[i]), static_cast<const void *const *>(grads)[i],
+                 static_cast<const int64_t *>(numels)[i], static_cast<const double *>(weights)[i],
+                 r.gradNormPartials + i * kGradNormBlocks, compute());
+  sumPartials(r.gradNormPartials, count * kGradNormBlocks, r.gradNormScalars, compute());
+  // Every rank of the mesh holds other pieces: the whole gradient's sum over all of them.
+  zrt_all_reduce_on(ZRT_AXIS_WORLD, ZRT_DTYPE_F32, r.gradNormScalars, r.gradNormScalars + 1, 1, 0);
+  gradNormFinish(r.gradNormScalars + 1, maxNorm, static_cast<float *>(norm), static_cast<float *>(coef),
+                 r.gradNormScalars + 2, compute());
+  r.gradNormComputed = true;
+}
+double zrt_last_grad_norm() {
+  CudaRuntime &r = current("zrt_last_grad_norm");
+  if (!r.gradNormComputed)
+    return std::nan("");
+  float norm = 0;
+  ZRT_CUDA_CHECK(cudaStreamSynchronize(compute()));
+  ZRT_CUDA_CHECK(cudaMemcpy(&norm, r.gradNormScalars + 2, sizeof norm, cudaMemcpyDeviceToHost));
+  return norm;
 }
 void *zrt_input_buffer(int64_t index, int64_t bytes) {
   CudaRuntime &r = current("zrt_input_buffer");
@@ -481,7 +522,7 @@ void zrt_unpack(int32_t dt, int64_t count, const void *i, const void *numels, in
       [](int64_t, int64_t) {});
 }
 void zrt_adamw(void *param, int32_t gdt, const void *grad, void *m, void *v, void *paramBf16, int64_t n, double lr,
-               double beta1, double beta2, double eps, double weightDecay, int64_t step) {
+               double beta1, double beta2, double eps, double weightDecay, int64_t step, const void *gradScale) {
   CudaRuntime &r = current("zrt_adamw");
   if (inHostTier(m)) { // ZeRO-Offload: the CPU updates it (HostOffload.cu)
     if (step < 1)
@@ -495,6 +536,7 @@ void zrt_adamw(void *param, int32_t gdt, const void *grad, void *m, void *v, voi
     u.paramBf16 = paramBf16;
     u.n = n;
     u.lr = lr, u.beta1 = beta1, u.beta2 = beta2, u.eps = eps, u.weightDecay = weightDecay, u.step = step;
+    u.gradScale = static_cast<const float *>(gradScale);
     enqueueHostUpdate(r, "zrt_adamw", u);
     return;
   }
@@ -518,14 +560,14 @@ void zrt_adamw(void *param, int32_t gdt, const void *grad, void *m, void *v, voi
       fatal("zrt_adamw", "step %lld: steps count from 1", static_cast<long long>(step));
     u.host[k] = math::adamwStep(lr, beta1, beta2, eps, weightDecay, step); // this run's, read at the first launch
     adamwFrom(static_cast<float *>(param), gdt, grad, static_cast<float *>(m), static_cast<float *>(v), paramBf16, n,
-              u.device + k, compute());
+              u.device + k, static_cast<const float *>(gradScale), compute());
     return;
   }
   adamw(static_cast<float *>(param), gdt, grad, static_cast<float *>(m), static_cast<float *>(v), paramBf16, n, lr,
-        beta1, beta2, eps, weightDecay, step, compute());
+        beta1, beta2, eps, weightDecay, step, static_cast<const float *>(gradScale), compute());
 }
 void zrt_sgd_momentum(void *param, int32_t gdt, const void *grad, void *buf, void *paramBf16, int64_t n, double lr,
-                      double momentum, double weightDecay) {
+                      double momentum, double weightDecay, const void *gradScale) {
   if (inHostTier(buf)) { // ZeRO-Offload: the CPU updates it (HostOffload.cu)
     HostUpdateChunk u;
     u.adamw = false;
@@ -536,13 +578,14 @@ void zrt_sgd_momentum(void *param, int32_t gdt, const void *grad, void *buf, voi
     u.paramBf16 = paramBf16;
     u.n = n;
     u.lr = lr, u.momentum = momentum, u.weightDecay = weightDecay;
+    u.gradScale = static_cast<const float *>(gradScale);
     enqueueHostUpdate(current("zrt_sgd_momentum"), "zrt_sgd_momentum", u);
     return;
   }
   GpuScope trace("zrt_sgd_momentum", compute());
   current("zrt_sgd_momentum").captureReplayable = false; // lr is a kernel argument
   sgdMomentum(static_cast<float *>(param), gdt, grad, static_cast<float *>(buf), paramBf16, n, lr, momentum,
-              weightDecay, compute());
+              weightDecay, static_cast<const float *>(gradScale), compute());
 }
 
 } // extern "C"

@@ -137,6 +137,10 @@ void enqueueHostUpdate(CudaRuntime &r, const char *call, const HostUpdateChunk &
   // The gradient is final at this point of the compute stream (the earlier host-side work needs
   // no wait: it touches other tensors).
   streamWaits(h.toHost, r.device->compute());
+  // The clip coefficient too (4 bytes, copied with the gradient, read by every chunk's update).
+  float *scale = whole.gradScale ? reinterpret_cast<float *>(mirror(r, whole.gradScale, sizeof(float))) : nullptr;
+  if (scale)
+    ZRT_CUDA_CHECK(cudaMemcpyAsync(scale, whole.gradScale, sizeof(float), cudaMemcpyDeviceToHost, h.toHost));
   for (int64_t first = 0; first < n; first += kChunkElements) {
     const int64_t count = std::min(kChunkElements, n - first);
     {
@@ -157,6 +161,7 @@ void enqueueHostUpdate(CudaRuntime &r, const char *call, const HostUpdateChunk &
     chunk->v = whole.v ? whole.v + first : nullptr;
     chunk->paramBf16 = low ? low + first * 2 : nullptr;
     chunk->n = count;
+    chunk->gradScale = scale;
     ZRT_CUDA_CHECK(cudaLaunchHostFunc(h.onHost, runChunk, chunk));
     GpuScope copy("offload_to_device", h.onHost, TraceTrack::Communication,
                   count * ((paramOnDevice ? 4 : 0) + (lowOnDevice ? 2 : 0)));

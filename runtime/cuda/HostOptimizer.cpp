@@ -15,10 +15,11 @@ template <class G>
 void run(const HostUpdateChunk &c) {
   const G *grad = static_cast<const G *>(c.grad);
   bf16 *low = static_cast<bf16 *>(c.paramBf16);
+  const float scale = c.gradScale ? *c.gradScale : 1.0f;
   if (c.adamw)
-    cpu::adamw(c.param, grad, c.m, c.v, low, c.n, {c.lr, c.beta1, c.beta2, c.eps, c.weightDecay, c.step});
+    cpu::adamw(c.param, grad, c.m, c.v, low, c.n, {c.lr, c.beta1, c.beta2, c.eps, c.weightDecay, c.step}, scale);
   else
-    cpu::sgdMomentum(c.param, grad, c.m, low, c.n, c.lr, c.momentum, c.weightDecay);
+    cpu::sgdMomentum(c.param, grad, c.m, low, c.n, c.lr, c.momentum, c.weightDecay, scale);
 }
 
 } // namespace

@@ -20,6 +20,8 @@ struct HostUpdateChunk {
   int64_t n = 0;
   double lr = 0, beta1 = 0, beta2 = 0, eps = 0, weightDecay = 0, momentum = 0;
   int64_t step = 1;
+  const float *gradScale = nullptr; // the clip coefficient each gradient element is multiplied by, or null
+                                    // (zrt_adamw's is on the device; a chunk's, its host copy)
 };
 
 /// Runs the update of one chunk on the calling thread's OpenMP team. No CUDA call: it runs inside

@@ -97,10 +97,11 @@ __global__ void swigluGradKernel(const T *dy, const T *gate, const T *up, T *dga
 /// AdamW over a grid-stride range (zrt/KernelMath.h's element update).
 template <class G>
 __device__ void adamwRange(float *param, const G *grad, float *m, float *v, zrt::bf16 *paramBf16, int64_t n,
-                           const math::AdamWStep &step) {
+                           const math::AdamWStep &step, const float *gradScale) {
+  const float scale = gradScale ? *gradScale : 1.0f; // the clip coefficient (zrt_grad_norm), or none
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     float mi = m[i], vi = v[i];
-    float p = math::adamwElement(param[i], static_cast<float>(grad[i]), mi, vi, step);
+    float p = math::adamwElement(param[i], static_cast<float>(grad[i]) * scale, mi, vi, step);
     m[i] = mi;
     v[i] = vi;
     param[i] = p;
@@ -110,25 +111,26 @@ __device__ void adamwRange(float *param, const G *grad, float *m, float *v, zrt:
 }
 template <class G>
 __global__ void adamwKernel(float *param, const G *grad, float *m, float *v, zrt::bf16 *paramBf16, int64_t n,
-                            math::AdamWStep step) {
-  adamwRange(param, grad, m, v, paramBf16, n, step);
+                            math::AdamWStep step, const float *gradScale) {
+  adamwRange(param, grad, m, v, paramBf16, n, step, gradScale);
 }
 
 /// The same, with the step's constants read from device memory (a graph replays it with the
 /// constants of each new step written there).
 template <class G>
 __global__ void adamwKernelFrom(float *param, const G *grad, float *m, float *v, zrt::bf16 *paramBf16, int64_t n,
-                                const math::AdamWStep *stepConstants) {
+                                const math::AdamWStep *stepConstants, const float *gradScale) {
   const math::AdamWStep step = *stepConstants; // once per thread, into registers
-  adamwRange(param, grad, m, v, paramBf16, n, step);
+  adamwRange(param, grad, m, v, paramBf16, n, step, gradScale);
 }
 
 template <class G>
 __global__ void sgdKernel(float *param, const G *grad, float *buf, zrt::bf16 *paramBf16, int64_t n, float lr,
-                          float momentum, float weightDecay) {
+                          float momentum, float weightDecay, const float *gradScale) {
+  const float scale = gradScale ? *gradScale : 1.0f;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     float b = buf[i];
-    float p = math::sgdElement(param[i], static_cast<float>(grad[i]), b, lr, momentum, weightDecay);
+    float p = math::sgdElement(param[i], static_cast<float>(grad[i]) * scale, b, lr, momentum, weightDecay);
     buf[i] = b;
     param[i] = p;
     if (paramBf16)
@@ -136,7 +138,60 @@ __global__ void sgdKernel(float *param, const G *grad, float *buf, zrt::bf16 *pa
   }
 }
 
+/// Block b of the grid's share of one tensor's weighted sum of squares, in f64: a fixed
+/// grid-stride order, then a fixed tree within the block (the same sum every run).
+template <class G>
+__global__ void sumOfSquaresKernel(const G *x, int64_t n, double weight, double *partials) {
+  __shared__ double lane[kThreads];
+  double sum = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const double v = static_cast<float>(x[i]);
+    sum += v * v;
+  }
+  lane[threadIdx.x] = sum;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half)
+      lane[threadIdx.x] += lane[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    partials[blockIdx.x] = weight * lane[0];
+}
+
+__global__ void sumPartialsKernel(const double *partials, int64_t count, float *local) {
+  double sum = 0;
+  for (int64_t i = 0; i < count; ++i) // one thread, in order: a few thousand values
+    sum += partials[i];
+  *local = static_cast<float>(sum);
+}
+
+__global__ void gradNormFinishKernel(const float *total, double maxNorm, float *norm, float *coef, float *kept) {
+  const float value = sqrtf(*total);
+  *norm = value;
+  *kept = value;
+  *coef = math::gradClipCoefficient(value, maxNorm);
+}
+
 } // namespace
+
+void sumOfSquares(int32_t dtype, const void *x, int64_t n, double weight, double *partials, cudaStream_t s) {
+  typed("zrt_grad_norm", dtype, [&](auto *tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    sumOfSquaresKernel<<<kGradNormBlocks, kThreads, 0, s>>>(static_cast<const T *>(x), n, weight, partials);
+  });
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+void sumPartials(const double *partials, int64_t count, float *local, cudaStream_t s) {
+  sumPartialsKernel<<<1, 1, 0, s>>>(partials, count, local);
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
+
+void gradNormFinish(const float *total, double maxNorm, float *norm, float *coef, float *kept, cudaStream_t s) {
+  gradNormFinishKernel<<<1, 1, 0, s>>>(total, maxNorm, norm, coef, kept);
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
 
 void add(int32_t dtype, const void *a, const void *b, void *out, int64_t n, cudaStream_t s) {
   launchBinary("zrt_add", dtype, a, b, out, n, Add{}, s);
@@ -246,7 +301,8 @@ void biasAdd(int32_t dtype, const void *x, const void *bias, void *out, int64_t 
 }
 
 void adamw(float *param, int32_t gradDtype, const void *grad, float *m, float *v, void *paramBf16, int64_t n,
-           double lr, double beta1, double beta2, double eps, double weightDecay, int64_t step, cudaStream_t s) {
+           double lr, double beta1, double beta2, double eps, double weightDecay, int64_t step,
+           const float *gradScale, cudaStream_t s) {
   if (step < 1)
     fatal("zrt_adamw", "step %lld: steps count from 1", static_cast<long long>(step));
   if (n <= 0)
@@ -255,32 +311,34 @@ void adamw(float *param, int32_t gradDtype, const void *grad, float *m, float *v
   typed("zrt_adamw", gradDtype, [&](auto *tag) {
     using G = std::remove_pointer_t<decltype(tag)>;
     adamwKernel<<<blocksFor(n), kThreads, 0, s>>>(param, static_cast<const G *>(grad), m, v,
-                                                  static_cast<zrt::bf16 *>(paramBf16), n, constants);
+                                                  static_cast<zrt::bf16 *>(paramBf16), n, constants, gradScale);
   });
   ZRT_CUDA_CHECK(cudaGetLastError());
 }
 
 void adamwFrom(float *param, int32_t gradDtype, const void *grad, float *m, float *v, void *paramBf16, int64_t n,
-               const math::AdamWStep *stepConstants, cudaStream_t s) {
+               const math::AdamWStep *stepConstants, const float *gradScale, cudaStream_t s) {
   if (n <= 0)
     return;
   typed("zrt_adamw", gradDtype, [&](auto *tag) {
     using G = std::remove_pointer_t<decltype(tag)>;
     adamwKernelFrom<<<blocksFor(n), kThreads, 0, s>>>(param, static_cast<const G *>(grad), m, v,
-                                                      static_cast<zrt::bf16 *>(paramBf16), n, stepConstants);
+                                                      static_cast<zrt::bf16 *>(paramBf16), n, stepConstants,
+                                                      gradScale);
   });
   ZRT_CUDA_CHECK(cudaGetLastError());
 }
 
 void sgdMomentum(float *param, int32_t gradDtype, const void *grad, float *buf, void *paramBf16, int64_t n,
-                 double lr, double momentum, double weightDecay, cudaStream_t s) {
+                 double lr, double momentum, double weightDecay, const float *gradScale, cudaStream_t s) {
   if (n <= 0)
     return;
   typed("zrt_sgd_momentum", gradDtype, [&](auto *tag) {
     using G = std::remove_pointer_t<decltype(tag)>;
     sgdKernel<<<blocksFor(n), kThreads, 0, s>>>(param, static_cast<const G *>(grad), buf,
                                                 static_cast<zrt::bf16 *>(paramBf16), n, static_cast<float>(lr),
-                                                static_cast<float>(momentum), static_cast<float>(weightDecay));
+                                                static_cast<float>(momentum), static_cast<float>(weightDecay),
+                                                gradScale);
   });
   ZRT_CUDA_CHECK(cudaGetLastError());
 }

@@ -31,13 +31,21 @@ void swigluGrad(int32_t dtype, const void *dy, const void *gate, const void *up,
                 cudaStream_t s);
 void siluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s);
 void adamw(float *param, int32_t gradDtype, const void *grad, float *m, float *v, void *paramBf16, int64_t n,
-           double lr, double beta1, double beta2, double eps, double weightDecay, int64_t step, cudaStream_t s);
+           double lr, double beta1, double beta2, double eps, double weightDecay, int64_t step,
+           const float *gradScale, cudaStream_t s);
 /// AdamW with the step's constants (zrt/KernelMath.h's AdamWStep) in device memory: what a step
 /// graph replays, the constants rewritten before each launch.
 void adamwFrom(float *param, int32_t gradDtype, const void *grad, float *m, float *v, void *paramBf16, int64_t n,
-               const math::AdamWStep *stepConstants, cudaStream_t s);
+               const math::AdamWStep *stepConstants, const float *gradScale, cudaStream_t s);
 void sgdMomentum(float *param, int32_t gradDtype, const void *grad, float *buf, void *paramBf16, int64_t n,
-                 double lr, double momentum, double weightDecay, cudaStream_t s);
+                 double lr, double momentum, double weightDecay, const float *gradScale, cudaStream_t s);
+/// zrt_grad_norm's work on the stream: `weight` x one tensor's sum of squares (f64, a fixed
+/// order) as kGradNormBlocks partial sums, then `*local` = the sum of `count` partials in order.
+constexpr int kGradNormBlocks = 128;
+void sumOfSquares(int32_t dtype, const void *x, int64_t n, double weight, double *partials, cudaStream_t s);
+void sumPartials(const double *partials, int64_t count, float *local, cudaStream_t s);
+/// norm = sqrt(*total), coef = the clip coefficient (zrt/KernelMath.h), and a copy of the norm.
+void gradNormFinish(const float *total, double maxNorm, float *norm, float *coef, float *kept, cudaStream_t s);
 
 } // namespace zrt::cuda
 

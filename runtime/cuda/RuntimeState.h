@@ -52,6 +52,12 @@ struct CudaRuntime {
   std::vector<int64_t> inputBytes;
   int *errors = nullptr; // device: [0] a label out of range, [1] an id out of range
   int *finiteFlags = nullptr; // device: zrt_arena_first_nonfinite's flag per tensor
+  // zrt_grad_norm's device buffers: kGradNormBlocks partial sums per tensor, this rank's and the
+  // world's sums, and the last norm (zrt_last_grad_norm reads it; a replayed update rewrites it).
+  double *gradNormPartials = nullptr;
+  size_t gradNormPartialCount = 0;
+  float *gradNormScalars = nullptr; // [local, total, kept norm]
+  bool gradNormComputed = false;
   size_t finiteFlagCount = 0;
   // Async collectives: the event of each handle in flight; waited events go back to the
   // pool, so steady-state steps create none.

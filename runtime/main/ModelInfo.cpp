@@ -36,6 +36,7 @@ ModelInfo parseModelInfo(const char *text) {
     const nlohmann::json &opt = j.at("optimizer");
     info.optimizer = opt.value("kind", std::string("adamw"));
     info.defaultLr = opt.value("lr", info.optimizer == "sgd" ? 0.01 : 1e-3);
+    info.gradClip = opt.value("grad_clip", -1.0);
     for (const nlohmann::json &p : j.at("params")) {
       ParamInfo param;
       param.name = p.at("name").get<std::string>();

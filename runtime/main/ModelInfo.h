@@ -119,6 +119,8 @@ struct ModelInfo {
   int32_t paramTier = 0, stateTier = 0;
   std::string nvmePath;
   double defaultLr = 1e-3;
+  /// zcc --grad-clip: the global gradient norm's bound (0: computed, not clipped; -1: no norm).
+  double gradClip = -1;
   std::vector<ParamInfo> params;
   std::vector<StateInfo> states;
   std::vector<InputInfo> inputs;

@@ -232,6 +232,15 @@ int64_t parameterCount(const ModelInfo &m) {
   return n;
 }
 
+/// A JSON number, or null for a NaN or an Inf (JSON has neither).
+std::string jsonNumber(double v) {
+  if (!std::isfinite(v))
+    return "null";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", v);
+  return text;
+}
+
 int64_t bytesSent(const zrt_counters &c) {
   int64_t total = 0;
   for (int64_t b : c.bytes_sent)
@@ -404,6 +413,8 @@ int main(int argc, char **argv) {
     char backend[512];
     zrt_describe_backend(backend, sizeof backend);
     std::printf("zcc: backend %s\n", backend);
+    if (model.gradClip > 0)
+      std::printf("zcc: gradients clipped to a global norm of %g (zcc --grad-clip)\n", model.gradClip);
     auto where = [](int32_t tier) {
       return tier == ZRT_TIER_NVME ? " (on the NVMe store)" : tier == ZRT_TIER_HOST ? " (in host memory)" : "";
     };
@@ -524,6 +535,8 @@ int main(int argc, char **argv) {
       zrt_graph_end(1, 0.0);
       updateSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - updateStart).count();
     }
+    // The gradient's global norm the update computed (before clipping, as clip_grad_norm_ returns it).
+    const double gradNorm = skip ? std::nan("") : zrt_last_grad_norm();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (trace::enabled)
       trace::record("step", TraceTrack::Steps, trace::nowMicros() - seconds * 1e6, trace::nowMicros(), -1,
@@ -556,20 +569,22 @@ int main(int argc, char **argv) {
     if (rank == 0 && ((step + 1) % flags.logEvery == 0 || step == 0 || step + 1 == flags.steps)) {
       double perSecond = double(globalRows * tokensPerRow) / seconds;
       const char *unit = tokensPerRow > 1 ? "tokens_per_s" : "samples_per_s";
-      std::printf("step %5lld | loss %.6f | lr %.3e | %8.2f ms | %10.0f %s | peak %lld B | comm %lld B\n",
-                  static_cast<long long>(step + 1), mean, lr, seconds * 1e3, perSecond, unit,
+      std::printf("step %5lld | loss %.6f | lr %.3e | norm %.4f | %8.2f ms | %10.0f %s | peak %lld B | comm %lld B\n",
+                  static_cast<long long>(step + 1), mean, lr, gradNorm, seconds * 1e3, perSecond, unit,
                   static_cast<long long>(now.arena_bytes),
                   static_cast<long long>(bytesSent(now) - bytesSent(before)));
       if (log)
         std::fprintf(log,
-                     "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"step_ms\": %.4f, \"update_ms\": %.4f, "
+                     "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %s, \"step_ms\": %.4f, "
+                     "\"update_ms\": %.4f, "
                      "\"%s\": %.2f, "
                      "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f, "
                      "\"param_bytes\": %lld, \"grad_bytes\": %lld, \"optimizer_bytes\": %lld, "
                      "\"planned_arena_bytes\": %lld, \"measured_arena_bytes\": %lld, \"peak_rss_bytes\": %lld, "
                      "\"swap_read_bytes\": %lld, \"swap_write_bytes\": %lld, \"swap_wait_s\": %.6f, "
                      "\"unix_time\": %.6f}\n",
-                     static_cast<long long>(step + 1), mean, lr, seconds * 1e3, updateSeconds * 1e3, unit, perSecond,
+                     static_cast<long long>(step + 1), mean, lr, jsonNumber(gradNorm).c_str(), seconds * 1e3,
+                     updateSeconds * 1e3, unit, perSecond,
                      static_cast<long long>(now.arena_bytes),
                      static_cast<long long>(bytesSent(now) - bytesSent(before)),
                      now.wait_seconds - before.wait_seconds, static_cast<long long>(model.paramBytes),

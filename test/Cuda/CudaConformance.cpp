@@ -179,18 +179,19 @@ void optimizers(std::mt19937 &rng) {
     auto pb = p.bytes(), gb = g.bytes(), mb = m.bytes(), vb = v.bytes();
     DeviceBuffer dp(pb), dg(gb), dm(mb), dv(vb), dlow(n * 2);
     std::vector<unsigned char> low(n * 2);
-    zrt_adamw(pb.data(), gdt, gb.data(), mb.data(), vb.data(), low.data(), n, 1e-3, 0.9, 0.999, 1e-8, 0.01, 3);
+    zrt_adamw(pb.data(), gdt, gb.data(), mb.data(), vb.data(), low.data(), n, 1e-3, 0.9, 0.999, 1e-8, 0.01, 3,
+              nullptr);
     zrt::cuda::adamw(static_cast<float *>(dp.ptr), gdt, dg.ptr, static_cast<float *>(dm.ptr),
-                     static_cast<float *>(dv.ptr), dlow.ptr, n, 1e-3, 0.9, 0.999, 1e-8, 0.01, 3, nullptr);
+                     static_cast<float *>(dv.ptr), dlow.ptr, n, 1e-3, 0.9, 0.999, 1e-8, 0.01, 3, nullptr, nullptr);
     compare(std::string("adamw param, grad ") + name(gdt), decode(dp.host(), 0), decode(pb, 0), 1e-6);
     compare(std::string("adamw exp_avg_sq, grad ") + name(gdt), decode(dv.host(), 0), decode(vb, 0), 1e-6);
     compare(std::string("adamw bf16 copy, grad ") + name(gdt), decode(dlow.host(), 1), decode(low, 1), 1e-2);
     Tensor buf = random(0, n, rng, 0.1f);
     auto bufb = buf.bytes(), p2 = p.bytes();
     DeviceBuffer dp2(p2), dbuf(bufb);
-    zrt_sgd_momentum(p2.data(), gdt, gb.data(), bufb.data(), nullptr, n, 0.01, 0.9, 0.01);
+    zrt_sgd_momentum(p2.data(), gdt, gb.data(), bufb.data(), nullptr, n, 0.01, 0.9, 0.01, nullptr);
     zrt::cuda::sgdMomentum(static_cast<float *>(dp2.ptr), gdt, dg.ptr, static_cast<float *>(dbuf.ptr), nullptr, n,
-                           0.01, 0.9, 0.01, nullptr);
+                           0.01, 0.9, 0.01, nullptr, nullptr);
     compare(std::string("sgd param, grad ") + name(gdt), decode(dp2.host(), 0), decode(p2, 0), 1e-6);
   }
 }

@@ -109,7 +109,7 @@ TEST_F(AbiDeathTest, AttentionKeyValueHeadsMustDivideHeads) {
 TEST_F(AbiDeathTest, AdamWStepStartsAtOne) {
   std::vector<float> p(2), g(2), m(2), v(2);
   EXPECT_EXIT(zrt_adamw(p.data(), ZRT_DTYPE_F32, g.data(), m.data(), v.data(), nullptr, 2, 1e-3,
-                        0.9, 0.999, 1e-8, 0.0, 0),
+                        0.9, 0.999, 1e-8, 0.0, 0, nullptr),
               ::testing::ExitedWithCode(1), "zrt_adamw: step must start at 1, got 0");
 }
 

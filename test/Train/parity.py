@@ -61,7 +61,8 @@ def run(zcc, model, steps, data, fields, work):
         if fields.get("matmul") == "native" and NO_NATIVE in done.stderr:
             return None
         raise subprocess.CalledProcessError(done.returncode, cmd)
-    return [json.loads(line)["loss"] for line in open(log)]
+    # Each step's loss and global gradient norm (the clipping every layout must compute alike).
+    return [(r["loss"], r.get("grad_norm")) for r in map(json.loads, open(log))]
 
 # What train.bin says when ZRT_BF16_MATMUL=native cannot run on this CPU.
 NO_NATIVE = "ZRT_BF16_MATMUL=native: oneDNN has no bf16 matmul on this CPU"
@@ -87,18 +88,26 @@ def main():
         if reference is None:
             sys.exit(f"FAIL: the reference config {configs[0]} did not run")
         assert len(reference) == steps, f"expected {steps} logged steps, got {len(reference)}"
-        if reference[-1] >= reference[0]:
-            sys.exit(f"FAIL: the loss did not go down ({reference[0]} -> {reference[-1]})")
-        worst = 0.0
+        if reference[-1][0] >= reference[0][0]:
+            sys.exit(f"FAIL: the loss did not go down ({reference[0][0]} -> {reference[-1][0]})")
+        worst = worst_norm = 0.0
         for config, curve in curves.items():
-            for step, (a, b) in enumerate(zip(reference, curve)):
+            for step, ((a, norm_a), (b, norm_b)) in enumerate(zip(reference, curve)):
                 rel = abs(a - b) / abs(a)
                 worst = max(worst, rel)
                 if rel > tol:
                     sys.exit(f"FAIL: {config} step {step + 1}: loss {b} vs {a} ({configs[0]}), "
                              f"relative difference {rel:.2e} > {tol}")
-        print(f"PASS: {len(curves)} configurations, {steps} steps, loss {reference[0]:.5f} -> "
-              f"{reference[-1]:.5f}, worst relative difference {worst:.2e}")
+                if (norm_a is None) != (norm_b is None):
+                    sys.exit(f"FAIL: {config} step {step + 1}: grad_norm {norm_b} vs {norm_a} ({configs[0]})")
+                if norm_a is not None:
+                    rel = abs(norm_a - norm_b) / abs(norm_a)
+                    worst_norm = max(worst_norm, rel)
+                    if rel > tol:
+                        sys.exit(f"FAIL: {config} step {step + 1}: grad_norm {norm_b} vs {norm_a} ({configs[0]}), "
+                                 f"relative difference {rel:.2e} > {tol}")
+        print(f"PASS: {len(curves)} configurations, {steps} steps, loss {reference[0][0]:.5f} -> "
+              f"{reference[-1][0]:.5f}, worst relative difference {worst:.2e} (grad_norm {worst_norm:.2e})")
 
 if __name__ == "__main__":
     main()

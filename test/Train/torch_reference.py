@@ -7,7 +7,11 @@ come from PyTorch's own generator and reach train.bin through --init-weights (ra
 model's parameter order); train.bin's --export-weights is compared with PyTorch's final weights.
 
 usage: torch_reference.py ZCC MODEL.mlir mlp|gpt|llama STEPS TOLERANCE [--np N] [--zero-stage S] [--lr LR]
+                          [--tp T] [--pp P] [--grad-clip MAX_NORM] [--min-clipped K]
                           [--precision fp32|bf16 [--weight-tolerance X]] DATA-FLAGS...
+--grad-clip is zcc's (default 1.0, as its compiler's): PyTorch runs clip_grad_norm_ with it before
+each step, and train.bin's logged grad_norm must equal clip_grad_norm_'s total norm within the
+loss TOLERANCE; --min-clipped K fails unless clipping was active on at least K steps.
 DATA-FLAGS are train.bin's: --synthetic (MLP teacher data) or --data FILE (GPT text).
 --precision bf16 compiles zcc's bf16 compute (fp32 master weights) and still compares with
 PyTorch's fp32 run: the tolerances then bound how far bf16 rounding may move the curve.
@@ -198,7 +202,7 @@ def initial_weights(params, seed):
 
 # ---------------------------------------------------------------------------------------------
 
-def train_torch(kind, params, weights, data, batch, heads, steps, lr):
+def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip):
     w = {name: weights[name].clone().requires_grad_(True) for name, _ in params}
     # zcc's default AdamW: weight decay 0.01 on matrices, none on biases and norm gains.
     decay = [w[n] for n, s in params if len(s) >= 2]
@@ -206,17 +210,20 @@ def train_torch(kind, params, weights, data, batch, heads, steps, lr):
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=lr, betas=(0.9, 0.999), eps=1e-8)
-    losses, seconds = [], []
+    losses, norms, seconds = [], [], []
     for step in range(steps):
         x, y = data.batch(step * batch, batch)
         start = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss = LOSSES[kind](w, x, y, heads)
         loss.backward()
+        # nanoGPT's and torchtitan's clip_grad_norm_ (max_norm inf: the norm, nothing clipped).
+        norm = torch.nn.utils.clip_grad_norm_(list(w.values()), grad_clip if grad_clip > 0 else math.inf)
         opt.step()
         seconds.append(time.perf_counter() - start)
         losses.append(loss.item())
-    return losses, {n: t.detach() for n, t in w.items()}, seconds
+        norms.append(norm.item())
+    return losses, norms, {n: t.detach() for n, t in w.items()}, seconds
 
 def compare_losses(ref, losses, steps, tolerance):
     """Exits with FAIL unless train.bin logged every step, PyTorch's loss went down and every step's
@@ -233,10 +240,11 @@ def compare_losses(ref, losses, steps, tolerance):
             sys.exit(f"FAIL: step {step + 1}: zcc loss {b} vs PyTorch {a}, relative difference {rel:.2e} > {tolerance}")
     return worst
 
-def train_zcc(zcc, model, params, weights, steps, lr, ranks, zero_stage, precision, data_flags, work):
+def train_zcc(zcc, model, params, weights, steps, lr, ranks, zero_stage, precision, data_flags, work,
+              compile_flags=()):
     exe = os.path.join(work, "train.bin")
     subprocess.run([zcc, model, "-o", exe, "--world-size", str(ranks), "--zero-stage", str(zero_stage),
-                    "--precision", precision], check=True)
+                    "--precision", precision] + list(compile_flags), check=True)
     init, final, log = (os.path.join(work, f) for f in ("init.f32", "final.f32", "log.jsonl"))
     with open(init, "wb") as f:
         for name, _ in params:
@@ -255,7 +263,8 @@ def train_zcc(zcc, model, params, weights, steps, lr, ranks, zero_stage, precisi
         offset += n
     if offset != raw.size:
         sys.exit(f"FAIL: --export-weights wrote {raw.size} values, the model has {offset}")
-    return [r["loss"] for r in records], out, [r["step_ms"] / 1e3 for r in records]
+    return ([r["loss"] for r in records], [r.get("grad_norm") for r in records], out,
+            [r["step_ms"] / 1e3 for r in records])
 
 def main():
     ap = argparse.ArgumentParser()
@@ -268,6 +277,11 @@ def main():
     ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     ap.add_argument("--weight-tolerance", type=float, default=1e-3)
     ap.add_argument("--time-threads", type=int, default=1)
+    ap.add_argument("--tp", type=int, default=1)
+    ap.add_argument("--pp", type=int, default=1)
+    ap.add_argument("--grad-clip", type=float, default=1.0)
+    ap.add_argument("--min-clipped", type=int, default=0)
+    ap.add_argument("--norm-tolerance", type=float, help="grad_norm's relative tolerance (default: TOLERANCE)")
     args, data_flags = ap.parse_known_args()
     torch.set_num_threads(args.time_threads)
 
@@ -281,15 +295,29 @@ def main():
         sys.exit("data flags: --synthetic | --data FILE")
     weights = initial_weights(params, args.seed)
 
-    ref_losses, ref_final, ref_seconds = train_torch(args.kind, params, weights, data, batch, heads,
-                                                     args.steps, args.lr)
+    ref_losses, ref_norms, ref_final, ref_seconds = train_torch(args.kind, params, weights, data, batch, heads,
+                                                                args.steps, args.lr, args.grad_clip)
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                       OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as work:
-        losses, final, seconds = train_zcc(args.zcc, args.model, params, weights, args.steps, args.lr,
-                                           args.np, args.zero_stage, args.precision, data_flags, work)
+        compile_flags = ["--tp", str(args.tp), "--pp", str(args.pp), "--grad-clip", str(args.grad_clip)]
+        losses, norms, final, seconds = train_zcc(args.zcc, args.model, params, weights, args.steps, args.lr,
+                                                  args.np, args.zero_stage, args.precision, data_flags, work,
+                                                  compile_flags)
 
     worst = compare_losses(ref_losses, losses, args.steps, args.tolerance)
+    # The global gradient norm train.bin logs is clip_grad_norm_'s, step by step.
+    worst_norm = 0.0
+    for step, (a, b) in enumerate(zip(ref_norms, norms)):
+        if b is None:
+            sys.exit(f"FAIL: step {step + 1}: train.bin logged no grad_norm")
+        rel = abs(a - b) / abs(a)
+        worst_norm = max(worst_norm, rel)
+        if rel > (args.norm_tolerance or args.tolerance):
+            sys.exit(f"FAIL: step {step + 1}: zcc grad_norm {b} vs PyTorch {a}, relative difference {rel:.2e}")
+    clipped = sum(1 for n in ref_norms if args.grad_clip > 0 and n > args.grad_clip)
+    if clipped < args.min_clipped:
+        sys.exit(f"FAIL: clipping was active on {clipped} of {args.steps} steps, fewer than {args.min_clipped}")
     # Final weights, all tensors together. Rounding differences do not stay small in every weight:
     # Adam divides by sqrt(v), so a gradient that is zero up to rounding (the key bias: softmax
     # ignores a per-query constant) takes steps of +-lr from noise, and a ReLU unit at the edge of
@@ -300,8 +328,10 @@ def main():
     if worst_weights > args.weight_tolerance:
         sys.exit(f"FAIL: final weights differ from PyTorch's by {worst_weights:.2e} (relative norm)")
     median = lambda s: sorted(s)[len(s) // 2] * 1e3
-    print(f"PASS: {args.kind} np={args.np} stage {args.zero_stage} {args.precision}, {args.steps} steps, loss {ref_losses[0]:.5f} -> {ref_losses[-1]:.5f}, "
-          f"worst relative loss difference {worst:.2e}, final weights {worst_weights:.2e}; median step "
+    print(f"PASS: {args.kind} np={args.np} tp={args.tp} pp={args.pp} stage {args.zero_stage} {args.precision}, "
+          f"{args.steps} steps, loss {ref_losses[0]:.5f} -> {ref_losses[-1]:.5f}, "
+          f"worst relative loss difference {worst:.2e}, final weights {worst_weights:.2e}; grad clip "
+          f"{args.grad_clip}: active on {clipped} of {args.steps} steps, worst grad_norm difference {worst_norm:.2e}; median step "
           f"zcc {median(seconds):.2f} ms, PyTorch ({args.time_threads} thread(s)) {median(ref_seconds):.2f} ms")
 
 if __name__ == "__main__":

@@ -88,6 +88,15 @@ ZRT_HD float adamwElement(float p, float g, float &m, float &v, const AdamWStep 
   return p - s.stepSize * m / (sqrtf(v) * s.invSqrtBias2 + s.eps);
 }
 
+/// torch.nn.utils.clip_grad_norm_'s coefficient: max_norm / (norm + 1e-6), at most 1 (f32, as
+/// PyTorch computes it on f32 gradients); 1 when max_norm is 0 (no clipping).
+ZRT_HD float gradClipCoefficient(float norm, double maxNorm) {
+  if (maxNorm <= 0)
+    return 1.0f;
+  const float coef = static_cast<float>(maxNorm) / (norm + 1e-6f);
+  return coef < 1.0f ? coef : 1.0f;
+}
+
 /// torch.optim.SGD(momentum, weight_decay, dampening=0, nesterov=False).
 ZRT_HD float sgdElement(float p, float g, float &buf, float lr, float momentum, float weightDecay) {
   g += weightDecay * p;

@@ -826,6 +826,30 @@ func.func @f() {
 
 // -----
 
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.grad_norm' op has 1 gradients but 2 weights}}
+  %norm, %coef = zc.grad_norm %g {max_norm = 1.0 : f64, weights = [1.0, 0.5]} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.grad_norm' op weights must be positive}}
+  %norm, %coef = zc.grad_norm %g {max_norm = 1.0 : f64, weights = [0.0]} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'zc.grad_norm' op max_norm must be >= 0 (0: no clipping), got -1}}
+  %norm, %coef = zc.grad_norm %g {max_norm = -1.0 : f64, weights = [1.0]} : tensor<4xf32>
+  return
+}
+
+// -----
+
 zc.param @w : tensor<4xf32> = #zc.zeros
 zc.param @v : tensor<4xf32> = #zc.zeros
 zc.state @v.m : tensor<4xf32> of @v

@@ -263,6 +263,12 @@ func.func @train(%dw: tensor<4x3xf32>, %lr: f64, %step: i64) {
   // CHECK: zc.grad_zero @w
   zc.grad_zero @w
   %gb = zc.grad_ref @b : tensor<3xf32>
+  // CHECK: %[[NORM:.+]], %[[COEF:.+]] = zc.grad_norm %[[G]], %{{.+}} {max_norm = 1.000000e+00 : f64, weights = [1.000000e+00, 5.000000e-01]} : tensor<4x3xf32>, tensor<3xf32>
+  %norm, %coef = zc.grad_norm %g, %gb {max_norm = 1.0 : f64, weights = [1.0, 0.5]} : tensor<4x3xf32>, tensor<3xf32>
+  // CHECK: zc.adamw @w, %[[G]] state(@w.exp_avg, @w.exp_avg_sq) lr %{{.+}} step %{{.+}} scale %[[COEF]] {
+  zc.adamw @w, %g state(@w.exp_avg, @w.exp_avg_sq) lr %lr step %step scale %coef {beta1 = 0.9 : f64, beta2 = 0.999 : f64, eps = 1.0e-8 : f64, weight_decay = 0.1 : f64} : tensor<4x3xf32>
+  // CHECK: zc.sgd @b, %{{.+}} state(@b.momentum) lr %{{.+}} scale %[[COEF]] {
+  zc.sgd @b, %gb state(@b.momentum) lr %lr scale %coef {momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<3xf32>
   // CHECK: zc.sgd @b, %{{.+}} state(@b.momentum) lr %{{.+}} {momentum = 9.000000e-01 : f64
   zc.sgd @b, %gb state(@b.momentum) lr %lr {momentum = 0.9 : f64, weight_decay = 0.0 : f64} : tensor<3xf32>
   return
