@@ -362,10 +362,16 @@ void zrt_grad_norm(int64_t count, const void *grads, const void *numels, const v
     ZRT_TYPED("zrt_grad_norm", gradDtype, sum = sumOfSquares(in<T>(g), n));
     local += static_cast<const double *>(weights)[i] * sum;
   }
-  // Every rank of the mesh holds other pieces: the whole gradient's sum over all of them.
-  float mine = static_cast<float>(local), total = 0;
-  zrt_host_all_reduce(ZRT_AXIS_WORLD, &mine, &total, 1, 0);
-  const float value = std::sqrt(total);
+  // Every rank of the mesh holds other pieces: the whole gradient's sum over all of them, in f64
+  // and rank order (each rank's f64 gathered as its bytes), so that every layout of the same
+  // gradient rounds to the same f32 norm but for a last-bit tie (a reduction in f32 would not).
+  const int32_t ranks = zrt_world_size();
+  std::vector<double> every(ranks);
+  zrt_host_all_gather(ZRT_AXIS_WORLD, &local, every.data(), sizeof(double) / sizeof(float));
+  double total = 0;
+  for (double part : every)
+    total += part;
+  const float value = static_cast<float>(std::sqrt(total));
   *static_cast<float *>(norm) = value;
   *static_cast<float *>(coef) = math::gradClipCoefficient(value, maxNorm);
   lastGradNorm() = value;

@@ -21,13 +21,22 @@ public:
   virtual std::string describe() const = 0;
 };
 
-/// --data FILE: a text file read as bytes, or (.bin) little-endian uint16 tokens as
-/// nanoGPT writes them. Row q is the window starting at (q * T) mod (length - T - 1),
-/// targets shifted by one token. Needs inputs (tokens, targets).
+struct DataOptions {
+  std::string path;  // --data (empty: --synthetic)
+  std::string dtype; // --data-dtype: text | uint8 | uint16 | uint32 | megatron (empty: from the file)
+  std::string order = "sequential"; // --data-order: sequential | random
+  bool synthetic = false;
+  uint64_t seed = 0;
+};
+
+/// --data FILE, memory-mapped (never read whole): a text file (its bytes are the tokens),
+/// nanoGPT's .bin (little-endian uint16; uint32 with --data-dtype uint32), or Megatron-LM's
+/// indexed dataset (PREFIX.idx + PREFIX.bin, named by PREFIX or either file). Row q is a
+/// window of T tokens and its targets shifted by one: in order, the window starting at
+/// (q * T) mod (length - T - 1); random, at a seeded hash of q. Needs inputs (tokens, targets).
 /// --synthetic: a seeded Markov text for tokens; for features/labels a fixed random
 /// linear teacher labels Gaussian features; for features/values it gives the values.
-std::unique_ptr<DataSource> openData(const ModelInfo &model, const std::string &path,
-                                     bool synthetic, uint64_t seed);
+std::unique_ptr<DataSource> openData(const ModelInfo &model, const DataOptions &options);
 
 } // namespace zrt::train
 

@@ -45,23 +45,34 @@ using namespace zrt::train;
 namespace {
 
 struct Flags {
-  std::string data, logJson, initWeights, init, exportWeights, trace, ckptDir, schedule = "constant",
-      nonfinite = "stop", nvmePath;
+  std::string data, dataDtype, dataOrder = "sequential", logJson, initWeights, init, exportWeights, trace, ckptDir,
+      schedule = "constant", nonfinite = "stop", nvmePath;
   bool synthetic = false, resume = false, describe = false, overrideSchedule = false, cudaGraphs = true;
   int64_t steps = 100, warmup = 0, logEvery = 10, ckptEvery = 0, ckptKeep = 2;
   double commTimeout = 600;
   uint64_t seed = 1337;
-  double lr = -1;
+  double lr = -1, minLr = -1; // -1: lr / 10
+  int64_t decaySteps = -1, wsdDecaySteps = -1; // -1: the last step; WSD: a fifth of the horizon
 };
 
 const char *kUsage =
     "usage: train.bin [--data FILE | --synthetic] [flags]\n"
-    "  --data FILE            text file (bytes are tokens) or .bin file of uint16 tokens\n"
+    "  --data FILE            token file, memory-mapped: text (bytes are tokens), .bin of uint16 tokens\n"
+    "                         (nanoGPT's), or Megatron-LM's indexed dataset PREFIX (PREFIX.idx + .bin)\n"
+    "  --data-dtype T         text | uint8 | uint16 | uint32 | megatron (default: from the file's name)\n"
+    "  --data-order O         sequential (default) | random (windows at seeded random offsets, as nanoGPT)\n"
     "  --synthetic            seeded learnable data generated here (same for every world size)\n"
     "  --steps N              optimizer steps (default 100)\n"
     "  --lr X                 peak learning rate (default: the model's, else 1e-3)\n"
-    "  --lr-schedule S        constant | cosine (to lr/10 at the last step)\n"
-    "  --warmup N             linear warmup steps (default 0)\n"
+    "  --lr-schedule S        constant | cosine | linear (warmup, then decay to --min-lr) | wsd\n"
+    "                         (warmup-stable-decay: lr until the last --wsd-decay-steps, then linear)\n"
+    "  --warmup N             linear warmup steps (default 0; nanoGPT: warmup_iters, Megatron:\n"
+    "                         --lr-warmup-iters)\n"
+    "  --min-lr X             where the decay ends (default lr/10; nanoGPT: min_lr, Megatron: --min-lr)\n"
+    "  --lr-decay-steps N     the step the decay reaches --min-lr, then stays (default: the last;\n"
+    "                         nanoGPT: lr_decay_iters, Megatron: --lr-decay-iters)\n"
+    "  --wsd-decay-steps N    WSD's decay length (default a fifth of the horizon; Megatron:\n"
+    "                         --lr-wsd-decay-iters)\n"
     "  --seed N               seed of the initial weights and synthetic data (default 1337)\n"
     "  --log-every N          print a line every N steps (default 10)\n"
     "  --log-json FILE        one JSON object per logged step\n"
@@ -74,6 +85,9 @@ const char *kUsage =
     "  --ckpt-every N         save one every N steps (and after the last step)\n"
     "  --ckpt-keep K          keep the newest K checkpoints (default 2)\n"
     "  --resume               continue from the newest complete checkpoint of --ckpt-dir\n"
+    "                         (SIGTERM or SIGUSR1, as Slurm sends before preempting a job: every rank\n"
+    "                         finishes its step, a checkpoint goes to --ckpt-dir, the run exits; a\n"
+    "                         second signal stops at once)\n"
     "  --override-lr-schedule resume even where --lr/--lr-schedule/--warmup/--steps give another schedule\n"
     "  --describe             print the compiler's model description (JSON) and exit\n"
     "  --comm-timeout S       stop every rank when a collective makes no progress for S seconds\n"
@@ -112,6 +126,30 @@ Flags parseFlags(int argc, char **argv) {
       std::printf("%s", kUsage);
       std::exit(0);
     } else if (a == "--data") f.data = value();
+    else if (a == "--data-dtype") {
+      f.dataDtype = value();
+      if (f.dataDtype != "text" && f.dataDtype != "uint8" && f.dataDtype != "uint16" && f.dataDtype != "uint32" &&
+          f.dataDtype != "megatron") {
+        std::fprintf(stderr, "train.bin: --data-dtype is text, uint8, uint16, uint32 or megatron, got '%s'\n",
+                     f.dataDtype.c_str());
+        std::exit(2);
+      }
+    } else if (a == "--data-order") {
+      f.dataOrder = value();
+      if (f.dataOrder != "sequential" && f.dataOrder != "random") {
+        std::fprintf(stderr, "train.bin: --data-order is sequential or random, got '%s'\n", f.dataOrder.c_str());
+        std::exit(2);
+      }
+    } else if (a == "--min-lr") {
+      std::string v = value();
+      char *end = nullptr;
+      f.minLr = std::strtod(v.c_str(), &end);
+      if (*end || !(f.minLr >= 0)) {
+        std::fprintf(stderr, "train.bin: --min-lr expects a number >= 0, got '%s'\n", v.c_str());
+        std::exit(2);
+      }
+    } else if (a == "--lr-decay-steps") f.decaySteps = integer();
+    else if (a == "--wsd-decay-steps") f.wsdDecaySteps = integer();
     else if (a == "--synthetic") f.synthetic = true;
     else if (a == "--steps") f.steps = integer();
     else if (a == "--lr") {
@@ -124,8 +162,9 @@ Flags parseFlags(int argc, char **argv) {
       }
     } else if (a == "--lr-schedule") {
       f.schedule = value();
-      if (f.schedule != "constant" && f.schedule != "cosine") {
-        std::fprintf(stderr, "train.bin: --lr-schedule is constant or cosine, got '%s'\n", f.schedule.c_str());
+      if (f.schedule != "constant" && f.schedule != "cosine" && f.schedule != "linear" && f.schedule != "wsd") {
+        std::fprintf(stderr, "train.bin: --lr-schedule is constant, cosine, linear or wsd, got '%s'\n",
+                     f.schedule.c_str());
         std::exit(2);
       }
     } else if (a == "--warmup") f.warmup = integer();
@@ -214,14 +253,60 @@ const ParamInfo *nonFiniteGradient(const ModelInfo &m) {
   return bad < 0 ? nullptr : &m.params[bad];
 }
 
+/// The step the decay reaches --min-lr (0-based): --lr-decay-steps, else the last step.
+int64_t decayEnd(const Flags &f) { return f.decaySteps >= 0 ? f.decaySteps : f.steps - 1; }
+
+/// nanoGPT's get_lr and Megatron's OptimizerParamScheduler: linear warmup, then cosine or linear
+/// decay from the peak to --min-lr at the decay's end, --min-lr after it; WSD holds the peak
+/// until its decay's last --wsd-decay-steps.
 double learningRate(const Flags &f, double peak, int64_t step /* from 0 */) {
   if (step < f.warmup)
     return peak * double(step + 1) / double(f.warmup);
-  if (f.schedule == "constant" || f.steps <= f.warmup + 1)
+  const int64_t end = decayEnd(f);
+  if (f.schedule == "constant" || end <= f.warmup)
     return peak;
-  double progress = double(step - f.warmup) / double(f.steps - 1 - f.warmup);
-  double minLr = peak / 10;
+  const double minLr = f.minLr >= 0 ? f.minLr : peak / 10;
+  if (step >= end)
+    return minLr;
+  if (f.schedule == "wsd") {
+    const int64_t decay = f.wsdDecaySteps >= 0 ? f.wsdDecaySteps : std::max<int64_t>(1, (end - f.warmup) / 5);
+    const int64_t start = std::max(f.warmup, end - decay);
+    if (step < start)
+      return peak;
+    return minLr + (peak - minLr) * double(end - step) / double(end - start);
+  }
+  const double progress = double(step - f.warmup) / double(end - f.warmup);
+  if (f.schedule == "linear")
+    return minLr + (1 - progress) * (peak - minLr);
   return minLr + 0.5 * (1 + std::cos(M_PI * progress)) * (peak - minLr);
+}
+
+/// The schedule as train.bin's flags (a checkpoint records it; a resume compares it).
+std::string scheduleText(const Flags &f) {
+  std::string text = f.schedule;
+  char number[64];
+  if (f.minLr >= 0) {
+    std::snprintf(number, sizeof number, " --min-lr %.9g", f.minLr);
+    text += number;
+  }
+  if (f.decaySteps >= 0)
+    text += " --lr-decay-steps " + std::to_string(f.decaySteps);
+  if (f.wsdDecaySteps >= 0)
+    text += " --wsd-decay-steps " + std::to_string(f.wsdDecaySteps);
+  return text;
+}
+
+/// Preemption: SIGTERM or SIGUSR1 (Slurm's --signal) asks every rank to stop after its step with a
+/// checkpoint; a second one stops at once.
+volatile std::sig_atomic_t preemptSignal = 0;
+
+void onPreemptSignal(int signal) {
+  if (preemptSignal) { // the second: no checkpoint, now
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  preemptSignal = signal;
 }
 
 /// The model's values (whole tensors: a tensor-parallel rank keeps part of some).
@@ -301,6 +386,8 @@ int main(int argc, char **argv) {
   // error the writer reports (EFBIG, with the file named), not a signal that kills the rank.
   std::signal(SIGXFSZ, SIG_IGN);
   Flags flags = parseFlags(argc, argv);
+  std::signal(SIGTERM, onPreemptSignal);
+  std::signal(SIGUSR1, onPreemptSignal);
   // A pipelined executable holds every stage; this rank runs the one of its pipeline coordinate.
   const int64_t stages = &zcc_stage_count ? zcc_stage_count : 1;
   std::vector<ModelInfo> stageModels;
@@ -357,13 +444,19 @@ int main(int argc, char **argv) {
 
   paintScratch(model);
 
-  std::unique_ptr<DataSource> data = openData(model, flags.data, flags.synthetic, flags.seed);
+  DataOptions dataOptions;
+  dataOptions.path = flags.data;
+  dataOptions.dtype = flags.dataDtype;
+  dataOptions.order = flags.dataOrder;
+  dataOptions.synthetic = flags.synthetic;
+  dataOptions.seed = flags.seed;
+  std::unique_ptr<DataSource> data = openData(model, dataOptions);
   const double peakLr = flags.lr > 0 ? flags.lr : model.defaultLr;
   RunIdentity run;
   run.seed = flags.seed;
   run.data = data->describe();
   run.peakLr = peakLr;
-  run.schedule = flags.schedule;
+  run.schedule = scheduleText(flags);
   run.warmup = flags.warmup;
   run.steps = flags.steps;
   run.overrideSchedule = flags.overrideSchedule;
@@ -597,8 +690,28 @@ int main(int argc, char **argv) {
                      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
     }
     before = now;
-    if (flags.ckptEvery > 0 && ((step + 1) % flags.ckptEvery == 0 || step + 1 == flags.steps))
+    // A rank that was signalled tells the others (one flag each); all stop here, together.
+    float signalled = static_cast<float>(preemptSignal), anySignal = 0;
+    zrt_host_all_reduce(ZRT_AXIS_WORLD, &signalled, &anySignal, 1, 0);
+    const bool preempted = anySignal > 0 && step + 1 < flags.steps;
+    if ((flags.ckptEvery > 0 && ((step + 1) % flags.ckptEvery == 0 || step + 1 == flags.steps)) ||
+        (preempted && !flags.ckptDir.empty()))
       saveCheckpoint(stageModels, stage, flags.ckptDir, step + 1, run, static_cast<int>(flags.ckptKeep));
+    if (preempted) {
+      if (rank == 0) {
+        if (flags.ckptDir.empty())
+          std::printf("zcc: stopped by a signal after step %lld; no --ckpt-dir, so no checkpoint was written\n",
+                      static_cast<long long>(step + 1));
+        else
+          std::printf("zcc: stopped by a signal after step %lld; checkpoint written to %s (continue with --resume)\n",
+                      static_cast<long long>(step + 1), flags.ckptDir.c_str());
+        std::fflush(stdout);
+      }
+      if (log)
+        std::fclose(log);
+      zrt_finalize();
+      return 143; // as a process that SIGTERM ended: the job did not finish
+    }
   }
   if (rank == 0) {
     std::printf("zcc: %lld steps in %.2f s (%.2f ms/step), final loss %.6f\n",

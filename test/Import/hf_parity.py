@@ -59,6 +59,8 @@ def train_torch(source, weights_path, data, batch, steps, lr):
         opt.zero_grad(set_to_none=True)
         loss = wrapper(x, y)
         loss.backward()
+        # zcc's default --grad-clip 1.0, as nanoGPT's and torchtitan's clip_grad_norm_.
+        torch.nn.utils.clip_grad_norm_(list(params.values()), 1.0)
         opt.step()
         losses.append(loss.item())
     return losses
