@@ -49,10 +49,9 @@ def deepspeed_config(a, rows):
     return {"train_micro_batch_size_per_gpu": rows, "gradient_accumulation_steps": 1,
             "zero_optimization": zero, "steps_per_print": 10 ** 9, "wall_clock_breakdown": False,
             "bf16": {"enabled": a.bf16}, "zero_allow_untested_optimizer": True,
-            # DeepSpeed clips the global gradient norm at 1.0 unless told otherwise (its
-            # GRADIENT_CLIPPING_DEFAULT); zcc, DDP and FSDP2 here do not clip, so neither does
-            # DeepSpeed: with clipping its losses left the others' from the second step.
-            "gradient_clipping": 0.0}
+            # Every system clips the global gradient norm at 1.0: DeepSpeed's default (as its
+            # users run it), zcc's (--grad-clip), and clip_grad_norm_ in DDP and FSDP2's loops.
+            "gradient_clipping": 1.0}
 
 
 def main():
@@ -110,6 +109,7 @@ def main():
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.bf16):
                 loss = engine(x, y)
             loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             return loss
     elif a.system == "deepspeed":
@@ -141,6 +141,8 @@ def main():
             opt.zero_grad(set_to_none=True)
             loss = model(x, y)
             loss.backward()
+            # On DTensor gradients: the global norm over every shard (torchtitan's clip).
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             return loss
     else:

@@ -312,12 +312,11 @@ void lowerTensorParallelMarkers(func::FuncOp step) {
   }
 }
 
-/// A forward that only runs forward (a pipeline stage's "F" of the 1F1B schedule):
-/// `func.func @<name>` with `zc.role = "forward"`, the same ops, nothing differentiated.
-void keepForwardOnly(ForwardOp forward) {
+/// `func.func @<name>` with `zc.role = role`: the forward's ops, nothing differentiated.
+func::FuncOp cloneForward(ForwardOp forward, StringRef name, StringRef role) {
   OpBuilder moduleBuilder(forward);
-  auto fn = func::FuncOp::create(moduleBuilder, forward.getLoc(), forward.getSymName(), forward.getFunctionType());
-  fn->setAttr("zc.role", moduleBuilder.getStringAttr("forward"));
+  auto fn = func::FuncOp::create(moduleBuilder, forward.getLoc(), name, forward.getFunctionType());
+  fn->setAttr("zc.role", moduleBuilder.getStringAttr(role));
   if (ArrayAttr argAttrs = forward.getArgAttrsAttr())
     fn.setArgAttrsAttr(argAttrs);
   IRMapping mapping;
@@ -326,8 +325,24 @@ void keepForwardOnly(ForwardOp forward) {
   OpBuilder b(ret);
   func::ReturnOp::create(b, ret.getLoc(), ret.getOperands());
   ret.erase();
-  forward.erase();
   lowerTensorParallelMarkers(fn);
+  return fn;
+}
+
+/// A forward that only runs forward (a pipeline stage's "F" of the 1F1B schedule).
+void keepForwardOnly(ForwardOp forward) {
+  cloneForward(forward, forward.getSymName(), "forward");
+  forward.erase();
+}
+
+/// The validation loss (train.bin --eval-data): `@<name>_eval`, `zc.role = "eval"`, the forward
+/// and its loss, nothing differentiated. A pipeline stage before the last has none: its
+/// forward-only function sends its output on, and the last stage's eval computes the loss.
+void addEvaluation(ForwardOp forward) {
+  auto ret = cast<ReturnOp>(forward.getBody().front().getTerminator());
+  if (ret.getOperand(0).getDefiningOp<StageOutputOp>())
+    return;
+  cloneForward(forward, (forward.getSymName() + "_eval").str(), "eval");
 }
 
 /// Builds `func.func @<name>_step` from `forward`.
@@ -423,6 +438,7 @@ struct ZccAutodiffPass : zc::impl::ZccAutodiffBase<ZccAutodiffPass> {
         keepForwardOnly(forward);
         continue;
       }
+      addEvaluation(forward);
       if (failed(differentiate(forward)))
         return signalPassFailure();
     }

@@ -95,7 +95,7 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
       module.emitError("nothing to lower: run zcc-autodiff and zcc-optimizer first");
       return signalPassFailure();
     }
-    func::FuncOp forward = functionWithRole(module, "forward");
+    func::FuncOp forward = functionWithRole(module, "forward"), eval = functionWithRole(module, "eval");
     FailureOr<MemoryPlan> plan = planMemory(module, plannedFunctions(module));
     if (failed(plan))
       return signalPassFailure();
@@ -110,7 +110,8 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
     std::string suffix = symbolSuffix;
     if (failed(lowering.lowerFunction(step, /*isStep=*/true, "zcc_step" + suffix)) ||
         failed(lowering.lowerFunction(update, /*isStep=*/false, "zcc_update" + suffix)) ||
-        (forward && failed(lowering.lowerFunction(forward, /*isStep=*/true, "zcc_forward" + suffix))))
+        (forward && failed(lowering.lowerFunction(forward, /*isStep=*/true, "zcc_forward" + suffix))) ||
+        (eval && failed(lowering.lowerFunction(eval, /*isStep=*/true, "zcc_eval" + suffix))))
       return signalPassFailure();
     lowering.emitModelJson("zcc_model_json" + suffix, llvm::json::Value(std::move(*model)));
 

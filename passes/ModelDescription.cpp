@@ -203,5 +203,6 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
         {"stages", stage.getAs<IntegerAttr>("stages").getInt()},
         {"predicted_bubble", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()},
         {"forward", static_cast<bool>(functionWithRole(module, "forward"))}};
+  model["eval"] = static_cast<bool>(functionWithRole(module, "eval"));
   return model;
 }

@@ -124,8 +124,11 @@ struct ZccOffloadPass : zc::impl::ZccOffloadBase<ZccOffloadPass> {
     if (optimizer == "nvme" || param == "nvme")
       if (failed(scheduleUpdate(update, updateSlotBytes)))
         return signalPassFailure();
-    if (param == "nvme")
+    if (param == "nvme") {
       scheduleGathers(step, paramSlotBytes);
+      for (func::FuncOp forward : forwardOnlyFunctions(module)) // the validation loss gathers too
+        scheduleGathers(forward, paramSlotBytes);
+    }
     SmallVector<NamedAttribute> record{b.getNamedAttr("tier", b.getStringAttr("nvme")),
                                        b.getNamedAttr("slots", b.getI64IntegerAttr(slots)),
                                        b.getNamedAttr("slot_bytes", b.getI64IntegerAttr(updateSlotBytes)),

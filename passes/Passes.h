@@ -33,12 +33,20 @@ inline func::FuncOp functionWithRole(ModuleOp module, StringRef role) {
   return {};
 }
 
-/// The functions of a training step the memory plan places: the step and the update, and a
-/// pipeline stage's forward-only function (`"forward"`) where there is one.
+/// The functions that run only the forward: a pipeline stage's forward-only function
+/// (`"forward"`) and the validation loss (`"eval"`), where there are.
+inline SmallVector<func::FuncOp> forwardOnlyFunctions(ModuleOp module) {
+  SmallVector<func::FuncOp> fns;
+  for (StringRef role : {"forward", "eval"})
+    if (func::FuncOp fn = functionWithRole(module, role))
+      fns.push_back(fn);
+  return fns;
+}
+
+/// The functions the memory plan places: the step and the update, and the forward-only ones.
 inline SmallVector<func::FuncOp> plannedFunctions(ModuleOp module) {
   SmallVector<func::FuncOp> fns{functionWithRole(module, "step"), functionWithRole(module, "update")};
-  if (func::FuncOp forward = functionWithRole(module, "forward"))
-    fns.push_back(forward);
+  fns.append(forwardOnlyFunctions(module));
   return fns;
 }
 

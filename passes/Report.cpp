@@ -261,7 +261,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       }
     for (auto fn : module.getOps<func::FuncOp>()) {
       auto role = fn->getAttrOfType<StringAttr>("zc.role");
-      if (!role)
+      if (!role || role.getValue() == "eval") // validation runs between steps, not in them
         continue;
       bool isStep = role.getValue() == "step";
       // The step, and a pipeline stage's forward, run once per micro-batch.

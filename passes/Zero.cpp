@@ -152,7 +152,7 @@ struct ZccZeroPass : zc::impl::ZccZeroBase<ZccZeroPass> {
       // The step function (and a pipeline stage's forward-only function: one gather).
       if (shardParam) {
         gatherAroundUses(param, step, backwardStart);
-        if (func::FuncOp forward = functionWithRole(module, "forward"))
+        for (func::FuncOp forward : forwardOnlyFunctions(module))
           gatherAroundUses(param, forward, nullptr);
       }
       if (shardGrad)

@@ -5,10 +5,12 @@
 // a table train.bin reads to run its rank's stage:
 //
 //   struct { float (*step)(void *, void *const *); float (*forward)(void *, void *const *);
-//            void (*update)(void *, double, int64_t); const char *json; } zcc_stages[P];
+//            void (*update)(void *, double, int64_t); const char *json;
+//            float (*eval)(void *, void *const *); } zcc_stages[P];
 //   const int64_t zcc_stage_count = P;
 //
-// (`forward` is null for the last stage: its step runs its forward.)
+// (`forward` is null for the last stage: its step runs its forward; `eval`, the validation
+// loss, is the last stage's only.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +35,7 @@ std::unique_ptr<llvm::Module> zcc::linkStages(std::vector<std::unique_ptr<llvm::
       return nullptr;
     }
   auto *ptr = llvm::PointerType::get(context, 0);
-  auto *entry = llvm::StructType::get(context, {ptr, ptr, ptr, ptr});
+  auto *entry = llvm::StructType::get(context, {ptr, ptr, ptr, ptr, ptr});
   std::vector<llvm::Constant *> rows;
   for (size_t k = 0; k < count; ++k) {
     const std::string suffix = "_s" + std::to_string(k);
@@ -47,10 +49,11 @@ std::unique_ptr<llvm::Module> zcc::linkStages(std::vector<std::unique_ptr<llvm::
       return required ? nullptr : llvm::ConstantPointerNull::get(ptr);
     };
     llvm::Constant *step = symbol("zcc_step", true), *forward = symbol("zcc_forward", false),
-                   *update = symbol("zcc_update", true), *json = symbol("zcc_model_json", true);
+                   *update = symbol("zcc_update", true), *json = symbol("zcc_model_json", true),
+                   *eval = symbol("zcc_eval", false);
     if (!step || !update || !json)
       return nullptr;
-    rows.push_back(llvm::ConstantStruct::get(entry, {step, forward, update, json}));
+    rows.push_back(llvm::ConstantStruct::get(entry, {step, forward, update, json, eval}));
   }
   auto *tableType = llvm::ArrayType::get(entry, count);
   new llvm::GlobalVariable(*linked, tableType, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,

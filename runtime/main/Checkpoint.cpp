@@ -266,6 +266,8 @@ void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const s
                                {"optimizer", m.optimizer},
                                {"layout", layoutJson(stages[0])},
                                {"ranks", files}};
+    if (std::isfinite(run.bestValLoss))
+      manifest["best_val_loss"] = run.bestValLoss;
     if (stages.size() > 1) { // rank r's file is of pipeline stage r / (tp dp)
       nlohmann::json layouts = nlohmann::json::array();
       for (const ModelInfo &s : stages)
@@ -284,7 +286,7 @@ void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const s
 }
 
 int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir,
-                         const RunIdentity &run) {
+                         RunIdentity &run) {
   const ModelInfo &m = stages[stage];
   const int rank = zrt_rank(), ranks = zrt_world_size();
   std::vector<int64_t> steps = completeSteps(dir);
@@ -330,6 +332,8 @@ int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, co
       refuse("it was trained with " + scheduleFlags(manifest.at("lr_schedule")) + ", this run would follow " +
              scheduleFlags(scheduleJson(run)) + "; pass the same flags, or --override-lr-schedule to go on with "
              "this run's schedule");
+    if (manifest.contains("best_val_loss"))
+      run.bestValLoss = manifest.at("best_val_loss").get<double>();
   } catch (const nlohmann::json::exception &e) {
     refuse(std::string("malformed manifest: ") + e.what());
   }

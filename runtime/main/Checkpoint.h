@@ -12,6 +12,7 @@
 #ifndef ZRT_MAIN_CHECKPOINT_H
 #define ZRT_MAIN_CHECKPOINT_H
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +30,8 @@ struct RunIdentity {
   std::string schedule;
   int64_t warmup = 0, steps = 0;
   bool overrideSchedule = false;
+  // The lowest validation loss so far (NaN: none yet): saved in the manifest, restored on resume.
+  double bestValLoss = std::nan("");
 };
 
 /// Every rank calls it (it synchronizes the ranks); keeps the newest `keep` checkpoints.
@@ -41,8 +44,9 @@ void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const s
 /// when `dir` holds none. A checkpoint that does not match this program (another model,
 /// world size or layout), or whose files are missing, truncated or corrupt, is a fatal
 /// error naming the problem, before any step runs.
+/// Restores run.bestValLoss from the manifest.
 int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir,
-                         const RunIdentity &run);
+                         RunIdentity &run);
 
 } // namespace zrt::train
 

@@ -31,9 +31,11 @@ struct ZccStage {
   float (*forward)(void *, void *const *); // null on the last stage
   void (*update)(void *, double, int64_t);
   const char *json;
+  float (*eval)(void *, void *const *); // the validation loss; null but on the last stage
 };
 extern const char zcc_model_json[] __attribute__((weak));
 float zcc_step(void *arena, void *const *inputs) __attribute__((weak));
+float zcc_eval(void *arena, void *const *inputs) __attribute__((weak));
 void zcc_update(void *arena, double lr, int64_t step) __attribute__((weak));
 extern const ZccStage zcc_stages[] __attribute__((weak));
 extern const int64_t zcc_stage_count __attribute__((weak));
@@ -45,10 +47,10 @@ using namespace zrt::train;
 namespace {
 
 struct Flags {
-  std::string data, dataDtype, dataOrder = "sequential", logJson, initWeights, init, exportWeights, trace, ckptDir,
+  std::string data, dataDtype, dataOrder = "sequential", evalData, logJson, initWeights, init, exportWeights, trace, ckptDir,
       schedule = "constant", nonfinite = "stop", nvmePath;
   bool synthetic = false, resume = false, describe = false, overrideSchedule = false, cudaGraphs = true;
-  int64_t steps = 100, warmup = 0, logEvery = 10, ckptEvery = 0, ckptKeep = 2;
+  int64_t steps = 100, warmup = 0, logEvery = 10, ckptEvery = 0, ckptKeep = 2, evalEvery = 100, evalIters = 10;
   double commTimeout = 600;
   uint64_t seed = 1337;
   double lr = -1, minLr = -1; // -1: lr / 10
@@ -62,6 +64,11 @@ const char *kUsage =
     "  --data-dtype T         text | uint8 | uint16 | uint32 | megatron (default: from the file's name)\n"
     "  --data-order O         sequential (default) | random (windows at seeded random offsets, as nanoGPT)\n"
     "  --synthetic            seeded learnable data generated here (same for every world size)\n"
+    "  --eval-data FILE       held-out tokens (a --data file): the validation loss (val_loss in the log)\n"
+    "                         every --eval-every steps and after the last, over the same --eval-iters\n"
+    "                         global batches each time; the checkpoint records the best\n"
+    "  --eval-every N         default 100 (nanoGPT: eval_interval, Megatron: --eval-interval)\n"
+    "  --eval-iters K         default 10 (nanoGPT: eval_iters, Megatron: --eval-iters)\n"
     "  --steps N              optimizer steps (default 100)\n"
     "  --lr X                 peak learning rate (default: the model's, else 1e-3)\n"
     "  --lr-schedule S        constant | cosine | linear (warmup, then decay to --min-lr) | wsd\n"
@@ -148,7 +155,10 @@ Flags parseFlags(int argc, char **argv) {
         std::fprintf(stderr, "train.bin: --min-lr expects a number >= 0, got '%s'\n", v.c_str());
         std::exit(2);
       }
-    } else if (a == "--lr-decay-steps") f.decaySteps = integer();
+    } else if (a == "--eval-data") f.evalData = value();
+    else if (a == "--eval-every") f.evalEvery = std::max<int64_t>(1, integer());
+    else if (a == "--eval-iters") f.evalIters = std::max<int64_t>(1, integer());
+    else if (a == "--lr-decay-steps") f.decaySteps = integer();
     else if (a == "--wsd-decay-steps") f.wsdDecaySteps = integer();
     else if (a == "--synthetic") f.synthetic = true;
     else if (a == "--steps") f.steps = integer();
@@ -418,6 +428,7 @@ int main(int argc, char **argv) {
   const auto stepFunction = stages > 1 ? zcc_stages[stage].step : zcc_step;
   const auto forward = stages > 1 ? zcc_stages[stage].forward : nullptr;
   const auto updateFunction = stages > 1 ? zcc_stages[stage].update : zcc_update;
+  const auto evalFunction = stages > 1 ? zcc_stages[stage].eval : zcc_eval;
   const int rank = zrt_rank();
   // The batch is split over the data-parallel ranks; tensor-parallel ranks read the same rows.
   const int dataRank = zrt_mesh_rank(ZRT_AXIS_DATA), dataRanks = zrt_mesh_size(ZRT_AXIS_DATA);
@@ -451,6 +462,15 @@ int main(int argc, char **argv) {
   dataOptions.synthetic = flags.synthetic;
   dataOptions.seed = flags.seed;
   std::unique_ptr<DataSource> data = openData(model, dataOptions);
+  std::unique_ptr<DataSource> evalData; // held-out rows, in order: the same batches every evaluation
+  if (!flags.evalData.empty()) {
+    if (stage == stages - 1 && !evalFunction)
+      fatal("train", "--eval-data: this executable has no validation function (compile it with this zcc)");
+    DataOptions evalOptions = dataOptions;
+    evalOptions.path = flags.evalData;
+    evalOptions.order = "sequential";
+    evalData = openData(model, evalOptions);
+  }
   const double peakLr = flags.lr > 0 ? flags.lr : model.defaultLr;
   RunIdentity run;
   run.seed = flags.seed;
@@ -530,18 +550,43 @@ int main(int argc, char **argv) {
   // a stage done early (the last one finishes its backwards first) idles until the pipeline is.
   // Every step starts together on all ranks (the previous one ended in a world-wide reduction).
   double pipelineBusy = 0, pipelineSchedule = 0, pipelineBusyMeasured = 0, pipelineStepSeconds = 0;
+  // Rows of this rank's micro-batch k of global batch `batch` of `source`, into input slot `slot`.
+  auto fillRows = [&](DataSource &source, int64_t batch, int64_t k, int64_t slot) {
+    int64_t first = batch * globalRows + (dataRank * K + k) * rows;
+    for (int64_t r = 0; r < rows; ++r)
+      source.fillRow(first + r, r, hostRows);
+    for (int64_t i = 0; i < nInputs; ++i)
+      if (!isActivation(i))
+        zrt_input_write(slot * nInputs + i, storage[i].data(), static_cast<int64_t>(storage[i].size()));
+  };
+  // The validation loss: the forward only, over --eval-iters global batches of the held-out
+  // rows (the same ones each time), each of K micro-batches as in training; a pipeline's
+  // stages run their forward-only functions in order and the last one the loss. The mean
+  // over the data-parallel ranks (every rank gets it).
+  auto validationLoss = [&]() -> double {
+    double sum = 0;
+    for (int64_t batch = 0; batch < flags.evalIters; ++batch)
+      for (int64_t k = 0; k < K; ++k) {
+        fillRows(*evalData, batch, k, 0);
+        std::vector<void *> &in = slotBuffers[0];
+        if (activationInput >= 0)
+          zrt_pipe_recv(in[activationInput], model.inputs[activationInput].bytes, static_cast<int32_t>(stage - 1));
+        if (stage == stages - 1)
+          sum += evalFunction(arena, in.data());
+        else
+          forward(arena, in.data());
+        if (stages > 1)
+          zrt_pipe_flush();
+      }
+    float mine = stage == stages - 1 ? static_cast<float>(sum / double(flags.evalIters * K)) : 0.0f, total = 0;
+    zrt_host_all_reduce(ZRT_AXIS_WORLD, &mine, &total, 1, 0);
+    return total / static_cast<float>(dataRanks * model.tp);
+  };
   for (int64_t step = firstStep; step < flags.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     double lossSum = 0;
     // Rows of this rank's micro-batch k in the step's global batch, into input slot `slot`.
-    auto fillMicroBatch = [&](int64_t k, int64_t slot) {
-      int64_t first = step * globalRows + (dataRank * K + k) * rows;
-      for (int64_t r = 0; r < rows; ++r)
-        data->fillRow(first + r, r, hostRows);
-      for (int64_t i = 0; i < nInputs; ++i)
-        if (!isActivation(i))
-          zrt_input_write(slot * nInputs + i, storage[i].data(), static_cast<int64_t>(storage[i].size()));
-    };
+    auto fillMicroBatch = [&](int64_t k, int64_t slot) { fillRows(*data, step, k, slot); };
     if (stages == 1) {
       for (int64_t k = 0; k < K; ++k) {
         fillMicroBatch(k, 0);
@@ -636,6 +681,12 @@ int main(int argc, char **argv) {
                     step + 1);
     totalSeconds += seconds;
 
+    double valLoss = std::nan("");
+    if (evalData && ((step + 1) % flags.evalEvery == 0 || step + 1 == flags.steps)) {
+      valLoss = validationLoss();
+      if (!(valLoss >= run.bestValLoss)) // the first, or a lower one
+        run.bestValLoss = valLoss;
+    }
     // The logged loss is the global batch's mean (the last pipeline stage computes it; the
     // tensor-parallel ranks of a stage hold the same).
     float loss = static_cast<float>(lossSum / K), mean = loss;
@@ -659,16 +710,20 @@ int main(int argc, char **argv) {
     lastLoss = mean;
     zrt_counters now{};
     zrt_get_counters(&now);
-    if (rank == 0 && ((step + 1) % flags.logEvery == 0 || step == 0 || step + 1 == flags.steps)) {
+    if (rank == 0 &&
+        ((step + 1) % flags.logEvery == 0 || step == 0 || step + 1 == flags.steps || std::isfinite(valLoss))) {
       double perSecond = double(globalRows * tokensPerRow) / seconds;
       const char *unit = tokensPerRow > 1 ? "tokens_per_s" : "samples_per_s";
       std::printf("step %5lld | loss %.6f | lr %.3e | norm %.4f | %8.2f ms | %10.0f %s | peak %lld B | comm %lld B\n",
                   static_cast<long long>(step + 1), mean, lr, gradNorm, seconds * 1e3, perSecond, unit,
                   static_cast<long long>(now.arena_bytes),
                   static_cast<long long>(bytesSent(now) - bytesSent(before)));
+      if (std::isfinite(valLoss))
+        std::printf("step %5lld | val_loss %.6f | best %.6f\n", static_cast<long long>(step + 1), valLoss,
+                    run.bestValLoss);
       if (log)
         std::fprintf(log,
-                     "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %s, \"step_ms\": %.4f, "
+                     "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %s, %s\"step_ms\": %.4f, "
                      "\"update_ms\": %.4f, "
                      "\"%s\": %.2f, "
                      "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f, "
@@ -676,7 +731,11 @@ int main(int argc, char **argv) {
                      "\"planned_arena_bytes\": %lld, \"measured_arena_bytes\": %lld, \"peak_rss_bytes\": %lld, "
                      "\"swap_read_bytes\": %lld, \"swap_write_bytes\": %lld, \"swap_wait_s\": %.6f, "
                      "\"unix_time\": %.6f}\n",
-                     static_cast<long long>(step + 1), mean, lr, jsonNumber(gradNorm).c_str(), seconds * 1e3,
+                     static_cast<long long>(step + 1), mean, lr, jsonNumber(gradNorm).c_str(),
+                     std::isfinite(valLoss) ? ("\"val_loss\": " + jsonNumber(valLoss) + ", \"best_val_loss\": " +
+                                               jsonNumber(run.bestValLoss) + ", ").c_str()
+                                            : "",
+                     seconds * 1e3,
                      updateSeconds * 1e3, unit, perSecond,
                      static_cast<long long>(now.arena_bytes),
                      static_cast<long long>(bytesSent(now) - bytesSent(before)),

@@ -62,7 +62,8 @@ def run(zcc, model, steps, data, fields, work):
             return None
         raise subprocess.CalledProcessError(done.returncode, cmd)
     # Each step's loss and global gradient norm (the clipping every layout must compute alike).
-    return [(r["loss"], r.get("grad_norm")) for r in map(json.loads, open(log))]
+    # With --eval-data among the data flags, the validation loss where it was taken (else None).
+    return [(r["loss"], r.get("grad_norm"), r.get("val_loss")) for r in map(json.loads, open(log))]
 
 # The gradient norm against the loss: a norm sums the squares of every gradient value, whose
 # rounding differences between layouts the loss averages away (seen at step 19: 1.8e-4 with
@@ -99,7 +100,9 @@ def main():
             sys.exit(f"FAIL: the loss did not go down ({reference[0][0]} -> {reference[-1][0]})")
         worst = worst_norm = 0.0
         for config, curve in curves.items():
-            for step, ((a, norm_a), (b, norm_b)) in enumerate(zip(reference, curve)):
+            for step, ((a, norm_a, val_a), (b, norm_b, val_b)) in enumerate(zip(reference, curve)):
+                if (val_a is None) != (val_b is None) or (val_a is not None and abs(val_a - val_b) / val_a > tol):
+                    sys.exit(f"FAIL: {config} step {step + 1}: val_loss {val_b} vs {val_a} ({configs[0]})")
                 rel = abs(a - b) / abs(a)
                 worst = max(worst, rel)
                 if rel > tol:

@@ -12,6 +12,8 @@ usage: torch_reference.py ZCC MODEL.mlir mlp|gpt|llama STEPS TOLERANCE [--np N] 
 --grad-clip is zcc's (default 1.0, as its compiler's): PyTorch runs clip_grad_norm_ with it before
 each step, and train.bin's logged grad_norm must equal clip_grad_norm_'s total norm within the
 loss TOLERANCE; --min-clipped K fails unless clipping was active on at least K steps.
+--eval-data FILE [--eval-every N] [--eval-iters K]: train.bin's val_loss at those steps must equal
+PyTorch's mean loss (no grad) over the same K held-out batches within TOLERANCE.
 DATA-FLAGS are train.bin's: --synthetic (MLP teacher data) or --data FILE (GPT text).
 --precision bf16 compiles zcc's bf16 compute (fp32 master weights) and still compares with
 PyTorch's fp32 run: the tolerances then bound how far bf16 rounding may move the curve.
@@ -202,7 +204,8 @@ def initial_weights(params, seed):
 
 # ---------------------------------------------------------------------------------------------
 
-def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip):
+def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip, evaluation=None):
+    """evaluation: (held-out data, every, iters): also returns {step: mean loss over its batches}."""
     w = {name: weights[name].clone().requires_grad_(True) for name, _ in params}
     # zcc's default AdamW: weight decay 0.01 on matrices, none on biases and norm gains.
     decay = [w[n] for n, s in params if len(s) >= 2]
@@ -210,7 +213,7 @@ def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip)
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=lr, betas=(0.9, 0.999), eps=1e-8)
-    losses, norms, seconds = [], [], []
+    losses, norms, seconds, val_losses = [], [], [], {}
     for step in range(steps):
         x, y = data.batch(step * batch, batch)
         start = time.perf_counter()
@@ -223,7 +226,12 @@ def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip)
         seconds.append(time.perf_counter() - start)
         losses.append(loss.item())
         norms.append(norm.item())
-    return losses, norms, {n: t.detach() for n, t in w.items()}, seconds
+        if evaluation and ((step + 1) % evaluation[1] == 0 or step + 1 == steps):
+            held_out, _, iters = evaluation
+            with torch.no_grad():
+                total = sum(LOSSES[kind](w, *held_out.batch(i * batch, batch), heads).item() for i in range(iters))
+            val_losses[step + 1] = total / iters
+    return losses, norms, {n: t.detach() for n, t in w.items()}, seconds, val_losses
 
 def compare_losses(ref, losses, steps, tolerance):
     """Exits with FAIL unless train.bin logged every step, PyTorch's loss went down and every step's
@@ -264,7 +272,7 @@ def train_zcc(zcc, model, params, weights, steps, lr, ranks, zero_stage, precisi
     if offset != raw.size:
         sys.exit(f"FAIL: --export-weights wrote {raw.size} values, the model has {offset}")
     return ([r["loss"] for r in records], [r.get("grad_norm") for r in records], out,
-            [r["step_ms"] / 1e3 for r in records])
+            [r["step_ms"] / 1e3 for r in records], {r["step"]: r["val_loss"] for r in records if "val_loss" in r})
 
 def main():
     ap = argparse.ArgumentParser()
@@ -282,6 +290,9 @@ def main():
     ap.add_argument("--grad-clip", type=float, default=1.0)
     ap.add_argument("--min-clipped", type=int, default=0)
     ap.add_argument("--norm-tolerance", type=float, help="grad_norm's relative tolerance (default: TOLERANCE)")
+    ap.add_argument("--eval-data")
+    ap.add_argument("--eval-every", type=int, default=5)
+    ap.add_argument("--eval-iters", type=int, default=2)
     args, data_flags = ap.parse_known_args()
     torch.set_num_threads(args.time_threads)
 
@@ -295,13 +306,18 @@ def main():
         sys.exit("data flags: --synthetic | --data FILE")
     weights = initial_weights(params, args.seed)
 
-    ref_losses, ref_norms, ref_final, ref_seconds = train_torch(args.kind, params, weights, data, batch, heads,
-                                                                args.steps, args.lr, args.grad_clip)
+    evaluation = None
+    if args.eval_data:
+        evaluation = (TextData(args.eval_data, read_context(args.model)), args.eval_every, args.eval_iters)
+        data_flags = data_flags + ["--eval-data", args.eval_data, "--eval-every", str(args.eval_every),
+                                   "--eval-iters", str(args.eval_iters)]
+    ref_losses, ref_norms, ref_final, ref_seconds, ref_val = train_torch(
+        args.kind, params, weights, data, batch, heads, args.steps, args.lr, args.grad_clip, evaluation)
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                       OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as work:
         compile_flags = ["--tp", str(args.tp), "--pp", str(args.pp), "--grad-clip", str(args.grad_clip)]
-        losses, norms, final, seconds = train_zcc(args.zcc, args.model, params, weights, args.steps, args.lr,
+        losses, norms, final, seconds, val = train_zcc(args.zcc, args.model, params, weights, args.steps, args.lr,
                                                   args.np, args.zero_stage, args.precision, data_flags, work,
                                                   compile_flags)
 
@@ -315,6 +331,15 @@ def main():
         worst_norm = max(worst_norm, rel)
         if rel > (args.norm_tolerance or args.tolerance):
             sys.exit(f"FAIL: step {step + 1}: zcc grad_norm {b} vs PyTorch {a}, relative difference {rel:.2e}")
+    # The validation loss, at the same steps.
+    worst_val = 0.0
+    if set(val) != set(ref_val):
+        sys.exit(f"FAIL: train.bin logged val_loss at steps {sorted(val)}, PyTorch evaluated at {sorted(ref_val)}")
+    for step, a in ref_val.items():
+        rel = abs(a - val[step]) / abs(a)
+        worst_val = max(worst_val, rel)
+        if rel > args.tolerance:
+            sys.exit(f"FAIL: step {step}: zcc val_loss {val[step]} vs PyTorch {a}, relative difference {rel:.2e}")
     clipped = sum(1 for n in ref_norms if args.grad_clip > 0 and n > args.grad_clip)
     if clipped < args.min_clipped:
         sys.exit(f"FAIL: clipping was active on {clipped} of {args.steps} steps, fewer than {args.min_clipped}")
@@ -331,7 +356,8 @@ def main():
     print(f"PASS: {args.kind} np={args.np} tp={args.tp} pp={args.pp} stage {args.zero_stage} {args.precision}, "
           f"{args.steps} steps, loss {ref_losses[0]:.5f} -> {ref_losses[-1]:.5f}, "
           f"worst relative loss difference {worst:.2e}, final weights {worst_weights:.2e}; grad clip "
-          f"{args.grad_clip}: active on {clipped} of {args.steps} steps, worst grad_norm difference {worst_norm:.2e}; median step "
+          f"{args.grad_clip}: active on {clipped} of {args.steps} steps, worst grad_norm difference {worst_norm:.2e}"
+          f"{f'; val_loss at {len(val)} steps, worst {worst_val:.2e}' if val else ''}; median step "
           f"zcc {median(seconds):.2f} ms, PyTorch ({args.time_threads} thread(s)) {median(ref_seconds):.2f} ms")
 
 if __name__ == "__main__":
