@@ -313,8 +313,10 @@ void lowerTensorParallelMarkers(func::FuncOp step) {
 }
 
 /// `func.func @<name>` with `zc.role = role`: the forward's ops, nothing differentiated.
-func::FuncOp cloneForward(ForwardOp forward, StringRef name, StringRef role) {
+func::FuncOp cloneForward(ForwardOp forward, StringRef name, StringRef role, bool after = false) {
   OpBuilder moduleBuilder(forward);
+  if (after) // the validation function follows the step (the forward's place)
+    moduleBuilder.setInsertionPointAfter(forward);
   auto fn = func::FuncOp::create(moduleBuilder, forward.getLoc(), name, forward.getFunctionType());
   fn->setAttr("zc.role", moduleBuilder.getStringAttr(role));
   if (ArrayAttr argAttrs = forward.getArgAttrsAttr())
@@ -342,7 +344,7 @@ void addEvaluation(ForwardOp forward) {
   auto ret = cast<ReturnOp>(forward.getBody().front().getTerminator());
   if (ret.getOperand(0).getDefiningOp<StageOutputOp>())
     return;
-  cloneForward(forward, (forward.getSymName() + "_eval").str(), "eval");
+  cloneForward(forward, (forward.getSymName() + "_eval").str(), "eval", /*after=*/true);
 }
 
 /// Builds `func.func @<name>_step` from `forward`.

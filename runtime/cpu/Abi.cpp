@@ -31,6 +31,20 @@ double &lastGradNorm() {
   static double norm = std::nan("");
   return norm;
 }
+
+/// This rank's part of zc.grad_norm: sum over its tensors of weight x sum of squares (f64), traced as
+/// compute (the gather that follows is a collective's).
+double weightedSumOfSquares(int64_t count, const void *const *grads, const int64_t *numels, const int64_t *dtypes,
+                            const double *weights) {
+  TraceScope trace("zrt_grad_norm", TraceTrack::Compute);
+  double local = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    double sum = 0;
+    ZRT_TYPED("zrt_grad_norm", static_cast<int32_t>(dtypes[i]), sum = cpu::sumOfSquares(in<T>(grads[i]), numels[i]));
+    local += weights[i] * sum;
+  }
+  return local;
+}
 } // namespace
 
 namespace {
@@ -349,19 +363,12 @@ void zrt_sgd_momentum(void *param, int32_t gradDtype, const void *grad, void *bu
 
 void zrt_grad_norm(int64_t count, const void *grads, const void *numels, const void *dtypes, const void *weights,
                    double maxNorm, void *norm, void *coef) {
-  TraceScope trace("zrt_grad_norm", TraceTrack::Compute);
   if (count < 0 || maxNorm < 0)
     fatal("zrt_grad_norm", "count %lld and max_norm %g must be non-negative", static_cast<long long>(count),
           maxNorm);
-  double local = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    const void *g = static_cast<const void *const *>(grads)[i];
-    const int64_t n = static_cast<const int64_t *>(numels)[i];
-    const int32_t gradDtype = static_cast<int32_t>(static_cast<const int64_t *>(dtypes)[i]);
-    double sum = 0;
-    ZRT_TYPED("zrt_grad_norm", gradDtype, sum = sumOfSquares(in<T>(g), n));
-    local += static_cast<const double *>(weights)[i] * sum;
-  }
+  const double local = weightedSumOfSquares(count, static_cast<const void *const *>(grads),
+                                            static_cast<const int64_t *>(numels), static_cast<const int64_t *>(dtypes),
+                                            static_cast<const double *>(weights));
   // Every rank of the mesh holds other pieces: the whole gradient's sum over all of them, in f64
   // and rank order (each rank's f64 gathered as its bytes), so that every layout of the same
   // gradient rounds to the same f32 norm but for a last-bit tie (a reduction in f32 would not).

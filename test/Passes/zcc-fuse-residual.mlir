@@ -33,6 +33,9 @@ zc.forward @block(%x: tensor<2x3x8xf32> {zc.input = "features"}, %t: tensor<2x3x
 // CHECK: %[[DY:.+]] = zc.mse_grad
 // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = zc.layernorm_grad_add %[[DY]], %[[R]], %[[G2]], %[[DY]] {epsilon = {{.+}} : f64} : tensor<2x3x8xf32>, tensor<8xf32>
 // CHECK-NOT: zc.add
+// The validation function (forward only) fuses the same way.
+// CHECK-LABEL: func.func @block_eval
+// CHECK: zc.add_layernorm
 
 // LLVM-LABEL: llvm.func @zcc_step
 // LLVM: llvm.call @zrt_add_layernorm(

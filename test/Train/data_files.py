@@ -4,13 +4,15 @@
   1. The same tokens as a text file, nanoGPT's uint16 .bin, a uint32 file (--data-dtype uint32)
      and a Megatron-LM indexed dataset (PREFIX.idx + PREFIX.bin, MMIDIDX, uint16 tokens, several
      documents) train to bitwise the same losses.
+     A Llama (examples/gen_llama.py, vocabulary 1024: more than a byte) trains from a uint32 file and from a
+     Megatron dataset of int32 tokens to the same losses, which go down.
   2. --data-order random reads other windows (other losses), the same ones whatever the world size,
      and a run stopped and resumed from its checkpoint continues bitwise.
   3. Bad files stop before the first step, with the file named: a truncated uint16 file, 32-bit
      tokens read as 16-bit ones, a token outside the vocabulary, an index without the MMIDIDX
      header, an index whose sequences end past its .bin, a missing file.
 
-usage: data_files.py ZCC MODEL.mlir TEXT
+usage: data_files.py ZCC MODEL.mlir TEXT GEN_LLAMA.py
 """
 import json, os, struct, subprocess, sys, tempfile
 
@@ -31,25 +33,27 @@ def losses(exe, work, name, *flags, ranks=1):
     return [json.loads(line)["loss"] for line in open(log)]
 
 
-def write_megatron(prefix, documents):
-    """MMIDIDX as megatron/core/datasets/indexed_dataset.py writes it: uint16 (code 8) tokens."""
+def write_megatron(prefix, documents, code=8):
+    """MMIDIDX as megatron/core/datasets/indexed_dataset.py writes it: uint16 (code 8) or int32
+    (code 4) tokens."""
+    fmt, width = {8: ("H", 2), 4: ("i", 4)}[code]
     with open(prefix + ".bin", "wb") as f:
         for doc in documents:
-            f.write(struct.pack(f"<{len(doc)}H", *doc))
+            f.write(struct.pack(f"<{len(doc)}{fmt}", *doc))
     with open(prefix + ".idx", "wb") as f:
-        f.write(b"MMIDIDX\x00\x00" + struct.pack("<Q", 1) + struct.pack("<B", 8))
+        f.write(b"MMIDIDX\x00\x00" + struct.pack("<Q", 1) + struct.pack("<B", code))
         f.write(struct.pack("<Q", len(documents)) + struct.pack("<Q", len(documents) + 1))
         f.write(struct.pack(f"<{len(documents)}i", *[len(d) for d in documents]))
         pointers, at = [], 0
         for doc in documents:
             pointers.append(at)
-            at += 2 * len(doc)
+            at += width * len(doc)
         f.write(struct.pack(f"<{len(documents)}q", *pointers))
         f.write(struct.pack(f"<{len(documents) + 1}q", *range(len(documents) + 1)))
 
 
 def main():
-    zcc, model, text = sys.argv[1:4]
+    zcc, model, text, gen_llama = sys.argv[1:5]
     tokens = list(open(text, "rb").read())
     failures = []
     with tempfile.TemporaryDirectory() as w:
@@ -72,6 +76,20 @@ def main():
             got = losses(j("one.bin"), w, name, *flags)
             if got != reference:
                 failures.append(f"{name}: losses {got[:3]}... differ from the text file's {reference[:3]}...")
+
+        # The Llama example's vocabulary of 1024: uint32 and Megatron int32 tokens.
+        with open(j("llama.mlir"), "w") as f:
+            subprocess.run([sys.executable, gen_llama, "--layers", "2", "--dim", "64", "--heads", "4", "--kv-heads", "2",
+                            "--ffn", "172", "--context", "32", "--vocab", "1024", "--batch", "8"], stdout=f, check=True)
+        subprocess.run([zcc, j("llama.mlir"), "-o", j("llama.bin")], check=True)
+        wide = [(t * 3 + i) % 1024 for i, t in enumerate(tokens)]
+        with open(j("llama.u32"), "wb") as f:
+            f.write(struct.pack(f"<{len(wide)}I", *wide))
+        write_megatron(j("llama-mega"), [wide[:third], wide[third:]], code=4)
+        by_file = losses(j("llama.bin"), w, "llama-u32", "--data", j("llama.u32"), "--data-dtype", "uint32")
+        by_index = losses(j("llama.bin"), w, "llama-mega", "--data", j("llama-mega"))
+        if by_file != by_index or not by_file[-1] < by_file[0]:
+            failures.append(f"Llama: uint32 file {by_file} and Megatron int32 dataset {by_index} differ or do not train")
 
         # 2. Random windows: other rows, the same on two ranks, resumed bitwise.
         rand = losses(j("one.bin"), w, "random", "--data", text, "--data-order", "random")
@@ -121,7 +139,8 @@ def main():
                                 f"{r.stderr.strip()[-300:]}")
     if failures:
         sys.exit("FAIL:\n  " + "\n  ".join(failures))
-    print(f"PASS: text, uint16, uint32 and Megatron files train alike ({len(reference)} steps); random windows "
+    print(f"PASS: text, uint16, uint32 and Megatron files train alike ({len(reference)} steps; a Llama of 1024 tokens from "
+          f"32-bit tokens, loss {by_file[0]:.4f} -> {by_file[-1]:.4f}); random windows "
           f"resume bitwise; 6 bad files refused by name")
 
 
