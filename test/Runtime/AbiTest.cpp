@@ -59,6 +59,44 @@ TEST(Abi, FirstNonFiniteTensor) {
   zrt_finalize();
 }
 
+// Gradient clipping: the weighted global norm (f32 and bf16 pieces), clip_grad_norm_'s
+// coefficient, and an update reading its gradient through the coefficient equal to the update of
+// the gradient scaled first (bitwise: one f32 multiply either way).
+TEST(Abi, GradNormAndClippedUpdate) {
+  zrt_init(1, 4096);
+  std::vector<float> a = {3.0f, 0.0f, 0.0f, 4.0f};          // sum of squares 25
+  std::vector<zrt::bf16> b = {zrt::bf16(1.0f), zrt::bf16(2.0f)}; // 5, counted half (two ranks hold it)
+  const void *grads[] = {a.data(), b.data()};
+  const int64_t numels[] = {4, 2}, dtypes[] = {ZRT_DTYPE_F32, ZRT_DTYPE_BF16};
+  const double weights[] = {1.0, 0.5};
+  float norm = 0, coef = 0;
+  zrt_grad_norm(2, grads, numels, dtypes, weights, 1.0, &norm, &coef);
+  const float expected = static_cast<float>(std::sqrt(27.5));
+  EXPECT_EQ(norm, expected);
+  EXPECT_EQ(coef, 1.0f / (expected + 1e-6f));
+  EXPECT_EQ(zrt_last_grad_norm(), static_cast<double>(expected));
+  zrt_grad_norm(2, grads, numels, dtypes, weights, 0.0, &norm, &coef); // max_norm 0: no clipping
+  EXPECT_EQ(coef, 1.0f);
+  zrt_grad_norm(2, grads, numels, dtypes, weights, 100.0, &norm, &coef); // under the bound
+  EXPECT_EQ(coef, 1.0f);
+
+  zrt_grad_norm(2, grads, numels, dtypes, weights, 1.0, &norm, &coef);
+  std::vector<float> p1 = {0.5f, -0.25f, 1.0f, 2.0f}, m1(4, 0), v1(4, 0), p2 = p1, m2(4, 0), v2(4, 0), scaled(4);
+  for (int i = 0; i < 4; ++i)
+    scaled[i] = a[i] * coef;
+  zrt_adamw(p1.data(), ZRT_DTYPE_F32, a.data(), m1.data(), v1.data(), nullptr, 4, 1e-2, 0.9, 0.999, 1e-8, 0.1, 1,
+            &coef);
+  zrt_adamw(p2.data(), ZRT_DTYPE_F32, scaled.data(), m2.data(), v2.data(), nullptr, 4, 1e-2, 0.9, 0.999, 1e-8, 0.1,
+            1, nullptr);
+  EXPECT_EQ(p1, p2);
+  EXPECT_EQ(v1, v2);
+  std::vector<float> q1 = {0.5f, -0.25f, 1.0f, 2.0f}, q2 = q1, buf1(4, 0), buf2(4, 0);
+  zrt_sgd_momentum(q1.data(), ZRT_DTYPE_F32, a.data(), buf1.data(), nullptr, 4, 0.1, 0.9, 0.0, &coef);
+  zrt_sgd_momentum(q2.data(), ZRT_DTYPE_F32, scaled.data(), buf2.data(), nullptr, 4, 0.1, 0.9, 0.0, nullptr);
+  EXPECT_EQ(q1, q2);
+  zrt_finalize();
+}
+
 using AbiDeathTest = ::testing::Test;
 
 TEST_F(AbiDeathTest, UnknownDtype) {
