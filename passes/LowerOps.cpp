@@ -64,7 +64,20 @@ LogicalResult Lowering::lowerMatmul(Operation *op, ImplicitLocOpBuilder &b, Arra
   for (bool v : {g.tA, g.tB, g.shared})
     args.push_back(constI32(b, v));
   call(b, fn, args);
+  const int64_t code = dtypeCode(tensorOf(lhs).getElementType());
+  matmuls.insert({"matmul", {code, g.batch, g.m, g.n, g.k, g.tA, g.tB, g.shared}});
   return success();
+}
+
+llvm::json::Array Lowering::matmulsJson() const {
+  llvm::json::Array rows;
+  for (const auto &[op, args] : matmuls) {
+    llvm::json::Array row{op, args[0] == 1 ? "bf16" : "f32"};
+    for (int64_t v : llvm::ArrayRef<int64_t>(args).drop_front())
+      row.push_back(v);
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
@@ -250,6 +263,9 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
              {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], I64(x.getNumElements() / channels),
               I64(w.getNumElements() / channels), I64(channels), I32(o.getTransposeWeight()),
               I64(o.getChunkRows())});
+        matmuls.insert({"matmul_cross_entropy",
+                        {dtypeCode(x.getElementType()), x.getNumElements() / channels,
+                         w.getNumElements() / channels, channels, o.getTransposeWeight(), static_cast<int64_t>(o.getChunkRows())}});
         return success();
       })
       .Case([&](MseOp o) {

@@ -113,6 +113,7 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
         (forward && failed(lowering.lowerFunction(forward, /*isStep=*/true, "zcc_forward" + suffix))) ||
         (eval && failed(lowering.lowerFunction(eval, /*isStep=*/true, "zcc_eval" + suffix))))
       return signalPassFailure();
+    (*model)["matmuls"] = lowering.matmulsJson();
     lowering.emitModelJson("zcc_model_json" + suffix, llvm::json::Value(std::move(*model)));
 
     // Everything is now LLVM: drop the zc symbols and the lowered functions.

@@ -15,6 +15,8 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/JSON.h"
 
+#include <set>
+#include <string>
 #include <vector>
 
 namespace mlir::zc::lowering {
@@ -49,6 +51,11 @@ public:
 
   LogicalResult lowerFunction(func::FuncOp fn, bool isStep, StringRef name);
   void emitModelJson(StringRef symbol, const llvm::json::Value &json);
+  /// Every product the lowered functions run, for the runtime to choose each one's path before
+  /// the first step (zrt_plan_matmuls): rows of ["matmul", dtype, batch, m, n, k, trans_a,
+  /// trans_b, b_shared] and ["matmul_cross_entropy", dtype, rows, classes, channels, trans_w,
+  /// chunk_rows], each once, in a fixed order.
+  llvm::json::Array matmulsJson() const;
 
 private:
   Type llvmType(Abi kind) {
@@ -257,6 +264,8 @@ private:
   DenseMap<Value, Value> scalars; // the update's lr and step
   DenseMap<Value, Value> handles; // an async collective's zc handle -> the runtime's
   llvm::MapVector<Attribute, std::string> constantGlobals;
+  // matmulsJson's rows: the op's name, its dtype code and its integer arguments.
+  std::set<std::pair<std::string, std::vector<int64_t>>> matmuls;
 };
 
 } // namespace mlir::zc::lowering

@@ -1,6 +1,6 @@
-// Matrix products: f32 and bf16 through oneDNN (bf16 accumulates in f32), bf16 widened to f32
-// where oneDNN has no AMX (cpu/WidenedMatmul.h), f64 (the tests' finite-difference
-// references) through BLAS.
+// Matrix products on the path chosen per shape (cpu/MatmulPlan.h): f32 through oneDNN's GEMM,
+// its matmul primitive or OpenBLAS, bf16 through oneDNN's bf16 primitive or widened to f32
+// (cpu/WidenedMatmul.h); f64 (the tests' finite-difference references) through BLAS.
 //
 // Why not BLAS for f32: OpenBLAS picks its kernels from the CPU model, and on CPUs it
 // does not know (AVX-512 AMD parts among them) falls back to AVX2 kernels, while oneDNN
@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "core/Error.h"
+#include "cpu/MatmulPlan.h"
 #include "cpu/Sgemm.h"
 #include "cpu/WidenedMatmul.h"
 
@@ -140,24 +141,21 @@ bool runDnnl(DnnlMatmul::Type type, const char *typeName, const void *a, const v
   return true;
 }
 
-/// Which bf16 path runs, from ZRT_BF16_MATMUL; read once.
-enum class Bf16Mode { Auto, Native, Widen };
-
-Bf16Mode bf16Mode(const char *call) {
-  static const char *value = std::getenv("ZRT_BF16_MATMUL");
-  if (!value || !*value || std::strcmp(value, "auto") == 0)
-    return Bf16Mode::Auto;
-  if (std::strcmp(value, "widen") == 0)
-    return Bf16Mode::Widen;
-  if (std::strcmp(value, "native") == 0) {
-    if (!nativeBf16MatmulAvailable())
-      fatal(call, "ZRT_BF16_MATMUL=native: oneDNN has no bf16 matmul on this CPU (its ISA: %s; "
-                  "it needs AVX-512); use ZRT_BF16_MATMUL=widen or auto",
-            describeDnnlIsa().c_str());
-    return Bf16Mode::Native;
-  }
-  fatal(call, "ZRT_BF16_MATMUL=%s: expected auto, native or widen", value);
+/// dnnl_sgemm is the rule's f32 path, not oneDNN's matmul primitive: oneDNN 2.6's brgemm
+/// matmul has shapes where it runs at a third to half of the GEMM (GPT-2 124M's MLP, one
+/// thread of an AVX-512 core: 4096x3072x768 at 78 against 163 GF/s, the weight gradient
+/// 768x3072x4096 at 44 against 159), and elsewhere the two are within a few percent
+/// (bench/runtime/KernelBench.cpp); a plan measures each shape.
+void sgemmProduct(const float *a, const float *b, float *c, const MatmulShape &shape) {
+  // batchedGemm passes cblas_sgemm's arguments; its alpha is always 1, as sgemm's.
+  batchedGemm(a, b, c, shape,
+              [](CBLAS_ORDER, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, float,
+                 const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+                sgemm("zrt_matmul", ta == CblasTrans, tb == CblasTrans, m, n, k, a, lda, b, ldb, beta, c,
+                      ldc);
+              });
 }
+
 
 } // namespace
 
@@ -178,23 +176,21 @@ std::string describeDnnlIsa() {
   }
 }
 
-/// f32 through oneDNN's GEMM entry point, not its matmul primitive: oneDNN 2.6's brgemm
-/// matmul has shapes where it runs at a third to half of the GEMM (GPT-2 124M's MLP, one
-/// thread of an AVX-512 core: 4096x3072x768 at 78 against 163 GF/s, the weight gradient
-/// 768x3072x4096 at 44 against 159), and elsewhere the two are within a few percent
-/// (bench/runtime/KernelBench.cpp, BM_zrt_matmul_f32 against BM_onednn_f32_primitive).
-void matmul(const float *a, const float *b, float *c, const MatmulShape &shape) {
-  // batchedGemm passes cblas_dgemm's arguments; its alpha is always 1, as sgemm's.
-  batchedGemm(a, b, c, shape,
-              [](CBLAS_ORDER, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, float,
-                 const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
-                sgemm("zrt_matmul", ta == CblasTrans, tb == CblasTrans, m, n, k, a, lda, b, ldb, beta, c,
-                      ldc);
-              });
+
+const char *matmulPathName(MatmulPath path) {
+  switch (path) {
+  case MatmulPath::Sgemm: return "sgemm";
+  case MatmulPath::Primitive: return "primitive";
+  case MatmulPath::Blas: return "blas";
+  case MatmulPath::Native: return "native";
+  case MatmulPath::Widen: return "widen";
+  }
+  return "?";
 }
 
-void matmul(const double *a, const double *b, double *c, const MatmulShape &shape) {
-  batchedGemm(a, b, c, shape, cblas_dgemm);
+bool pathComputes(MatmulPath path, int32_t dtype) {
+  const bool bf16Path = path == MatmulPath::Native || path == MatmulPath::Widen;
+  return dtype == ZRT_DTYPE_BF16 ? bf16Path : !bf16Path;
 }
 
 bool nativeBf16MatmulAvailable() {
@@ -205,71 +201,119 @@ bool nativeBf16MatmulAvailable() {
   return available;
 }
 
-/// Whether `auto` runs bf16 products on oneDNN's primitive: only where oneDNN drives AMX tiles.
-/// Without AMX a bf16 dot product (AVX512-BF16's vdpbf16ps, 64 flops) retires a quarter as often
-/// as an f32 FMA (32 flops), so at half the flops: on a Sapphire Rapids core without AMX, 86
-/// against 176 GF/s, and oneDNN 2.6's bf16 matmul runs at about 80 GF/s where its f32 GEMM
-/// runs at 160 (a 10.7M-parameter GPT step: 1925 ms native, 1228-1266 widened, 1210 fp32). The
-/// widened GEMM (cpu/WidenedGemm.h) runs at f32 FMA rates and keeps bf16's halved bytes in memory.
-bool nativeBf16MatmulPreferred() {
-  static const bool preferred =
-      dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx && nativeBf16MatmulAvailable();
-  return preferred;
+bool pathRuns(MatmulPath path, int32_t dtype, const MatmulShape &shape) {
+  if (!pathComputes(path, dtype))
+    return false;
+  if (path == MatmulPath::Native)
+    return nativeBf16MatmulAvailable() &&
+           DnnlMatmul::instance().primitive(dnnl::memory::data_type::bf16, shape).has_value();
+  if (path == MatmulPath::Primitive)
+    return DnnlMatmul::instance().primitive(dnnl::memory::data_type::f32, shape).has_value();
+  return true;
 }
 
-void matmulOn(Bf16MatmulPath path, const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape) {
+std::optional<MatmulPath> forcedMatmulPath(int32_t dtype, const char *call) {
+  const bool isBf16 = dtype == ZRT_DTYPE_BF16;
+  const char *variable = isBf16 ? "ZRT_BF16_MATMUL" : "ZRT_F32_MATMUL";
+  const char *value = std::getenv(variable);
+  if (!value || !*value || std::strcmp(value, "auto") == 0)
+    return std::nullopt;
+  for (MatmulPath path : kMatmulPaths)
+    if (pathComputes(path, dtype) && std::strcmp(value, matmulPathName(path)) == 0) {
+      if (path == MatmulPath::Native && !nativeBf16MatmulAvailable())
+        fatal(call, "ZRT_BF16_MATMUL=native: oneDNN has no bf16 matmul on this CPU (its ISA: %s; "
+                    "it needs AVX-512); use ZRT_BF16_MATMUL=widen or auto",
+              describeDnnlIsa().c_str());
+      return path;
+    }
+  fatal(call, "%s=%s: expected auto, %s", variable, value,
+        isBf16 ? "native or widen" : "sgemm, primitive or blas");
+}
+
+/// Why the rule's bf16 path is native only where oneDNN drives AMX tiles: without AMX a bf16 dot
+/// product (AVX512-BF16's vdpbf16ps, 64 flops) retires a quarter as often as an f32 FMA (32
+/// flops) on a Sapphire Rapids core, so at half the flops (86 against 176 GF/s; oneDNN 2.6's
+/// bf16 matmul at about 80 GF/s where its f32 GEMM runs at 160). An AMD Zen 5 core runs the same
+/// instruction at 1.7x its f32 rate: which is why a plan measures, and the rule only serves
+/// shapes outside it.
+MatmulPath ruleMatmulPath(int32_t dtype) {
+  if (dtype != ZRT_DTYPE_BF16)
+    return MatmulPath::Sgemm;
+  static const bool amx =
+      dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx && nativeBf16MatmulAvailable();
+  return amx ? MatmulPath::Native : MatmulPath::Widen;
+}
+
+void matmulOn(MatmulPath path, const float *a, const float *b, float *c, const MatmulShape &shape) {
   if (shape.batch <= 0 || shape.m <= 0 || shape.n <= 0)
     return;
-  if (path == Bf16MatmulPath::Widen) {
+  switch (path) {
+  case MatmulPath::Sgemm:
+    sgemmProduct(a, b, c, shape);
+    return;
+  case MatmulPath::Primitive:
+    runDnnl(dnnl::memory::data_type::f32, "f32", a, b, c, shape, /*mayLack=*/false);
+    return;
+  case MatmulPath::Blas:
+    batchedGemm(a, b, c, shape, cblas_sgemm);
+    return;
+  default:
+    fatal("zrt_matmul", "the %s path computes bf16 products, not f32", matmulPathName(path));
+  }
+}
+
+void matmulOn(MatmulPath path, const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape) {
+  if (shape.batch <= 0 || shape.m <= 0 || shape.n <= 0)
+    return;
+  switch (path) {
+  case MatmulPath::Widen:
     widenedMatmul(a, b, c, shape);
     return;
+  case MatmulPath::Native:
+    runDnnl(dnnl::memory::data_type::bf16, "bf16", a, b, c, shape, /*mayLack=*/false);
+    return;
+  default:
+    fatal("zrt_matmul", "the %s path computes f32 products, not bf16", matmulPathName(path));
   }
-  runDnnl(dnnl::memory::data_type::bf16, "bf16", a, b, c, shape, /*mayLack=*/false);
+}
+
+void matmul(const float *a, const float *b, float *c, const MatmulShape &shape) {
+  // The plan first (rank 0's choice, forced paths included), then what this process forces.
+  static const std::optional<MatmulPath> forced = forcedMatmulPath(ZRT_DTYPE_F32, "zrt_matmul");
+  matmulOn(plannedMatmulPath(ZRT_DTYPE_F32, shape).value_or(forced.value_or(MatmulPath::Sgemm)), a, b, c, shape);
+}
+
+void matmul(const double *a, const double *b, double *c, const MatmulShape &shape) {
+  batchedGemm(a, b, c, shape, cblas_dgemm);
 }
 
 void matmul(const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape) {
   if (shape.batch <= 0 || shape.m <= 0 || shape.n <= 0)
     return;
-  switch (bf16Mode("zrt_matmul")) {
-  case Bf16Mode::Widen:
-    widenedMatmul(a, b, c, shape);
-    return;
-  case Bf16Mode::Native:
-    runDnnl(dnnl::memory::data_type::bf16, "bf16", a, b, c, shape, /*mayLack=*/false);
-    return;
-  case Bf16Mode::Auto:
-    // Chosen once per shape: oneDNN is asked once, its answer is kept with the primitives.
-    if (!nativeBf16MatmulPreferred()) {
-      widenedMatmul(a, b, c, shape);
-      return;
-    }
-    if (!runDnnl(dnnl::memory::data_type::bf16, "bf16", a, b, c, shape, /*mayLack=*/true)) {
-      static std::once_flag noted;
-      std::call_once(noted, [&] {
-        std::fprintf(stderr, "zrt: zrt_matmul: %s: no native primitive, widened to f32 (said once)\n",
-                     shapeText("bf16", shape).c_str());
-      });
-      widenedMatmul(a, b, c, shape);
-    }
+  // The plan first (rank 0's choice, forced paths included: every rank runs the same), then
+  // what this process forces.
+  static const std::optional<MatmulPath> forced = forcedMatmulPath(ZRT_DTYPE_BF16, "zrt_matmul");
+  if (std::optional<MatmulPath> path = plannedMatmulPath(ZRT_DTYPE_BF16, shape); path || forced) {
+    matmulOn(path ? *path : *forced, a, b, c, shape);
     return;
   }
+  // Outside a plan, the rule's path; native where oneDNN has a primitive for the shape.
+  if (ruleMatmulPath(ZRT_DTYPE_BF16) == MatmulPath::Native &&
+      runDnnl(dnnl::memory::data_type::bf16, "bf16", a, b, c, shape, /*mayLack=*/true))
+    return;
+  widenedMatmul(a, b, c, shape);
 }
 
-std::string describeBf16Matmul(const char *call) {
-  const Bf16Mode mode = bf16Mode(call);
-  const std::string isa = describeDnnlIsa();
-  // The kernels' level is on the same start-up line; the widened GEMM runs at that level.
-  const std::string widened = "zcc's widened GEMM: bf16 widened while packed, f32 sums";
-  if (mode == Bf16Mode::Widen)
-    return "bf16 matmul widen (ZRT_BF16_MATMUL=widen: " + widened + ")";
-  if (mode == Bf16Mode::Native)
-    return "bf16 matmul native (ZRT_BF16_MATMUL=native: oneDNN " + isa + ")";
-  if (nativeBf16MatmulPreferred())
-    return "bf16 matmul native (oneDNN " + isa + "; shapes it lacks widen to f32)";
-  if (nativeBf16MatmulAvailable())
-    return "bf16 matmul widen (oneDNN " + isa + " has no AMX, its bf16 matmul runs below f32: " + widened +
-           "; ZRT_BF16_MATMUL=native forces it)";
-  return "bf16 matmul widen (oneDNN " + isa + " has no bf16 matmul: " + widened + ")";
+std::string describeMatmulPaths(const char *call) {
+  std::string text;
+  for (int32_t dtype : {ZRT_DTYPE_F32, ZRT_DTYPE_BF16})
+    if (std::optional<MatmulPath> forced = forcedMatmulPath(dtype, call))
+      text += std::string(text.empty() ? "" : ", ") + (dtype == ZRT_DTYPE_BF16 ? "bf16" : "f32") +
+              " matmul " + matmulPathName(*forced) + " (" +
+              (dtype == ZRT_DTYPE_BF16 ? "ZRT_BF16_MATMUL" : "ZRT_F32_MATMUL") + ")";
+  const std::string isa = "oneDNN " + describeDnnlIsa() +
+                          (nativeBf16MatmulAvailable() ? " with" : " without") + " bf16 matmul";
+  return text.empty() ? "matmul paths per shape (" + isa + ")" : text + ", " + isa;
 }
 
 } // namespace zrt::cpu

@@ -1,13 +1,16 @@
-// Matrix products: f32 through oneDNN, bf16 through oneDNN's bf16 primitive where this CPU has
-// AMX and through widened f32 tiles elsewhere (cpu/WidenedMatmul.h), f64 (the tests'
-// finite-difference references) through BLAS.
+// Matrix products: f32 through oneDNN's GEMM, its matmul primitive or OpenBLAS, bf16 through
+// oneDNN's bf16 primitive or widened f32 tiles (cpu/WidenedMatmul.h), whichever the plan
+// measured fastest for the shape (cpu/MatmulPlan.h); f64 (the tests' finite-difference
+// references) through BLAS.
 #ifndef ZRT_CPU_MATMUL_H
 #define ZRT_CPU_MATMUL_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "zrt/bf16.h"
+#include "zrt/zrt.h"
 
 namespace zrt::cpu {
 
@@ -19,32 +22,54 @@ struct MatmulShape {
   bool transA, transB, bShared;
 };
 
+/// f32 on the path the plan (cpu/MatmulPlan.h) chose for this shape, else the one ZRT_F32_MATMUL
+/// forces, else oneDNN's GEMM.
 void matmul(const float *a, const float *b, float *c, const MatmulShape &shape);
 void matmul(const double *a, const double *b, double *c, const MatmulShape &shape);
-/// On the path ZRT_BF16_MATMUL picks: `auto` (the default) runs oneDNN's bf16 primitive where
-/// oneDNN has AMX (for every shape it can create one for; the rest widen) and widens elsewhere,
-/// `native` and `widen` force one.
+/// bf16 on the plan's path, else the one ZRT_BF16_MATMUL forces, else the rule's: oneDNN's bf16
+/// primitive where oneDNN has AMX (for every shape it can create one for; the rest widen),
+/// widened elsewhere.
 void matmul(const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape);
 
-/// The two ways a bf16 product runs: oneDNN's bf16 primitive (CPUs with AVX-512), or bf16
-/// tiles widened to f32 through an f32 GEMM (any CPU). Both accumulate in f32 and round once.
-enum class Bf16MatmulPath { Native, Widen };
+/// The ways a product runs. f32: oneDNN's GEMM entry point (dnnl_sgemm), oneDNN's matmul
+/// primitive, OpenBLAS's cblas_sgemm. bf16: oneDNN's bf16 primitive (CPUs with AVX-512), or
+/// bf16 tiles widened to f32 through zcc's GEMM (any CPU); both accumulate in f32 and round once.
+/// Each sums in its own order, so two paths of one shape differ in the last bits.
+enum class MatmulPath : uint8_t { Sgemm, Primitive, Blas, Native, Widen };
+constexpr MatmulPath kMatmulPaths[] = {MatmulPath::Sgemm, MatmulPath::Primitive, MatmulPath::Blas,
+                                       MatmulPath::Native, MatmulPath::Widen};
+/// "sgemm", "primitive", "blas", "native", "widen" (the names ZRT_*_MATMUL and plans use).
+const char *matmulPathName(MatmulPath path);
+/// Whether `path` computes products of `dtype` (zrt_dtype).
+bool pathComputes(MatmulPath path, int32_t dtype);
 
 /// Whether oneDNN creates bf16 matmuls on this CPU (probed once per process; Debian's
 /// oneDNN 2.6 does not below AVX-512, nor under ONEDNN_MAX_CPU_ISA=AVX2).
 bool nativeBf16MatmulAvailable();
+/// Whether `path` can run this shape here: oneDNN's primitives exist for it (Native, Primitive);
+/// the GEMMs run every shape.
+bool pathRuns(MatmulPath path, int32_t dtype, const MatmulShape &shape);
 
-/// A bf16 product on the given path whatever ZRT_BF16_MATMUL says (the tests compare paths);
-/// Native where it is not available is a fatal error.
-void matmulOn(Bf16MatmulPath path, const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape);
+/// A product on the given path whatever the plan and ZRT_*_MATMUL say (the tests compare paths,
+/// the tuner times them); a path of the other dtype, or one this CPU lacks, is a fatal error.
+void matmulOn(MatmulPath path, const float *a, const float *b, float *c, const MatmulShape &shape);
+void matmulOn(MatmulPath path, const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape);
+
+/// The path ZRT_F32_MATMUL (f32) or ZRT_BF16_MATMUL (bf16) forces, if any; a value that is not
+/// a path of that dtype, or native where this CPU has none, is a fatal error naming `call`.
+std::optional<MatmulPath> forcedMatmulPath(int32_t dtype, const char *call);
+/// The path of a shape no plan covers: dnnl_sgemm for f32; for bf16 native where oneDNN drives
+/// AMX tiles, widened elsewhere (measured on a Sapphire Rapids core without AMX; a plan measures
+/// instead of trusting it).
+MatmulPath ruleMatmulPath(int32_t dtype);
 
 /// oneDNN's name for the instruction set it generates code for ("avx2", "avx512_core_bf16").
 std::string describeDnnlIsa();
 
-/// Checks ZRT_BF16_MATMUL (a value other than auto, native or widen, or native on a CPU
-/// without it, is a fatal error naming the call) and says which path runs and why, for
-/// the start-up log: "bf16 matmul native (oneDNN avx512_core_bf16)".
-std::string describeBf16Matmul(const char *call);
+/// Checks ZRT_F32_MATMUL and ZRT_BF16_MATMUL (forcedMatmulPath's errors) and says what decides
+/// the paths, for the backend's start-up line: "matmul paths per shape (oneDNN avx512_core_bf16
+/// with bf16 matmul)", or the forced ones.
+std::string describeMatmulPaths(const char *call);
 
 } // namespace zrt::cpu
 

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "cpu/Loss.h"
 #include "cpu/Matmul.h"
@@ -55,6 +56,31 @@ inline void startSum(const bf16 *c, int64_t n, const MatmulCrossEntropyLayout &l
 template <class T> void startSum(const T *, int64_t, const MatmulCrossEntropyLayout &, char *) {}
 } // namespace detail
 
+/// The products of one chunk of n rows: its logits, the input's gradient rows, and its part of
+/// the weight gradient (through matmul() for the first chunk, and for every chunk in bf16).
+struct ChunkProducts {
+  MatmulShape logits, dx, dw;
+  static ChunkProducts of(int64_t n, int64_t classes, int64_t channels, bool transW) {
+    // dw = dlogits^T x ([classes, channels]) or x^T dlogits, as autodiff writes them.
+    return {MatmulShape{1, n, classes, channels, false, transW, false},
+            MatmulShape{1, n, channels, classes, false, !transW, false},
+            transW ? MatmulShape{1, classes, channels, n, true, false, false}
+                   : MatmulShape{1, channels, classes, n, true, false, false}};
+  }
+};
+
+/// Every product matmulCrossEntropy runs through matmul() for these sizes (a plan covers them).
+inline std::vector<MatmulShape> matmulCrossEntropyProducts(int64_t rows, int64_t classes, int64_t channels,
+                                                           bool transW, int64_t chunkRows) {
+  std::vector<MatmulShape> shapes;
+  for (int64_t n : {std::min(chunkRows, rows), rows % chunkRows})
+    if (n > 0) {
+      const ChunkProducts p = ChunkProducts::of(n, classes, channels, transW);
+      shapes.insert(shapes.end(), {p.logits, p.dx, p.dw});
+    }
+  return shapes;
+}
+
 /// x [rows, channels], w [classes, channels] (transW) or [channels, classes], labels [rows];
 /// loss = mean cross-entropy of x op(w), dx and dw its gradients scaled by *dloss.
 template <class T>
@@ -77,14 +103,13 @@ void matmulCrossEntropy(const T *x, const T *w, const int32_t *labels, const Los
   for (int64_t r0 = 0; r0 < rows; r0 += chunkRows) {
     const int64_t n = std::min(chunkRows, rows - r0);
     const T *xRows = x + r0 * channels;
-    matmul(xRows, w, chunk, MatmulShape{1, n, classes, channels, false, transW, false});
+    const ChunkProducts products = ChunkProducts::of(n, classes, channels, transW);
+    matmul(xRows, w, chunk, products.logits);
     parallelFor(n, 16, [&](int64_t r) {
       rowLoss[r0 + r] = math::crossEntropyRowAndGrad<A>(chunk + r * classes, labels[r0 + r], classes, g);
     });
-    matmul(chunk, w, dx + r0 * channels, MatmulShape{1, n, channels, classes, false, !transW, false});
-    // dw = dlogits^T x ([classes, channels]) or x^T dlogits, as autodiff writes them.
-    const MatmulShape dwShape = transW ? MatmulShape{1, classes, channels, n, true, false, false}
-                                       : MatmulShape{1, channels, classes, n, true, false, false};
+    matmul(chunk, w, dx + r0 * channels, products.dx);
+    const MatmulShape &dwShape = products.dw;
     const T *lhs = transW ? chunk : xRows, *rhs = transW ? xRows : chunk;
     if (r0 == 0) {
       matmul(lhs, rhs, dw, dwShape);

@@ -235,7 +235,7 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
   // The CPU paths are chosen here, so a forced one this CPU cannot run (ZRT_ISA,
   // ZRT_BF16_MATMUL) stops every rank before the first step, not in the middle of one.
   zrt::cpu::isaKernels();
-  zrt::cpu::describeBf16Matmul("zrt_init");
+  zrt::cpu::describeMatmulPaths("zrt_init");
   if (const char *checks = std::getenv("ZRT_COLLECTIVE_CHECKS"))
     state->checkAgreement = std::strcmp(checks, "0") != 0;
   state->stream = std::make_unique<CommStream>();
@@ -339,7 +339,7 @@ void zrt_describe_backend(void *text, int64_t capacity) {
   current("zrt_describe_backend");
   const std::string line = std::string("cpu: kernels ") + zrt::cpu::isaKernels().isa +
                            (std::getenv("ZRT_ISA") ? " (ZRT_ISA)" : "") + ", " +
-                           zrt::cpu::describeBf16Matmul("zrt_describe_backend") + ", " +
+                           zrt::cpu::describeMatmulPaths("zrt_describe_backend") + ", " +
                            std::to_string(omp_get_max_threads()) + " OpenMP thread(s) per rank" +
                            (tiers().nvme.isOpen() ? ", " + tiers().nvme.describe() : std::string());
   if (capacity > 0)

@@ -171,6 +171,21 @@ void zrt_describe_backend(void *text, int64_t capacity) {
                   r.nccl ? "NCCL" : "single-rank");
 }
 
+// cuBLASLt's heuristic picks each shape's algorithm when the shape first runs (cuda/Matmul.cu):
+// nothing is timed here, so there is nothing to record either.
+void zrt_plan_matmuls(const void *, int64_t rows, const void *, void *text, int64_t capacity) {
+  current("zrt_plan_matmuls");
+  if (capacity > 0)
+    std::snprintf(static_cast<char *>(text), static_cast<size_t>(capacity),
+                  "%lld product shape(s): cuBLASLt's heuristic (first algorithm), not timed",
+                  static_cast<long long>(rows));
+}
+int64_t zrt_matmul_plan_text(void *text, int64_t capacity) {
+  if (capacity > 0)
+    static_cast<char *>(text)[0] = '\0';
+  return 0;
+}
+
 // Host access happens between steps: the device is idle first (the streams are
 // non-blocking, a plain cudaMemcpy would not wait for them).
 void zrt_arena_write(int64_t offset, const void *src, int64_t bytes) {

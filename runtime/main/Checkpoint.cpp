@@ -268,6 +268,8 @@ void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const s
                                {"ranks", files}};
     if (std::isfinite(run.bestValLoss))
       manifest["best_val_loss"] = run.bestValLoss;
+    if (!run.matmulPlan.empty())
+      manifest["matmul_plan"] = run.matmulPlan;
     if (stages.size() > 1) { // rank r's file is of pipeline stage r / (tp dp)
       nlohmann::json layouts = nlohmann::json::array();
       for (const ModelInfo &s : stages)
@@ -334,6 +336,8 @@ int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, co
              "this run's schedule");
     if (manifest.contains("best_val_loss"))
       run.bestValLoss = manifest.at("best_val_loss").get<double>();
+    if (manifest.contains("matmul_plan"))
+      run.matmulPlan = manifest.at("matmul_plan").get<std::string>();
   } catch (const nlohmann::json::exception &e) {
     refuse(std::string("malformed manifest: ") + e.what());
   }

@@ -32,6 +32,9 @@ struct RunIdentity {
   bool overrideSchedule = false;
   // The lowest validation loss so far (NaN: none yet): saved in the manifest, restored on resume.
   double bestValLoss = std::nan("");
+  // The path of every product (zrt_matmul_plan_text): paths round differently, so a resumed run
+  // installs the plan the run started with (zrt_plan_matmuls' `recorded`). Empty: none kept.
+  std::string matmulPlan;
 };
 
 /// Every rank calls it (it synchronizes the ranks); keeps the newest `keep` checkpoints.
@@ -44,7 +47,7 @@ void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const s
 /// when `dir` holds none. A checkpoint that does not match this program (another model,
 /// world size or layout), or whose files are missing, truncated or corrupt, is a fatal
 /// error naming the problem, before any step runs.
-/// Restores run.bestValLoss from the manifest.
+/// Restores run.bestValLoss and run.matmulPlan from the manifest.
 int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir,
                          RunIdentity &run);
 

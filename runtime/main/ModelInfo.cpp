@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/Error.h"
+#include "zrt/zrt.h"
 
 namespace zrt::train {
 
@@ -110,6 +111,18 @@ ModelInfo parseModelInfo(const char *text) {
       input.bytes = in.at("bytes").get<int64_t>();
       input.classes = in.value("classes", int64_t(0));
       info.inputs.push_back(input);
+    }
+    // Programs compiled before the table existed have none: their shapes take the rule's path.
+    for (const nlohmann::json &row : j.value("matmuls", nlohmann::json::array())) {
+      const std::string op = row.at(0).get<std::string>(), dtype = row.at(1).get<std::string>();
+      if ((op != "matmul" && op != "matmul_cross_entropy") || (dtype != "f32" && dtype != "bf16"))
+        fatal("zcc_model_json", "matmuls: unknown row [%s, %s]", op.c_str(), dtype.c_str());
+      std::vector<int64_t> values(ZRT_MATMUL_ROW, 0);
+      values[0] = op == "matmul" ? ZRT_MATMUL_PLAIN : ZRT_MATMUL_CROSS_ENTROPY;
+      values[1] = dtype == "bf16" ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32;
+      for (size_t i = 2; i < row.size() && i < values.size(); ++i)
+        values[i] = row.at(i).get<int64_t>();
+      info.matmuls.insert(info.matmuls.end(), values.begin(), values.end());
     }
   } catch (const nlohmann::json::exception &e) {
     fatal("zcc_model_json", "malformed model description: %s", e.what());

@@ -124,6 +124,9 @@ struct ModelInfo {
   std::vector<ParamInfo> params;
   std::vector<StateInfo> states;
   std::vector<InputInfo> inputs;
+  /// The products the compiled functions run, as zrt_plan_matmuls takes them: rows of
+  /// ZRT_MATMUL_ROW int64s (kind, dtype, then the op's sizes).
+  std::vector<int64_t> matmuls;
   /// 0 (replicated), 1, 2 or 3: from the parameters' layout.
   int zeroStage() const {
     int stage = 0;

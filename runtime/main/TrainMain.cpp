@@ -483,6 +483,19 @@ int main(int argc, char **argv) {
   int64_t firstStep = 0;
   if (flags.resume)
     firstStep = resumeCheckpoint(stageModels, stage, flags.ckptDir, run);
+  // Every product's path, before the first step: every stage's products (the plan is agreed
+  // over the world), the checkpoint's paths on a resume. Measuring on rank 0 may take seconds
+  // while the other ranks wait in its collective: no timeout meanwhile.
+  std::vector<int64_t> matmuls;
+  for (const ModelInfo &m : stageModels)
+    matmuls.insert(matmuls.end(), m.matmuls.begin(), m.matmuls.end());
+  char matmulLine[1024];
+  zrt_set_comm_timeout(0);
+  zrt_plan_matmuls(matmuls.data(), static_cast<int64_t>(matmuls.size() / ZRT_MATMUL_ROW),
+                   run.matmulPlan.empty() ? nullptr : run.matmulPlan.c_str(), matmulLine, sizeof matmulLine);
+  zrt_set_comm_timeout(flags.commTimeout);
+  run.matmulPlan.resize(static_cast<size_t>(zrt_matmul_plan_text(nullptr, 0)));
+  zrt_matmul_plan_text(run.matmulPlan.data(), static_cast<int64_t>(run.matmulPlan.size()) + 1);
   // The data source fills host rows; zrt_input_write moves them where the kernels read. A
   // pipeline stage keeps the inputs of each micro-batch in flight (a slot each); its
   // activation inputs are received from the neighbouring stages into them.
@@ -526,6 +539,7 @@ int main(int argc, char **argv) {
     char backend[512];
     zrt_describe_backend(backend, sizeof backend);
     std::printf("zcc: backend %s\n", backend);
+    std::printf("zcc: matmul paths: %s\n", matmulLine);
     if (model.gradClip > 0)
       std::printf("zcc: gradients clipped to a global norm of %g (zcc --grad-clip)\n", model.gradClip);
     auto where = [](int32_t tier) {

@@ -44,10 +44,10 @@ Vec naiveMatmul(const Vec &a, const Vec &b, const MatmulShape &s) {
 /// The bf16 matmul paths this CPU runs: the widened one everywhere, oneDNN's native one where
 /// it exists (AVX-512). The process-wide choice (ZRT_BF16_MATMUL) is not consulted: every
 /// path the CPU can run is tested, whichever it would pick by itself.
-std::vector<Bf16MatmulPath> bf16PathsThisCpuRuns() {
-  std::vector<Bf16MatmulPath> paths{Bf16MatmulPath::Widen};
+std::vector<MatmulPath> bf16PathsThisCpuRuns() {
+  std::vector<MatmulPath> paths{MatmulPath::Widen};
   if (nativeBf16MatmulAvailable())
-    paths.push_back(Bf16MatmulPath::Native);
+    paths.push_back(MatmulPath::Native);
   else {
     static bool said = false;
     if (!said)
@@ -58,7 +58,16 @@ std::vector<Bf16MatmulPath> bf16PathsThisCpuRuns() {
   return paths;
 }
 
-const char *pathName(Bf16MatmulPath path) { return path == Bf16MatmulPath::Native ? "native" : "widen"; }
+const char *pathName(MatmulPath path) { return matmulPathName(path); }
+
+/// The f32 paths: oneDNN's GEMM and OpenBLAS run every shape, oneDNN's primitive those it creates.
+std::vector<MatmulPath> f32PathsFor(const MatmulShape &s) {
+  std::vector<MatmulPath> paths;
+  for (MatmulPath path : {MatmulPath::Sgemm, MatmulPath::Primitive, MatmulPath::Blas})
+    if (pathRuns(path, ZRT_DTYPE_F32, s))
+      paths.push_back(path);
+  return paths;
+}
 
 /// bf16 inputs are exact in f64, so a bf16 product is compared with the f64 product of the
 /// rounded inputs: only f32 accumulation and the final bf16 rounding (2^-8 relative) remain.
@@ -84,11 +93,20 @@ TEST(KernelForward, MatmulF32AndBf16AllLayouts) {
     std::vector<float> cf(ref.size());
     matmul(af.data(), bf.data(), cf.data(), s);
     EXPECT_LE(worstRelativeError(toDouble(cf), ref, 1e-5, 1e-5), 1.0) << "f32 layout " << layout;
+    // Each f32 path a plan can choose; sgemm and blas run every shape.
+    const std::vector<MatmulPath> f32Paths = f32PathsFor(s);
+    EXPECT_GE(f32Paths.size(), 2u);
+    for (MatmulPath path : f32Paths) {
+      std::vector<float> c(ref.size(), 12345.0f); // every element must be written
+      matmulOn(path, af.data(), bf.data(), c.data(), s);
+      EXPECT_LE(worstRelativeError(toDouble(c), ref, 1e-5, 1e-5), 1.0)
+          << "f32 " << pathName(path) << " layout " << layout;
+    }
 
     // The process's own choice, then each path the CPU runs.
     expectBf16Product(s, 300 + layout, [](auto... args) { matmul(args...); },
                       "bf16 layout " + std::to_string(layout));
-    for (Bf16MatmulPath path : bf16PathsThisCpuRuns())
+    for (MatmulPath path : bf16PathsThisCpuRuns())
       expectBf16Product(
           s, 300 + layout, [&](auto... args) { matmulOn(path, args...); },
           std::string("bf16 ") + pathName(path) + " layout " + std::to_string(layout));
@@ -119,7 +137,7 @@ TEST(KernelForward, WidenedMatmulTilesCoverEveryEdge) {
 // K = 0 is an empty sum: C is zero, on every path.
 TEST(KernelForward, Bf16MatmulWithEmptyKIsZero) {
   const MatmulShape s{2, 3, 4, 0, false, false, false};
-  for (Bf16MatmulPath path : bf16PathsThisCpuRuns()) {
+  for (MatmulPath path : bf16PathsThisCpuRuns()) {
     std::vector<bf16> c(2 * 3 * 4, bf16(7.0f));
     matmulOn(path, nullptr, nullptr, c.data(), s);
     for (bf16 v : c)
@@ -130,7 +148,7 @@ TEST(KernelForward, Bf16MatmulWithEmptyKIsZero) {
 // A product one GEMM of the real model's size: long sums where the two paths' different f32
 // summation orders matter most; both stay within bf16 rounding of the f64 product.
 TEST(KernelForward, Bf16PathsAgreeOnModelSizedProducts) {
-  for (Bf16MatmulPath path : bf16PathsThisCpuRuns()) {
+  for (MatmulPath path : bf16PathsThisCpuRuns()) {
     expectBf16Product(MatmulShape{1, 512, 384, 128, false, true, true}, 500,
                       [&](auto... args) { matmulOn(path, args...); }, pathName(path));
     expectBf16Product(MatmulShape{1, 128, 384, 2048, true, false, false}, 600,

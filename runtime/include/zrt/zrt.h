@@ -29,6 +29,12 @@ typedef enum zrt_axis {
 /// the NVMe store (ZeRO-Offload and ZeRO-Infinity's tiers).
 typedef enum zrt_tier { ZRT_TIER_DEVICE = 0, ZRT_TIER_HOST = 1, ZRT_TIER_NVME = 2 } zrt_tier;
 
+/// The rows of zrt_plan_matmuls' table: ZRT_MATMUL_ROW int64s each, kind and dtype first.
+///   ZRT_MATMUL_PLAIN:         batch, m, n, k, trans_a, trans_b, b_shared (zrt_matmul's arguments)
+///   ZRT_MATMUL_CROSS_ENTROPY: rows, classes, channels, trans_w, chunk_rows, 0, 0
+///                             (zrt_matmul_cross_entropy's: the runtime knows its products)
+enum { ZRT_MATMUL_PLAIN = 0, ZRT_MATMUL_CROSS_ENTROPY = 1, ZRT_MATMUL_ROW = 9 };
+
 /// Per-rank counters for the executable's logs, indexed by collective kind:
 /// 0 all_gather, 1 reduce_scatter, 2 all_reduce, 3 broadcast, 4 pipeline sends. Bytes sent
 /// follow the ring algorithms: all_gather and reduce_scatter (N-1) x shard bytes,
