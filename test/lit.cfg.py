@@ -21,6 +21,7 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
 # The CPU-path switches pass through, so the whole suite can run as on another CPU
 # (ONEDNN_MAX_CPU_ISA=AVX2 ZRT_ISA=avx2: as on one without AVX-512).
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "ZRT_ISA", "ZRT_BF16_MATMUL",
+                                     "ZRT_F32_MATMUL", "ZRT_MATMUL_TUNE", "ZRT_MATMUL_CACHE", "XDG_CACHE_HOME",
                                      "ONEDNN_MAX_CPU_ISA"])
 llvm_config.use_default_substitutions()
 

@@ -1,6 +1,7 @@
 // The installed matmul plan and its text form (cpu/MatmulPlan.h).
 #include "cpu/MatmulPlan.h"
 
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <set>
@@ -17,6 +18,8 @@ auto tie(const MatmulKey &k) {
   const MatmulShape &s = k.shape;
   return std::make_tuple(k.dtype, s.batch, s.m, s.n, s.k, s.transA, s.transB, s.bShared);
 }
+
+std::atomic<int64_t> unplanned{0};
 
 MatmulPlan &plan() {
   static MatmulPlan installed;
@@ -78,6 +81,7 @@ std::optional<MatmulPath> plannedMatmulPath(int32_t dtype, const MatmulShape &sh
   auto it = p.find(key);
   if (it != p.end())
     return it->second;
+  unplanned.fetch_add(1, std::memory_order_relaxed);
   static std::once_flag said;
   std::call_once(said, [&] {
     std::fprintf(stderr,
@@ -87,6 +91,8 @@ std::optional<MatmulPath> plannedMatmulPath(int32_t dtype, const MatmulShape &sh
   });
   return std::nullopt;
 }
+
+int64_t unplannedMatmulCalls() { return unplanned.load(); }
 
 std::string matmulPlanText(const MatmulPlan &p) {
   std::string text;

@@ -40,6 +40,9 @@ const MatmulPlan &installedMatmulPlan();
 /// the compiler emitted missed it).
 std::optional<MatmulPath> plannedMatmulPath(int32_t dtype, const MatmulShape &shape);
 
+/// How many products ran outside an installed plan (none should: the tests check it).
+int64_t unplannedMatmulCalls();
+
 /// A plan as text, a product a line: "<dtype> <batch> <m> <n> <k> <ta> <tb> <shared> <path>".
 std::string matmulPlanText(const MatmulPlan &plan);
 /// The plan `text` holds; a malformed line is a fatal error naming `call`.

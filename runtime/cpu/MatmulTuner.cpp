@@ -328,12 +328,13 @@ MatmulPlan decide(const std::vector<MatmulKey> &keys, const char *recorded, std:
     }
     if (cache.ok()) {
       const std::string header = "# " + machine + " = " + machineKey();
-      if (cache.lines().empty())
-        cache.lines().insert(cache.lines().begin(),
+      std::vector<std::string> &lines = cache.lines();
+      if (lines.empty() || lines[0].rfind("# zcc matmul paths", 0) != 0)
+        lines.insert(lines.begin(),
                              "# zcc matmul paths: machine, threads, dtype batch m n k trans_a trans_b shared, the "
                              "fastest path, each path's median time; delete the file to measure again");
-      if (added && std::find(cache.lines().begin(), cache.lines().end(), header) == cache.lines().end())
-        cache.lines().insert(cache.lines().begin() + 1, header);
+      if (added && std::find(lines.begin(), lines.end(), header) == lines.end())
+        lines.insert(lines.begin() + 1, header);
       if (added && !cache.save())
         cacheNote = "; cache not saved (" + cache.why() + ")";
       cacheNote = (cacheNote.empty() ? "; cache " + cache.path() : cacheNote);
