@@ -35,6 +35,24 @@ for dtype, (ours, libs) in libraries.items():
         print(f"{dtype:<6}{a['label']:<24}{a['flops']/1e9:>9.1f}{100*a['flops']/1e9/peak:>7.0f}%{lib[3:]:>22}"
               f"{best/1e9:>9.1f}{a['flops']/best if best else float('nan'):>7.2f}")
         i += 1
+# Every path a matmul plan chooses among, per shape, against the roofline's f32 FMA and bf16
+# dot-product peaks (AMX tiles, where oneDNN drives them, run above both).
+roof = json.loads(sys.argv[2])
+threads = int(__import__("os").environ["OMP_NUM_THREADS"])
+f32_peak, bf16_peak = roof["fma_gflops_per_core"] * threads, roof["bf16_dot_gflops_per_core"] * threads
+print(f"\n{'shape':<22}{'path':<11}{'GF/s':>8}{'% f32 peak':>12}{'% bf16 peak':>13}  fastest")
+paths = ["sgemm", "primitive", "blas", "native", "widen"]
+i = 0
+while f"BM_matmul_path/{i}/0" in rows:
+    for group in (range(0, 3), range(3, 5)):
+        rates = {paths[p]: flops(f"BM_matmul_path/{i}/{p}") for p in group}
+        best = max(rates, key=rates.get)
+        for name, r in rates.items():
+            shape = rows[f"BM_matmul_path/{i}/{paths.index(name)}"].get("label", "").split(" ", 2)[-1]
+            bf16_col = f"{100*r/1e9/bf16_peak:>12.0f}%" if group.start == 3 and bf16_peak else f"{'':>13}"
+            print(f"{shape:<22}{name:<11}{r/1e9:>8.1f}{100*r/1e9/f32_peak:>11.0f}%{bf16_col}  "
+                  f"{'<-' if name == best and r else ''}")
+    i += 1
 memcpy = rate("BM_memcpy", "bytes_per_second")
 print(f"\n{'elementwise':<14}{'GB/s':>12}{'memcpy GB/s':>12}{'ratio':>8}")
 for name in ("BM_zrt_add_f32", "BM_zrt_gelu_f32", "BM_zrt_adamw_f32"):

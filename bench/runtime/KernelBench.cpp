@@ -1,5 +1,6 @@
 // zrt's CPU kernels against the bare library calls they wrap (BLAS sgemm, a oneDNN bf16
-// matmul primitive) and against memcpy; run_runtime_bench.sh turns the rates into ratios.
+// matmul primitive) and against memcpy, and each matmul path a plan chooses among on each shape;
+// run_runtime_bench.sh turns the rates into ratios and fractions of the roofline's peaks.
 #include <benchmark/benchmark.h>
 
 #include <cblas.h>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/Matmul.h"
 #include "zrt/bf16.h"
 #include "zrt/zrt.h"
 
@@ -84,6 +86,39 @@ void onednnMatmul(benchmark::State &state, dnnl::memory::data_type type) {
 void BM_onednn_f32_primitive(benchmark::State &state) { onednnMatmul(state, dnnl::memory::data_type::f32); }
 void BM_onednn_bf16(benchmark::State &state) { onednnMatmul(state, dnnl::memory::data_type::bf16); }
 
+/// Each path a matmul plan chooses among (cpu/Matmul.h's MatmulPath), on each shape: what
+/// zrt_plan_matmuls times on a real program's shapes, here on the fixed list. Arguments: the
+/// shape, then the path (0 sgemm, 1 primitive, 2 blas: f32; 3 native, 4 widen: bf16).
+void BM_matmul_path(benchmark::State &state) {
+  using namespace zrt::cpu;
+  const Shape s = kShapes[state.range(0)];
+  const MatmulPath path = kMatmulPaths[state.range(1)];
+  const int32_t dtype = pathComputes(path, ZRT_DTYPE_BF16) ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32;
+  const MatmulShape shape{1, s.m, s.n, s.k, s.transA != 0, s.transB != 0, false};
+  if (!pathRuns(path, dtype, shape)) {
+    state.SkipWithError("this path does not run here");
+    return;
+  }
+  const size_t bytes = dtype == ZRT_DTYPE_BF16 ? 2 : 4;
+  std::vector<char> a(s.m * s.k * bytes), b(s.k * s.n * bytes), c(s.m * s.n * bytes);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = static_cast<char>(i % 61 & 0x3f); // small finite values in either type
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<char>(i % 53 & 0x3f);
+  for (auto _ : state) {
+    if (dtype == ZRT_DTYPE_BF16)
+      matmulOn(path, reinterpret_cast<const zrt::bf16 *>(a.data()), reinterpret_cast<const zrt::bf16 *>(b.data()),
+               reinterpret_cast<zrt::bf16 *>(c.data()), shape);
+    else
+      matmulOn(path, reinterpret_cast<const float *>(a.data()), reinterpret_cast<const float *>(b.data()),
+               reinterpret_cast<float *>(c.data()), shape);
+  }
+  setShapeCounters(state, s);
+  state.SetLabel(std::string(matmulPathName(path)) + " " + (dtype == ZRT_DTYPE_BF16 ? "bf16 " : "f32 ") +
+                 std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) +
+                 (s.transA ? " tA" : "") + (s.transB ? " tB" : ""));
+}
+
 // Elementwise kernels move 3 (add) or 2 (gelu) buffers; memcpy moves 2.
 constexpr int64_t kElements = 1 << 24; // 64 MiB of f32: well outside the caches
 
@@ -129,6 +164,9 @@ BENCHMARK(BM_blas_sgemm)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicro
 BENCHMARK(BM_onednn_f32_primitive)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_zrt_matmul_bf16)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_onednn_bf16)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_matmul_path)
+    ->ArgsProduct({benchmark::CreateDenseRange(0, kShapeCount - 1, 1), benchmark::CreateDenseRange(0, 4, 1)})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_memcpy)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_add_f32)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_gelu_f32)->Unit(benchmark::kMillisecond);
