@@ -82,9 +82,22 @@ std::string machineKey() {
   const dnnl_version_t *v = dnnl_version();
   char onednn[64];
   std::snprintf(onednn, sizeof onednn, "%d.%d.%d", v->major, v->minor, v->patch);
+  // A sanitized build's own kernels run several times slower than the libraries': its
+  // measurements would mislead an optimized build's runs.
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr const char *kBuild = ";build=sanitized";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  constexpr const char *kBuild = ";build=sanitized";
+#else
+  constexpr const char *kBuild = "";
+#endif
+#else
+  constexpr const char *kBuild = "";
+#endif
   return "cpu=" + cpuInfoField("model name") + ";flags=" + std::to_string(fnv1a(cpuInfoField("flags"))) +
          ";onednn=" + onednn + "/" + describeDnnlIsa() + ";openblas=" + openblas_get_config() +
-         ";kernels=" + isaKernels().isa + "/" + kKernelsVersion;
+         ";kernels=" + isaKernels().isa + "/" + kKernelsVersion + kBuild;
 }
 
 std::string hex(uint64_t h) {
