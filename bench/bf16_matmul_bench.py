@@ -11,7 +11,7 @@ bench (the first run of a setting measures, the rest read it); step times never 
 CPU settings:
   this CPU     oneDNN and the runtime pick their own paths; bf16 on the plan, then each path
                forced (ZRT_BF16_MATMUL=widen|native; native left out where oneDNN has none)
-  AVX2 CPU     ONEDNN_MAX_CPU_ISA=AVX2 and ZRT_ISA=avx2 (as on an AMD EPYC with AVX2 and FMA
+  AVX2 CPU     ONEDNN_MAX_CPU_ISA=AVX2, ZRT_ISA=avx2, OPENBLAS_CORETYPE=Haswell (as on an AMD EPYC with AVX2 and FMA
                only): oneDNN has no bf16 matmul there, so bf16 runs widened
 
 usage: bench/bf16_matmul_bench.py [--size example|shakespeare-char|gpt2-124m] [--np 1] [--steps N]
@@ -20,7 +20,7 @@ usage: bench/bf16_matmul_bench.py [--size example|shakespeare-char|gpt2-124m] [-
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-AVX2_CPU = {"ONEDNN_MAX_CPU_ISA": "AVX2", "ZRT_ISA": "avx2"}
+AVX2_CPU = {"ONEDNN_MAX_CPU_ISA": "AVX2", "ZRT_ISA": "avx2", "OPENBLAS_CORETYPE": "Haswell"}
 # (row name, CPU setting, precision, extra environment)
 RUNS = [
     ("fp32", "this CPU", "fp32", {}),

@@ -40,7 +40,7 @@ double weightedSumOfSquares(int64_t count, const void *const *grads, const int64
   double local = 0;
   for (int64_t i = 0; i < count; ++i) {
     double sum = 0;
-    ZRT_TYPED("zrt_grad_norm", static_cast<int32_t>(dtypes[i]), sum = cpu::sumOfSquares(in<T>(grads[i]), numels[i]));
+    sum = isaKernels().sumOfSquares(static_cast<int32_t>(dtypes[i]), grads[i], numels[i]);
     local += weights[i] * sum;
   }
   return local;
@@ -119,7 +119,7 @@ void zrt_swiglu_grad(int32_t dtype, const void *dy, const void *gate, const void
 void zrt_bias_add(int32_t dtype, const void *x, const void *bias, void *o, int64_t rows,
                   int64_t cols) {
   TraceScope trace("zrt_bias_add", TraceTrack::Compute);
-  ZRT_TYPED("zrt_bias_add", dtype, biasAdd(in<T>(x), in<T>(bias), out<T>(o), rows, cols));
+  isaKernels().biasAdd(dtype, x, bias, o, rows, cols);
 }
 void zrt_relu(int32_t dtype, const void *x, void *o, int64_t n) {
   TraceScope trace("zrt_relu", TraceTrack::Compute);
@@ -152,28 +152,22 @@ void zrt_softmax_grad(int32_t dtype, const void *dy, const void *y, void *dx, in
 void zrt_layernorm(int32_t dtype, const void *x, const void *gamma, const void *beta, void *y,
                    int64_t rows, int64_t cols, double eps) {
   TraceScope trace("zrt_layernorm", TraceTrack::Compute);
-  ZRT_TYPED("zrt_layernorm", dtype,
-            layernorm(in<T>(x), in<T>(gamma), in<T>(beta), out<T>(y), rows, cols, eps));
+  isaKernels().layernorm(dtype, x, gamma, beta, y, rows, cols, eps);
 }
 void zrt_layernorm_grad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx,
                         void *dgamma, void *dbeta, int64_t rows, int64_t cols, double eps) {
   TraceScope trace("zrt_layernorm_grad", TraceTrack::Compute);
-  ZRT_TYPED("zrt_layernorm_grad", dtype,
-            layernormGrad(in<T>(dy), in<T>(x), in<T>(gamma), out<T>(dx), out<T>(dgamma),
-                          out<T>(dbeta), rows, cols, eps));
+  isaKernels().layernormGrad(dtype, dy, x, gamma, nullptr, dx, dgamma, dbeta, rows, cols, eps);
 }
 void zrt_add_layernorm(int32_t dtype, const void *a, const void *b, const void *gamma, const void *beta, void *sum,
                        void *y, int64_t rows, int64_t cols, double eps) {
   TraceScope trace("zrt_add_layernorm", TraceTrack::Compute);
-  ZRT_TYPED("zrt_add_layernorm", dtype,
-            addLayernorm(in<T>(a), in<T>(b), in<T>(gamma), in<T>(beta), out<T>(sum), out<T>(y), rows, cols, eps));
+  isaKernels().addLayernorm(dtype, a, b, gamma, beta, sum, y, rows, cols, eps);
 }
 void zrt_layernorm_grad_add(int32_t dtype, const void *dy, const void *x, const void *gamma, const void *residual,
                             void *dx, void *dgamma, void *dbeta, int64_t rows, int64_t cols, double eps) {
   TraceScope trace("zrt_layernorm_grad_add", TraceTrack::Compute);
-  ZRT_TYPED("zrt_layernorm_grad_add", dtype,
-            layernormGrad(in<T>(dy), in<T>(x), in<T>(gamma), out<T>(dx), out<T>(dgamma), out<T>(dbeta), rows, cols,
-                          eps, in<T>(residual)));
+  isaKernels().layernormGrad(dtype, dy, x, gamma, residual, dx, dgamma, dbeta, rows, cols, eps);
 }
 void zrt_rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps) {
   TraceScope trace("zrt_rmsnorm", TraceTrack::Compute);
@@ -299,8 +293,7 @@ void zrt_mse_grad(int32_t dtype, const void *dloss, const void *pred, const void
 void zrt_reduce_sum(int32_t dtype, const void *x, void *o, const void *shape, int32_t rank,
                     int32_t axesMask) {
   TraceScope trace("zrt_reduce_sum", TraceTrack::Compute);
-  ZRT_TYPED("zrt_reduce_sum", dtype,
-            reduceSum(in<T>(x), out<T>(o), in<int64_t>(shape), rank, axesMask));
+  isaKernels().reduceSum(dtype, x, o, in<int64_t>(shape), rank, axesMask);
 }
 void zrt_transpose(int32_t dtype, const void *x, void *o, const void *shape, int32_t rank,
                    const void *perm) {
@@ -345,11 +338,9 @@ void zrt_adamw(void *param, int32_t gradDtype, const void *grad, void *m, void *
   TraceScope trace("zrt_adamw", TraceTrack::Compute);
   if (step < 1)
     fatal("zrt_adamw", "step must start at 1, got %lld", static_cast<long long>(step));
-  AdamWConfig cfg{lr, beta1, beta2, eps, weightDecay, step};
   const float scale = gradScale ? *static_cast<const float *>(gradScale) : 1.0f;
-  ZRT_TYPED("zrt_adamw", gradDtype,
-            adamw(out<float>(param), in<T>(grad), out<float>(m), out<float>(v),
-                  out<bf16>(paramBf16), n, cfg, scale));
+  isaKernels().adamw(gradDtype, out<float>(param), grad, out<float>(m), out<float>(v), out<bf16>(paramBf16), n, lr,
+                     beta1, beta2, eps, weightDecay, step, scale);
 }
 void zrt_sgd_momentum(void *param, int32_t gradDtype, const void *grad, void *buf,
                       void *paramBf16, int64_t n, double lr, double momentum,

@@ -6,7 +6,9 @@
 #include "cpu/Dispatch.h"
 #include "cpu/Elementwise.h"
 #include "cpu/IsaKernels.h"
+#include "cpu/Layout.h"
 #include "cpu/Normalization.h"
+#include "cpu/Optimizer.h"
 #include "cpu/WidenedGemm.h"
 
 #define ZRT_STRINGIFY_(x) #x
@@ -52,12 +54,46 @@ void attentionGradEntry(int32_t dtype, const void *dout, const void *q, const vo
                                 out<T>(dk), out<T>(dv), batch, time, channels, heads, kvHeads));
 }
 
+void biasAddEntry(int32_t dtype, const void *x, const void *bias, void *o, int64_t rows, int64_t cols) {
+  ZRT_TYPED("zrt_bias_add", dtype, biasAdd(in<T>(x), in<T>(bias), out<T>(o), rows, cols));
+}
+
+void layernormEntry(int32_t dtype, const void *x, const void *gamma, const void *beta, void *y, int64_t rows,
+                    int64_t cols, double eps) {
+  ZRT_TYPED("zrt_layernorm", dtype, layernorm(in<T>(x), in<T>(gamma), in<T>(beta), out<T>(y), rows, cols, eps));
+}
+void addLayernormEntry(int32_t dtype, const void *a, const void *b, const void *gamma, const void *beta, void *sum,
+                       void *y, int64_t rows, int64_t cols, double eps) {
+  ZRT_TYPED("zrt_add_layernorm", dtype,
+            addLayernorm(in<T>(a), in<T>(b), in<T>(gamma), in<T>(beta), out<T>(sum), out<T>(y), rows, cols, eps));
+}
+void layernormGradEntry(int32_t dtype, const void *dy, const void *x, const void *gamma, const void *residual,
+                        void *dx, void *dgamma, void *dbeta, int64_t rows, int64_t cols, double eps) {
+  ZRT_TYPED("zrt_layernorm_grad", dtype,
+            layernormGrad(in<T>(dy), in<T>(x), in<T>(gamma), out<T>(dx), out<T>(dgamma), out<T>(dbeta), rows, cols,
+                          eps, in<T>(residual)));
+}
+void reduceSumEntry(int32_t dtype, const void *x, void *o, const int64_t *shape, int32_t rank, int32_t axesMask) {
+  ZRT_TYPED("zrt_reduce_sum", dtype, reduceSum(in<T>(x), out<T>(o), shape, rank, axesMask));
+}
+void adamwEntry(int32_t gradDtype, float *param, const void *grad, float *m, float *v, bf16 *paramBf16, int64_t n,
+                double lr, double beta1, double beta2, double eps, double weightDecay, int64_t step, float gradScale) {
+  const AdamWConfig cfg{lr, beta1, beta2, eps, weightDecay, step};
+  ZRT_TYPED("zrt_adamw", gradDtype, adamw(param, in<T>(grad), m, v, paramBf16, n, cfg, gradScale));
+}
+double sumOfSquaresEntry(int32_t dtype, const void *x, int64_t n) {
+  double sum = 0;
+  ZRT_TYPED("zrt_grad_norm", dtype, sum = sumOfSquares(in<T>(x), n));
+  return sum;
+}
+
 } // namespace
 
 extern const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA);
 const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA) = {
     ZRT_STRINGIFY(ZRT_ISA), geluEntry, geluGradEntry, siluEntry, siluGradEntry, swigluEntry, swigluGradEntry, softmaxEntry, attentionEntry,
-    attentionGradEntry, widenedGemm,
+    attentionGradEntry, biasAddEntry, layernormEntry, addLayernormEntry, layernormGradEntry, reduceSumEntry, adamwEntry,
+    sumOfSquaresEntry, widenedGemm,
 };
 
 } // namespace zrt::cpu

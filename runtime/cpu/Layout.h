@@ -12,6 +12,7 @@
 #include "cpu/Parallel.h"
 
 namespace zrt::cpu {
+inline namespace ZRT_ISA {
 
 constexpr int kMaxRank = 8;
 using Dims = std::array<int64_t, kMaxRank>;
@@ -195,6 +196,7 @@ void insert(const T *box, const int64_t *boxShape, T *dst, const int64_t *dstSha
                 [&](int64_t b, int64_t w, int64_t n) { std::memcpy(dst + w, box + b, n * sizeof(T)); });
 }
 
+} // namespace ZRT_ISA
 } // namespace zrt::cpu
 
 #endif // ZRT_CPU_LAYOUT_H

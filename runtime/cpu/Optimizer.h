@@ -12,6 +12,7 @@
 #include "zrt/KernelMath.h"
 
 namespace zrt::cpu {
+inline namespace ZRT_ISA {
 
 struct AdamWConfig {
   double lr, beta1, beta2, eps, weightDecay;
@@ -53,13 +54,26 @@ double sumOfSquares(const G *x, int64_t n) {
   const int64_t blocks = (n + kElementGrain - 1) / kElementGrain;
   std::vector<double> partial(blocks, 0.0);
   parallelFor(blocks, 1, [&](int64_t b) {
-    double sum = 0;
-    const int64_t end = std::min(n, (b + 1) * kElementGrain);
-    for (int64_t i = b * kElementGrain; i < end; ++i) {
+    // Eight sums, element i into sum i % 8, added in a fixed order at the end: one chain waited
+    // on the f64 add's latency (0.8 G elements/s, 13 ms of a 450 ms bf16 step); the order is
+    // the same on every ISA level and thread count, so is the norm.
+    constexpr int kLanes = 8;
+    double sum[kLanes] = {};
+    const int64_t first = b * kElementGrain, end = std::min(n, first + kElementGrain);
+    int64_t i = first;
+    for (; i + kLanes <= end; i += kLanes)
+      for (int l = 0; l < kLanes; ++l) {
+        const double v = static_cast<float>(x[i + l]);
+        sum[l] += v * v;
+      }
+    for (; i < end; ++i) {
       const double v = static_cast<float>(x[i]);
-      sum += v * v;
+      sum[(i - first) % kLanes] += v * v;
     }
-    partial[b] = sum;
+    double blockSum = 0;
+    for (double s : sum)
+      blockSum += s;
+    partial[b] = blockSum;
   });
   double total = 0;
   for (double p : partial)
@@ -67,6 +81,7 @@ double sumOfSquares(const G *x, int64_t n) {
   return total;
 }
 
+} // namespace ZRT_ISA
 } // namespace zrt::cpu
 
 #endif // ZRT_CPU_OPTIMIZER_H
