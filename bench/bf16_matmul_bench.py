@@ -54,10 +54,14 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--markdown", help="also write the table here")
     ap.add_argument("--skip-avx2", action="store_true", help="leave out the AVX2 CPU setting")
+    ap.add_argument("--only", help="','-separated run names of this CPU to keep (e.g. 'bf16 plan,bf16 native')")
     a = ap.parse_args()
     size = SIZES[a.size]
     steps = a.steps or size["steps"]
     runs = [r for r in RUNS if not (a.skip_avx2 and r[1] == "AVX2 CPU")]
+    if a.only:
+        keep = a.only.split(",")
+        runs = [r for r in runs if r[1] == "this CPU" and r[0] in keep]
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     flags = next((l.split(":", 1)[1].split() for l in open("/proc/cpuinfo") if l.startswith("flags")), [])
     isa = [f for f in ("avx512f", "avx512_bf16", "amx_bf16") if f in flags]
@@ -96,6 +100,7 @@ def main():
                 losses[i] = rows[-1]["loss"]
     median = {i: statistics.median(t) for i, t in enumerate(times) if t}
     fp32_ms = {runs[i][1]: median[i] for i in median if runs[i][0] == "fp32"}
+    fp32_ms.setdefault("this CPU", float("nan"))
     lines = [f"{a.size}, {a.np} rank(s), {a.threads} thread(s) a rank, {steps} steps x {a.repeats} runs; CPU: {cpu} "
              f"({', '.join(isa) or 'no AVX-512'})", "",
              "| setting | run | ms/step (range) | vs fp32 | final loss | paths |", "|---|---|---|---|---|---|"]
@@ -104,7 +109,7 @@ def main():
             lines.append(f"| {setting} | {name} | - | - | - | {plans[i]} |")
             continue
         lines.append(f"| {setting} | {name} | {median[i]:.1f} ({min(times[i]):.1f}-{max(times[i]):.1f}) | "
-                     f"{median[i] / fp32_ms[setting]:.3f}x | {losses[i]:.6f} | {plans[i]} |")
+                     f"{median[i] / fp32_ms.get(setting, float('nan')):.3f}x | {losses[i]:.6f} | {plans[i]} |")
     forced = [median[i] for i, r in enumerate(runs) if r[1] == "this CPU" and r[0] in ("bf16 widen", "bf16 native")
               and i in median]
     plan = next(median[i] for i, r in enumerate(runs) if r[1] == "this CPU" and r[0] == "bf16 plan")
