@@ -47,7 +47,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--zcc", default=os.path.join(ROOT, "build/bin/zcc"))
     ap.add_argument("--size", default="example", choices=sorted(SIZES))
-    ap.add_argument("--data", default=os.path.join(ROOT, "docs/dialect.md"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "test/Inputs/corpus.txt"))
     ap.add_argument("--np", type=int, default=1)
     ap.add_argument("--steps", type=int)
     ap.add_argument("--repeats", type=int, default=3)

@@ -229,7 +229,7 @@ def main():
     ap.add_argument("--json", default=os.path.join(ROOT, "build", "peers_bench.json"))
     ap.add_argument("--markdown", default=os.path.join(ROOT, "build", "peers_bench.md"))
     ap.add_argument("--zcc", default=os.path.join(ROOT, "build", "bin", "zcc"))
-    ap.add_argument("--data", default=os.path.join(ROOT, "docs", "dialect.md"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "test", "Inputs", "corpus.txt"))
     ap.add_argument("--peer-timeout", type=int, default=3600)
     ap.add_argument("--render", metavar="JSON", help="print the Markdown table of an earlier run's JSON, run nothing")
     a = ap.parse_args()

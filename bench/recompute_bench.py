@@ -36,7 +36,7 @@ def main():
     ap.add_argument("--zcc", default=os.path.join(ROOT, "build/bin/zcc"))
     ap.add_argument("--size", choices=sorted(PRESETS), help="a peers_bench.py preset")
     ap.add_argument("--model", help="a model file (default: examples/gpt.mlir)")
-    ap.add_argument("--data", default=os.path.join(ROOT, "docs/dialect.md"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "test/Inputs/corpus.txt"))
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--stages", default="0,3", help="comma-separated ZeRO stages")
     ap.add_argument("--steps", type=int, default=8)

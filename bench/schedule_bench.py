@@ -26,7 +26,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--zcc", default=os.path.join(ROOT, "build/bin/zcc"))
     ap.add_argument("--model", default=os.path.join(ROOT, "examples/gpt.mlir"))
-    ap.add_argument("--data", default=os.path.join(ROOT, "docs/dialect.md"))
+    ap.add_argument("--data", default=os.path.join(ROOT, "test/Inputs/corpus.txt"))
     ap.add_argument("--np", type=int, default=4)
     ap.add_argument("--stage", type=int, default=3)
     ap.add_argument("--steps", type=int, default=30)

@@ -4,7 +4,7 @@
 // on a machine without a GPU; started here, it stops at once with a clear message.
 // RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 1 -o %t.bin
 // RUN: %t.bin --describe | FileCheck %s --check-prefix=DESCRIBE
-// RUN: not %t.bin --data %zcc_src_root/docs/dialect.md --steps 1 2>&1 | FileCheck %s
+// RUN: not %t.bin --data %zcc_src_root/test/Inputs/corpus.txt --steps 1 2>&1 | FileCheck %s
 // RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 2 --zero-stage 3 --param-persistence-threshold 0 --precision bf16 -o %t2.bin
 // RUN: not zcc %zcc_src_root/examples/gpt.mlir --target=tpu -o %t3.bin 2>&1 | FileCheck %s --check-prefix=BAD
 // ZeRO-Offload on the GPU: the optimizer state (and ZeRO-3's shards) in host memory, updated by
