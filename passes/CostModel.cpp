@@ -103,6 +103,12 @@ double mlir::zc::estimatedFlops(Operation *op) {
     double rows = x / tensorOf(head.getInput()).getShape().back(), logits = rows * w / (x / rows);
     return 3 * 2 * rows * w + 4 * logits;
   }
+  // The loss alone: the logits' product and the loss's passes over them.
+  if (auto head = dyn_cast<MatmulCrossEntropyLossOp>(op)) {
+    double x = tensorOf(head.getInput()).getNumElements(), w = tensorOf(head.getWeight()).getNumElements();
+    double rows = x / tensorOf(head.getInput()).getShape().back(), logits = rows * w / (x / rows);
+    return 2 * rows * w + 2 * logits;
+  }
   if (isa<CausalAttentionOp, CausalAttentionGradOp>(op)) {
     RankedTensorType q = tensorOf(op->getOperand(isa<CausalAttentionOp>(op) ? 0 : 1));
     double b = q.getDimSize(0), t = q.getDimSize(1), c = q.getDimSize(2);

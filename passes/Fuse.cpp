@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/CostModel.h"
 #include "passes/Passes.h"
 
 #include <algorithm>
@@ -52,8 +53,43 @@ Value unflattened(Value v) {
   return v;
 }
 
+/// Whether `clone` computes `original`: the same value, or the same result of a copy that
+/// zcc-recompute made of its op (`zc.recomputed`, same operands up to such copies). The copy
+/// is bitwise the original: the same kernel on the same inputs.
+bool sameValue(Value original, Value clone) {
+  if (original == clone)
+    return true;
+  Operation *a = original.getDefiningOp(), *b = clone.getDefiningOp();
+  if (!a || !b || !b->hasAttr(kRecomputedAttr) || a->hasAttr(kRecomputedAttr) || a->getName() != b->getName() ||
+      cast<OpResult>(original).getResultNumber() != cast<OpResult>(clone).getResultNumber() ||
+      a->getNumOperands() != b->getNumOperands() || a->getResultTypes() != b->getResultTypes())
+    return false;
+  NamedAttrList attrs(b->getAttrDictionary());
+  attrs.erase(kRecomputedAttr);
+  if (attrs.getDictionary(b->getContext()) != a->getAttrDictionary())
+    return false;
+  return llvm::all_of(llvm::zip(a->getOperands(), b->getOperands()),
+                      [](auto pair) { return sameValue(std::get<0>(pair), std::get<1>(pair)); });
+}
+
+/// Erases `op` if nothing reads it and it is a recomputed copy, then the copies it read
+/// that nothing reads now. Returns the FLOPs erased (zcc-recompute counted them).
+double eraseDeadClones(Operation *op) {
+  if (!op || !op->hasAttr(kRecomputedAttr) || !op->use_empty())
+    return 0;
+  double flops = isa<ReshapeOp>(op) ? 0 : estimatedFlops(op);
+  SmallVector<Operation *> inputs;
+  for (Value operand : op->getOperands())
+    inputs.push_back(operand.getDefiningOp());
+  op->erase();
+  for (Operation *input : inputs)
+    flops += eraseDeadClones(input);
+  return flops;
+}
+
 struct Fuser {
   int64_t headChunkBytes;
+  double erasedRecomputeFlops = 0; // of recomputed copies a fusion made dead
   SmallPtrSet<Operation *, 16> erasedAdds;
 
   /// A sum of slice_grads whose boxes tile the result along one axis is the concatenation of
@@ -304,22 +340,29 @@ struct Fuser {
     // holds whole rows.
     if (ceGrad.getVocabShards())
       return;
-    auto mm = ceGrad.getLogits().getDefiningOp<MatmulOp>();
+    // The loss of the same logits: the forward's, which zcc-recompute leaves reading the
+    // original logits where the backward reads a recomputed copy.
+    Block *block = ceGrad->getBlock();
+    CrossEntropyOp ce;
+    for (Operation *user : ceGrad.getLabels().getUsers())
+      if (auto c = dyn_cast<CrossEntropyOp>(user);
+          c && c->getBlock() == block && sameValue(c.getLogits(), ceGrad.getLogits())) {
+        if (ce)
+          return;
+        ce = c;
+      }
+    if (!ce)
+      return;
+    auto mm = ce.getLogits().getDefiningOp<MatmulOp>();
     if (!mm || mm.getTransposeLhs() || tensorOf(mm.getRhs()).getRank() != 2)
       return;
     Value x = mm.getLhs(), w = mm.getRhs(), logits = mm.getResult(), dlogits = ceGrad.getResult();
     bool transposeW = mm.getTransposeRhs();
-    Block *block = ceGrad->getBlock();
-    CrossEntropyOp ce;
-    for (Operation *user : logits.getUsers()) {
-      if (user == ceGrad.getOperation())
-        continue;
-      auto c = dyn_cast<CrossEntropyOp>(user);
-      if (!c || ce || c.getLabels() != ceGrad.getLabels() || c->getBlock() != block)
+    Operation *logitsCopy = ceGrad.getLogits() == logits ? nullptr : ceGrad.getLogits().getDefiningOp();
+    for (Operation *user : logits.getUsers())
+      if (user != ce.getOperation() && user != ceGrad.getOperation())
         return;
-      ce = c;
-    }
-    if (!ce)
+    if (logitsCopy && !ceGrad.getLogits().hasOneUse())
       return;
     // The fused op runs at the cross_entropy_grad: the loss must not be read before it.
     for (Operation *user : ce.getResult().getUsers())
@@ -331,7 +374,7 @@ struct Fuser {
     ReshapeOp dlogitsRows;
     auto isWeightGrad = [&](MatmulOp m) {
       Value g = transposeW ? m.getLhs() : m.getRhs(), input = transposeW ? m.getRhs() : m.getLhs();
-      return m.getTransposeLhs() && !m.getTransposeRhs() && unflattened(g) == dlogits && unflattened(input) == x &&
+      return m.getTransposeLhs() && !m.getTransposeRhs() && unflattened(g) == dlogits && sameValue(x, unflattened(input)) &&
              m.getType() == w.getType();
     };
     for (Operation *user : dlogits.getUsers()) {
@@ -357,14 +400,7 @@ struct Fuser {
     if (!dxMatmul || !dwMatmul)
       return;
 
-    RankedTensorType xType = tensorOf(x), wType = tensorOf(w);
-    int64_t channels = xType.getShape().back(), rows = xType.getNumElements() / channels;
-    int64_t classes = wType.getNumElements() / channels;
-    int64_t rowBytes = classes * (xType.getElementTypeBitWidth() / 8);
-    int64_t chunkRows = std::clamp<int64_t>(headChunkBytes / rowBytes, 1, rows);
-    if (chunkRows < rows && chunkRows >= 64) // whole GEMM panels
-      chunkRows -= chunkRows % 64;
-
+    const int64_t chunkRows = headChunkRows(x, w);
     OpBuilder b(ceGrad);
     Location loc = b.getFusedLoc({mm.getLoc(), ce.getLoc(), ceGrad.getLoc(), dxMatmul.getLoc(), dwMatmul.getLoc()});
     auto fused = MatmulCrossEntropyOp::create(b, loc, x, w, ceGrad.getLabels(), ceGrad.getGrad(), transposeW,
@@ -376,12 +412,76 @@ struct Fuser {
     dwMatmul->erase();
     if (dlogitsRows)
       dlogitsRows->erase();
-    if (auto reshape = xRows.getDefiningOp<ReshapeOp>(); reshape && reshape->use_empty())
+    // The weight gradient read x's rows, or their recomputed copy (the fused op reads x itself
+    // at the loss's backward, right after the forward pass): what read only them goes.
+    if (auto reshape = xRows.getDefiningOp<ReshapeOp>(); reshape && reshape->use_empty()) {
+      Operation *source = reshape.getInput().getDefiningOp();
       reshape->erase();
+      erasedRecomputeFlops += eraseDeadClones(source);
+    } else {
+      erasedRecomputeFlops += eraseDeadClones(xRows.getDefiningOp());
+    }
     dxMatmul->erase();
     ceGrad->erase();
     ce->erase();
     mm->erase();
+    erasedRecomputeFlops += eraseDeadClones(logitsCopy);
+    sinkClonesBefore(fused);
+  }
+
+  /// Rows of the head's input whose logits fit `headChunkBytes`.
+  int64_t headChunkRows(Value x, Value w) const {
+    RankedTensorType xType = tensorOf(x), wType = tensorOf(w);
+    int64_t channels = xType.getShape().back(), rows = xType.getNumElements() / channels;
+    int64_t classes = wType.getNumElements() / channels;
+    int64_t rowBytes = classes * (xType.getElementTypeBitWidth() / 8);
+    int64_t chunkRows = std::clamp<int64_t>(headChunkBytes / rowBytes, 1, rows);
+    if (chunkRows < rows && chunkRows >= 64) // whole GEMM panels
+      chunkRows -= chunkRows % 64;
+    return chunkRows;
+  }
+
+  /// A head whose logits only its loss reads (a forward-only function: the eval's, or a step
+  /// the head was fused out of already) becomes one zc.matmul_cross_entropy_loss, so no op
+  /// holds the logits whole there either (at a 128K vocabulary they outweigh the step's
+  /// recomputed activations).
+  void fuseLossHead(CrossEntropyOp ce) {
+    if (ce.getVocabShards())
+      return;
+    auto mm = ce.getLogits().getDefiningOp<MatmulOp>();
+    if (!mm || !mm->hasOneUse() || mm.getTransposeLhs() || tensorOf(mm.getRhs()).getRank() != 2 ||
+        tensorOf(mm.getLhs()).getRank() < 2)
+      return;
+    OpBuilder b(ce);
+    auto fused = MatmulCrossEntropyLossOp::create(b, b.getFusedLoc({mm.getLoc(), ce.getLoc()}), mm.getLhs(),
+                                                  mm.getRhs(), ce.getLabels(), mm.getTransposeRhs(),
+                                                  headChunkRows(mm.getLhs(), mm.getRhs()));
+    ce.getResult().replaceAllUsesWith(fused.getLoss());
+    ce->erase();
+    mm->erase();
+  }
+
+  /// zcc-recompute put the copies the loss's backward read (its logits, x) right before it,
+  /// with those that later backward ops read too (a block's residual stream, recomputed from
+  /// its checkpoint). The fused head reads the forward's own x instead, so it runs first and
+  /// the copies still read move down to their first reader: x dies at the start of the
+  /// backward pass and the recomputed block is not live under the head's workspace.
+  static void sinkClonesBefore(Operation *head) {
+    Operation *op = head->getPrevNode();
+    while (op && (op->hasAttr(kRecomputedAttr) || op->hasTrait<OpTrait::ConstantLike>())) {
+      Operation *previous = op->getPrevNode();
+      if (op->hasAttr(kRecomputedAttr)) {
+        Operation *first = nullptr;
+        for (Operation *user : op->getUsers()) {
+          Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
+          if (inBlock && (!first || inBlock->isBeforeInBlock(first)))
+            first = inBlock;
+        }
+        if (first && head->isBeforeInBlock(first))
+          op->moveBefore(first);
+      }
+      op = previous;
+    }
   }
 };
 
@@ -394,9 +494,18 @@ struct ZccFusePass : zc::impl::ZccFuseBase<ZccFusePass> {
     for (auto fn : getOperation().getOps<func::FuncOp>()) {
       if (!fn->hasAttr("zc.role"))
         continue;
+      // The head first: it may erase the recomputed copies its weight gradient read, which
+      // the lists below would otherwise hold.
+      SmallVector<CrossEntropyGradOp> lossGrads;
+      fn.walk([&](CrossEntropyGradOp c) { lossGrads.push_back(c); });
+      for (CrossEntropyGradOp c : lossGrads)
+        fuser.fuseHead(c);
+      SmallVector<CrossEntropyOp> losses;
+      fn.walk([&](CrossEntropyOp c) { losses.push_back(c); });
+      for (CrossEntropyOp c : losses)
+        fuser.fuseLossHead(c);
       SmallVector<BiasAddOp> biasAdds;
       SmallVector<GeluGradOp> geluGrads;
-      SmallVector<CrossEntropyGradOp> lossGrads;
       SmallVector<AddOp> sums;
       SmallVector<LayerNormOp> norms;
       SmallVector<LayerNormGradOp> normGrads;
@@ -414,8 +523,6 @@ struct ZccFusePass : zc::impl::ZccFuseBase<ZccFusePass> {
           biasAdds.push_back(b);
         else if (auto g = dyn_cast<GeluGradOp>(op))
           geluGrads.push_back(g);
-        else if (auto c = dyn_cast<CrossEntropyGradOp>(op))
-          lossGrads.push_back(c);
       });
       for (SiluGradOp s : siluGrads)
         fuser.fuseSwiglu(s);
@@ -423,8 +530,6 @@ struct ZccFusePass : zc::impl::ZccFuseBase<ZccFusePass> {
       for (AddOp a : sums)
         if (!fuser.erasedAdds.contains(a.getOperation()))
           fuser.fuseSliceGradSum(a);
-      for (CrossEntropyGradOp c : lossGrads)
-        fuser.fuseHead(c);
       for (GeluGradOp g : geluGrads)
         fuser.fuseBackward(g);
       for (BiasAddOp b : biasAdds)
@@ -435,6 +540,16 @@ struct ZccFusePass : zc::impl::ZccFuseBase<ZccFusePass> {
       for (LayerNormGradOp g : normGrads)
         fuser.fuseLayerNormGradAdd(g);
     }
+    // The report's recomputed FLOPs are zcc-recompute's count: take out the copies erased.
+    ModuleOp module = getOperation();
+    auto recompute = module->getAttrOfType<DictionaryAttr>("zc.recompute");
+    if (recompute && fuser.erasedRecomputeFlops > 0)
+      if (auto flops = recompute.getAs<IntegerAttr>("flops")) {
+        NamedAttrList fields(recompute);
+        fields.set("flops", IntegerAttr::get(flops.getType(),
+                                             std::max<int64_t>(0, flops.getInt() - int64_t(fuser.erasedRecomputeFlops))));
+        module->setAttr("zc.recompute", fields.getDictionary(module.getContext()));
+      }
   }
 };
 

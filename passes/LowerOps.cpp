@@ -268,6 +268,20 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                          w.getNumElements() / channels, channels, o.getTransposeWeight(), static_cast<int64_t>(o.getChunkRows())}});
         return success();
       })
+      .Case([&](MatmulCrossEntropyLossOp o) {
+        RankedTensorType x = tensorOf(o.getInput()), w = tensorOf(o.getWeight());
+        const int64_t channels = x.getShape().back(), rows = x.getNumElements() / channels,
+                      classes = w.getNumElements() / channels, chunkRows = o.getChunkRows();
+        call(b, "zrt_matmul_cross_entropy_loss",
+             {dt, p[0], p[1], p[2], p[3], p[4], I64(rows), I64(classes), I64(channels),
+              I32(o.getTransposeWeight()), I64(chunkRows)});
+        // Its products are zrt_matmul's of a chunk's rows (and of the last, shorter chunk).
+        for (int64_t n : {chunkRows, rows % chunkRows})
+          if (n > 0)
+            matmuls.insert({"matmul", {dtypeCode(x.getElementType()), 1, n, classes, channels, 0,
+                                       o.getTransposeWeight(), 0}});
+        return success();
+      })
       .Case([&](MseOp o) {
         call(b, "zrt_mse", {dt, p[0], p[1], p[2], I64(numel(o.getPrediction()))});
         return success();

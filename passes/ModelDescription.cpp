@@ -83,6 +83,8 @@ int64_t idRange(Value v) {
       return tensorOf(ce.getLogits()).getShape().back() * static_cast<int64_t>(ce.getVocabShards().value_or(1));
     if (auto head = dyn_cast<MatmulCrossEntropyOp>(user); head && head.getLabels() == v)
       return tensorOf(head.getWeight()).getNumElements() / tensorOf(head.getInput()).getShape().back();
+    if (auto head = dyn_cast<MatmulCrossEntropyLossOp>(user); head && head.getLabels() == v)
+      return tensorOf(head.getWeight()).getNumElements() / tensorOf(head.getInput()).getShape().back();
     if (auto view = dyn_cast<ReshapeOp>(user))
       if (int64_t range = idRange(view.getResult()))
         return range;

@@ -105,28 +105,50 @@ void MatmulCrossEntropyOp::build(OpBuilder &b, OperationState &state, Value inpu
         workspaceType(inputType, weightType, chunkRows), input, weight, labels, grad, transposeWeight, chunkRows);
 }
 
-LogicalResult MatmulCrossEntropyOp::verify() {
-  RankedTensorType input = tensorOf(getInput()), weight = tensorOf(getWeight()), labels = tensorOf(getLabels());
-  if (failed(verifySameElementType(*this, {input, weight})))
+/// The fused heads' shared checks: shapes, labels, chunk and the workspace's type.
+template <class HeadOp> LogicalResult verifyHead(HeadOp op) {
+  RankedTensorType input = tensorOf(op.getInput()), weight = tensorOf(op.getWeight()),
+                   labels = tensorOf(op.getLabels());
+  if (failed(verifySameElementType(op, {input, weight})))
     return failure();
   if (input.getRank() < 2 || weight.getRank() != 2)
-    return emitOpError("expects an input of at least 2 axes and a 2-D weight, got ") << input << " and " << weight;
-  HeadShape h = headShape(input, weight, getTransposeWeight());
-  int64_t weightChannels = weight.getDimSize(getTransposeWeight() ? 1 : 0);
+    return op.emitOpError("expects an input of at least 2 axes and a 2-D weight, got ") << input << " and " << weight;
+  HeadShape h = headShape(input, weight, op.getTransposeWeight());
+  int64_t weightChannels = weight.getDimSize(op.getTransposeWeight() ? 1 : 0);
   if (weightChannels != h.channels)
-    return emitOpError() << "contracting sizes differ: input has " << h.channels << " channels, weight "
-                         << weightChannels;
+    return op.emitOpError() << "contracting sizes differ: input has " << h.channels << " channels, weight "
+                            << weightChannels;
   if (labels.getShape() != input.getShape().drop_back())
-    return emitOpError("labels shape ") << labels << " must be the input shape without its channel axis (input "
-                                        << input << ")";
-  if (getChunkRows() < 1 || getChunkRows() > h.rows)
-    return emitOpError() << "chunk_rows must be in [1, " << h.rows << "], got " << getChunkRows();
-  RankedTensorType expected = workspaceType(input, weight, getChunkRows());
-  if (getWorkspace().getType() != expected)
-    return emitOpError("workspace must be ") << expected << " for these shapes and chunk, got "
-                                             << getWorkspace().getType();
+    return op.emitOpError("labels shape ") << labels << " must be the input shape without its channel axis (input "
+                                           << input << ")";
+  if (op.getChunkRows() < 1 || op.getChunkRows() > h.rows)
+    return op.emitOpError() << "chunk_rows must be in [1, " << h.rows << "], got " << op.getChunkRows();
+  RankedTensorType expected = HeadOp::workspaceType(input, weight, op.getChunkRows());
+  if (op.getWorkspace().getType() != expected)
+    return op.emitOpError("workspace must be ") << expected << " for these shapes and chunk, got "
+                                                << op.getWorkspace().getType();
   return success();
 }
+
+LogicalResult MatmulCrossEntropyOp::verify() { return verifyHead(*this); }
+
+RankedTensorType MatmulCrossEntropyLossOp::workspaceType(RankedTensorType input, RankedTensorType weight,
+                                                         int64_t chunkRows) {
+  int64_t channels = std::max<int64_t>(input.getShape().back(), 1);
+  auto layout = zrt::MatmulCrossEntropyLayout::forLoss(input.getNumElements() / channels,
+                                                       weight.getNumElements() / channels, chunkRows,
+                                                       input.getElementTypeBitWidth() / 8);
+  return RankedTensorType::get({layout.bytes}, IntegerType::get(input.getContext(), 8));
+}
+
+void MatmulCrossEntropyLossOp::build(OpBuilder &b, OperationState &state, Value input, Value weight, Value labels,
+                                     bool transposeWeight, int64_t chunkRows) {
+  RankedTensorType inputType = tensorOf(input), weightType = tensorOf(weight);
+  build(b, state, RankedTensorType::get({}, b.getF32Type()), workspaceType(inputType, weightType, chunkRows), input,
+        weight, labels, transposeWeight, chunkRows);
+}
+
+LogicalResult MatmulCrossEntropyLossOp::verify() { return verifyHead(*this); }
 
 LogicalResult MatmulOp::verify() {
   return verifyMatmulShapes(*this, tensorOf(getLhs()), tensorOf(getRhs()), tensorOf(getResult()), getTransposeLhs(),

@@ -643,4 +643,47 @@ def ZC_MatmulCrossEntropyOp : ZC_ComputeOp<"matmul_cross_entropy",
   let hasVerifier = 1;
 }
 
+def ZC_MatmulCrossEntropyLossOp : ZC_ComputeOp<"matmul_cross_entropy_loss"> {
+  let summary = "A language-model head's mean cross-entropy alone, a chunk of rows at a time";
+  let description = [{
+    The loss of `zc.matmul_cross_entropy` without its backward, for a function
+    that only evaluates the loss (the eval function train.bin runs on held-out
+    batches): replaces
+
+    ```
+    logits = matmul(input, weight)            // [S..., classes]
+    loss   = cross_entropy(logits, labels)
+    ```
+
+    without the `[S..., classes]` logits: `chunk_rows` rows at a time, the
+    chunk's logits are computed in `workspace` and each row's loss taken from
+    them; the mean runs over rows in order, as `cross_entropy`'s. With one
+    chunk the result is bitwise that of the ops it replaces. `workspace` (i8,
+    a result so that the memory plan places it) holds the per-row losses and
+    one chunk: `zrt::MatmulCrossEntropyLayout::forLoss` of the shapes.
+
+    Example:
+    ```mlir
+    %loss, %ws = zc.matmul_cross_entropy_loss %x, %wte, %labels transpose_weight chunk_rows 640 : tensor<4x1024x768xf32>, tensor<50304x768xf32>, tensor<4x1024xi32> -> tensor<128778496xi8>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$weight, ZC_IndexTensor:$labels,
+                       UnitAttr:$transpose_weight, I64Attr:$chunk_rows);
+  let results = (outs ZC_LossTensor:$loss, StaticShapeTensorOf<[I8]>:$workspace);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $labels (`transpose_weight` $transpose_weight^)? `chunk_rows` $chunk_rows
+    attr-dict `:` type($input) `,` type($weight) `,` type($labels) `->` type($workspace)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight, "::mlir::Value":$labels,
+                   "bool":$transposeWeight, "int64_t":$chunkRows)>
+  ];
+  let extraClassDeclaration = [{
+    /// The workspace's type for these operands and chunk (zrt::MatmulCrossEntropyLayout::forLoss).
+    static ::mlir::RankedTensorType workspaceType(::mlir::RankedTensorType input, ::mlir::RankedTensorType weight,
+                                                  int64_t chunkRows);
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ZC_COMPUTE_OPS_TD

@@ -279,6 +279,14 @@ void zrt_matmul_cross_entropy(int32_t dtype, const void *x, const void *w, const
             matmulCrossEntropy(in<T>(x), in<T>(w), in<int32_t>(labels), in<float>(dloss), out<float>(loss),
                                out<T>(dx), out<T>(dw), workspace, rows, classes, channels, transW != 0, chunkRows));
 }
+void zrt_matmul_cross_entropy_loss(int32_t dtype, const void *x, const void *w, const void *labels, void *loss,
+                                   void *workspace, int64_t rows, int64_t classes, int64_t channels, int32_t transW,
+                                   int64_t chunkRows) {
+  TraceScope trace("zrt_matmul_cross_entropy_loss", TraceTrack::Compute);
+  ZRT_TYPED("zrt_matmul_cross_entropy_loss", dtype,
+            matmulCrossEntropyLoss(in<T>(x), in<T>(w), in<int32_t>(labels), out<float>(loss), workspace, rows,
+                                   classes, channels, transW != 0, chunkRows));
+}
 void zrt_mse(int32_t dtype, const void *pred, const void *target, void *loss, int64_t n) {
   TraceScope trace("zrt_mse", TraceTrack::Compute);
   ZRT_TYPED("zrt_mse", dtype, mse(in<T>(pred), in<T>(target), out<float>(loss), n));

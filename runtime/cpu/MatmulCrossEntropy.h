@@ -125,6 +125,36 @@ void matmulCrossEntropy(const T *x, const T *w, const int32_t *labels, const Los
   *loss = static_cast<LossOf<T>>(sum / static_cast<double>(rows));
 }
 
+/// The loss alone (zc.matmul_cross_entropy_loss): each chunk's logits by zrt_matmul's GEMM, each
+/// row's loss with crossEntropy's arithmetic, the mean in row order. With one chunk it is
+/// bitwise the unfused matmul and cross_entropy.
+template <class T>
+void matmulCrossEntropyLoss(const T *x, const T *w, const int32_t *labels, LossOf<T> *loss, void *workspace,
+                            int64_t rows, int64_t classes, int64_t channels, bool transW, int64_t chunkRows) {
+  using A = Acc<T>;
+  constexpr const char *kCall = "zrt_matmul_cross_entropy_loss";
+  if (rows < 1 || classes < 1 || channels < 1 || chunkRows < 1 || chunkRows > rows)
+    fatal(kCall, "bad sizes: %lld rows in chunks of %lld, %lld classes, %lld channels",
+          static_cast<long long>(rows), static_cast<long long>(chunkRows), static_cast<long long>(classes),
+          static_cast<long long>(channels));
+  checkLabels(kCall, labels, rows, classes);
+  const auto layout = MatmulCrossEntropyLayout::forLoss(rows, classes, chunkRows, sizeof(T));
+  char *ws = static_cast<char *>(workspace);
+  A *rowLoss = reinterpret_cast<A *>(ws + layout.rowLossOffset);
+  T *chunk = reinterpret_cast<T *>(ws + layout.chunkOffset);
+  for (int64_t r0 = 0; r0 < rows; r0 += chunkRows) {
+    const int64_t n = std::min(chunkRows, rows - r0);
+    matmul(x + r0 * channels, w, chunk, ChunkProducts::of(n, classes, channels, transW).logits);
+    parallelFor(n, 16, [&](int64_t r) {
+      rowLoss[r0 + r] = math::crossEntropyRow<A>(chunk + r * classes, labels[r0 + r], classes);
+    });
+  }
+  double sum = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    sum += rowLoss[r];
+  *loss = static_cast<LossOf<T>>(sum / static_cast<double>(rows));
+}
+
 } // namespace zrt::cpu
 
 #endif // ZRT_CPU_MATMULCROSSENTROPY_H

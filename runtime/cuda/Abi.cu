@@ -478,6 +478,14 @@ void zrt_matmul_cross_entropy(int32_t dt, const void *x, const void *w, const vo
                      static_cast<float *>(loss), dx, dw, workspace, rows, classes, channels, transW != 0, chunkRows,
                      current("zrt_matmul_cross_entropy").errors, compute());
 }
+void zrt_matmul_cross_entropy_loss(int32_t dt, const void *x, const void *w, const void *labels, void *loss,
+                                   void *workspace, int64_t rows, int64_t classes, int64_t channels, int32_t transW,
+                                   int64_t chunkRows) {
+  GpuScope trace("zrt_matmul_cross_entropy_loss", compute());
+  matmulCrossEntropyLoss(dt, x, w, static_cast<const int32_t *>(labels), static_cast<float *>(loss), workspace, rows,
+                         classes, channels, transW != 0, chunkRows, current("zrt_matmul_cross_entropy_loss").errors,
+                         compute());
+}
 void zrt_mse(int32_t dt, const void *pred, const void *target, void *loss, int64_t n) {
   GpuScope trace("zrt_mse", compute());
   mse(dt, pred, target, static_cast<float *>(loss), n, compute());

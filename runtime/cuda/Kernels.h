@@ -82,6 +82,10 @@ void crossEntropyGrad(int32_t dtype, const float *dloss, const void *logits, con
 void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32_t *labels, const float *dloss,
                         float *loss, void *dx, void *dw, void *workspace, int64_t rows, int64_t classes,
                         int64_t channels, bool transW, int64_t chunkRows, int *badLabel, cudaStream_t s);
+/// zc.matmul_cross_entropy_loss: the same head's loss alone (a forward-only function's).
+void matmulCrossEntropyLoss(int32_t dtype, const void *x, const void *w, const int32_t *labels, float *loss,
+                            void *workspace, int64_t rows, int64_t classes, int64_t channels, bool transW,
+                            int64_t chunkRows, int *badLabel, cudaStream_t s);
 void mse(int32_t dtype, const void *pred, const void *target, float *loss, int64_t n, cudaStream_t s);
 void mseGrad(int32_t dtype, const float *dloss, const void *pred, const void *target, void *dpred, int64_t n,
              cudaStream_t s);

@@ -530,6 +530,29 @@ void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32
   meanKernel<<<1, 1, 0, s>>>(perRow, rows, loss);
   ZRT_CUDA_CHECK(cudaGetLastError());
 }
+void matmulCrossEntropyLoss(int32_t dtype, const void *x, const void *w, const int32_t *labels, float *loss,
+                            void *workspace, int64_t rows, int64_t classes, int64_t channels, bool transW,
+                            int64_t chunkRows, int *badLabel, cudaStream_t s) {
+  if (rows < 1 || classes < 1 || channels < 1 || chunkRows < 1 || chunkRows > rows)
+    fatal("zrt_matmul_cross_entropy_loss", "bad sizes: %lld rows in chunks of %lld, %lld classes, %lld channels",
+          static_cast<long long>(rows), static_cast<long long>(chunkRows), static_cast<long long>(classes),
+          static_cast<long long>(channels));
+  const int64_t elementBytes = dtype == 1 ? 2 : 4;
+  const auto layout = MatmulCrossEntropyLayout::forLoss(rows, classes, chunkRows, elementBytes);
+  char *ws = static_cast<char *>(workspace);
+  float *perRow = reinterpret_cast<float *>(ws + layout.rowLossOffset);
+  void *chunk = ws + layout.chunkOffset;
+  for (int64_t r0 = 0; r0 < rows; r0 += chunkRows) {
+    const int64_t n = std::min(chunkRows, rows - r0);
+    const char *xRows = static_cast<const char *>(x) + r0 * channels * elementBytes;
+    matmul(dtype, xRows, w, chunk, 1, n, classes, channels, false, transW, false, s);
+    ZRT_CUDA_TYPED("zrt_matmul_cross_entropy_loss", dtype,
+                   (crossEntropyRows<<<rowGrid("zrt_matmul_cross_entropy_loss", n), kRowThreads, 0, s>>>(
+                       static_cast<const T *>(chunk), labels + r0, perRow + r0, classes, badLabel)));
+  }
+  meanKernel<<<1, 1, 0, s>>>(perRow, rows, loss);
+  ZRT_CUDA_CHECK(cudaGetLastError());
+}
 void mse(int32_t dtype, const void *pred, const void *target, float *loss, int64_t n, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_mse", dtype,
                  (mseKernel<<<1, 1, 0, s>>>(static_cast<const T *>(pred), static_cast<const T *>(target), loss, n)));

@@ -331,6 +331,16 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
         compare(what + " loss", decode(loss.host(), 0), {cpuLoss}, 1e-4);
         compare(what + " dx", decode(gx.host(), dt), decode(cpuDx, dt), tol * 10);
         compare(what + " dw", decode(gw.host(), dt), decode(cpuDw, dt), tol * 10);
+        // The loss alone (the eval function's head).
+        const auto lossLayout = zrt::MatmulCrossEntropyLayout::forLoss(R, classes, chunk, eb);
+        std::vector<unsigned char> cpuLossWs(lossLayout.bytes);
+        DeviceBuffer lossWs(lossLayout.bytes);
+        zrt_matmul_cross_entropy_loss(dt, xb.data(), wb.data(), hlb.data(), &cpuLoss, cpuLossWs.data(), R, classes, C,
+                                      transW, chunk);
+        zrt::cuda::matmulCrossEntropyLoss(dt, dx.ptr, dw.ptr, static_cast<const int32_t *>(dhl.ptr),
+                                          static_cast<float *>(loss.ptr), lossWs.ptr, R, classes, C, transW, chunk,
+                                          static_cast<int *>(bad.ptr), nullptr);
+        compare(what + " loss alone", decode(loss.host(), 0), {cpuLoss}, 1e-4);
       }
 
     // Embedding: R tokens of a C-wide table of 50 rows (repeats included).

@@ -280,6 +280,44 @@ TEST(KernelForward, MatmulCrossEntropyMatchesTheOpsItReplaces) {
     }
 }
 
+/// The loss alone (zc.matmul_cross_entropy_loss) against matmul then cross_entropy: bitwise in
+/// one chunk, within the rounding of a GEMM of fewer rows over several; the workspace is all it
+/// writes besides the loss.
+template <class T> void expectHeadLossMatchesUnfused(bool transW, int64_t chunkRows) {
+  const int64_t rows = 150, classes = 67, channels = 24;
+  std::vector<int32_t> labels(rows);
+  for (int64_t r = 0; r < rows; ++r)
+    labels[r] = static_cast<int32_t>((r * 29) % classes);
+  auto x = convert<T>(randomVec(rows * channels, 43, -2, 2)), w = convert<T>(randomVec(classes * channels, 44));
+  std::vector<T> logits(rows * classes);
+  float lossRef = 0;
+  matmul(x.data(), w.data(), logits.data(), MatmulShape{1, rows, classes, channels, false, transW, false});
+  crossEntropy(logits.data(), labels.data(), &lossRef, rows, classes);
+  const auto layout = zrt::MatmulCrossEntropyLayout::forLoss(rows, classes, chunkRows, sizeof(T));
+  EXPECT_LT(layout.bytes, static_cast<int64_t>(logits.size() * sizeof(T)) + 1024);
+  std::vector<char> workspace(layout.bytes + 64, 0x7f);
+  float loss = -1;
+  matmulCrossEntropyLoss(x.data(), w.data(), labels.data(), &loss, workspace.data(), rows, classes, channels, transW,
+                         chunkRows);
+  const std::string what = std::string(sizeof(T) == 4 ? "f32" : "bf16") +
+                           (transW ? " [classes, channels]" : " [channels, classes]") + " in chunks of " +
+                           std::to_string(chunkRows);
+  for (int64_t i = layout.bytes; i < layout.bytes + 64; ++i)
+    ASSERT_EQ(workspace[i], 0x7f) << what << ": wrote past its workspace";
+  if (chunkRows >= rows)
+    EXPECT_EQ(loss, lossRef) << what;
+  else
+    EXPECT_NEAR(loss, lossRef, (sizeof(T) == 4 ? 1e-6 : 1e-3) * std::fabs(lossRef)) << what;
+}
+
+TEST(KernelForward, MatmulCrossEntropyLossMatchesTheOpsItReplaces) {
+  for (bool transW : {true, false})
+    for (int64_t chunkRows : {int64_t(150), int64_t(64), int64_t(7)}) {
+      expectHeadLossMatchesUnfused<float>(transW, chunkRows);
+      expectHeadLossMatchesUnfused<bf16>(transW, chunkRows);
+    }
+}
+
 // zc.add_layernorm and zc.layernorm_grad_add are defined as the ops they replace: the same bits.
 template <class T> void expectResidualFusionsBitwise() {
   const int64_t rows = 150, cols = 37, n = rows * cols;

@@ -1,5 +1,5 @@
 // The workspace of zc.matmul_cross_entropy (a language-model head and its loss, forward and
-// backward, a chunk of rows at a time), laid out once: the compiler sizes it so the memory plan
+// backward, a chunk of rows at a time) and of zc.matmul_cross_entropy_loss (the loss alone), laid out once: the compiler sizes it so the memory plan
 // places it like any other buffer, and both runtimes carve it up the same way.
 #ifndef ZRT_MATMULCROSSENTROPY_H
 #define ZRT_MATMULCROSSENTROPY_H
@@ -37,6 +37,15 @@ struct MatmulCrossEntropyLayout {
       end = l.partOffset + align(weightElements * elementBytes);
     }
     l.bytes = end;
+    return l;
+  }
+
+  /// zc.matmul_cross_entropy_loss's (the loss alone, a forward-only function's head): each
+  /// row's loss and one chunk's logits.
+  static MatmulCrossEntropyLayout forLoss(int64_t rows, int64_t classes, int64_t chunkRows, int64_t elementBytes) {
+    MatmulCrossEntropyLayout l;
+    l.chunkOffset = align(rows * (elementBytes == 8 ? 8 : 4));
+    l.bytes = l.chunkOffset + align(chunkRows * classes * elementBytes);
     return l;
   }
 };

@@ -1044,6 +1044,30 @@ func.func @f(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %labels: tensor<2x4xi3
 
 // -----
 
+func.func @f(%x: tensor<2x4x8xf32>, %w: tensor<16x4xf32>, %labels: tensor<2x4xi32>) {
+  // expected-error @+1 {{'zc.matmul_cross_entropy_loss' op contracting sizes differ: input has 8 channels, weight 4}}
+  %l, %ws = zc.matmul_cross_entropy_loss %x, %w, %labels transpose_weight chunk_rows 4 : tensor<2x4x8xf32>, tensor<16x4xf32>, tensor<2x4xi32> -> tensor<320xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %labels: tensor<2x4xi32>) {
+  // expected-error @+1 {{'zc.matmul_cross_entropy_loss' op chunk_rows must be in [1, 8], got 0}}
+  %l, %ws = zc.matmul_cross_entropy_loss %x, %w, %labels transpose_weight chunk_rows 0 : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32> -> tensor<320xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xbf16>, %w: tensor<16x8xbf16>, %labels: tensor<2x4xi32>) {
+  // expected-error @+1 {{'zc.matmul_cross_entropy_loss' op workspace must be 'tensor<192xi8>' for these shapes and chunk, got 'tensor<960xi8>'}}
+  %l, %ws = zc.matmul_cross_entropy_loss %x, %w, %labels transpose_weight chunk_rows 4 : tensor<2x4x8xbf16>, tensor<16x8xbf16>, tensor<2x4xi32> -> tensor<960xi8>
+  return
+}
+
+// -----
+
 module attributes {zc.offload = {tier = "nvme", slots = 2, slot_bytes = 8192}} {
   zc.param @w : tensor<64x32xf32> = #zc.zeros
   zc.state @w.exp_avg : tensor<64x32xf32> of @w

@@ -378,6 +378,19 @@ func.func @fused_head(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %wt: tensor<8
   return
 }
 
+// The loss alone: the rows' losses and one chunk of logits (no f32 sum in bf16).
+// CHECK-LABEL: func.func @fused_head_loss
+func.func @fused_head_loss(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %wt: tensor<8x16xf32>, %labels: tensor<2x4xi32>,
+                           %xb: tensor<2x4x8xbf16>, %wb: tensor<16x8xbf16>) {
+  // CHECK: zc.matmul_cross_entropy_loss %{{.+}}, %{{.+}}, %{{.+}} transpose_weight chunk_rows 4 : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32> -> tensor<320xi8>
+  %l, %ws = zc.matmul_cross_entropy_loss %x, %w, %labels transpose_weight chunk_rows 4 : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4xi32> -> tensor<320xi8>
+  // CHECK: zc.matmul_cross_entropy_loss %{{.+}}, %{{.+}}, %{{.+}} chunk_rows 8 : tensor<2x4x8xf32>, tensor<8x16xf32>, tensor<2x4xi32> -> tensor<576xi8>
+  %l2, %ws2 = zc.matmul_cross_entropy_loss %x, %wt, %labels chunk_rows 8 : tensor<2x4x8xf32>, tensor<8x16xf32>, tensor<2x4xi32> -> tensor<576xi8>
+  // CHECK: zc.matmul_cross_entropy_loss {{.+}} chunk_rows 4 : tensor<2x4x8xbf16>, tensor<16x8xbf16>, tensor<2x4xi32> -> tensor<192xi8>
+  %l3, %ws3 = zc.matmul_cross_entropy_loss %xb, %wb, %labels transpose_weight chunk_rows 4 : tensor<2x4x8xbf16>, tensor<16x8xbf16>, tensor<2x4xi32> -> tensor<192xi8>
+  return
+}
+
 // -----
 
 // Tests that the offload ops round-trip: states on the NVMe tier, the swap schedule's
