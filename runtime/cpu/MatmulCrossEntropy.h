@@ -54,6 +54,14 @@ inline void startSum(const bf16 *c, int64_t n, const MatmulCrossEntropyLayout &l
   parallelFor(n, kElementGrain, [&](int64_t i) { sum[i] = static_cast<float>(c[i]); });
 }
 template <class T> void startSum(const T *, int64_t, const MatmulCrossEntropyLayout &, char *) {}
+/// The sizes and labels both heads (with and without their backward) are called with.
+inline void checkHead(const char *call, const int32_t *labels, int64_t rows, int64_t classes, int64_t channels,
+                      int64_t chunkRows) {
+  if (rows < 1 || classes < 1 || channels < 1 || chunkRows < 1 || chunkRows > rows)
+    fatal(call, "bad sizes: %lld rows in chunks of %lld, %lld classes, %lld channels", static_cast<long long>(rows),
+          static_cast<long long>(chunkRows), static_cast<long long>(classes), static_cast<long long>(channels));
+  checkLabels(call, labels, rows, classes);
+}
 } // namespace detail
 
 /// The products of one chunk of n rows: its logits, the input's gradient rows, and its part of
@@ -89,11 +97,7 @@ void matmulCrossEntropy(const T *x, const T *w, const int32_t *labels, const Los
                         int64_t chunkRows) {
   using A = Acc<T>;
   constexpr const char *kCall = "zrt_matmul_cross_entropy";
-  if (rows < 1 || classes < 1 || channels < 1 || chunkRows < 1 || chunkRows > rows)
-    fatal(kCall, "bad sizes: %lld rows in chunks of %lld, %lld classes, %lld channels",
-          static_cast<long long>(rows), static_cast<long long>(chunkRows), static_cast<long long>(classes),
-          static_cast<long long>(channels));
-  checkLabels(kCall, labels, rows, classes);
+  detail::checkHead(kCall, labels, rows, classes, channels, chunkRows);
   const auto layout = MatmulCrossEntropyLayout::of(rows, classes, classes * channels, chunkRows, sizeof(T));
   char *ws = static_cast<char *>(workspace);
   A *rowLoss = reinterpret_cast<A *>(ws + layout.rowLossOffset);
@@ -133,11 +137,7 @@ void matmulCrossEntropyLoss(const T *x, const T *w, const int32_t *labels, LossO
                             int64_t rows, int64_t classes, int64_t channels, bool transW, int64_t chunkRows) {
   using A = Acc<T>;
   constexpr const char *kCall = "zrt_matmul_cross_entropy_loss";
-  if (rows < 1 || classes < 1 || channels < 1 || chunkRows < 1 || chunkRows > rows)
-    fatal(kCall, "bad sizes: %lld rows in chunks of %lld, %lld classes, %lld channels",
-          static_cast<long long>(rows), static_cast<long long>(chunkRows), static_cast<long long>(classes),
-          static_cast<long long>(channels));
-  checkLabels(kCall, labels, rows, classes);
+  detail::checkHead(kCall, labels, rows, classes, channels, chunkRows);
   const auto layout = MatmulCrossEntropyLayout::forLoss(rows, classes, chunkRows, sizeof(T));
   char *ws = static_cast<char *>(workspace);
   A *rowLoss = reinterpret_cast<A *>(ws + layout.rowLossOffset);

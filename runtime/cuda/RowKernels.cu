@@ -488,13 +488,16 @@ void crossEntropyGrad(int32_t dtype, const float *dloss, const void *logits, con
                  (crossEntropyGradRows<<<rowGrid("zrt_cross_entropy_grad", rows), kRowThreads, 0, s>>>(
                      dloss, static_cast<const T *>(logits), labels, static_cast<T *>(dlogits), rows, classes, badLabel)));
 }
+/// The sizes both heads (with and without their backward) are called with.
+static void checkHeadSizes(const char *call, int64_t rows, int64_t classes, int64_t channels, int64_t chunkRows) {
+  if (rows < 1 || classes < 1 || channels < 1 || chunkRows < 1 || chunkRows > rows)
+    fatal(call, "bad sizes: %lld rows in chunks of %lld, %lld classes, %lld channels", static_cast<long long>(rows),
+          static_cast<long long>(chunkRows), static_cast<long long>(classes), static_cast<long long>(channels));
+}
 void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32_t *labels, const float *dloss,
                         float *loss, void *dx, void *dw, void *workspace, int64_t rows, int64_t classes,
                         int64_t channels, bool transW, int64_t chunkRows, int *badLabel, cudaStream_t s) {
-  if (rows < 1 || classes < 1 || channels < 1 || chunkRows < 1 || chunkRows > rows)
-    fatal("zrt_matmul_cross_entropy", "bad sizes: %lld rows in chunks of %lld, %lld classes, %lld channels",
-          static_cast<long long>(rows), static_cast<long long>(chunkRows), static_cast<long long>(classes),
-          static_cast<long long>(channels));
+  checkHeadSizes("zrt_matmul_cross_entropy", rows, classes, channels, chunkRows);
   const int64_t elementBytes = dtype == 1 ? 2 : 4;
   const auto layout = MatmulCrossEntropyLayout::of(rows, classes, classes * channels, chunkRows, elementBytes);
   char *ws = static_cast<char *>(workspace);
@@ -533,10 +536,7 @@ void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32
 void matmulCrossEntropyLoss(int32_t dtype, const void *x, const void *w, const int32_t *labels, float *loss,
                             void *workspace, int64_t rows, int64_t classes, int64_t channels, bool transW,
                             int64_t chunkRows, int *badLabel, cudaStream_t s) {
-  if (rows < 1 || classes < 1 || channels < 1 || chunkRows < 1 || chunkRows > rows)
-    fatal("zrt_matmul_cross_entropy_loss", "bad sizes: %lld rows in chunks of %lld, %lld classes, %lld channels",
-          static_cast<long long>(rows), static_cast<long long>(chunkRows), static_cast<long long>(classes),
-          static_cast<long long>(channels));
+  checkHeadSizes("zrt_matmul_cross_entropy_loss", rows, classes, channels, chunkRows);
   const int64_t elementBytes = dtype == 1 ? 2 : 4;
   const auto layout = MatmulCrossEntropyLayout::forLoss(rows, classes, chunkRows, elementBytes);
   char *ws = static_cast<char *>(workspace);
