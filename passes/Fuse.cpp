@@ -72,18 +72,23 @@ bool sameValue(Value original, Value clone) {
                       [](auto pair) { return sameValue(std::get<0>(pair), std::get<1>(pair)); });
 }
 
-/// Erases `op` if nothing reads it and it is a recomputed copy, then the copies it read
-/// that nothing reads now. Returns the FLOPs erased (zcc-recompute counted them).
-double eraseDeadClones(Operation *op) {
-  if (!op || !op->hasAttr(kRecomputedAttr) || !op->use_empty())
-    return 0;
-  double flops = isa<ReshapeOp>(op) ? 0 : estimatedFlops(op);
-  SmallVector<Operation *> inputs;
-  for (Value operand : op->getOperands())
-    inputs.push_back(operand.getDefiningOp());
-  op->erase();
-  for (Operation *input : inputs)
-    flops += eraseDeadClones(input);
+/// Erases `root` if nothing reads it and it is a recomputed copy, then the copies it read that
+/// nothing reads now. Returns the FLOPs erased (zcc-recompute counted them).
+double eraseDeadClones(Operation *root) {
+  double flops = 0;
+  SmallVector<Operation *> work{root};
+  DenseSet<Operation *> erased; // an op reached twice (two operands, or two paths) is erased once
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!op || erased.contains(op) || !op->hasAttr(kRecomputedAttr) || !op->use_empty())
+      continue;
+    if (!isa<ReshapeOp>(op))
+      flops += estimatedFlops(op);
+    for (Value operand : op->getOperands())
+      work.push_back(operand.getDefiningOp());
+    erased.insert(op);
+    op->erase();
+  }
   return flops;
 }
 
