@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <vector>
 
 #include "cpu/Parallel.h"
 #include "zrt/KernelMath.h"
@@ -58,7 +57,7 @@ template <class T>
 void layernormGrad(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, T *dbeta,
                    int64_t rows, int64_t cols, double eps, const T *residual = nullptr) {
   using A = Acc<T>;
-  std::vector<A> means(rows), rstds(rows);
+  Scratch<A> means(rows), rstds(rows);
   parallelFor(rows, 64, [&](int64_t r) {
     T *dxr = dx + r * cols;
     math::layernormGradRow<A>(dy + r * cols, x + r * cols, gamma, dxr, cols, eps, means[r], rstds[r]);
@@ -73,7 +72,7 @@ void layernormGrad(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, T 
   // most kRowChunk rows the same bits as the column loop.
   constexpr int64_t kRowChunk = 64;
   const int64_t chunks = (rows + kRowChunk - 1) / kRowChunk;
-  std::vector<A> partial(2 * chunks * cols, A(0));
+  Scratch<A> partial(2 * chunks * cols); // zeroed
   parallelFor(chunks, 1, [&](int64_t k) {
     A *pg = partial.data() + 2 * k * cols, *pb = pg + cols;
     for (int64_t r = k * kRowChunk; r < std::min(rows, (k + 1) * kRowChunk); ++r) {
@@ -109,13 +108,13 @@ template <class T>
 void rmsnormGrad(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, int64_t rows, int64_t cols,
                  double eps) {
   using A = Acc<T>;
-  std::vector<A> rstds(rows);
+  Scratch<A> rstds(rows);
   parallelFor(rows, 64, [&](int64_t r) {
     rstds[r] = math::rmsnormGradRow<A>(dy + r * cols, x + r * cols, gamma, dx + r * cols, cols, eps);
   });
   constexpr int64_t kRowChunk = 64;
   const int64_t chunks = (rows + kRowChunk - 1) / kRowChunk;
-  std::vector<A> partial(chunks * cols, A(0));
+  Scratch<A> partial(chunks * cols); // zeroed
   parallelFor(chunks, 1, [&](int64_t k) {
     A *pg = partial.data() + k * cols;
     for (int64_t r = k * kRowChunk; r < std::min(rows, (k + 1) * kRowChunk); ++r) {

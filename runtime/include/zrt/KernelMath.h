@@ -11,6 +11,13 @@
 #include "zrt/bf16.h"
 
 namespace zrt::math {
+// Built into the CPU backend's per-ISA objects (cpu/IsaKernels.cpp), these templates take that
+// level's inline namespace as the kernels there do: a lambda the compiler keeps out of line is
+// then a symbol of its own level, never merged with the generic build's (isa_symbols.sh).
+#ifdef ZRT_ISA
+inline namespace ZRT_ISA {
+#endif
+
 
 /// exp for f32 in plain arithmetic (Cephes' range reduction and polynomial, about
 /// 1 ulp), so CPU loops vectorize (glibc's expf is a call) and both backends agree.
@@ -306,6 +313,9 @@ template <class A, class T> ZRT_HD A crossEntropyRowAndGrad(T *row, int32_t labe
   return loss;
 }
 
+#ifdef ZRT_ISA
+} // namespace ZRT_ISA
+#endif
 } // namespace zrt::math
 
 #endif // ZRT_KERNELMATH_H
