@@ -91,13 +91,7 @@ def main():
     ap.add_argument("--round-trip", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    # The matmul paths of the rule, not this machine's measured plan: f32 GEMMs that sum in another
-    # order (oneDNN's primitive, OpenBLAS) are each exact to rounding (zrt-kernel-forward), but AdamW
-    # turns their last-bit differences in near-zero gradients into differences above this check's
-    # tolerance within a few steps (the MLP: 2e-4 at step 4 on an AMD EPYC that measured the
-    # primitive fastest), so a plan measured on a loaded machine would decide whether the suite
-    # passes. The plan itself is tested by train-matmul-plan and Robustness/matmul-plan.test;
-    # ZRT_MATMUL_TUNE=cache checks it against PyTorch here.
+    # The rule's matmul paths, not the machine's measured plan: see torch_reference.py.
     os.environ.setdefault("ZRT_MATMUL_TUNE", "off")
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                       OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
