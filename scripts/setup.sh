@@ -10,6 +10,7 @@ PACKAGES=(
   libopenblas-dev libdnnl-dev
   liburing-dev fio   # the NVMe store's io_uring engine; fio measures the disk the offload bench compares with
   nlohmann-json3-dev libgtest-dev libbenchmark-dev
+  libtbb-dev   # the parallel algorithms under HIP-CPU (third_party/hip-cpu): the CUDA kernels run on the CPU in tests
   python3 python3-venv python3-pip
   python3-torch python3-numpy   # the numerical reference of the training tests
 )

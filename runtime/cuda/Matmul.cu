@@ -137,25 +137,8 @@ void matmulEpilogue(Epilogue epilogue, int32_t dtype, const void *a, const void 
   // Batched products would give per-batch bias gradients: those run unfused.
   Plan *plan = batch == 1 && k > 0 ? planFor(Key{dtype, batch, m, n, k, transA, transB, bShared, e}) : nullptr;
   if (!plan) {
-    const int64_t rows = batch * m;
-    switch (epilogue) {
-    case Epilogue::Bias:
-      matmul(dtype, a, b, c, batch, m, n, k, transA, transB, bShared, stream);
-      biasAdd(dtype, c, vector, c, rows, n, stream);
-      return;
-    case Epilogue::BiasGelu: // pre (aux) = matmul + bias, c = gelu(pre)
-      matmul(dtype, a, b, aux, batch, m, n, k, transA, transB, bShared, stream);
-      biasAdd(dtype, aux, vector, aux, rows, n, stream);
-      gelu(dtype, aux, c, rows * n, stream);
-      return;
-    case Epilogue::DgeluBgrad: { // c = gelu_grad(matmul, pre = aux), vector = column sums of c
-      matmul(dtype, a, b, c, batch, m, n, k, transA, transB, bShared, stream);
-      geluGrad(dtype, c, aux, c, rows * n, stream);
-      const int64_t shape[2] = {rows, n};
-      reduceSum(dtype, c, const_cast<void *>(vector), shape, 2, 1, stream);
-      return;
-    }
-    }
+    matmulEpilogueUnfused(epilogue, dtype, a, b, vector, aux, c, batch, m, n, k, transA, transB, bShared, stream);
+    return;
   }
   Library &lib = library();
   // The per-call pointers of the epilogue.

@@ -22,6 +22,11 @@ enum class Epilogue { Bias, BiasGelu, DgeluBgrad };
 void matmulEpilogue(Epilogue epilogue, int32_t dtype, const void *a, const void *b, const void *vector, void *aux,
                     void *c, int64_t batch, int64_t m, int64_t n, int64_t k, bool transA, bool transB, bool bShared,
                     cudaStream_t stream);
+/// The same as a matmul then the epilogue's kernels (MatmulUnfused.cu): what matmulEpilogue runs
+/// where cuBLASLt has no fused algorithm.
+void matmulEpilogueUnfused(Epilogue epilogue, int32_t dtype, const void *a, const void *b, const void *vector,
+                           void *aux, void *c, int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
+                           bool transB, bool bShared, cudaStream_t stream);
 
 } // namespace zrt::cuda
 

@@ -1,6 +1,9 @@
 // The CUDA backend against the CPU backend, op by op, on random data (f32 and bf16), and
 // NCCL collectives against their definition (--collectives, under mpirun, a GPU per rank).
 // Exits 77 when no CUDA device is present: ctest reports the test as skipped.
+// Built twice: with nvcc for a GPU (zrt-cuda-conformance), and as C++ on HIP-CPU
+// (ZRT_CUDA_ON_CPU: zrt-cuda-on-cpu, test/CudaOnCpu), where it also checks that every
+// __global__ kernel of runtime/cuda ran. `--only GROUP` runs one group of cases.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -11,12 +14,16 @@
 #include <vector>
 
 #include <cuda_runtime.h>
+
+#include "cuda/Kernels.h"
+#include "cuda/Matmul.h"
+#if !defined(ZRT_CUDA_ON_CPU)
 #include <mpi.h>
 
 #include "cuda/Device.h"
-#include "cuda/Kernels.h"
-#include "cuda/Matmul.h"
 #include "cuda/NcclCommunicator.h"
+#endif
+#include "zrt/KernelMath.h"
 #include "zrt/MatmulCrossEntropy.h"
 #include "zrt/bf16.h"
 #include "zrt/zrt.h"
@@ -186,6 +193,22 @@ void optimizers(std::mt19937 &rng) {
     compare(std::string("adamw param, grad ") + name(gdt), decode(dp.host(), 0), decode(pb, 0), 1e-6);
     compare(std::string("adamw exp_avg_sq, grad ") + name(gdt), decode(dv.host(), 0), decode(vb, 0), 1e-6);
     compare(std::string("adamw bf16 copy, grad ") + name(gdt), decode(dlow.host(), 1), decode(low, 1), 1e-2);
+    {
+      // The step graphs' AdamW: the step's constants read from device memory. From the same
+      // state as above, so the results must be the CPU's again.
+      auto pb0 = p.bytes(), mb0 = m.bytes(), vb0 = v.bytes();
+      const zrt::math::AdamWStep constants = zrt::math::adamwStep(1e-3, 0.9, 0.999, 1e-8, 0.01, 3);
+      std::vector<unsigned char> cb(sizeof constants);
+      std::memcpy(cb.data(), &constants, sizeof constants);
+      DeviceBuffer dp0(pb0), dm0(mb0), dv0(vb0), dconst(cb), dlow0(n * 2);
+      zrt::cuda::adamwFrom(static_cast<float *>(dp0.ptr), gdt, dg.ptr, static_cast<float *>(dm0.ptr),
+                           static_cast<float *>(dv0.ptr), dlow0.ptr, n,
+                           static_cast<const zrt::math::AdamWStep *>(dconst.ptr), nullptr, nullptr);
+      compare(std::string("adamw (constants on device) param, grad ") + name(gdt), decode(dp0.host(), 0),
+              decode(pb, 0), 1e-6);
+      compare(std::string("adamw (constants on device) exp_avg, grad ") + name(gdt), decode(dm0.host(), 0),
+              decode(mb, 0), 1e-6);
+    }
     Tensor buf = random(0, n, rng, 0.1f);
     auto bufb = buf.bytes(), p2 = p.bytes();
     DeviceBuffer dp2(p2), dbuf(bufb);
@@ -194,6 +217,55 @@ void optimizers(std::mt19937 &rng) {
                            0.01, 0.9, 0.01, nullptr, nullptr);
     compare(std::string("sgd param, grad ") + name(gdt), decode(dp2.host(), 0), decode(p2, 0), 1e-6);
   }
+}
+
+/// zrt_grad_norm's kernels: two tensors' weighted sums of squares (f32 and bf16, ragged
+/// against the grid), their partials summed, the norm and the clip coefficient.
+void gradNorm(std::mt19937 &rng) {
+  const int64_t n0 = 100003, n1 = 777;
+  Tensor a = random(0, n0, rng), b = random(1, n1, rng);
+  const double weights[2] = {1.0, 0.5};
+  double total = 0;
+  for (float x : a.values)
+    total += weights[0] * double(x) * double(x);
+  for (float x : b.values)
+    total += weights[1] * double(x) * double(x);
+  const float norm = static_cast<float>(std::sqrt(total));
+  DeviceBuffer da(a.bytes()), db(b.bytes()), partials(2 * zrt::cuda::kGradNormBlocks * sizeof(double)),
+      local(4), outNorm(4), coef(4), kept(4);
+  double *p = static_cast<double *>(partials.ptr);
+  zrt::cuda::sumOfSquares(0, da.ptr, n0, weights[0], p, nullptr);
+  zrt::cuda::sumOfSquares(1, db.ptr, n1, weights[1], p + zrt::cuda::kGradNormBlocks, nullptr);
+  zrt::cuda::sumPartials(p, 2 * zrt::cuda::kGradNormBlocks, static_cast<float *>(local.ptr), nullptr);
+  for (double maxNorm : {1.0, 1e6}) {
+    zrt::cuda::gradNormFinish(static_cast<const float *>(local.ptr), maxNorm, static_cast<float *>(outNorm.ptr),
+                              static_cast<float *>(coef.ptr), static_cast<float *>(kept.ptr), nullptr);
+    const std::string what = " (max_norm " + std::to_string(int64_t(maxNorm)) + ")";
+    compare("grad_norm" + what, decode(outNorm.host(), 0), {norm}, 1e-6);
+    compare("grad_norm kept" + what, decode(kept.host(), 0), {norm}, 1e-6);
+    compare("grad_norm clip coefficient" + what, decode(coef.host(), 0),
+            {zrt::math::gradClipCoefficient(norm, maxNorm)}, 1e-6);
+  }
+}
+
+/// The non-finite check: a NaN or an Inf anywhere (the last element included) sets the flag,
+/// finite values leave it.
+void nonFinite() {
+  const int64_t n = 4099;
+  for (int32_t dt : {0, 1})
+    for (float bad : {0.0f, INFINITY, -INFINITY, NAN})
+      for (int64_t at : {int64_t(0), n - 1}) {
+        Tensor t{dt, std::vector<float>(n, 1.5f)};
+        t.values[at] = bad == 0.0f ? 2.0f : bad;
+        DeviceBuffer dx(t.bytes()), flag(4);
+        zrt::cuda::nonFinite(dt, dx.ptr, n, static_cast<int *>(flag.ptr), nullptr);
+        const float want = bad == 0.0f ? 0.0f : 1.0f;
+        std::vector<unsigned char> got = flag.host();
+        int32_t raised;
+        std::memcpy(&raised, got.data(), 4);
+        compare(std::string("non_finite ") + name(dt) + " " + std::to_string(bad) + " at " + std::to_string(at),
+                {float(raised)}, {want}, 0);
+      }
 }
 
 void matmuls(std::mt19937 &rng) {
@@ -238,8 +310,12 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
     zrt_softmax(dt, xb.data(), cpu.data(), R, C);
     zrt::cuda::softmax(dt, dx.ptr, out.ptr, R, C, nullptr);
     compare(std::string("softmax ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    zrt_softmax_grad(dt, dyb.data(), xb.data(), cpu.data(), R, C);
-    zrt::cuda::softmaxGrad(dt, ddy.ptr, dx.ptr, out.ptr, R, C, nullptr);
+    // The gradient of a softmax's output (random y would make dy . y a sum of sqrt(C)-sized
+    // terms cancelling to far less, and its rounding the test's subject).
+    const std::vector<unsigned char> yb = cpu;
+    DeviceBuffer dyOut(yb);
+    zrt_softmax_grad(dt, dyb.data(), yb.data(), cpu.data(), R, C);
+    zrt::cuda::softmaxGrad(dt, ddy.ptr, dyOut.ptr, out.ptr, R, C, nullptr);
     compare(std::string("softmax_grad ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
     zrt_layernorm(dt, xb.data(), gb.data(), bb.data(), cpu.data(), R, C, 1e-5);
     zrt::cuda::layernorm(dt, dx.ptr, dg.ptr, dbeta.ptr, out.ptr, R, C, 1e-5, nullptr);
@@ -364,6 +440,80 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
   }
 }
 
+/// The vocabulary-parallel cross-entropy's kernels, two ranks' halves of a 300-class vocabulary
+/// run one after the other (the all-gather of the maxima and the all-reduce of the sums done on
+/// the host): the loss and each half's gradient must be the whole vocabulary's.
+void vocabParallel(std::mt19937 &rng, int64_t R) {
+  const int64_t V = 300, half = V / 2;
+  for (int32_t dt : {0, 1}) {
+    const size_t eb = dt == 1 ? 2 : 4;
+    Tensor logits = random(dt, R * V, rng, 3.0f);
+    std::vector<int32_t> labels(R);
+    for (auto &l : labels)
+      l = static_cast<int32_t>(rng() % V);
+    auto whole = logits.bytes(), lb = raw(labels);
+    float cpuLoss = 0, one = 1.0f;
+    std::vector<unsigned char> cpuGrad(whole.size());
+    zrt_cross_entropy(dt, whole.data(), lb.data(), &cpuLoss, R, V);
+    zrt_cross_entropy_grad(dt, &one, whole.data(), lb.data(), cpuGrad.data(), R, V);
+    std::vector<unsigned char> oneb(4);
+    std::memcpy(oneb.data(), &one, 4);
+    DeviceBuffer dl(lb), done(oneb), bad(4), loss(4);
+    // Each rank's columns, its maxima, then every rank's maxima side by side (the all-gather).
+    std::vector<std::vector<unsigned char>> shard(2, std::vector<unsigned char>(R * half * eb));
+    for (int rank = 0; rank < 2; ++rank)
+      for (int64_t r = 0; r < R; ++r)
+        std::memcpy(&shard[rank][r * half * eb], &whole[(r * V + rank * half) * eb], half * eb);
+    DeviceBuffer s0(shard[0]), s1(shard[1]), gathered(2 * R * 4);
+    DeviceBuffer *shards[2] = {&s0, &s1};
+    std::vector<unsigned char> maxima;
+    for (int rank = 0; rank < 2; ++rank) {
+      DeviceBuffer own(R * 4);
+      zrt::cuda::vocabRowMaxima(dt, shards[rank]->ptr, static_cast<float *>(own.ptr), R, half, nullptr);
+      auto m = own.host();
+      maxima.insert(maxima.end(), m.begin(), m.end());
+    }
+    cudaMemcpy(gathered.ptr, maxima.data(), maxima.size(), cudaMemcpyHostToDevice);
+    // Each rank's sums and labels' logits, summed over the ranks (the all-reduce).
+    std::vector<float> sums(R, 0.0f), labelLogits(R, 0.0f), rowMax;
+    for (int rank = 0; rank < 2; ++rank) {
+      DeviceBuffer st(3 * R * 4);
+      float *f = static_cast<float *>(st.ptr);
+      zrt::cuda::vocabSumExp(dt, shards[rank]->ptr, static_cast<const int32_t *>(dl.ptr),
+                             static_cast<const float *>(gathered.ptr), 2, zrt::cuda::VocabRowStats{f, f + R, f + 2 * R},
+                             R, zrt::cuda::VocabSlice{rank * half, half, V}, static_cast<int *>(bad.ptr), nullptr);
+      std::vector<float> got = decode(st.host(), 0);
+      rowMax.assign(got.begin(), got.begin() + R);
+      for (int64_t r = 0; r < R; ++r) {
+        sums[r] += got[R + r];
+        labelLogits[r] += got[2 * R + r];
+      }
+    }
+    std::vector<float> combined = rowMax;
+    combined.insert(combined.end(), sums.begin(), sums.end());
+    combined.insert(combined.end(), labelLogits.begin(), labelLogits.end());
+    std::vector<unsigned char> cb(combined.size() * 4);
+    std::memcpy(cb.data(), combined.data(), cb.size());
+    DeviceBuffer stats(cb);
+    float *f = static_cast<float *>(stats.ptr);
+    const zrt::cuda::VocabRowStats all{f, f + R, f + 2 * R};
+    zrt::cuda::vocabLoss(all, R, static_cast<float *>(loss.ptr), nullptr);
+    compare(std::string("cross_entropy_vocab_shard x2 ") + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
+    for (int rank = 0; rank < 2; ++rank) {
+      DeviceBuffer grad(R * half * eb);
+      zrt::cuda::vocabGrad(dt, static_cast<const float *>(done.ptr), shards[rank]->ptr,
+                           static_cast<const int32_t *>(dl.ptr), all, grad.ptr, R,
+                           zrt::cuda::VocabSlice{rank * half, half, V}, nullptr);
+      std::vector<float> want = decode(cpuGrad, dt), mine;
+      for (int64_t r = 0; r < R; ++r)
+        mine.insert(mine.end(), want.begin() + r * V + rank * half, want.begin() + r * V + (rank + 1) * half);
+      compare(std::string("cross_entropy_grad_vocab_shard rank ") + std::to_string(rank) + " " + name(dt),
+              decode(grad.host(), dt), mine, dt == 1 ? 2e-2 : 1e-5);
+    }
+    compare(std::string("vocab_shard labels in range ") + name(dt), decode(bad.host(), 0), {0.0f}, 0);
+  }
+}
+
 void attention(std::mt19937 &rng) {
   // Multi-head (G = H) and grouped-query attention; bf16 at these head sizes runs the tensor-core
   // kernels (FlashAttention.cu): one tile, then several with a ragged last one, D up to 128.
@@ -462,6 +612,7 @@ void fusedMatmuls(std::mt19937 &rng) {
   }
 }
 
+#if !defined(ZRT_CUDA_ON_CPU)
 int collectives() {
   MPI_Init(nullptr, nullptr);
   int rank, ranks;
@@ -507,6 +658,28 @@ int collectives() {
   comm->finalize();
   return failures ? 1 : 0;
 }
+#else
+/// Every __global__ kernel of runtime/cuda (rewrite_launches.py lists them) must have run: a
+/// kernel added without a case here fails the suite.
+void inventory() {
+  static const char *const kernels[] = {
+#include "CudaKernelNames.inc"
+  };
+  const auto ran = zrt::cudaoncpu::launches();
+  int missing = 0;
+  std::printf("kernels of runtime/cuda run on the CPU (launches):\n");
+  for (const char *kernel : kernels) {
+    auto it = ran.find(kernel);
+    std::printf("  %-24s %ld\n", kernel, it == ran.end() ? 0L : it->second);
+    if (it == ran.end()) {
+      std::printf("FAIL kernel %s never ran: add a case that reaches it\n", kernel);
+      ++missing;
+    }
+  }
+  std::printf("%zu kernels, %d never ran\n", sizeof kernels / sizeof *kernels, missing);
+  failures += missing;
+}
+#endif
 
 } // namespace
 
@@ -516,20 +689,54 @@ int main(int argc, char **argv) {
     std::printf("no CUDA device: the CUDA conformance suite is skipped here\n");
     return 77;
   }
-  if (argc > 1 && std::string(argv[1]) == "--collectives")
-    return collectives();
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+#if !defined(ZRT_CUDA_ON_CPU)
+    if (arg == "--collectives")
+      return collectives();
+#endif
+    if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: %s [--only elementwise|optimizers|matmuls|rows|attention|layouts|fused]"
+#if !defined(ZRT_CUDA_ON_CPU)
+                           " | --collectives"
+#endif
+                           "\n", argv[0]);
+      return 2;
+    }
+  }
+  auto run = [&](const char *group) { return only.empty() || only == group; };
   std::mt19937 rng(1234);
-  elementwise(rng);
-  optimizers(rng);
-  matmuls(rng);
-  // The row kernels run a block per row and sum parameter gradients over chunks of 64 rows: a row
-  // shorter than the block, one of several block widths with a ragged end over several chunks, and a
-  // 50K vocabulary's rows.
-  for (auto [R, C] : {std::pair<int64_t, int64_t>{37, 129}, {203, 1000}, {6, 50304}})
-    rowsAt(rng, R, C);
-  attention(rng);
-  layouts(rng);
-  fusedMatmuls(rng);
+  if (run("elementwise"))
+    elementwise(rng);
+  if (run("optimizers")) {
+    optimizers(rng);
+    gradNorm(rng);
+    nonFinite();
+  }
+  if (run("matmuls"))
+    matmuls(rng);
+  // The row kernels run a block per row and sum parameter gradients over chunks of 64 rows: one
+  // row, a row shorter than the block, one of several block widths with a ragged end over several
+  // chunks, and a 50K vocabulary's rows.
+  if (run("rows")) {
+    for (auto [R, C] : {std::pair<int64_t, int64_t>{1, 300}, {37, 129}, {203, 1000}, {6, 50304}})
+      rowsAt(rng, R, C);
+    for (int64_t R : {1, 37})
+      vocabParallel(rng, R);
+  }
+  if (run("attention"))
+    attention(rng);
+  if (run("layouts"))
+    layouts(rng);
+  if (run("fused"))
+    fusedMatmuls(rng);
+#if defined(ZRT_CUDA_ON_CPU)
+  if (only.empty())
+    inventory();
+#endif
   std::printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;
 }

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Turns runtime/cuda's sources into C++ that HIP-CPU runs (test/CudaOnCpu/README.md).
+
+Only what no header can supply is rewritten; every other CUDA name is the shim's
+(test/CudaOnCpu/shim). Two forms:
+  kernel<<<grid, block[, shared[, stream]]>>>(args)
+      -> ::zrt::cudaoncpu::launch({"kernel", maxThreads, address}, grid, block, shared, stream,
+                                   [=](auto &&...a) { (kernel)(a...); }, args)
+  extern __shared__ [__align__(N)] T name[];
+      -> ZRT_CUDA_ON_CPU_DYNAMIC_SHARED(T, name, N);
+Line breaks are kept, so a sanitizer's report names the line of the .cu file.
+
+  rewrite_launches.py --out DIR [--mutate NAME ...] SOURCES...
+      writes DIR/cuda/<file> for each source (.cu files rewritten, headers copied), and
+      DIR/CudaKernelNames.inc: every __global__ kernel of the sources, one "name", a line.
+  --mutate applies one of MUTATIONS (a deliberately broken copy, for the test that the
+  conformance suite catches it); a mutation whose text is not found is an error.
+"""
+import argparse
+import os
+import re
+import sys
+
+# name -> (file, the exact text to break, what it becomes). Each must match exactly once.
+MUTATIONS = {
+    # blockReduce's second barrier: warp 0's thread reads the other warps' partials before
+    # they are written.
+    "missing-syncthreads": ("RowReduce.cuh",
+                            "    warpResult[threadIdx.x / 32] = v;\n  __syncthreads();\n",
+                            "    warpResult[threadIdx.x / 32] = v;\n"),
+    # softmax's sum over one column past the row: the next row's first element in the sum, the
+    # last row's read past its buffer.
+    "row-bound-off-by-one": ("RowKernels.cu",
+                             "  ZRT_ROW_COLUMNS(c, cols) sum += math::mexp(float(xr[c]) - m);\n",
+                             "  ZRT_ROW_COLUMNS(c, cols + 1) sum += math::mexp(float(xr[c]) - m);\n"),
+}
+
+KERNEL_DECL = re.compile(
+    r"(template\s*<[^;{]*?>\s*)?__global__\s+(?:void\s+)?(__launch_bounds__\(([^)]*)\)\s+)?(?:void\s+)?"
+    r"(__launch_bounds__\(([^)]*)\)\s+)?(\w+)\s*\(")
+
+
+def kernels(text):
+    """[(name, is_template, launch bound or None)] of the __global__ functions in text."""
+    found = []
+    for m in KERNEL_DECL.finditer(text):
+        bound = m.group(3) or m.group(5)
+        found.append((m.group(6), m.group(1) is not None, bound))
+    return found
+
+
+def fail(path, text, pos, why):
+    line = text.count("\n", 0, pos) + 1
+    sys.exit(f"{path}:{line}: error: {why}")
+
+
+def split_top_level(text):
+    """Splits on the commas outside parentheses, brackets and braces."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def kernel_start(text, end):
+    """Where the kernel expression that ends at `end` (just before <<<) begins."""
+    i = end
+    if text[i - 1] == ">":  # explicit template arguments: match the angle brackets back
+        depth = 0
+        while True:
+            i -= 1
+            if text[i] == ">":
+                depth += 1
+            elif text[i] == "<":
+                depth -= 1
+                if depth == 0:
+                    break
+    while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_:"):
+        i -= 1
+    return i
+
+
+def rewrite_launches(path, text, templates, bounds):
+    out, pos = [], 0
+    while True:
+        at = text.find("<<<", pos)
+        if at < 0:
+            out.append(text[pos:])
+            return "".join(out)
+        begin = kernel_start(text, at)
+        kernel = text[begin:at]
+        name = re.match(r"[\w:]+", kernel).group(0).split("::")[-1]
+        close = text.find(">>>", at)
+        if close < 0:
+            fail(path, text, at, "<<< without >>>")
+        config = split_top_level(text[at + 3:close])
+        if not 2 <= len(config) <= 4:
+            fail(path, text, at, f"a launch takes 2 to 4 configuration values, not {len(config)}")
+        config += ["0", "nullptr"][len(config) - 2:]
+        paren = close + 3
+        while text[paren].isspace():
+            paren += 1
+        if text[paren] != "(":
+            fail(path, text, close, "a launch's arguments must follow >>>")
+        empty = text[paren + 1:].lstrip().startswith(")")
+        address = "nullptr" if name in templates and "<" not in kernel else f"reinterpret_cast<const void *>(&{kernel})"
+        bound = bounds.get(name) or "0"
+        # The configuration's own line breaks are kept so the lines after it keep their numbers.
+        breaks = "\n" * text.count("\n", at, paren)
+        out.append(text[pos:begin])
+        out.append(f"::zrt::cudaoncpu::launch({{\"{name}\", int({bound}), {address}}}, {config[0]}, {config[1]}, "
+                   f"{config[2]}, {config[3]}, [=](auto &&...zrtArgs) {{ ({kernel})(zrtArgs...); }}"
+                   f"{'' if empty else ','}{breaks}")
+        pos = paren + 1
+
+
+DYNAMIC_SHARED = re.compile(r"extern\s+__shared__\s+(?:__align__\((\d+)\)\s+)?([\w:][\w\s:*]*?)\s+(\w+)\s*\[\s*\]\s*;")
+
+
+def rewrite(path, text, templates, bounds):
+    text = DYNAMIC_SHARED.sub(
+        lambda m: f"ZRT_CUDA_ON_CPU_DYNAMIC_SHARED({m.group(2)}, {m.group(3)}, {m.group(1) or 16});", text)
+    return rewrite_launches(path, text, templates, bounds)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--mutate", action="append", default=[], choices=sorted(MUTATIONS))
+    parser.add_argument("sources", nargs="+")
+    args = parser.parse_args()
+
+    texts = {path: open(path, encoding="utf-8").read() for path in args.sources}
+    for mutation in args.mutate:
+        file, old, new = MUTATIONS[mutation]
+        matches = [p for p in texts if os.path.basename(p) == file]
+        if len(matches) != 1 or texts[matches[0]].count(old) != 1:
+            sys.exit(f"rewrite_launches.py: error: mutation {mutation}: its text is not in {file} exactly once "
+                     "(the source changed: update MUTATIONS)")
+        texts[matches[0]] = texts[matches[0]].replace(old, new)
+
+    found = [k for path in args.sources if path.endswith(".cu") for k in kernels(texts[path])]
+    templates = {name for name, is_template, _ in found if is_template}
+    bounds = {name: bound for name, _, bound in found if bound}
+    os.makedirs(os.path.join(args.out, "cuda"), exist_ok=True)
+    for path, text in texts.items():
+        if path.endswith(".cu"):
+            text = rewrite(path, text, templates, bounds)
+        name = os.path.basename(path)
+        target = os.path.join(args.out, "cuda", name[:-3] + ".cpp" if name.endswith(".cu") else name)
+        # Unchanged files keep their time stamp: ninja rebuilds only what a change reaches.
+        if os.path.exists(target) and open(target, encoding="utf-8").read() == text:
+            continue
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(text)
+    names = sorted({name for name, _, _ in found})
+    inc = "".join(f'"{name}",\n' for name in names)
+    target = os.path.join(args.out, "CudaKernelNames.inc")
+    if not (os.path.exists(target) and open(target, encoding="utf-8").read() == inc):
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(inc)
+
+
+if __name__ == "__main__":
+    main()

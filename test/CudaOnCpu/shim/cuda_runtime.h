@@ -1,0 +1,139 @@
+// CUDA's runtime API on HIP-CPU (third_party/hip-cpu): what runtime/cuda's kernels and their
+// launch wrappers call, so the same sources run as C++ on a CPU (test/CudaOnCpu/README.md).
+// Device memory is host memory; streams are HIP-CPU's task queues (a launch is asynchronous,
+// as on a GPU); a block's threads are fibers, run one after the other between barriers.
+#ifndef ZRT_CUDA_ON_CPU_CUDA_RUNTIME_H
+#define ZRT_CUDA_ON_CPU_CUDA_RUNTIME_H
+
+#include <hip/hip_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cmath>
+
+using cudaError_t = hipError_t;
+using cudaStream_t = hipStream_t;
+using cudaEvent_t = hipEvent_t;
+using cudaMemcpyKind = hipMemcpyKind;
+constexpr cudaError_t cudaSuccess = hipSuccess;
+constexpr cudaError_t cudaErrorInvalidValue = hipErrorInvalidValue;
+constexpr cudaError_t cudaErrorInvalidConfiguration = hipErrorInvalidConfiguration;
+constexpr cudaMemcpyKind cudaMemcpyHostToHost = hipMemcpyHostToHost;
+constexpr cudaMemcpyKind cudaMemcpyHostToDevice = hipMemcpyHostToDevice;
+constexpr cudaMemcpyKind cudaMemcpyDeviceToHost = hipMemcpyDeviceToHost;
+constexpr cudaMemcpyKind cudaMemcpyDeviceToDevice = hipMemcpyDeviceToDevice;
+constexpr cudaMemcpyKind cudaMemcpyDefault = hipMemcpyDefault;
+
+enum cudaDeviceAttr {
+  cudaDevAttrComputeCapabilityMajor,
+  cudaDevAttrComputeCapabilityMinor,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin,
+  cudaDevAttrMultiProcessorCount,
+};
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize };
+
+namespace zrt::cudaoncpu {
+
+/// The device the kernels are checked against: the oldest the CUDA build targets (sm_80, an
+/// A100: 163 KiB of shared memory a block after opting in), so a launch that only an H100
+/// could take fails here too.
+constexpr int kComputeMajor = 8, kComputeMinor = 0;
+constexpr size_t kDefaultSharedBytes = 48 * 1024;
+constexpr size_t kOptInSharedBytes = 163 * 1024;
+
+/// A launch's or an API call's error, returned (and cleared) by the next cudaGetLastError, as
+/// CUDA returns a rejected launch's.
+void setError(cudaError_t error);
+cudaError_t takeError();
+/// cudaFuncSetAttribute's opt-in of a kernel (by address) to more dynamic shared memory.
+void allowShared(const void *kernel, size_t bytes);
+
+} // namespace zrt::cudaoncpu
+
+inline cudaError_t cudaGetLastError() {
+  const cudaError_t mine = zrt::cudaoncpu::takeError();
+  const cudaError_t hip = hipGetLastError();
+  return mine != cudaSuccess ? mine : hip;
+}
+inline cudaError_t cudaPeekAtLastError() { return hipPeekAtLastError(); }
+inline const char *cudaGetErrorString(cudaError_t e) { return hipGetErrorString(e); }
+inline cudaError_t cudaGetDeviceCount(int *count) { return hipGetDeviceCount(count); }
+inline cudaError_t cudaGetDevice(int *device) { return hipGetDevice(device); }
+inline cudaError_t cudaSetDevice(int device) { return hipSetDevice(device); }
+inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int /*device*/) {
+  switch (attr) {
+  case cudaDevAttrComputeCapabilityMajor: *value = zrt::cudaoncpu::kComputeMajor; break;
+  case cudaDevAttrComputeCapabilityMinor: *value = zrt::cudaoncpu::kComputeMinor; break;
+  case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = int(zrt::cudaoncpu::kOptInSharedBytes); break;
+  case cudaDevAttrMultiProcessorCount: *value = 108; break;
+  }
+  return cudaSuccess;
+}
+template <class Kernel> cudaError_t cudaFuncSetAttribute(Kernel *kernel, cudaFuncAttribute, int value) {
+  if (value < 0 || size_t(value) > zrt::cudaoncpu::kOptInSharedBytes)
+    return cudaErrorInvalidValue;
+  zrt::cudaoncpu::allowShared(reinterpret_cast<const void *>(kernel), size_t(value));
+  return cudaSuccess;
+}
+inline cudaError_t cudaMalloc(void **ptr, size_t bytes) { return hipMalloc(ptr, bytes); }
+template <class T> cudaError_t cudaMalloc(T **ptr, size_t bytes) { return hipMalloc(reinterpret_cast<void **>(ptr), bytes); }
+inline cudaError_t cudaFree(void *ptr) { return hipFree(ptr); }
+inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+  return hipMemcpy(dst, src, bytes, kind);
+}
+inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                                   cudaStream_t stream = nullptr) {
+  return hipMemcpyAsync(dst, src, bytes, kind, stream);
+}
+inline cudaError_t cudaMemset(void *dst, int value, size_t bytes) { return hipMemset(dst, value, bytes); }
+inline cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t stream = nullptr) {
+  return hipMemsetAsync(dst, value, bytes, stream);
+}
+inline cudaError_t cudaDeviceSynchronize() { return hipDeviceSynchronize(); }
+inline cudaError_t cudaStreamCreate(cudaStream_t *stream) { return hipStreamCreate(stream); }
+inline cudaError_t cudaStreamDestroy(cudaStream_t stream) { return hipStreamDestroy(stream); }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t stream) { return hipStreamSynchronize(stream); }
+
+// Device code.
+#define __align__(n) alignas(n)
+
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+
+namespace zrt::cudaoncpu {
+/// Warp-level calls with a partial mask are not modelled (fibers do not run in lock step): a
+/// kernel that needs one fails loudly here rather than passing untested.
+inline void requireFullMask(unsigned mask, const char *call) {
+  if (mask != 0xffffffffu) {
+    std::fprintf(stderr, "cuda-on-cpu: %s with mask 0x%08x: partial warps are not modelled on the CPU\n", call,
+                 mask);
+    std::abort();
+  }
+}
+} // namespace zrt::cudaoncpu
+
+template <class T> T __shfl_xor_sync(unsigned mask, T v, int laneMask, int width = warpSize) {
+  zrt::cudaoncpu::requireFullMask(mask, "__shfl_xor_sync");
+  return __shfl_xor(v, laneMask, width);
+}
+template <class T> T __shfl_sync(unsigned mask, T v, int lane, int width = warpSize) {
+  zrt::cudaoncpu::requireFullMask(mask, "__shfl_sync");
+  return __shfl(v, lane, width);
+}
+template <class T> T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize) {
+  zrt::cudaoncpu::requireFullMask(mask, "__shfl_down_sync");
+  return __shfl_down(v, delta, width);
+}
+/// HIP-CPU has no barrier for one warp: the block's stands in. It is stronger than CUDA's
+/// (every warp of the block must reach it, as every warp of these kernels does).
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  zrt::cudaoncpu::requireFullMask(mask, "__syncwarp");
+  __syncthreads();
+}
+
+#include "CudaOnCpuLaunch.h"
+
+#endif // ZRT_CUDA_ON_CPU_CUDA_RUNTIME_H

@@ -1,0 +1,91 @@
+// nvcuda::wmma on the CPU: a plain reference of the warp-level matrix multiply. On a GPU a
+// fragment is spread over the warp's 32 threads in an unspecified layout; here every thread
+// holds the whole tile, and load, store, fill and mma_sync act on all of it. Code that only uses
+// those calls (as the kernels must: the GPU's layout is unspecified) computes the same values.
+// Every lane stores the same values, so a store needs no ordering; a load does (detail::load).
+// Products accumulate in f32 in k order (the tensor cores' order differs within the suite's
+// tolerance).
+#ifndef ZRT_CUDA_ON_CPU_MMA_H
+#define ZRT_CUDA_ON_CPU_MMA_H
+
+#include "cuda_bf16.h"
+
+namespace nvcuda::wmma {
+
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+template <class Use, int M, int N, int K> struct FragmentShape;
+template <int M, int N, int K> struct FragmentShape<matrix_a, M, N, K> { static constexpr int rows = M, cols = K; };
+template <int M, int N, int K> struct FragmentShape<matrix_b, M, N, K> { static constexpr int rows = K, cols = N; };
+template <int M, int N, int K> struct FragmentShape<accumulator, M, N, K> { static constexpr int rows = M, cols = N; };
+
+/// The tile, row-major: element (r, c) is x[r * cols + c] whatever the layout it was loaded from.
+template <class Use, int M, int N, int K, class T, class Layout = void> struct fragment {
+  static constexpr int rows = FragmentShape<Use, M, N, K>::rows, cols = FragmentShape<Use, M, N, K>::cols;
+  static constexpr int num_elements = rows * cols;
+  T x[num_elements];
+};
+
+template <class Use, int M, int N, int K, class T, class Layout, class V>
+void fill_fragment(fragment<Use, M, N, K, T, Layout> &f, const V &value) {
+  for (T &e : f.x)
+    e = T(value);
+}
+
+namespace detail {
+/// A load is the warp's at once: no lane may store over the tile before every lane has read it
+/// (accumulateRowsTimesTile loads, adds and stores back in place). The block's barrier stands
+/// in for the warp's, as in __syncwarp.
+template <class Frag, class P> void load(Frag &f, const P *p, unsigned ldm, bool rowMajor) {
+  for (int r = 0; r < Frag::rows; ++r)
+    for (int c = 0; c < Frag::cols; ++c)
+      f.x[r * Frag::cols + c] = rowMajor ? p[size_t(r) * ldm + c] : p[size_t(c) * ldm + r];
+  __syncthreads();
+}
+} // namespace detail
+
+/// matrix_a and matrix_b: the layout is the fragment's.
+template <class Use, int M, int N, int K, class T, class P>
+void load_matrix_sync(fragment<Use, M, N, K, T, row_major> &f, const P *p, unsigned ldm) {
+  detail::load(f, p, ldm, true);
+}
+template <class Use, int M, int N, int K, class T, class P>
+void load_matrix_sync(fragment<Use, M, N, K, T, col_major> &f, const P *p, unsigned ldm) {
+  detail::load(f, p, ldm, false);
+}
+/// The accumulator: the layout is the call's.
+template <int M, int N, int K, class T, class P>
+void load_matrix_sync(fragment<accumulator, M, N, K, T> &f, const P *p, unsigned ldm, layout_t layout) {
+  detail::load(f, p, ldm, layout == mem_row_major);
+}
+template <int M, int N, int K, class T, class P>
+void store_matrix_sync(P *p, const fragment<accumulator, M, N, K, T> &f, unsigned ldm, layout_t layout) {
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c)
+      (layout == mem_row_major ? p[size_t(r) * ldm + c] : p[size_t(c) * ldm + r]) = f.x[r * N + c];
+}
+
+/// d = a x b + c, in f32.
+template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC>
+void mma_sync(fragment<accumulator, M, N, K, TC> &d, const fragment<matrix_a, M, N, K, TA, LA> &a,
+              const fragment<matrix_b, M, N, K, TB, LB> &b, const fragment<accumulator, M, N, K, TC> &c) {
+  TC result[M * N];
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float sum = float(c.x[i * N + j]);
+      for (int k = 0; k < K; ++k)
+        sum += float(a.x[i * K + k]) * float(b.x[k * N + j]);
+      result[i * N + j] = TC(sum);
+    }
+  for (int e = 0; e < M * N; ++e)
+    d.x[e] = result[e];
+}
+
+} // namespace nvcuda::wmma
+
+#endif // ZRT_CUDA_ON_CPU_MMA_H
