@@ -145,6 +145,13 @@ def main():
             sys.exit(f"rewrite_launches.py: error: mutation {mutation}: its text is not in {file} exactly once "
                      "(the source changed: update MUTATIONS)")
         texts[matches[0]] = texts[matches[0]].replace(old, new)
+        # The broken copies recompile RowKernels alone (CMakeLists.txt): a mutation must reach no
+        # other source.
+        reached = {os.path.basename(p) for p in texts if p.endswith(".cu") and
+                   (os.path.basename(p) == file or f'"cuda/{file}"' in texts[p])}
+        if reached != {"RowKernels.cu"}:
+            sys.exit(f"rewrite_launches.py: error: mutation {mutation} reaches {sorted(reached)}: the broken "
+                     "builds recompile RowKernels.cu alone (test/CudaOnCpu/CMakeLists.txt)")
 
     found = [k for path in args.sources if path.endswith(".cu") for k in kernels(texts[path])]
     templates = {name for name, is_template, _ in found if is_template}
