@@ -8,7 +8,8 @@ Only what no header can supply is rewritten; every other CUDA name is the shim's
                                    [=](auto &&...a) { (kernel)(a...); }, args)
   extern __shared__ [__align__(N)] T name[];
       -> ZRT_CUDA_ON_CPU_DYNAMIC_SHARED(T, name, N);
-Line breaks are kept, so a sanitizer's report names the line of the .cu file.
+Line breaks are kept and each copy starts with a #line of its source, so a compiler's or a
+sanitizer's report names the line of the .cu file.
 
   rewrite_launches.py --out DIR [--mutate NAME ...] SOURCES...
       writes DIR/cuda/<file> for each source (.cu files rewritten, headers copied), and
@@ -27,7 +28,7 @@ MUTATIONS = {
     # they are written.
     "missing-syncthreads": ("RowReduce.cuh",
                             "    warpResult[threadIdx.x / 32] = v;\n  __syncthreads();\n",
-                            "    warpResult[threadIdx.x / 32] = v;\n"),
+                            "    warpResult[threadIdx.x / 32] = v;\n\n"),  # a blank line: the lines keep their numbers
     # softmax's sum over one column past the row: the next row's first element in the sum, the
     # last row's read past its buffer.
     "row-bound-off-by-one": ("RowKernels.cu",
@@ -160,6 +161,8 @@ def main():
     for path, text in texts.items():
         if path.endswith(".cu"):
             text = rewrite(path, text, templates, bounds)
+        # The copy's lines are the source's: a compiler's or a sanitizer's report names the source.
+        text = f'#line 1 "{os.path.abspath(path)}"\n' + text
         name = os.path.basename(path)
         target = os.path.join(args.out, "cuda", name[:-3] + ".cpp" if name.endswith(".cu") else name)
         # Unchanged files keep their time stamp: ninja rebuilds only what a change reaches.

@@ -103,36 +103,7 @@ inline float __expf(float x) { return std::exp(x); }
 inline float __logf(float x) { return std::log(x); }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 
-namespace zrt::cudaoncpu {
-/// Warp-level calls with a partial mask are not modelled (fibers do not run in lock step): a
-/// kernel that needs one fails loudly here rather than passing untested.
-inline void requireFullMask(unsigned mask, const char *call) {
-  if (mask != 0xffffffffu) {
-    std::fprintf(stderr, "cuda-on-cpu: %s with mask 0x%08x: partial warps are not modelled on the CPU\n", call,
-                 mask);
-    std::abort();
-  }
-}
-} // namespace zrt::cudaoncpu
-
-template <class T> T __shfl_xor_sync(unsigned mask, T v, int laneMask, int width = warpSize) {
-  zrt::cudaoncpu::requireFullMask(mask, "__shfl_xor_sync");
-  return __shfl_xor(v, laneMask, width);
-}
-template <class T> T __shfl_sync(unsigned mask, T v, int lane, int width = warpSize) {
-  zrt::cudaoncpu::requireFullMask(mask, "__shfl_sync");
-  return __shfl(v, lane, width);
-}
-template <class T> T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize) {
-  zrt::cudaoncpu::requireFullMask(mask, "__shfl_down_sync");
-  return __shfl_down(v, delta, width);
-}
-/// HIP-CPU has no barrier for one warp: the block's stands in. It is stronger than CUDA's
-/// (every warp of the block must reach it, as every warp of these kernels does).
-inline void __syncwarp(unsigned mask = 0xffffffffu) {
-  zrt::cudaoncpu::requireFullMask(mask, "__syncwarp");
-  __syncthreads();
-}
+#include "WarpSync.h"
 
 #include "CudaOnCpuLaunch.h"
 

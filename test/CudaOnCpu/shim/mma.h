@@ -2,7 +2,7 @@
 // fragment is spread over the warp's 32 threads in an unspecified layout; here every thread
 // holds the whole tile, and load, store, fill and mma_sync act on all of it. Code that only uses
 // those calls (as the kernels must: the GPU's layout is unspecified) computes the same values.
-// Every lane stores the same values, so a store needs no ordering; a load does (detail::load).
+// A store writes the lane's share only, and a load is the warp's at once (detail::load).
 // Products accumulate in f32 in k order (the tensor cores' order differs within the suite's
 // tolerance).
 #ifndef ZRT_CUDA_ON_CPU_MMA_H
@@ -39,13 +39,12 @@ void fill_fragment(fragment<Use, M, N, K, T, Layout> &f, const V &value) {
 
 namespace detail {
 /// A load is the warp's at once: no lane may store over the tile before every lane has read it
-/// (accumulateRowsTimesTile loads, adds and stores back in place). The block's barrier stands
-/// in for the warp's, as in __syncwarp.
+/// (accumulateRowsTimesTile loads, adds and stores back in place).
 template <class Frag, class P> void load(Frag &f, const P *p, unsigned ldm, bool rowMajor) {
   for (int r = 0; r < Frag::rows; ++r)
     for (int c = 0; c < Frag::cols; ++c)
       f.x[r * Frag::cols + c] = rowMajor ? p[size_t(r) * ldm + c] : p[size_t(c) * ldm + r];
-  __syncthreads();
+  zrt::cudaoncpu::warpBarrier();
 }
 } // namespace detail
 
@@ -63,11 +62,21 @@ template <int M, int N, int K, class T, class P>
 void load_matrix_sync(fragment<accumulator, M, N, K, T> &f, const P *p, unsigned ldm, layout_t layout) {
   detail::load(f, p, ldm, layout == mem_row_major);
 }
+/// The lane that holds element (r, c) of a 16 x 16 accumulator on sm_80 and sm_90: two m16n8 tiles
+/// of PTX's mma.sync, lane 4g + q holding rows g and g + 8, columns 2q, 2q + 1 and those + 8.
+constexpr uint32_t accumulatorLane(int r, int c) { return 4 * uint32_t(r % 8) + uint32_t(c % 8) / 2; }
+
+/// Each lane writes its own share of the tile, as on the GPU each writes its registers: a lane that
+/// reads the tile before a __syncwarp reads the other lanes' shares unwritten.
 template <int M, int N, int K, class T, class P>
 void store_matrix_sync(P *p, const fragment<accumulator, M, N, K, T> &f, unsigned ldm, layout_t layout) {
+  static_assert(M == 16 && N == 16, "only the 16 x 16 accumulator's lanes are modelled");
+  const auto w = zrt::cudaoncpu::warpPlace();
+  const uint32_t lane = w.fiber - w.first;
   for (int r = 0; r < M; ++r)
     for (int c = 0; c < N; ++c)
-      (layout == mem_row_major ? p[size_t(r) * ldm + c] : p[size_t(c) * ldm + r]) = f.x[r * N + c];
+      if (accumulatorLane(r, c) == lane)
+        (layout == mem_row_major ? p[size_t(r) * ldm + c] : p[size_t(c) * ldm + r]) = f.x[r * N + c];
 }
 
 /// d = a x b + c, in f32.
