@@ -112,7 +112,8 @@ void compare(const std::string &what, const std::vector<float> &got, const std::
 const char *name(int32_t dtype) { return dtype == 1 ? "bf16" : "f32"; }
 
 void elementwise(std::mt19937 &rng) {
-  const int64_t n = 100003; // not a multiple of any block size
+  // One element, and a count not a multiple of any block size.
+  for (int64_t n : {int64_t(1), int64_t(100003)})
   for (int32_t dt : {0, 1}) {
     double tol = dt == 1 ? 1e-2 : 1e-6;
     Tensor a = random(dt, n, rng), b = random(dt, n, rng);
@@ -158,7 +159,7 @@ void elementwise(std::mt19937 &rng) {
     zrt_scale(dt, ab.data(), cpu.data(), n, 0.37);
     zrt::cuda::scale(dt, da.ptr, dout.ptr, n, 0.37, nullptr);
     compare(std::string("scale ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), tol);
-    const int64_t rows = 211, cols = n / rows;
+    const int64_t rows = n >= 211 ? 211 : 1, cols = n / rows;
     Tensor bias = random(dt, cols, rng);
     auto biasb = bias.bytes();
     DeviceBuffer dbias(biasb);
@@ -298,6 +299,14 @@ std::vector<unsigned char> raw(const std::vector<int32_t> &v) {
   return b;
 }
 
+/// An error flag the kernels raise (an int in device memory).
+int32_t flagOf(const DeviceBuffer &flag) {
+  const std::vector<unsigned char> b = flag.host();
+  int32_t value;
+  std::memcpy(&value, b.data(), 4);
+  return value;
+}
+
 void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
   std::printf("row kernels at %lld rows x %lld columns\n", static_cast<long long>(R), static_cast<long long>(C));
   for (int32_t dt : {0, 1}) {
@@ -368,6 +377,7 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
     zrt::cuda::crossEntropy(dt, dx.ptr, static_cast<const int32_t *>(dl.ptr), static_cast<float *>(loss.ptr), R, C,
                             static_cast<int *>(bad.ptr), nullptr);
     compare(std::string("cross_entropy ") + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
+    compare(std::string("cross_entropy labels in range ") + name(dt), {float(flagOf(bad))}, {0.0f}, 0);
     float one = 1.0f;
     std::vector<unsigned char> oneb(4);
     std::memcpy(oneb.data(), &one, 4);
@@ -435,8 +445,39 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
     zrt_embedding_grad(dt, dyb.data(), ib.data(), tab.data(), R, V, C);
     zrt::cuda::embeddingGrad(dt, ddy.ptr, static_cast<const int32_t *>(di.ptr), dtab.ptr, R, zrt::cuda::VocabSlice{0, V, V}, C, nullptr);
     compare(std::string("embedding_grad ") + name(dt), decode(dtab.host(), dt), decode(tab, dt), 0);
-    std::vector<int32_t> zero(1, 0);
-    (void)zero;
+    compare(std::string("embedding ids in range ") + name(dt), {float(flagOf(bad))}, {0.0f}, 0);
+    {
+      // Tensor parallelism's second half of the table: ids of the first half read zeros, the
+      // gradient holds the second half's rows.
+      const int64_t first = V / 2, rows = V - first;
+      const std::vector<float> whole = decode(emb, dt), wholeGrad = decode(tab, dt);
+      std::vector<float> wantOut(R * C, 0.0f), wantGrad(wholeGrad.begin() + first * C, wholeGrad.end());
+      for (int64_t t = 0; t < R; ++t)
+        if (ids[t] >= first)
+          std::copy(whole.begin() + t * C, whole.begin() + (t + 1) * C, wantOut.begin() + t * C);
+      DeviceBuffer half(std::vector<unsigned char>(tb.begin() + first * C * eb, tb.end())), hgrad(rows * C * eb);
+      const zrt::cuda::VocabSlice slice{first, rows, V};
+      zrt::cuda::embedding(dt, half.ptr, static_cast<const int32_t *>(di.ptr), demb.ptr, R, slice, C,
+                           static_cast<int *>(bad.ptr), nullptr);
+      compare(std::string("embedding vocab shard ") + name(dt), decode(demb.host(), dt), wantOut, 0);
+      zrt::cuda::embeddingGrad(dt, ddy.ptr, static_cast<const int32_t *>(di.ptr), hgrad.ptr, R, slice, C, nullptr);
+      compare(std::string("embedding_grad vocab shard ") + name(dt), decode(hgrad.host(), dt), wantGrad, 0);
+    }
+    {
+      // An id or a label out of range raises the flag (train.bin stops with the step's error).
+      std::vector<int32_t> badIds = ids, badLabels = labels;
+      badIds[R - 1] = static_cast<int32_t>(V);
+      badLabels[R - 1] = -1;
+      DeviceBuffer dbi(raw(badIds)), dbl(raw(badLabels)), idFlag(4), labelFlag(4);
+      zrt::cuda::embedding(dt, dt_.ptr, static_cast<const int32_t *>(dbi.ptr), demb.ptr, R,
+                           zrt::cuda::VocabSlice{0, V, V}, C, static_cast<int *>(idFlag.ptr), nullptr);
+      compare(std::string("embedding id out of range raises the flag ") + name(dt), {float(flagOf(idFlag))}, {1.0f},
+              0);
+      zrt::cuda::crossEntropy(dt, dx.ptr, static_cast<const int32_t *>(dbl.ptr), static_cast<float *>(loss.ptr), R,
+                              C, static_cast<int *>(labelFlag.ptr), nullptr);
+      compare(std::string("cross_entropy label out of range raises the flag ") + name(dt),
+              {float(flagOf(labelFlag))}, {1.0f}, 0);
+    }
   }
 }
 
@@ -516,11 +557,13 @@ void vocabParallel(std::mt19937 &rng, int64_t R) {
 
 void attention(std::mt19937 &rng) {
   // Multi-head (G = H) and grouped-query attention; bf16 at these head sizes runs the tensor-core
-  // kernels (FlashAttention.cu): one tile, then several with a ragged last one, D up to 128.
+  // kernels (FlashAttention.cu), D up to 128.
   struct Shape {
     int64_t B, T, D, H, G;
   };
-  for (Shape sh : {Shape{2, 17, 16, 3, 3}, Shape{2, 17, 16, 6, 2}, Shape{1, 200, 64, 4, 2}, Shape{1, 130, 128, 2, 1}})
+  // One position; one whole tile over three sequences; a tile and a bit; several with a ragged end.
+  for (Shape sh : {Shape{1, 1, 32, 2, 1}, Shape{3, 64, 48, 4, 4}, Shape{2, 17, 16, 3, 3}, Shape{2, 17, 16, 6, 2},
+                   Shape{1, 200, 64, 4, 2}, Shape{1, 130, 128, 2, 1}})
     for (int32_t dt : {0, 1}) {
       const int64_t B = sh.B, T = sh.T, D = sh.D, H = sh.H, G = sh.G;
       const int64_t C = H * D, Ckv = G * D;
@@ -554,7 +597,7 @@ void layouts(std::mt19937 &rng) {
     auto xb = x.bytes();
     DeviceBuffer dx(xb), out(n * eb);
     std::vector<unsigned char> cpu(n * eb);
-    for (int32_t mask : {0b0001, 0b0110, 0b1000, 0b1011}) {
+    for (int32_t mask : {0b0000, 0b0001, 0b0110, 0b1000, 0b1011, 0b1111}) {
       int64_t outCount = 1;
       for (int i = 0; i < 4; ++i)
         if (!(mask & (1 << i)))
