@@ -109,14 +109,8 @@ Plan *planFor(const Key &key) {
 
 void matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
             bool transA, bool transB, bool bShared, cudaStream_t stream, bool accumulate) {
-  if (dtype != 0 && dtype != 1)
-    fatal("zrt_matmul", "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
-  if (batch <= 0 || m <= 0 || n <= 0 || (k <= 0 && accumulate))
+  if (!matmulHasWork(dtype, c, batch, m, n, k, accumulate, stream))
     return;
-  if (k <= 0) { // an empty sum
-    ZRT_CUDA_CHECK(cudaMemsetAsync(c, 0, batch * m * n * (dtype == 1 ? 2 : 4), stream));
-    return;
-  }
   Plan *plan = planFor(Key{dtype, batch, m, n, k, transA, transB, bShared, CUBLASLT_EPILOGUE_DEFAULT});
   if (!plan)
     fatal("cublasLt", "no algorithm for a %s matmul of batch %lld, m %lld, n %lld, k %lld", dtype == 1 ? "bf16" : "f32",

@@ -22,11 +22,17 @@ enum class Epilogue { Bias, BiasGelu, DgeluBgrad };
 void matmulEpilogue(Epilogue epilogue, int32_t dtype, const void *a, const void *b, const void *vector, void *aux,
                     void *c, int64_t batch, int64_t m, int64_t n, int64_t k, bool transA, bool transB, bool bShared,
                     cudaStream_t stream);
-/// The same as a matmul then the epilogue's kernels (MatmulUnfused.cu): what matmulEpilogue runs
+/// The same as a matmul then the epilogue's kernels (MatmulCommon.cu): what matmulEpilogue runs
 /// where cuBLASLt has no fused algorithm.
 void matmulEpilogueUnfused(Epilogue epilogue, int32_t dtype, const void *a, const void *b, const void *vector,
                            void *aux, void *c, int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
                            bool transB, bool bShared, cudaStream_t stream);
+
+/// zrt_matmul's checks (a fatal error for an unknown dtype) and its empty products, whatever computes
+/// it (MatmulCommon.cu): false when nothing is left to multiply, C zeroed on the stream where the
+/// sum over k is empty.
+bool matmulHasWork(int32_t dtype, void *c, int64_t batch, int64_t m, int64_t n, int64_t k, bool accumulate,
+                   cudaStream_t stream);
 
 } // namespace zrt::cuda
 

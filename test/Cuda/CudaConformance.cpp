@@ -1,5 +1,7 @@
 // The CUDA backend against the CPU backend, op by op, on random data (f32 and bf16), and
 // NCCL collectives against their definition (--collectives, under mpirun, a GPU per rank).
+// The elementwise ops, optimizers, matmuls and layouts are here, the row kernels and attention in
+// RowConformance.cpp.
 // Exits 77 when no CUDA device is present: ctest reports the test as skipped.
 // Built twice: with nvcc for a GPU (zrt-cuda-conformance), and as C++ on HIP-CPU
 // (ZRT_CUDA_ON_CPU: zrt-cuda-on-cpu, test/CudaOnCpu), where it also checks that every
@@ -17,6 +19,7 @@
 
 #include <cuda_runtime.h>
 
+#include "ConformanceSupport.h"
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
 #if !defined(ZRT_CUDA_ON_CPU)
@@ -26,95 +29,12 @@
 #include "cuda/NcclCommunicator.h"
 #endif
 #include "zrt/KernelMath.h"
-#include "zrt/MatmulCrossEntropy.h"
 #include "zrt/bf16.h"
 #include "zrt/zrt.h"
 
 namespace {
 
-int failures = 0;
-bool failFast = false; // --fail-fast: stop at the first mismatch (the broken copies' tests)
-
-struct Tensor {
-  int32_t dtype;
-  std::vector<float> values; // f32 view of the contents
-  std::vector<unsigned char> bytes() const {
-    std::vector<unsigned char> b(values.size() * (dtype == 1 ? 2 : 4));
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (dtype == 1) {
-        zrt::bf16 h(values[i]);
-        std::memcpy(&b[2 * i], &h, 2);
-      } else {
-        std::memcpy(&b[4 * i], &values[i], 4);
-      }
-    }
-    return b;
-  }
-};
-
-std::vector<float> decode(const std::vector<unsigned char> &b, int32_t dtype) {
-  size_t n = b.size() / (dtype == 1 ? 2 : 4);
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (dtype == 1) {
-      zrt::bf16 h;
-      std::memcpy(&h, &b[2 * i], 2);
-      v[i] = float(h);
-    } else {
-      std::memcpy(&v[i], &b[4 * i], 4);
-    }
-  }
-  return v;
-}
-
-Tensor random(int32_t dtype, size_t n, std::mt19937 &rng, float scale = 1.0f) {
-  std::normal_distribution<float> d(0.0f, scale);
-  Tensor t{dtype, std::vector<float>(n)};
-  for (float &x : t.values)
-    x = dtype == 1 ? float(zrt::bf16(d(rng))) : d(rng);
-  return t;
-}
-
-/// Device copy of host bytes.
-struct DeviceBuffer {
-  void *ptr = nullptr;
-  size_t size = 0;
-  explicit DeviceBuffer(const std::vector<unsigned char> &host) : size(host.size()) {
-    cudaMalloc(&ptr, size ? size : 1);
-    cudaMemcpy(ptr, host.data(), size, cudaMemcpyHostToDevice);
-  }
-  explicit DeviceBuffer(size_t bytes) : size(bytes) {
-    cudaMalloc(&ptr, bytes ? bytes : 1);
-    cudaMemset(ptr, 0, bytes ? bytes : 1);
-  }
-  ~DeviceBuffer() { cudaFree(ptr); }
-  std::vector<unsigned char> host() const {
-    std::vector<unsigned char> h(size);
-    cudaDeviceSynchronize();
-    cudaMemcpy(h.data(), ptr, size, cudaMemcpyDeviceToHost);
-    return h;
-  }
-};
-
-void compare(const std::string &what, const std::vector<float> &got, const std::vector<float> &want, double tol) {
-  double worst = 0;
-  size_t at = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    double err = std::fabs(double(got[i]) - want[i]) / std::max(1.0, std::fabs(double(want[i])));
-    if (!(err <= worst)) {
-      worst = err;
-      at = i;
-    }
-  }
-  bool ok = got.size() == want.size() && worst <= tol;
-  std::printf("%s %-40s worst %.2e%s\n", ok ? "ok  " : "FAIL", what.c_str(), worst,
-              ok ? "" : (" at " + std::to_string(at)).c_str());
-  failures += !ok;
-  if (!ok && failFast)
-    std::exit(1);
-}
-
-const char *name(int32_t dtype) { return dtype == 1 ? "bf16" : "f32"; }
+using namespace conformance;
 
 void elementwise(std::mt19937 &rng) {
   // One element, and a count not a multiple of any block size.
@@ -266,11 +186,8 @@ void nonFinite() {
         DeviceBuffer dx(t.bytes()), flag(4);
         zrt::cuda::nonFinite(dt, dx.ptr, n, static_cast<int *>(flag.ptr), nullptr);
         const float want = bad == 0.0f ? 0.0f : 1.0f;
-        std::vector<unsigned char> got = flag.host();
-        int32_t raised;
-        std::memcpy(&raised, got.data(), 4);
         compare(std::string("non_finite ") + name(dt) + " " + std::to_string(bad) + " at " + std::to_string(at),
-                {float(raised)}, {want}, 0);
+                {float(flagOf(flag))}, {want}, 0);
       }
 }
 
@@ -297,302 +214,6 @@ void matmuls(std::mt19937 &rng) {
     }
 }
 
-
-std::vector<unsigned char> raw(const std::vector<int32_t> &v) {
-  std::vector<unsigned char> b(v.size() * 4);
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-/// An error flag the kernels raise (an int in device memory).
-int32_t flagOf(const DeviceBuffer &flag) {
-  const std::vector<unsigned char> b = flag.host();
-  int32_t value;
-  std::memcpy(&value, b.data(), 4);
-  return value;
-}
-
-void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
-  std::printf("row kernels at %lld rows x %lld columns\n", static_cast<long long>(R), static_cast<long long>(C));
-  for (int32_t dt : {0, 1}) {
-    const double tol = dt == 1 ? 2e-2 : 1e-5;
-    const size_t eb = dt == 1 ? 2 : 4;
-    Tensor x = random(dt, R * C, rng), dy = random(dt, R * C, rng), g = random(dt, C, rng), b = random(dt, C, rng);
-    auto xb = x.bytes(), dyb = dy.bytes(), gb = g.bytes(), bb = b.bytes();
-    DeviceBuffer dx(xb), ddy(dyb), dg(gb), dbeta(bb), out(xb.size()), out2(C * eb), out3(C * eb), out4(xb.size());
-    std::vector<unsigned char> cpu(xb.size()), cpu2(C * eb), cpu3(C * eb), cpu4(xb.size());
-    zrt_softmax(dt, xb.data(), cpu.data(), R, C);
-    zrt::cuda::softmax(dt, dx.ptr, out.ptr, R, C, nullptr);
-    compare(std::string("softmax ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    // The gradient of a softmax's output (random y would make dy . y a sum of sqrt(C)-sized
-    // terms cancelling to far less, and its rounding the test's subject).
-    const std::vector<unsigned char> yb = cpu;
-    DeviceBuffer dyOut(yb);
-    zrt_softmax_grad(dt, dyb.data(), yb.data(), cpu.data(), R, C);
-    zrt::cuda::softmaxGrad(dt, ddy.ptr, dyOut.ptr, out.ptr, R, C, nullptr);
-    compare(std::string("softmax_grad ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    zrt_layernorm(dt, xb.data(), gb.data(), bb.data(), cpu.data(), R, C, 1e-5);
-    zrt::cuda::layernorm(dt, dx.ptr, dg.ptr, dbeta.ptr, out.ptr, R, C, 1e-5, nullptr);
-    compare(std::string("layernorm ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    zrt_layernorm_grad(dt, dyb.data(), xb.data(), gb.data(), cpu.data(), cpu2.data(), cpu3.data(), R, C, 1e-5);
-    zrt::cuda::layernormGrad(dt, ddy.ptr, dx.ptr, dg.ptr, out.ptr, out2.ptr, out3.ptr, R, C, 1e-5, nullptr);
-    compare(std::string("layernorm_grad dx ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    compare(std::string("layernorm_grad dgamma ") + name(dt), decode(out2.host(), dt), decode(cpu2, dt), tol * 10);
-    compare(std::string("layernorm_grad dbeta ") + name(dt), decode(out3.host(), dt), decode(cpu3, dt), tol * 10);
-    zrt_add_layernorm(dt, xb.data(), dyb.data(), gb.data(), bb.data(), cpu.data(), cpu4.data(), R, C, 1e-5);
-    zrt::cuda::addLayernorm(dt, dx.ptr, ddy.ptr, dg.ptr, dbeta.ptr, out.ptr, out4.ptr, R, C, 1e-5, nullptr);
-    compare(std::string("add_layernorm sum ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    compare(std::string("add_layernorm ") + name(dt), decode(out4.host(), dt), decode(cpu4, dt), tol);
-    zrt_layernorm_grad_add(dt, dyb.data(), xb.data(), gb.data(), dyb.data(), cpu.data(), cpu2.data(), cpu3.data(), R,
-                           C, 1e-5);
-    zrt::cuda::layernormGradAdd(dt, ddy.ptr, dx.ptr, dg.ptr, ddy.ptr, out.ptr, out2.ptr, out3.ptr, R, C, 1e-5, nullptr);
-    compare(std::string("layernorm_grad_add dx ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    compare(std::string("layernorm_grad_add dgamma ") + name(dt), decode(out2.host(), dt), decode(cpu2, dt), tol * 10);
-    zrt_rmsnorm(dt, xb.data(), gb.data(), cpu.data(), R, C, 1e-6);
-    zrt::cuda::rmsnorm(dt, dx.ptr, dg.ptr, out.ptr, R, C, 1e-6, nullptr);
-    compare(std::string("rmsnorm ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    zrt_rmsnorm_grad(dt, dyb.data(), xb.data(), gb.data(), cpu.data(), cpu2.data(), R, C, 1e-6);
-    zrt::cuda::rmsnormGrad(dt, ddy.ptr, dx.ptr, dg.ptr, out.ptr, out2.ptr, R, C, 1e-6, nullptr);
-    compare(std::string("rmsnorm_grad dx ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    compare(std::string("rmsnorm_grad dgamma ") + name(dt), decode(out2.host(), dt), decode(cpu2, dt), tol * 10);
-    {
-      // Rotary: 2 x 37 positions, 3 heads of 8; forward and inverse, two thetas.
-      const int64_t B = 2, T = 37, H = 3, D = 8;
-      Tensor q = random(dt, B * T * H * D, rng);
-      auto qb = q.bytes();
-      DeviceBuffer dq(qb), dout(qb.size());
-      std::vector<unsigned char> want(qb.size());
-      for (double theta : {10000.0, 500000.0})
-        for (int32_t inverse : {0, 1}) {
-          zrt_rotary(dt, qb.data(), want.data(), B, T, H * D, H, theta, inverse);
-          zrt::cuda::rotary(dt, dq.ptr, dout.ptr, B, T, H * D, H, theta, inverse != 0, nullptr);
-          compare(std::string("rotary ") + (inverse ? "inverse " : "") + std::to_string(int64_t(theta)) + " " +
-                      name(dt),
-                  decode(dout.host(), dt), decode(want, dt), tol);
-        }
-    }
-
-    std::vector<int32_t> labels(R);
-    for (auto &l : labels)
-      l = static_cast<int32_t>(rng() % C);
-    auto lb = raw(labels);
-    DeviceBuffer dl(lb), loss(4), bad(4);
-    float cpuLoss = 0;
-    zrt_cross_entropy(dt, xb.data(), lb.data(), &cpuLoss, R, C);
-    zrt::cuda::crossEntropy(dt, dx.ptr, static_cast<const int32_t *>(dl.ptr), static_cast<float *>(loss.ptr), R, C,
-                            static_cast<int *>(bad.ptr), nullptr);
-    compare(std::string("cross_entropy ") + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
-    compare(std::string("cross_entropy labels in range ") + name(dt), {float(flagOf(bad))}, {0.0f}, 0);
-    float one = 1.0f;
-    std::vector<unsigned char> oneb(4);
-    std::memcpy(oneb.data(), &one, 4);
-    DeviceBuffer done(oneb);
-    zrt_cross_entropy_grad(dt, &one, xb.data(), lb.data(), cpu.data(), R, C);
-    zrt::cuda::crossEntropyGrad(dt, static_cast<const float *>(done.ptr), dx.ptr, static_cast<const int32_t *>(dl.ptr),
-                                out.ptr, R, C, static_cast<int *>(bad.ptr), nullptr);
-    compare(std::string("cross_entropy_grad ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    zrt_mse(dt, xb.data(), dyb.data(), &cpuLoss, R * C);
-    zrt::cuda::mse(dt, dx.ptr, ddy.ptr, static_cast<float *>(loss.ptr), R * C, nullptr);
-    compare(std::string("mse ") + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
-    zrt_mse_grad(dt, &one, xb.data(), dyb.data(), cpu.data(), R * C);
-    zrt::cuda::mseGrad(dt, static_cast<const float *>(done.ptr), dx.ptr, ddy.ptr, out.ptr, R * C, nullptr);
-    compare(std::string("mse_grad ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-
-    // The fused LM head: R rows of C channels against 300 classes, in one chunk and in three
-    // (the last short), either weight layout.
-    const int64_t classes = 300;
-    Tensor w = random(dt, classes * C, rng, 0.1f);
-    std::vector<int32_t> headLabels(R);
-    for (auto &l : headLabels)
-      l = static_cast<int32_t>(rng() % classes);
-    auto wb = w.bytes(), hlb = raw(headLabels);
-    DeviceBuffer dw(wb), dhl(hlb);
-    for (bool transW : {true, false})
-      for (int64_t chunk : {R, (R + 2) / 3}) {
-        const auto layout = zrt::MatmulCrossEntropyLayout::of(R, classes, classes * C, chunk, eb);
-        std::vector<unsigned char> cpuWs(layout.bytes), cpuDx(R * C * eb), cpuDw(classes * C * eb);
-        DeviceBuffer ws(layout.bytes), gx(R * C * eb), gw(classes * C * eb);
-        zrt_matmul_cross_entropy(dt, xb.data(), wb.data(), hlb.data(), &one, &cpuLoss, cpuDx.data(), cpuDw.data(),
-                                 cpuWs.data(), R, classes, C, transW, chunk);
-        zrt::cuda::matmulCrossEntropy(dt, dx.ptr, dw.ptr, static_cast<const int32_t *>(dhl.ptr),
-                                      static_cast<const float *>(done.ptr), static_cast<float *>(loss.ptr), gx.ptr,
-                                      gw.ptr, ws.ptr, R, classes, C, transW, chunk, static_cast<int *>(bad.ptr), nullptr);
-        const std::string what = std::string("matmul_cross_entropy ") + (transW ? "[V, C] " : "[C, V] ") +
-                                 "chunk " + std::to_string(chunk) + " " + name(dt);
-        compare(what + " loss", decode(loss.host(), 0), {cpuLoss}, 1e-4);
-        compare(what + " dx", decode(gx.host(), dt), decode(cpuDx, dt), tol * 10);
-        compare(what + " dw", decode(gw.host(), dt), decode(cpuDw, dt), tol * 10);
-        // The loss alone (the eval function's head).
-        const auto lossLayout = zrt::MatmulCrossEntropyLayout::forLoss(R, classes, chunk, eb);
-        std::vector<unsigned char> cpuLossWs(lossLayout.bytes);
-        DeviceBuffer lossWs(lossLayout.bytes);
-        zrt_matmul_cross_entropy_loss(dt, xb.data(), wb.data(), hlb.data(), &cpuLoss, cpuLossWs.data(), R, classes, C,
-                                      transW, chunk);
-        zrt::cuda::matmulCrossEntropyLoss(dt, dx.ptr, dw.ptr, static_cast<const int32_t *>(dhl.ptr),
-                                          static_cast<float *>(loss.ptr), lossWs.ptr, R, classes, C, transW, chunk,
-                                          static_cast<int *>(bad.ptr), nullptr);
-        compare(what + " loss alone", decode(loss.host(), 0), {cpuLoss}, 1e-4);
-      }
-
-    // Embedding: R tokens of a C-wide table of 50 rows (repeats included).
-    const int64_t V = 50;
-    Tensor table = random(dt, V * C, rng);
-    std::vector<int32_t> ids(R);
-    for (auto &id : ids)
-      id = static_cast<int32_t>(rng() % V);
-    auto tb = table.bytes(), ib = raw(ids);
-    DeviceBuffer dt_(tb), di(ib), demb(R * C * eb), dtab(V * C * eb);
-    std::vector<unsigned char> emb(R * C * eb), tab(V * C * eb);
-    zrt_embedding(dt, tb.data(), ib.data(), emb.data(), R, V, C);
-    zrt::cuda::embedding(dt, dt_.ptr, static_cast<const int32_t *>(di.ptr), demb.ptr, R, zrt::cuda::VocabSlice{0, V, V}, C,
-                         static_cast<int *>(bad.ptr), nullptr);
-    compare(std::string("embedding ") + name(dt), decode(demb.host(), dt), decode(emb, dt), 0);
-    zrt_embedding_grad(dt, dyb.data(), ib.data(), tab.data(), R, V, C);
-    zrt::cuda::embeddingGrad(dt, ddy.ptr, static_cast<const int32_t *>(di.ptr), dtab.ptr, R, zrt::cuda::VocabSlice{0, V, V}, C, nullptr);
-    compare(std::string("embedding_grad ") + name(dt), decode(dtab.host(), dt), decode(tab, dt), 0);
-    compare(std::string("embedding ids in range ") + name(dt), {float(flagOf(bad))}, {0.0f}, 0);
-    {
-      // Tensor parallelism's second half of the table: ids of the first half read zeros, the
-      // gradient holds the second half's rows.
-      const int64_t first = V / 2, rows = V - first;
-      const std::vector<float> whole = decode(emb, dt), wholeGrad = decode(tab, dt);
-      std::vector<float> wantOut(R * C, 0.0f), wantGrad(wholeGrad.begin() + first * C, wholeGrad.end());
-      for (int64_t t = 0; t < R; ++t)
-        if (ids[t] >= first)
-          std::copy(whole.begin() + t * C, whole.begin() + (t + 1) * C, wantOut.begin() + t * C);
-      DeviceBuffer half(std::vector<unsigned char>(tb.begin() + first * C * eb, tb.end())), hgrad(rows * C * eb);
-      const zrt::cuda::VocabSlice slice{first, rows, V};
-      zrt::cuda::embedding(dt, half.ptr, static_cast<const int32_t *>(di.ptr), demb.ptr, R, slice, C,
-                           static_cast<int *>(bad.ptr), nullptr);
-      compare(std::string("embedding vocab shard ") + name(dt), decode(demb.host(), dt), wantOut, 0);
-      zrt::cuda::embeddingGrad(dt, ddy.ptr, static_cast<const int32_t *>(di.ptr), hgrad.ptr, R, slice, C, nullptr);
-      compare(std::string("embedding_grad vocab shard ") + name(dt), decode(hgrad.host(), dt), wantGrad, 0);
-    }
-    {
-      // An id or a label out of range raises the flag (train.bin stops with the step's error).
-      std::vector<int32_t> badIds = ids, badLabels = labels;
-      badIds[R - 1] = static_cast<int32_t>(V);
-      badLabels[R - 1] = -1;
-      DeviceBuffer dbi(raw(badIds)), dbl(raw(badLabels)), idFlag(4), labelFlag(4);
-      zrt::cuda::embedding(dt, dt_.ptr, static_cast<const int32_t *>(dbi.ptr), demb.ptr, R,
-                           zrt::cuda::VocabSlice{0, V, V}, C, static_cast<int *>(idFlag.ptr), nullptr);
-      compare(std::string("embedding id out of range raises the flag ") + name(dt), {float(flagOf(idFlag))}, {1.0f},
-              0);
-      zrt::cuda::crossEntropy(dt, dx.ptr, static_cast<const int32_t *>(dbl.ptr), static_cast<float *>(loss.ptr), R,
-                              C, static_cast<int *>(labelFlag.ptr), nullptr);
-      compare(std::string("cross_entropy label out of range raises the flag ") + name(dt),
-              {float(flagOf(labelFlag))}, {1.0f}, 0);
-    }
-  }
-}
-
-/// The vocabulary-parallel cross-entropy's kernels, two ranks' halves of a 300-class vocabulary
-/// run one after the other (the all-gather of the maxima and the all-reduce of the sums done on
-/// the host): the loss and each half's gradient must be the whole vocabulary's.
-void vocabParallel(std::mt19937 &rng, int64_t R) {
-  const int64_t V = 300, half = V / 2;
-  for (int32_t dt : {0, 1}) {
-    const size_t eb = dt == 1 ? 2 : 4;
-    Tensor logits = random(dt, R * V, rng, 3.0f);
-    std::vector<int32_t> labels(R);
-    for (auto &l : labels)
-      l = static_cast<int32_t>(rng() % V);
-    auto whole = logits.bytes(), lb = raw(labels);
-    float cpuLoss = 0, one = 1.0f;
-    std::vector<unsigned char> cpuGrad(whole.size());
-    zrt_cross_entropy(dt, whole.data(), lb.data(), &cpuLoss, R, V);
-    zrt_cross_entropy_grad(dt, &one, whole.data(), lb.data(), cpuGrad.data(), R, V);
-    std::vector<unsigned char> oneb(4);
-    std::memcpy(oneb.data(), &one, 4);
-    DeviceBuffer dl(lb), done(oneb), bad(4), loss(4);
-    // Each rank's columns, its maxima, then every rank's maxima side by side (the all-gather).
-    std::vector<std::vector<unsigned char>> shard(2, std::vector<unsigned char>(R * half * eb));
-    for (int rank = 0; rank < 2; ++rank)
-      for (int64_t r = 0; r < R; ++r)
-        std::memcpy(&shard[rank][r * half * eb], &whole[(r * V + rank * half) * eb], half * eb);
-    DeviceBuffer s0(shard[0]), s1(shard[1]), gathered(2 * R * 4);
-    DeviceBuffer *shards[2] = {&s0, &s1};
-    std::vector<unsigned char> maxima;
-    for (int rank = 0; rank < 2; ++rank) {
-      DeviceBuffer own(R * 4);
-      zrt::cuda::vocabRowMaxima(dt, shards[rank]->ptr, static_cast<float *>(own.ptr), R, half, nullptr);
-      auto m = own.host();
-      maxima.insert(maxima.end(), m.begin(), m.end());
-    }
-    cudaMemcpy(gathered.ptr, maxima.data(), maxima.size(), cudaMemcpyHostToDevice);
-    // Each rank's sums and labels' logits, summed over the ranks (the all-reduce).
-    std::vector<float> sums(R, 0.0f), labelLogits(R, 0.0f), rowMax;
-    for (int rank = 0; rank < 2; ++rank) {
-      DeviceBuffer st(3 * R * 4);
-      float *f = static_cast<float *>(st.ptr);
-      zrt::cuda::vocabSumExp(dt, shards[rank]->ptr, static_cast<const int32_t *>(dl.ptr),
-                             static_cast<const float *>(gathered.ptr), 2, zrt::cuda::VocabRowStats{f, f + R, f + 2 * R},
-                             R, zrt::cuda::VocabSlice{rank * half, half, V}, static_cast<int *>(bad.ptr), nullptr);
-      std::vector<float> got = decode(st.host(), 0);
-      rowMax.assign(got.begin(), got.begin() + R);
-      for (int64_t r = 0; r < R; ++r) {
-        sums[r] += got[R + r];
-        labelLogits[r] += got[2 * R + r];
-      }
-    }
-    std::vector<float> combined = rowMax;
-    combined.insert(combined.end(), sums.begin(), sums.end());
-    combined.insert(combined.end(), labelLogits.begin(), labelLogits.end());
-    std::vector<unsigned char> cb(combined.size() * 4);
-    std::memcpy(cb.data(), combined.data(), cb.size());
-    DeviceBuffer stats(cb);
-    float *f = static_cast<float *>(stats.ptr);
-    const zrt::cuda::VocabRowStats all{f, f + R, f + 2 * R};
-    zrt::cuda::vocabLoss(all, R, static_cast<float *>(loss.ptr), nullptr);
-    compare(std::string("cross_entropy_vocab_shard x2 ") + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
-    for (int rank = 0; rank < 2; ++rank) {
-      DeviceBuffer grad(R * half * eb);
-      zrt::cuda::vocabGrad(dt, static_cast<const float *>(done.ptr), shards[rank]->ptr,
-                           static_cast<const int32_t *>(dl.ptr), all, grad.ptr, R,
-                           zrt::cuda::VocabSlice{rank * half, half, V}, nullptr);
-      std::vector<float> want = decode(cpuGrad, dt), mine;
-      for (int64_t r = 0; r < R; ++r)
-        mine.insert(mine.end(), want.begin() + r * V + rank * half, want.begin() + r * V + (rank + 1) * half);
-      compare(std::string("cross_entropy_grad_vocab_shard rank ") + std::to_string(rank) + " " + name(dt),
-              decode(grad.host(), dt), mine, dt == 1 ? 2e-2 : 1e-5);
-    }
-    compare(std::string("vocab_shard labels in range ") + name(dt), decode(bad.host(), 0), {0.0f}, 0);
-  }
-}
-
-void attention(std::mt19937 &rng) {
-  // Multi-head (G = H) and grouped-query attention; bf16 at these head sizes runs the tensor-core
-  // kernels (FlashAttention.cu), D up to 128.
-  struct Shape {
-    int64_t B, T, D, H, G;
-  };
-  // One position; one whole tile over three sequences; a tile and a bit; several with a ragged end; a
-  // head size off the tensor cores' multiples of 16 (bf16 on the row kernels).
-  for (Shape sh : {Shape{1, 1, 32, 2, 1}, Shape{3, 64, 48, 4, 4}, Shape{2, 17, 16, 3, 3}, Shape{2, 17, 16, 6, 2},
-                   Shape{1, 200, 64, 4, 2}, Shape{1, 130, 128, 2, 1}, Shape{2, 33, 24, 4, 2}})
-    for (int32_t dt : {0, 1}) {
-      const int64_t B = sh.B, T = sh.T, D = sh.D, H = sh.H, G = sh.G;
-      const int64_t C = H * D, Ckv = G * D;
-      const double tol = dt == 1 ? 3e-2 : 1e-4;
-      Tensor q = random(dt, B * T * C, rng), k = random(dt, B * T * Ckv, rng), v = random(dt, B * T * Ckv, rng),
-             g = random(dt, B * T * C, rng);
-      auto qb = q.bytes(), kb = k.bytes(), vb = v.bytes(), gb = g.bytes();
-      DeviceBuffer dq(qb), dk(kb), dv(vb), dg(gb), out(qb.size()), o1(qb.size()), o2(kb.size()), o3(kb.size());
-      std::vector<unsigned char> cpu(qb.size()), c1(qb.size()), c2(kb.size()), c3(kb.size());
-      const std::string what = " T" + std::to_string(T) + " D" + std::to_string(D) + " H" + std::to_string(H) + " G" +
-                               std::to_string(G) + " " + name(dt);
-      zrt_causal_attention(dt, qb.data(), kb.data(), vb.data(), cpu.data(), B, T, C, H, G);
-      zrt::cuda::causalAttention(dt, dq.ptr, dk.ptr, dv.ptr, out.ptr, B, T, C, H, G, nullptr);
-      compare("causal_attention" + what, decode(out.host(), dt), decode(cpu, dt), tol);
-      zrt_causal_attention_grad(dt, gb.data(), qb.data(), kb.data(), vb.data(), c1.data(), c2.data(), c3.data(), B,
-                                T, C, H, G);
-      zrt::cuda::causalAttentionGrad(dt, dg.ptr, dq.ptr, dk.ptr, dv.ptr, o1.ptr, o2.ptr, o3.ptr, B, T, C, H, G,
-                                     nullptr);
-      compare("causal_attention_grad dq" + what, decode(o1.host(), dt), decode(c1, dt), tol);
-      compare("causal_attention_grad dk" + what, decode(o2.host(), dt), decode(c2, dt), tol);
-      compare("causal_attention_grad dv" + what, decode(o3.host(), dt), decode(c3, dt), tol);
-    }
-}
 
 void layouts(std::mt19937 &rng) {
   const int64_t shape[4] = {3, 5, 7, 4}, perm[4] = {2, 0, 3, 1};
@@ -733,6 +354,7 @@ void inventory() {
 } // namespace
 
 int main(int argc, char **argv) {
+  using namespace conformance;
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("no CUDA device: the CUDA conformance suite is skipped here\n");

@@ -3,10 +3,11 @@
 # kernels' conformance cases and passes only when the suite catches it: a mismatch against the CPU
 # backend (a FAIL line) or a sanitizer's report, not a crash of another kind or a skip.
 set -u
+caught='^FAIL |ERROR: AddressSanitizer|runtime error:'
 out=$("$1" --only rows --fail-fast 2>&1)
 rc=$?
-printf '%s\n' "$out" | grep -E '^FAIL |ERROR: AddressSanitizer|runtime error:' | head -5
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && printf '%s\n' "$out" | grep -qE '^FAIL |ERROR: AddressSanitizer|runtime error:'; then
+printf '%s\n' "$out" | grep -E "$caught" | head -5
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && printf '%s\n' "$out" | grep -qE "$caught"; then
   echo "caught (exit $rc)"
   exit 0
 fi

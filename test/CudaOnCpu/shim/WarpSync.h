@@ -76,26 +76,14 @@ inline void __syncwarp(unsigned mask = 0xffffffffu) {
   zrt::cudaoncpu::warpBarrier();
 }
 
-// CUDA's shuffles within segments of `width` lanes: a source outside the caller's segment (xor,
-// down) gives the caller's own value.
+// CUDA's xor shuffle within segments of `width` lanes: a source outside the caller's segment gives
+// the caller's own value. (The kernels use no other shuffle: one added must come with its model.)
 template <class T> T __shfl_xor_sync(unsigned mask, T v, int laneMask, int width = warpSize) {
   zrt::cudaoncpu::requireFullMask(mask, "__shfl_xor_sync");
   const auto w = zrt::cudaoncpu::warpPlace();
   const uint32_t lane = w.fiber - w.first, source = lane ^ uint32_t(laneMask);
   const bool inSegment = source / uint32_t(width) == lane / uint32_t(width);
   return zrt::cudaoncpu::warpExchange(v, lane, inSegment ? source : lane, w.size);
-}
-template <class T> T __shfl_sync(unsigned mask, T v, int srcLane, int width = warpSize) {
-  zrt::cudaoncpu::requireFullMask(mask, "__shfl_sync");
-  const auto w = zrt::cudaoncpu::warpPlace();
-  const uint32_t lane = w.fiber - w.first;
-  return zrt::cudaoncpu::warpExchange(v, lane, lane / width * width + uint32_t(srcLane) % width, w.size);
-}
-template <class T> T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = warpSize) {
-  zrt::cudaoncpu::requireFullMask(mask, "__shfl_down_sync");
-  const auto w = zrt::cudaoncpu::warpPlace();
-  const uint32_t lane = w.fiber - w.first;
-  return zrt::cudaoncpu::warpExchange(v, lane, lane % width + delta < uint32_t(width) ? lane + delta : lane, w.size);
 }
 
 #endif // ZRT_CUDA_ON_CPU_WARP_SYNC_H

@@ -1,29 +1,18 @@
-// cuda_bf16.h's storage type and conversions on the CPU (round to nearest even, as on the GPU).
+// cuda_bf16.h's storage type and conversions on the CPU: zrt::bf16's rounding (to nearest even,
+// NaN kept quiet), which is the GPU's too.
 #ifndef ZRT_CUDA_ON_CPU_CUDA_BF16_H
 #define ZRT_CUDA_ON_CPU_CUDA_BF16_H
 
 #include <cstdint>
-#include <cstring>
 
 #include "cuda_runtime.h"
+#include "zrt/bf16.h"
 
 struct __nv_bfloat16 {
   uint16_t x;
   __nv_bfloat16() = default;
-  __nv_bfloat16(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu))
-      x = static_cast<uint16_t>((u >> 16) | 0x0040u);
-    else
-      x = static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-  }
-  operator float() const {
-    const uint32_t u = uint32_t(x) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
+  __nv_bfloat16(float f) : x(zrt::bf16::fromFloat(f)) {}
+  operator float() const { return zrt::bf16::toFloat(x); }
 };
 
 inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }

@@ -15,23 +15,15 @@
 
 using cudaError_t = hipError_t;
 using cudaStream_t = hipStream_t;
-using cudaEvent_t = hipEvent_t;
 using cudaMemcpyKind = hipMemcpyKind;
 constexpr cudaError_t cudaSuccess = hipSuccess;
 constexpr cudaError_t cudaErrorInvalidValue = hipErrorInvalidValue;
 constexpr cudaError_t cudaErrorInvalidConfiguration = hipErrorInvalidConfiguration;
-constexpr cudaMemcpyKind cudaMemcpyHostToHost = hipMemcpyHostToHost;
 constexpr cudaMemcpyKind cudaMemcpyHostToDevice = hipMemcpyHostToDevice;
 constexpr cudaMemcpyKind cudaMemcpyDeviceToHost = hipMemcpyDeviceToHost;
 constexpr cudaMemcpyKind cudaMemcpyDeviceToDevice = hipMemcpyDeviceToDevice;
-constexpr cudaMemcpyKind cudaMemcpyDefault = hipMemcpyDefault;
 
-enum cudaDeviceAttr {
-  cudaDevAttrComputeCapabilityMajor,
-  cudaDevAttrComputeCapabilityMinor,
-  cudaDevAttrMaxSharedMemoryPerBlockOptin,
-  cudaDevAttrMultiProcessorCount,
-};
+enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor, cudaDevAttrComputeCapabilityMinor };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize };
 
 namespace zrt::cudaoncpu {
@@ -57,17 +49,13 @@ inline cudaError_t cudaGetLastError() {
   const cudaError_t hip = hipGetLastError();
   return mine != cudaSuccess ? mine : hip;
 }
-inline cudaError_t cudaPeekAtLastError() { return hipPeekAtLastError(); }
 inline const char *cudaGetErrorString(cudaError_t e) { return hipGetErrorString(e); }
 inline cudaError_t cudaGetDeviceCount(int *count) { return hipGetDeviceCount(count); }
 inline cudaError_t cudaGetDevice(int *device) { return hipGetDevice(device); }
-inline cudaError_t cudaSetDevice(int device) { return hipSetDevice(device); }
 inline cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int /*device*/) {
   switch (attr) {
   case cudaDevAttrComputeCapabilityMajor: *value = zrt::cudaoncpu::kComputeMajor; break;
   case cudaDevAttrComputeCapabilityMinor: *value = zrt::cudaoncpu::kComputeMinor; break;
-  case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = int(zrt::cudaoncpu::kOptInSharedBytes); break;
-  case cudaDevAttrMultiProcessorCount: *value = 108; break;
   }
   return cudaSuccess;
 }
@@ -92,8 +80,6 @@ inline cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStrea
   return hipMemsetAsync(dst, value, bytes, stream);
 }
 inline cudaError_t cudaDeviceSynchronize() { return hipDeviceSynchronize(); }
-inline cudaError_t cudaStreamCreate(cudaStream_t *stream) { return hipStreamCreate(stream); }
-inline cudaError_t cudaStreamDestroy(cudaStream_t stream) { return hipStreamDestroy(stream); }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t stream) { return hipStreamSynchronize(stream); }
 
 // Device code.

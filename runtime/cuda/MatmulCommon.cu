@@ -1,9 +1,25 @@
-// zcc-fuse's matmul epilogues as a matmul then the elementwise kernels: cuBLASLt's fallback
-// (Matmul.cu), kept apart from cuBLASLt so the suite on the CPU runs it (test/CudaOnCpu).
+// What a matmul runs besides cuBLASLt's call (Matmul.cu): zrt_matmul's argument checks and empty
+// products, and zcc-fuse's epilogues as a matmul then the elementwise kernels (cuBLASLt's fallback).
+// Kept apart from cuBLASLt so that the suite on the CPU runs it too (test/CudaOnCpu).
+#include "core/Error.h"
+#include "cuda/CudaCheck.h"
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
 
 namespace zrt::cuda {
+
+bool matmulHasWork(int32_t dtype, void *c, int64_t batch, int64_t m, int64_t n, int64_t k, bool accumulate,
+                   cudaStream_t stream) {
+  if (dtype != 0 && dtype != 1)
+    fatal("zrt_matmul", "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
+  if (batch <= 0 || m <= 0 || n <= 0 || (k <= 0 && accumulate))
+    return false;
+  if (k <= 0) { // an empty sum
+    ZRT_CUDA_CHECK(cudaMemsetAsync(c, 0, batch * m * n * (dtype == 1 ? 2 : 4), stream));
+    return false;
+  }
+  return true;
+}
 
 void matmulEpilogueUnfused(Epilogue epilogue, int32_t dtype, const void *a, const void *b, const void *vector,
                            void *aux, void *c, int64_t batch, int64_t m, int64_t n, int64_t k, bool transA,
