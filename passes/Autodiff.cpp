@@ -203,12 +203,32 @@ public:
         })
         .Case([&](TpCopyOp o) { // every rank's columns contributed part of the input's gradient
           give(o.getInput(), [&] {
-            return Value(AllReduceOp::create(b, dy.getType(), ReduceKind::sum, dy, o.getRanks(), MeshAxis::tensor));
+            if (o.getSequence()) // ... and each keeps its tokens' part of the sum
+              return Value(ReduceScatterOp::create(b, o.getInput().getType(), ReduceKind::sum, dy, o.getRanks(),
+                                                   MeshAxis::tensor));
+            auto sum = AllReduceOp::create(b, dy.getType(), ReduceKind::sum, dy, o.getRanks(), MeshAxis::tensor);
+            if (o->hasAttr(kGradSumAttr))
+              sum->setAttr(kGradSumAttr, b.getUnitAttr());
+            return Value(sum);
           });
           return success();
         })
         .Case([&](TpReduceOp o) { // the sum's gradient is the same on every rank
-          give(o.getInput(), [&] { return dy; });
+          give(o.getInput(), [&] {
+            if (o.getSequence()) // each rank holds its tokens' part of it
+              return Value(AllGatherOp::create(b, o.getInput().getType(), dy, o.getRanks(), MeshAxis::tensor));
+            return dy;
+          });
+          return success();
+        })
+        .Case([&](SpShardOp o) { // each rank's part of a replicated value
+          give(o.getInput(), [&] {
+            return Value(AllGatherOp::create(b, o.getInput().getType(), dy, o.getRanks(), MeshAxis::tensor));
+          });
+          return success();
+        })
+        .Case([&](SpGatherOp o) { // every rank ran the consumer whole: the same gradient on each
+          give(o.getInput(), [&] { return Value(SpShardOp::create(b, o.getInput().getType(), dy, o.getRanks())); });
           return success();
         })
         .Case([&](StageOutputOp o) { // d sum(output * grad) / d output; the seed is 1
@@ -293,22 +313,62 @@ private:
 
 /// Once differentiated, tensor parallelism's region markers are what they run:
 /// zc.tp_copy and a pipeline stage's zc.stage_input their input, zc.tp_reduce an
-/// all-reduce over the tensor axis.
+/// all-reduce over the tensor axis; with sequence parallelism zc.tp_copy and
+/// zc.sp_gather an all-gather, zc.tp_reduce a reduce-scatter.
 void lowerTensorParallelMarkers(func::FuncOp step) {
   SmallVector<Operation *> markers;
   step.walk([&](Operation *op) {
-    if (isa<TpCopyOp, TpReduceOp, StageInputOp>(op))
+    if (isa<TpCopyOp, TpReduceOp, SpGatherOp, StageInputOp>(op))
       markers.push_back(op);
   });
   for (Operation *op : markers) {
     Value replacement = op->getOperand(0);
+    OpBuilder b(op);
+    Type type = op->getResult(0).getType();
     if (auto reduce = dyn_cast<TpReduceOp>(op)) {
-      OpBuilder b(op);
-      replacement = AllReduceOp::create(b, op->getLoc(), reduce.getType(), ReduceKind::sum, reduce.getInput(),
-                                        reduce.getRanks(), MeshAxis::tensor);
+      replacement = reduce.getSequence()
+                        ? Value(ReduceScatterOp::create(b, op->getLoc(), type, ReduceKind::sum, reduce.getInput(),
+                                                        reduce.getRanks(), MeshAxis::tensor))
+                        : Value(AllReduceOp::create(b, op->getLoc(), type, ReduceKind::sum, reduce.getInput(),
+                                                    reduce.getRanks(), MeshAxis::tensor));
+    } else if (auto copy = dyn_cast<TpCopyOp>(op); copy && copy.getSequence()) {
+      replacement = AllGatherOp::create(b, op->getLoc(), type, copy.getInput(), copy.getRanks(), MeshAxis::tensor);
+    } else if (auto gather = dyn_cast<SpGatherOp>(op)) {
+      replacement = AllGatherOp::create(b, op->getLoc(), type, gather.getInput(), gather.getRanks(),
+                                        MeshAxis::tensor);
     }
     op->getResult(0).replaceAllUsesWith(replacement);
     op->erase();
+  }
+}
+
+/// Sequence parallelism keeps a gathered region input only until its forward uses end:
+/// the backward's uses (a column matmul's weight gradient) gather it again from this
+/// rank's part, as Megatron-LM does, so no rank holds the whole tokens across the step.
+void regatherForBackward(func::FuncOp step, Operation *seed) {
+  SmallVector<AllGatherOp> gathers;
+  for (auto gather : step.getBody().front().getOps<AllGatherOp>())
+    if (gather.getAxis() == MeshAxis::tensor && gather->isBeforeInBlock(seed))
+      gathers.push_back(gather);
+  for (AllGatherOp gather : gathers) {
+    SmallVector<OpOperand *> backwardUses;
+    Operation *first = nullptr;
+    for (OpOperand &use : gather.getResult().getUses()) {
+      Operation *user = use.getOwner();
+      if (user->hasTrait<OpTrait::IsTerminator>() || user->isBeforeInBlock(seed))
+        continue;
+      backwardUses.push_back(&use);
+      if (!first || user->isBeforeInBlock(first))
+        first = user;
+    }
+    if (backwardUses.empty())
+      continue;
+    OpBuilder b(first);
+    auto again = AllGatherOp::create(b, gather.getLoc(), gather.getType(), gather.getInput(), gather.getRanks(),
+                                     MeshAxis::tensor);
+    again->setAttr(kRegatherAttr, b.getUnitAttr());
+    for (OpOperand *use : backwardUses)
+      use->set(again.getResult());
   }
 }
 
@@ -424,11 +484,16 @@ LogicalResult differentiate(ForwardOp forward) {
   ret.erase();
   forward.erase();
 
-  // Forward ops that do not reach the loss are left without uses: drop them.
+  // Forward ops that do not reach the loss are left without uses: drop them. The seed marks
+  // where the backward starts until the re-gathers are placed (a pipeline stage's objective
+  // does not read it).
   for (Operation *op : llvm::reverse(forwardOps))
-    if (isOpTriviallyDead(op))
+    if (op != seed && isOpTriviallyDead(op))
       op->erase();
   lowerTensorParallelMarkers(step);
+  regatherForBackward(step, seed);
+  if (seed->use_empty())
+    seed->erase();
   return success();
 }
 

@@ -42,6 +42,8 @@ ParamOp paramOf(Operation *op) {
 /// The bucket key of a collective zcc-bucket handles, and the bytes it adds.
 std::optional<std::pair<Key, int64_t>> classify(Operation *op) {
   if (auto rs = dyn_cast<ReduceScatterOp>(op)) {
+    if (rs.getAxis() != MeshAxis::data) // sequence parallelism's: on the critical path, as the all-reduces
+      return std::nullopt;
     RankedTensorType in = tensorOf(rs.getInput());
     return std::pair{Key{Kind::ReduceScatter, static_cast<int64_t>(rs.getKind()),
                          static_cast<int64_t>(rs.getRanks()), in.getElementType()},

@@ -346,13 +346,25 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         return success();
       })
       .Case([&](AllGatherOp o) {
-        call(b, "zrt_all_gather", {dt, p[0], p[1], I64(numel(o.getInput()))});
+        if (o.getAxis() == MeshAxis::data)
+          call(b, "zrt_all_gather", {dt, p[0], p[1], I64(numel(o.getInput()))});
+        else
+          call(b, "zrt_all_gather_on", {I32(static_cast<int32_t>(o.getAxis())), dt, p[0], p[1],
+                                        I64(numel(o.getInput()))});
+        return success();
+      })
+      .Case([&](SpShardOp o) {
+        call(b, "zrt_take_shard", {I32(static_cast<int32_t>(MeshAxis::tensor)), dt, p[0], p[1],
+                                   I64(numel(o.getResult()))});
         return success();
       })
       .Case([&](ReduceScatterOp o) {
         int64_t shard = numel(o.getResult()), total = numel(o.getInput());
         int64_t ranks = static_cast<int64_t>(o.getRanks());
-        if (total == shard * ranks)
+        if (o.getAxis() != MeshAxis::data)
+          call(b, "zrt_reduce_scatter_on", {I32(static_cast<int32_t>(o.getAxis())), dt, p[0], p[1], I64(shard),
+                                            I32(o.getKind() == ReduceKind::avg)});
+        else if (total == shard * ranks)
           call(b, "zrt_reduce_scatter", {dt, p[0], p[1], I64(shard), I32(o.getKind() == ReduceKind::avg)});
         else // ZeRO's padded shards
           call(b, "zrt_reduce_scatter_padded", {dt, p[0], p[1], I64(shard), I64(total),

@@ -33,12 +33,27 @@ int64_t firstFit(const std::vector<Interval *> &live, int64_t bytes) {
   return candidate;
 }
 
+/// A collective over the tensor-parallel group.
+bool onTensorAxis(Operation *def) {
+  if (auto o = dyn_cast_or_null<AllReduceOp>(def))
+    return o.getAxis() == MeshAxis::tensor;
+  if (auto o = dyn_cast_or_null<AllReduceStartOp>(def))
+    return o.getAxis() == MeshAxis::tensor;
+  if (auto o = dyn_cast_or_null<AllGatherOp>(def))
+    return o.getAxis() == MeshAxis::tensor;
+  if (auto o = dyn_cast_or_null<ReduceScatterOp>(def))
+    return o.getAxis() == MeshAxis::tensor;
+  return false;
+}
+
 /// Whether `v` carries gathered parameter values (ZeRO-3's whole parameters, or
 /// the gathered bucket they are unpacked from).
 bool isGathered(Value v) {
   Operation *def = v.getDefiningOp();
   if (auto wait = dyn_cast_or_null<WaitOp>(def))
     def = wait.getHandle().getDefiningOp();
+  if (auto gather = dyn_cast_or_null<AllGatherOp>(def); gather && gather.getAxis() != MeshAxis::data)
+    return false; // sequence parallelism's tokens
   if (isa_and_nonnull<GatherParamOp, AllGatherOp, AllGatherStartOp>(def))
     return true;
   if (auto unpack = dyn_cast_or_null<UnpackOp>(def))
@@ -54,6 +69,10 @@ BufferKind mlir::zc::bufferKindOf(Value v) {
   Operation *def = v.getDefiningOp();
   if (auto wait = dyn_cast_or_null<WaitOp>(def))
     def = wait.getHandle().getDefiningOp();
+  // The tensor axis' collectives carry the forward's and backward's activations (a region's
+  // sum, the gathered or scattered tokens), kept for the backward like any other.
+  if (onTensorAxis(def))
+    return BufferKind::Activation;
   if (isa_and_nonnull<PackOp, PackShardsOp, UnpackOp, ReduceScatterOp, AllReduceOp, ReduceScatterStartOp,
                       AllReduceStartOp>(def))
     return BufferKind::Communication;

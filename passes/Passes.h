@@ -21,6 +21,13 @@ namespace mlir::zc {
 /// before it in the step function are the forward pass.
 constexpr llvm::StringLiteral kBackwardSeedAttr = "zc.backward_seed";
 
+/// Sequence parallelism's additions to the tensor axis' traffic, named for the report: a
+/// gather of a region's input again for the backward pass (autodiff), and the all-reduce
+/// of a parameter's gradient that split ops read (a zc.tp_copy zcc-sequence-parallel puts
+/// on the parameter, and the all-reduce autodiff makes of it).
+constexpr llvm::StringLiteral kRegatherAttr = "zc.regather";
+constexpr llvm::StringLiteral kGradSumAttr = "zc.grad_sum";
+
 /// Set by zcc-recompute on the clones it puts in the backward pass.
 constexpr llvm::StringLiteral kRecomputedAttr = "zc.recomputed";
 

@@ -61,6 +61,33 @@ def ZccTensorParallel : Pass<"zcc-tensor-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccSequenceParallel : Pass<"zcc-sequence-parallel", "mlir::ModuleOp"> {
+  let summary = "Splits the tokens between tensor-parallel regions over the tensor-parallel ranks";
+  let description = [{
+    Megatron-LM's sequence parallelism (Korthikanti et al. 2022), after
+    zcc-tensor-parallel and zcc-shard-batch. The activations a region's
+    zc.tp_reduce hands on, and the token-wise ops they flow through (norms,
+    residual adds, bias adds, elementwise ops, views that keep the leading
+    axis), hold 1/ranks of the tokens: the leading axis split, rank r
+    keeping the r-th part. zc.tp_reduce becomes a reduce-scatter and
+    zc.tp_copy an all-gather (`sequence`): the same bytes as the all-reduce
+    they replace. A replicated activation meeting the split stream keeps
+    this rank's part (zc.sp_shard); any other consumer of a split value gets
+    the whole one (zc.sp_gather). Parameters read by split ops (norm gains,
+    biases, a position table) see 1/ranks of the tokens, so their gradients
+    are summed over the group: a zc.tp_copy on the parameter.
+
+    ```mlir
+    // ranks=2: %y = zc.tp_reduce %p ranks 2 : tensor<4x64x128xf32>
+    //       -> %y = zc.tp_reduce %p ranks 2 sequence : tensor<4x64x128xf32> -> tensor<2x64x128xf32>
+    ```
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1", "Tensor-parallel ranks">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccPipelineStage : Pass<"zcc-pipeline-stage", "mlir::ModuleOp"> {
   let summary = "Keeps one pipeline stage of the forward, cut at block boundaries balanced by cost";
   let description = [{

@@ -138,6 +138,10 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   // The pipeline stage this compile is of (zcc compiles each and links them all).
   if (options.pipelineParallel > 1)
     pm.addPass(createZccPipelineStage({options.pipelineParallel, options.pipelineStage, options.gradAccum}));
+  // Sequence parallelism: the ops between the tensor-parallel regions on 1/tp of the tokens
+  //    (after the batch and the stage are fixed: the split is of the local tensors).
+  if (options.tensorParallel > 1 && options.sequenceParallel)
+    pm.addPass(createZccSequenceParallel({options.tensorParallel}));
   // 3. bf16 compute from fp32 master weights, decided before autodiff so the
   //    backward pass inherits it.
   if (options.precision == "bf16")

@@ -15,6 +15,10 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
                             llvm::cl::init(1)};
   Option<int64_t> tensorParallel{*this, "tp", llvm::cl::desc("Tensor-parallel ranks (the mesh's fastest axis)"),
                                  llvm::cl::init(1)};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("With tp > 1: the ops between tensor-parallel regions hold 1/tp of the tokens"),
+      llvm::cl::init(true)};
   Option<int64_t> pipelineParallel{*this, "pp", llvm::cl::desc("Pipeline stages (the mesh's slowest axis)"),
                                    llvm::cl::init(1)};
   Option<int64_t> pipelineStage{*this, "pipeline-stage",

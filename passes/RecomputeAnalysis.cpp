@@ -38,6 +38,10 @@ bool StepAnalysis::hasBackwardUse(Value v) const {
 }
 
 bool StepAnalysis::recomputable(Operation *op) const {
+  // Sequence parallelism's gathered tokens: gathered again (every rank does the same) rather
+  // than kept whole.
+  if (auto gather = dyn_cast<AllGatherOp>(op); gather && gather.getAxis() == MeshAxis::tensor)
+    return !isBackward(op);
   return !isBackward(op) && isPure(op) && op->getNumResults() != 0 &&
          op->getName().getDialectNamespace() == ZcDialect::getDialectNamespace() && !isa<ParamRefOp>(op);
 }

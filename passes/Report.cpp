@@ -24,7 +24,11 @@ struct Plan {
   int64_t paramTensors = 0, paramBytes = 0, gradBytes = 0, optimizerBytes = 0, gatheredPeakBytes = 0;
   int64_t allGathers = 0, reduceScatters = 0, allReduces = 0, commBytes = 0;
   // Of those, the tensor axis': region all-reduces and the vocabulary-parallel loss' two.
-  int64_t tensorAllReduces = 0, tensorAllGathers = 0, tensorCommBytes = 0;
+  int64_t tensorAllReduces = 0, tensorAllGathers = 0, tensorReduceScatters = 0, tensorCommBytes = 0;
+  // Of those, sequence parallelism's additions to the traffic the regions' all-reduces had: the
+  // backward's second gather of a region's input, and the gradient sums of the parameters the
+  // split ops read (norm gains, biases).
+  int64_t regatherBytes = 0, gradSumBytes = 0;
   // Pipeline stages: activations and their gradients sent, the tied parameters' gradient sums.
   int64_t pipelineSends = 0, pipelineBytes = 0;
 };
@@ -43,6 +47,7 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
       plan.tensorAllReduces += times;
       plan.tensorCommBytes += bytes;
     }
+    return bytes;
   };
   // The vocabulary-parallel loss and its gradient each all-gather one f32 per row (the row
   // maxima) and all-reduce two (sums of exponentials, labels' logits) over the tensor axis.
@@ -61,12 +66,29 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
   auto shardWise = [&](int64_t &counter, RankedTensorType shard, int64_t n) {
     counter += times;
     plan.commBytes += times * (n - 1) * shard.getNumElements() * elementBytes(shard);
+    return times * (n - 1) * shard.getNumElements() * elementBytes(shard);
+  };
+  auto onTensor = [&](Operation *op, int64_t &counter, RankedTensorType shard, int64_t n) {
+    int64_t bytes = shardWise(counter, shard, n);
+    plan.tensorCommBytes += bytes;
+    if (op->hasAttr(kRegatherAttr) || op->hasAttr(kRecomputedAttr))
+      plan.regatherBytes += bytes;
   };
   fn.walk([&](Operation *op) {
     if (auto o = dyn_cast<AllReduceOp>(op)) {
-      allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()), o.getAxis());
+      int64_t bytes = allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()), o.getAxis());
+      if (o->hasAttr(kGradSumAttr))
+        plan.gradSumBytes += bytes;
     } else if (auto o = dyn_cast<AllReduceStartOp>(op)) {
-      allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()), o.getAxis());
+      int64_t bytes = allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()), o.getAxis());
+      if (o->hasAttr(kGradSumAttr))
+        plan.gradSumBytes += bytes;
+    } else if (auto o = dyn_cast<AllGatherOp>(op); o && o.getAxis() == MeshAxis::tensor) {
+      onTensor(op, plan.tensorAllGathers, tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()));
+      plan.allGathers += times;
+    } else if (auto o = dyn_cast<ReduceScatterOp>(op); o && o.getAxis() == MeshAxis::tensor) {
+      onTensor(op, plan.tensorReduceScatters, tensorOf(o.getResult()), static_cast<int64_t>(o.getRanks()));
+      plan.reduceScatters += times;
     } else if (auto o = dyn_cast<PipeSendOp>(op)) {
       plan.pipelineSends += times;
       plan.pipelineBytes += times * tensorBytes(tensorOf(o.getInput()));
@@ -363,9 +385,13 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
           {"mesh", llvm::json::Object{{"tp", static_cast<int64_t>(tensorParallel)},
                                       {"pp", static_cast<int64_t>(pipelineParallel)},
                                       {"dp", dataParallel}}},
-          {"tensor_parallel", llvm::json::Object{{"all_reduce", plan.tensorAllReduces},
-                                                 {"all_gather", plan.tensorAllGathers},
-                                                 {"comm_bytes", plan.tensorCommBytes}}},
+          {"tensor_parallel",
+           llvm::json::Object{{"all_reduce", plan.tensorAllReduces},
+                              {"all_gather", plan.tensorAllGathers},
+                              {"reduce_scatter", plan.tensorReduceScatters},
+                              {"comm_bytes", plan.tensorCommBytes},
+                              {"sequence_parallel", llvm::json::Object{{"regather_bytes", plan.regatherBytes},
+                                                                       {"grad_sum_bytes", plan.gradSumBytes}}}}},
           {"pipeline", pipelineJson(module, plan, microBatches)},
           {"param_tensors", plan.paramTensors},
           {"param_bytes", plan.paramBytes},
@@ -451,8 +477,15 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
            << microBatches << " micro-batches; inputs of the micro-batches in flight: "
            << inFlightInputBytes(module, microBatches) << " B)\n";
       if (tensorParallel > 1)
+      {
         os << "    of which tensor-parallel: all_reduce " << plan.tensorAllReduces << ", all_gather "
-           << plan.tensorAllGathers << ", comm_bytes " << plan.tensorCommBytes << "\n";
+           << plan.tensorAllGathers << ", reduce_scatter " << plan.tensorReduceScatters << ", comm_bytes "
+           << plan.tensorCommBytes << "\n";
+        if (plan.tensorReduceScatters)
+          os << "      sequence parallelism: the regions' all-reduces as reduce-scatter + all-gather (same "
+                "bytes), plus " << plan.regatherBytes << " B of backward re-gathers and " << plan.gradSumBytes
+             << " B of norm/bias gradient sums\n";
+      }
       os
          << "  arena_bytes                " << arena->totalBytes() << " (peak at "
          << peak->ops[peak->peakIndex]->getName() << " in @" << func::FuncOp(peak->function).getSymName()

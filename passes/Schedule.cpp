@@ -64,9 +64,15 @@ void expandParamGathers(Block &block) {
 /// Each blocking collective as a start and its wait, adjacent.
 void splitCollectives(Block &block) {
   SmallVector<Operation *> ops;
-  for (Operation &op : block)
+  for (Operation &op : block) {
+    // Sequence parallelism's gathers and scatters stay blocking: each feeds the next op.
+    if (auto g = dyn_cast<AllGatherOp>(op); g && g.getAxis() != MeshAxis::data)
+      continue;
+    if (auto rs = dyn_cast<ReduceScatterOp>(op); rs && rs.getAxis() != MeshAxis::data)
+      continue;
     if (isa<AllGatherOp, ReduceScatterOp, AllReduceOp>(op))
       ops.push_back(&op);
+  }
   for (Operation *op : ops) {
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -78,6 +84,7 @@ void splitCollectives(Block &block) {
       handle = ReduceScatterStartOp::create(b, loc, type, o.getKind(), o.getInput(), o.getRanks());
     else if (auto o = dyn_cast<AllReduceOp>(op))
       handle = AllReduceStartOp::create(b, loc, type, o.getKind(), o.getInput(), o.getRanks(), o.getAxis());
+    handle.getDefiningOp()->setDiscardableAttrs(op->getDiscardableAttrDictionary()); // what the report names
     op->getResult(0).replaceAllUsesWith(WaitOp::create(b, loc, handle).getResult());
     op->erase();
   }

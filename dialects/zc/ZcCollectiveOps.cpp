@@ -22,7 +22,47 @@ RankedTensorType awaited(Value handle) {
 }
 } // namespace
 
+int64_t mlir::zc::sequenceSplitAxis(RankedTensorType whole, int64_t ranks) {
+  for (int64_t axis = 0; axis < whole.getRank(); ++axis)
+    if (whole.getDimSize(axis) != 1)
+      return ranks > 0 && whole.getDimSize(axis) % ranks == 0 ? axis : -1;
+  return -1;
+}
+
+RankedTensorType mlir::zc::sequenceShardType(RankedTensorType whole, int64_t ranks) {
+  int64_t axis = sequenceSplitAxis(whole, ranks);
+  if (axis < 0)
+    return nullptr;
+  SmallVector<int64_t> shape(whole.getShape());
+  shape[axis] /= ranks;
+  return whole.clone(shape);
+}
+
+namespace {
+/// `local` is one of `ranks` contiguous parts of `whole` (sequenceShardType).
+LogicalResult verifySequenceShard(Operation *op, RankedTensorType local, RankedTensorType whole, int64_t ranks) {
+  if (sequenceShardType(whole, ranks) != local)
+    return op->emitOpError() << local << " must be one of " << ranks << " parts of " << whole
+                             << " split along its first axis longer than 1 (sequence parallelism)";
+  return success();
+}
+
+/// Sequence parallelism's pairs: `local` is `whole` with its leading axis split `ranks` ways,
+/// or, without the split, the same type.
+LogicalResult verifySequencePair(Operation *op, bool split, RankedTensorType local, RankedTensorType whole,
+                                 int64_t ranks) {
+  if (split)
+    return verifySequenceShard(op, local, whole, ranks);
+  if (local != whole)
+    return op->emitOpError() << "input and result must have the same type without `sequence`, got " << local
+                             << " and " << whole;
+  return success();
+}
+} // namespace
+
 LogicalResult AllGatherOp::verify() {
+  if (getAxis() != MeshAxis::data)
+    return verifySequenceShard(*this, tensorOf(getInput()), tensorOf(getResult()), getRanks());
   return verifyShardedPair(*this, tensorOf(getInput()), tensorOf(getResult()), getRanks());
 }
 
@@ -39,7 +79,25 @@ LogicalResult verifyReduceScatterShapes(Operation *op, RankedTensorType input, R
 } // namespace
 
 LogicalResult ReduceScatterOp::verify() {
+  if (getAxis() != MeshAxis::data) // activations, never ZeRO's padded shards
+    return verifySequenceShard(*this, tensorOf(getResult()), tensorOf(getInput()), getRanks());
   return verifyReduceScatterShapes(*this, tensorOf(getInput()), tensorOf(getResult()), getRanks());
+}
+
+LogicalResult TpCopyOp::verify() {
+  return verifySequencePair(*this, getSequence(), tensorOf(getInput()), tensorOf(getResult()), getRanks());
+}
+
+LogicalResult TpReduceOp::verify() {
+  return verifySequencePair(*this, getSequence(), tensorOf(getResult()), tensorOf(getInput()), getRanks());
+}
+
+LogicalResult SpShardOp::verify() {
+  return verifySequenceShard(*this, tensorOf(getResult()), tensorOf(getInput()), getRanks());
+}
+
+LogicalResult SpGatherOp::verify() {
+  return verifySequenceShard(*this, tensorOf(getInput()), tensorOf(getResult()), getRanks());
 }
 
 LogicalResult AllGatherStartOp::verify() {

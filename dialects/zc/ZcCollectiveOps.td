@@ -32,10 +32,19 @@ def ZC_AllGatherOp : ZC_CollectiveOp<"all_gather"> {
     ```mlir
     %full = zc.all_gather %shard ranks 4 : tensor<16384xf32> -> tensor<65536xf32>
     ```
+
+    `on tensor` gathers over the tensor-parallel group instead (sequence
+    parallelism: each rank's tokens into the whole sequence before a
+    tensor-parallel region):
+
+    ```mlir
+    %x = zc.all_gather %x_local ranks 2 on tensor : tensor<4x64x128xf32> -> tensor<8x64x128xf32>
+    ```
   }];
-  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       DefaultValuedAttr<ZC_MeshAxisAttr, "::mlir::zc::MeshAxis::data">:$axis);
   let results = (outs ZC_FloatTensor:$result);
-  let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$input `ranks` $ranks (`on` $axis^)? attr-dict `:` type($input) `->` type($result)";
 }
 
 def ZC_ReduceScatterOp : ZC_CollectiveOp<"reduce_scatter"> {
@@ -55,11 +64,20 @@ def ZC_ReduceScatterOp : ZC_CollectiveOp<"reduce_scatter"> {
     ```mlir
     %g = zc.reduce_scatter avg %dw ranks 4 : tensor<65536xf32> -> tensor<16384xf32>
     ```
+
+    `on tensor` reduces over the tensor-parallel group instead (sequence
+    parallelism: a row-parallel matmul's partial sums, each rank keeping its
+    tokens of the sum; the leading-axis form only):
+
+    ```mlir
+    %y = zc.reduce_scatter sum %partial ranks 2 on tensor : tensor<8x64x128xf32> -> tensor<4x64x128xf32>
+    ```
   }];
   let arguments = (ins ZC_ReduceKindAttr:$kind, ZC_FloatTensor:$input,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+                       ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       DefaultValuedAttr<ZC_MeshAxisAttr, "::mlir::zc::MeshAxis::data">:$axis);
   let results = (outs ZC_FloatTensor:$result);
-  let assemblyFormat = "$kind $input `ranks` $ranks attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$kind $input `ranks` $ranks (`on` $axis^)? attr-dict `:` type($input) `->` type($result)";
 }
 
 def ZC_AllReduceOp : ZC_CollectiveOp<"all_reduce", [AllTypesMatch<["input", "result"]>]> {
@@ -250,42 +268,103 @@ def ZC_UnpackOp : ZC_Op<"unpack", [Pure]> {
 // zc.all_reduce on tensor.
 //===----------------------------------------------------------------------===//
 
-def ZC_TpCopyOp : ZC_Op<"tp_copy", [AllTypesMatch<["input", "result"]>]> {
-  let summary = "Enters a tensor-parallel region: identity forward, all-reduce of the gradient";
+def ZC_TpCopyOp : ZC_Op<"tp_copy"> {
+  let summary = "Enters a tensor-parallel region: identity (or all-gather) forward, all-reduce (or reduce-scatter) of the gradient";
   let description = [{
     `input` is replicated on the `ranks` ranks of the tensor-parallel group;
     each consumes it with its own columns of the next weights. The forward
     is the identity; the gradient is the sum of the ranks' partial
     gradients (`zc.all_reduce sum ... on tensor`).
 
+    With `sequence` (sequence parallelism, Korthikanti et al. 2022), `input`
+    is this rank's tokens (the leading axis split `ranks` ways, rank `r`
+    holding the `r`-th part): the forward all-gathers them into the whole
+    tensor and the gradient is reduce-scattered back to this rank's tokens.
+    The same bytes as the all-reduce, and the tensor outside the region
+    stays split.
+
     Example:
 
     ```mlir
-    %x_tp = zc.tp_copy %x ranks 2 : tensor<8x64x128xf32>
+    %x_tp = zc.tp_copy %x ranks 2 : tensor<8x64x128xf32> -> tensor<8x64x128xf32>
+    %y_tp = zc.tp_copy %y ranks 2 sequence : tensor<4x64x128xf32> -> tensor<8x64x128xf32>
     ```
   }];
-  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       UnitAttr:$sequence);
   let results = (outs ZC_FloatTensor:$result);
-  let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($result)";
+  let assemblyFormat = "$input `ranks` $ranks (`sequence` $sequence^)? attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
 }
 
-def ZC_TpReduceOp : ZC_Op<"tp_reduce", [AllTypesMatch<["input", "result"]>]> {
-  let summary = "Leaves a tensor-parallel region: all-reduce forward, identity gradient";
+def ZC_TpReduceOp : ZC_Op<"tp_reduce"> {
+  let summary = "Leaves a tensor-parallel region: all-reduce (or reduce-scatter) forward, identity (or all-gather) gradient";
   let description = [{
     `input` is each rank's partial sum (a row-parallel matmul's product);
     the result is their sum, replicated on the `ranks` ranks of the
     tensor-parallel group. The gradient is passed through unchanged: every
     rank holds the same one.
 
+    With `sequence`, each rank keeps only its tokens of the sum (a
+    reduce-scatter along the leading axis) and the gradient, split the same
+    way, is all-gathered.
+
     Example:
 
     ```mlir
-    %y = zc.tp_reduce %partial ranks 2 : tensor<8x64x128xf32>
+    %y = zc.tp_reduce %partial ranks 2 : tensor<8x64x128xf32> -> tensor<8x64x128xf32>
+    %y_local = zc.tp_reduce %partial ranks 2 sequence : tensor<8x64x128xf32> -> tensor<4x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       UnitAttr:$sequence);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `ranks` $ranks (`sequence` $sequence^)? attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_SpShardOp : ZC_Op<"sp_shard", [Pure]> {
+  let summary = "Keeps this tensor-parallel rank's tokens of a replicated tensor";
+  let description = [{
+    Sequence parallelism's entry for a tensor every rank of the
+    tensor-parallel group holds whole (a replicated activation meeting the
+    split residual stream): rank `r` keeps the `r`-th of `ranks` equal
+    parts of the leading axis, with no communication. The gradient, split
+    the same way, is all-gathered (each rank computed its tokens' part).
+    Megatron-LM's `scatter_to_sequence_parallel_region`.
+
+    Example:
+
+    ```mlir
+    %x_local = zc.sp_shard %x ranks 2 : tensor<8x64x128xf32> -> tensor<4x64x128xf32>
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
   let results = (outs ZC_FloatTensor:$result);
-  let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($result)";
+  let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_SpGatherOp : ZC_Op<"sp_gather"> {
+  let summary = "Gathers a sequence-split tensor for an op every rank runs whole";
+  let description = [{
+    The exit from sequence parallelism to an op that is neither token-wise
+    nor tensor-parallel (an unsplit loss head, a pipeline stage's output):
+    the forward all-gathers the ranks' tokens; every rank then runs the
+    consumer on the whole tensor, so the gradient is the same on each and
+    each keeps its tokens' part (no communication). Megatron-LM's
+    `gather_from_sequence_parallel_region(tensor_parallel_output_grad=False)`.
+
+    Example:
+
+    ```mlir
+    %x = zc.sp_gather %x_local ranks 2 : tensor<4x64x128xf32> -> tensor<8x64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

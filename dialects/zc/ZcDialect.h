@@ -48,6 +48,14 @@ bool isInitializerAttr(Attribute attr);
 /// The static tensor type of a zc value (every zc tensor operand and result is one).
 inline RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
+/// Sequence parallelism's split of a tensor over `ranks` ranks: rank r holds the r-th of
+/// `ranks` contiguous parts, so the collectives move plain contiguous buffers. The part is
+/// the tensor with its first axis longer than 1 divided (the batch, or with one sequence
+/// per micro-batch its tokens); that axis, or -1 when it does not divide.
+int64_t sequenceSplitAxis(RankedTensorType whole, int64_t ranks);
+/// The type of one rank's part, or null when `whole` does not split.
+RankedTensorType sequenceShardType(RankedTensorType whole, int64_t ranks);
+
 /// ZeRO partitioning of one parameter's training state, read from the discardable
 /// attributes the zcc-zero pass puts on its zc.param:
 ///   zc.shards = N    the state is split over N ranks: optimizer state (stage >= 1)

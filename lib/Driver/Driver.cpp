@@ -75,6 +75,12 @@ struct DriverOptions {
       cl::desc("Tensor-parallel ranks (Megatron-LM's --tensor-model-parallel-size): matmul regions, attention "
                "heads and the vocabulary split over them; the mesh's fastest axis"),
       cl::init(1), cl::cat(category)};
+  cl::opt<bool> noSequenceParallel{
+      "no-sequence-parallel",
+      cl::desc("With --tp: keep the norms, residual stream and the loss's inputs whole on every tensor-parallel "
+               "rank (default: Megatron-LM's sequence parallelism, --sequence-parallel: each holds 1/tp of the "
+               "tokens)"),
+      cl::cat(category)};
   cl::opt<int64_t> pipelineParallel{
       "pp",
       cl::desc("Pipeline stages (DeepSpeed's PipelineModule num_stages, Megatron's "
@@ -324,6 +330,7 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.zeroStage = options.zeroStage;
   pipeline.tensorParallel = options.tensorParallel;
   pipeline.pipelineParallel = options.pipelineParallel;
+  pipeline.sequenceParallel = !options.noSequenceParallel;
   pipeline.gradAccum = options.gradAccum;
   pipeline.persistenceThreshold = options.persistenceThreshold;
   pipeline.gradClip = options.gradClip;

@@ -372,6 +372,20 @@ void zrt_all_reduce_on(int32_t axis, int32_t dtype, const void *send, void *recv
   runBlocking(args(Collective::AllReduce, dtype, send, recv, count, average, 0, -1, axis));
 }
 
+void zrt_all_gather_on(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count) {
+  runBlocking(args(Collective::AllGather, dtype, send, recv, count, 0, 0, -1, axis));
+}
+void zrt_reduce_scatter_on(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count,
+                           int32_t average) {
+  runBlocking(args(Collective::ReduceScatter, dtype, send, recv, count, average, 0, -1, axis));
+}
+void zrt_take_shard(int32_t axis, int32_t dtype, const void *whole, void *part, int64_t count) {
+  if (count < 0)
+    fatal("zrt_take_shard", "negative element count %lld", static_cast<long long>(count));
+  const int64_t rank = zrt_mesh_rank(axis);
+  const size_t bytes = static_cast<size_t>(count) * dtypeSize(dtype);
+  std::memcpy(part, static_cast<const char *>(whole) + rank * bytes, bytes);
+}
 void zrt_all_gather(int32_t dtype, const void *send, void *recv, int64_t count) {
   runBlocking(args(Collective::AllGather, dtype, send, recv, count));
 }

@@ -337,6 +337,11 @@ void zrt_copy(int32_t dt, const void *src, void *dst, int64_t n) {
   GpuScope trace("zrt_copy", compute());
   copy(dt, src, dst, n, compute());
 }
+void zrt_take_shard(int32_t axis, int32_t dt, const void *whole, void *part, int64_t count) {
+  GpuScope trace("zrt_take_shard", compute());
+  const int64_t eb = dt == 1 ? 2 : 4;
+  copy(dt, static_cast<const char *>(whole) + zrt_mesh_rank(axis) * count * eb, part, count, compute());
+}
 void zrt_bias_add(int32_t dt, const void *x, const void *bias, void *o, int64_t rows, int64_t cols) {
   GpuScope trace("zrt_bias_add", compute());
   biasAdd(dt, x, bias, o, rows, cols, compute());

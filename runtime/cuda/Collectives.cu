@@ -298,5 +298,11 @@ int64_t zrt_all_reduce_on_start(int32_t axis, int32_t dt, const void *send, void
 void zrt_all_reduce_on(int32_t axis, int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
   runBlocking(args(Collective::AllReduce, dt, send, recv, count, average, 0, -1, axis));
 }
+void zrt_all_gather_on(int32_t axis, int32_t dt, const void *send, void *recv, int64_t count) {
+  runBlocking(args(Collective::AllGather, dt, send, recv, count, 0, 0, -1, axis));
+}
+void zrt_reduce_scatter_on(int32_t axis, int32_t dt, const void *send, void *recv, int64_t count, int32_t average) {
+  runBlocking(args(Collective::ReduceScatter, dt, send, recv, count, average, 0, -1, axis));
+}
 
 } // extern "C"

@@ -6,6 +6,7 @@ Same model, seed and global batch: the loss curve must not depend on the world s
 
 usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE DATA-FLAGS... -- CONFIG...
 CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism is what N leaves),
+",sp=0" (zcc --no-sequence-parallel),
 ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
 ",recompute=selective|full", ",headchunk=SIZE" (zcc --head-chunk), ",offload=cpu|nvme" (zcc
 --offload-optimizer; nvme: the store in the test's temporary directory), ",param=cpu|nvme" (zcc
@@ -45,6 +46,7 @@ def run(zcc, model, steps, data, fields, work):
                     "--param-persistence-threshold", fields.get("persist", "0"),
                     "--recompute", fields.get("recompute", "none"),
                     "--tp", fields.get("tp", "1"), "--pp", fields.get("pp", "1")]
+                   + (["--no-sequence-parallel"] if fields.get("sp") == "0" else [])
                    + (["--head-chunk", fields["headchunk"]] if "headchunk" in fields else [])
                    + (["--offload-optimizer", fields["offload"], "--nvme-path", work] if "offload" in fields else [])
                    + (["--offload-param", fields["param"]] if "param" in fields else [])

@@ -653,7 +653,7 @@ func.func @f(%g: tensor<4xf32>) {
 // -----
 
 func.func @f(%g: tensor<4xf32>) {
-  // expected-error @+1 {{'zc.tp_copy' op failed to verify that all of {input, result} have same type}}
+  // expected-error @+1 {{'zc.tp_copy' op input and result must have the same type without `sequence`, got 'tensor<4xf32>' and 'tensor<2xf32>'}}
   %0 = "zc.tp_copy"(%g) <{ranks = 2 : i64}> : (tensor<4xf32>) -> tensor<2xf32>
   return
 }
@@ -662,7 +662,40 @@ func.func @f(%g: tensor<4xf32>) {
 
 func.func @f(%g: tensor<4xf32>) {
   // expected-error @+1 {{'zc.tp_reduce' op attribute 'ranks' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
-  %0 = zc.tp_reduce %g ranks 0 : tensor<4xf32>
+  %0 = zc.tp_reduce %g ranks 0 : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<2x6xf32>) {
+  // expected-error @+1 {{'zc.tp_reduce' op 'tensor<2x3xf32>' must be one of 2 parts of 'tensor<2x6xf32>' split along its first axis longer than 1 (sequence parallelism)}}
+  %0 = zc.tp_reduce %g ranks 2 sequence : tensor<2x6xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<1x6xf32>) {
+  // expected-error @+1 {{'zc.sp_shard' op 'tensor<1x3xf32>' must be one of 3 parts of 'tensor<1x6xf32>'}}
+  %0 = zc.sp_shard %g ranks 3 : tensor<1x6xf32> -> tensor<1x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<2x6xf32>) {
+  // expected-error @+1 {{'zc.sp_gather' op 'tensor<2x6xf32>' must be one of 2 parts of 'tensor<6x6xf32>'}}
+  %0 = zc.sp_gather %g ranks 2 : tensor<2x6xf32> -> tensor<6x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<2x2xf32>) {
+  // The tensor axis' all-gather splits as sequence parallelism does: the first axis longer than 1.
+  // expected-error @+1 {{'zc.all_gather' op 'tensor<2x2xf32>' must be one of 2 parts of 'tensor<1x8xf32>'}}
+  %0 = zc.all_gather %g ranks 2 on tensor : tensor<2x2xf32> -> tensor<1x8xf32>
   return
 }
 

@@ -205,10 +205,10 @@ func.func @collectives(%shard: tensor<5xf32>, %grad: tensor<20xf32>, %g2: tensor
 // CHECK-LABEL: func.func @tensor_parallel
 func.func @tensor_parallel(%x: tensor<2x6x8xf32>, %table: tensor<8x8xf32>, %ids: tensor<2x6xi32>,
                            %logits: tensor<2x6x8xf32>) {
-  // CHECK: zc.tp_copy %{{.+}} ranks 2 : tensor<2x6x8xf32>
-  %0 = zc.tp_copy %x ranks 2 : tensor<2x6x8xf32>
-  // CHECK: zc.tp_reduce %{{.+}} ranks 2 : tensor<2x6x8xf32>
-  %1 = zc.tp_reduce %0 ranks 2 : tensor<2x6x8xf32>
+  // CHECK: zc.tp_copy %{{.+}} ranks 2 : tensor<2x6x8xf32> -> tensor<2x6x8xf32>
+  %0 = zc.tp_copy %x ranks 2 : tensor<2x6x8xf32> -> tensor<2x6x8xf32>
+  // CHECK: zc.tp_reduce %{{.+}} ranks 2 : tensor<2x6x8xf32> -> tensor<2x6x8xf32>
+  %1 = zc.tp_reduce %0 ranks 2 : tensor<2x6x8xf32> -> tensor<2x6x8xf32>
   // CHECK: zc.all_reduce sum %{{.+}} ranks 2 on tensor : tensor<2x6x8xf32>
   %2 = zc.all_reduce sum %1 ranks 2 on tensor : tensor<2x6x8xf32>
   // CHECK: zc.all_reduce sum %{{.+}} ranks 2 : tensor<2x6x8xf32>
@@ -220,6 +220,27 @@ func.func @tensor_parallel(%x: tensor<2x6x8xf32>, %table: tensor<8x8xf32>, %ids:
   %5 = zc.embedding %table[%ids] {vocab_shards = 2} : tensor<8x8xf32>, tensor<2x6xi32> -> tensor<2x6x8xf32>
   // CHECK: zc.cross_entropy %{{.+}}, %{{.+}} {vocab_shards = 2 : i64} : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<f32>
   %6 = zc.cross_entropy %logits, %ids {vocab_shards = 2} : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<f32>
+  return
+}
+
+// Tests that sequence parallelism's forms round-trip: the markers with `sequence`, the
+// shard and gather of a replicated value, and the tensor axis' all-gather and reduce-scatter.
+// The part is the first axis longer than 1 divided: the batch, or one sequence's tokens.
+
+// CHECK-LABEL: func.func @sequence_parallel
+func.func @sequence_parallel(%x: tensor<2x6x8xf32>, %y: tensor<1x6x8xf32>) {
+  // CHECK: zc.tp_copy %{{.+}} ranks 2 sequence : tensor<1x6x8xf32> -> tensor<2x6x8xf32>
+  %0 = zc.tp_copy %y ranks 2 sequence : tensor<1x6x8xf32> -> tensor<2x6x8xf32>
+  // CHECK: zc.tp_reduce %{{.+}} ranks 2 sequence : tensor<2x6x8xf32> -> tensor<1x6x8xf32>
+  %1 = zc.tp_reduce %0 ranks 2 sequence : tensor<2x6x8xf32> -> tensor<1x6x8xf32>
+  // CHECK: zc.sp_shard %{{.+}} ranks 3 : tensor<1x6x8xf32> -> tensor<1x2x8xf32>
+  %2 = zc.sp_shard %1 ranks 3 : tensor<1x6x8xf32> -> tensor<1x2x8xf32>
+  // CHECK: zc.sp_gather %{{.+}} ranks 3 : tensor<1x2x8xf32> -> tensor<1x6x8xf32>
+  %3 = zc.sp_gather %2 ranks 3 : tensor<1x2x8xf32> -> tensor<1x6x8xf32>
+  // CHECK: zc.all_gather %{{.+}} ranks 2 on tensor : tensor<1x6x8xf32> -> tensor<2x6x8xf32>
+  %4 = zc.all_gather %3 ranks 2 on tensor : tensor<1x6x8xf32> -> tensor<2x6x8xf32>
+  // CHECK: zc.reduce_scatter sum %{{.+}} ranks 2 on tensor : tensor<2x6x8xf32> -> tensor<1x6x8xf32>
+  %5 = zc.reduce_scatter sum %4 ranks 2 on tensor : tensor<2x6x8xf32> -> tensor<1x6x8xf32>
   return
 }
 
