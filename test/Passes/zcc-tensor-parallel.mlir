@@ -30,12 +30,12 @@ zc.param @out_w : tensor<64x16xf32> = #zc.normal<std = 0.02>
 zc.forward @gpt(%ids: tensor<2x4xi32>, %tgt: tensor<2x4xi32>) -> tensor<f32> {
   %wte = zc.param_ref @wte : tensor<16x16xf32>
   // CHECK: %[[LOOKUP:.+]] = zc.embedding %{{.+}}[%{{.+}}] {vocab_shards = 2 : i64} : tensor<8x16xf32>, tensor<2x4xi32> -> tensor<2x4x16xf32>
-  // CHECK-NEXT: %[[X:.+]] = zc.tp_reduce %[[LOOKUP]] ranks 2 : tensor<2x4x16xf32>
+  // CHECK-NEXT: %[[X:.+]] = zc.tp_reduce %[[LOOKUP]] ranks 2 : tensor<2x4x16xf32> -> tensor<2x4x16xf32>
   %x = zc.embedding %wte[%ids] : tensor<16x16xf32>, tensor<2x4xi32> -> tensor<2x4x16xf32>
   %g = zc.param_ref @ln_g : tensor<16xf32>
   %b = zc.param_ref @ln_b : tensor<16xf32>
   // CHECK: %[[LN:.+]] = zc.layernorm %[[X]]
-  // CHECK-NEXT: %[[IN:.+]] = zc.tp_copy %[[LN]] ranks 2 : tensor<2x4x16xf32>
+  // CHECK-NEXT: %[[IN:.+]] = zc.tp_copy %[[LN]] ranks 2 : tensor<2x4x16xf32> -> tensor<2x4x16xf32>
   %ln = zc.layernorm %x, %g, %b : tensor<2x4x16xf32>, tensor<16xf32>
   %wqkv = zc.param_ref @qkv_w : tensor<16x48xf32>
   %bqkv = zc.param_ref @qkv_b : tensor<48xf32>
@@ -54,7 +54,7 @@ zc.forward @gpt(%ids: tensor<2x4xi32>, %tgt: tensor<2x4xi32>) -> tensor<f32> {
   %wp = zc.param_ref @proj_w : tensor<16x16xf32>
   %bp = zc.param_ref @proj_b : tensor<16xf32>
   // CHECK: %[[PARTIAL:.+]] = zc.matmul %{{.+}}, %{{.+}} {zc.tp = "row"} : tensor<2x4x8xf32>, tensor<8x16xf32> -> tensor<2x4x16xf32>
-  // CHECK-NEXT: %[[SUM:.+]] = zc.tp_reduce %[[PARTIAL]] ranks 2 : tensor<2x4x16xf32>
+  // CHECK-NEXT: %[[SUM:.+]] = zc.tp_reduce %[[PARTIAL]] ranks 2 : tensor<2x4x16xf32> -> tensor<2x4x16xf32>
   // CHECK: zc.bias_add %[[SUM]], %{{.+}} : tensor<2x4x16xf32>, tensor<16xf32>
   %pm = zc.matmul %att, %wp : tensor<2x4x16xf32>, tensor<16x16xf32> -> tensor<2x4x16xf32>
   %po = zc.bias_add %pm, %bp : tensor<2x4x16xf32>, tensor<16xf32>
