@@ -9,13 +9,14 @@
 
 namespace zrt {
 
-enum class Collective : int32_t { AllGather = 0, ReduceScatter = 1, AllReduce = 2, Broadcast = 3 };
-constexpr int kCollectiveKinds = 4;
+enum class Collective : int32_t { AllGather = 0, ReduceScatter = 1, AllReduce = 2, Broadcast = 3, AllToAll = 4 };
+constexpr int kCollectiveKinds = 5;
 const char *collectiveName(Collective kind); // the ABI call's name, for messages
 
 /// One collective call. `count` is per rank for AllGather (elements each rank
 /// contributes) and ReduceScatter (elements each rank receives), the whole
-/// buffer for AllReduce and Broadcast. `send` may equal `recv` for AllReduce and
+/// buffer for AllReduce and Broadcast, and for AllToAll one block: rank r's
+/// block p of `send` goes to rank p, where it is block r of `recv`. `send` may equal `recv` for AllReduce and
 /// Broadcast; for AllGather `send` may be this rank's own slice of `recv` (in place).
 struct CollectiveArgs {
   Collective kind;
@@ -36,7 +37,8 @@ size_t dtypeSize(int32_t dtype);
 
 /// Bytes `rank` sends for `args` under the ring algorithms (what the counters, the
 /// report and the cost model count): all-gather and reduce-scatter (N-1) shards,
-/// all-reduce 2 (N-1)/N of the buffer, broadcast the buffer from the root.
+/// all-reduce 2 (N-1)/N of the buffer, broadcast the buffer from the root, all-to-all its N-1
+/// blocks to the others.
 int64_t ringBytesSent(const CollectiveArgs &args, int ranks, int rank);
 
 class Communicator {

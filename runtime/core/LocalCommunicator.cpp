@@ -19,6 +19,8 @@ const char *collectiveName(Collective kind) {
     return "zrt_all_reduce";
   case Collective::Broadcast:
     return "zrt_broadcast";
+  case Collective::AllToAll:
+    return "zrt_all_to_all";
   }
   return "zrt_collective";
 }
@@ -30,6 +32,7 @@ int64_t ringBytesSent(const CollectiveArgs &a, int ranks, int rank) {
   switch (a.kind) {
   case Collective::AllGather:
   case Collective::ReduceScatter:
+  case Collective::AllToAll:
     return (ranks - 1) * bytes;
   case Collective::AllReduce:
     return 2 * (ranks - 1) * bytes / ranks;

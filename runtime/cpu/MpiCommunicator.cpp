@@ -191,6 +191,20 @@ public:
                  call);
       }
       return;
+    case Collective::AllToAll:
+      // Stretch [c0, c0 + len) of every block, as the all-gather's: one value of a type whose
+      // extent is a whole block per peer.
+      for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {
+        const int len = static_cast<int>(std::min(chunk, a.count - c0));
+        MPI_Datatype stretch, spread;
+        mpiCheck(MPI_Type_contiguous(len, type, &stretch), call);
+        mpiCheck(MPI_Type_create_resized(stretch, 0, static_cast<MPI_Aint>(a.count * size), &spread), call);
+        mpiCheck(MPI_Type_commit(&spread), call);
+        mpiCheck(MPI_Alltoall(send + c0 * size, 1, spread, recv + c0 * size, 1, spread, comm_), call);
+        MPI_Type_free(&spread);
+        MPI_Type_free(&stretch);
+      }
+      return;
     case Collective::Broadcast:
       for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {
         const int len = static_cast<int>(std::min(chunk, a.count - c0));

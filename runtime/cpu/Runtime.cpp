@@ -37,6 +37,7 @@ struct RuntimeState {
   // the others are this rank alone.
   std::unique_ptr<Communicator> axes[3];
   std::unique_ptr<Communicator> pipelineEnds; // ZRT_AXIS_PIPELINE_ENDS; null: alone in it
+  std::unique_ptr<Communicator> context;      // ZRT_AXIS_CONTEXT (zrt_set_context); null: alone in it
   int meshRank[3] = {0, 0, 0}, meshSize[3] = {1, 1, 1};
   std::unique_ptr<Communicator> alone; // a one-rank group
   std::unique_ptr<CommStream> stream;
@@ -91,8 +92,10 @@ Communicator *groupOf(RuntimeState &s, int32_t axis, const char *call) {
     return s.comm.get();
   if (axis == ZRT_AXIS_PIPELINE_ENDS)
     return s.pipelineEnds ? s.pipelineEnds.get() : s.alone.get();
+  if (axis == ZRT_AXIS_CONTEXT)
+    return s.context ? s.context.get() : s.alone.get();
   if (axis < 0 || axis > ZRT_AXIS_PIPELINE)
-    fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends)", axis);
+    fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context)", axis);
   if (s.axes[axis])
     return s.axes[axis].get();
   return axis == ZRT_AXIS_DATA ? s.comm.get() : s.alone.get();
@@ -124,7 +127,9 @@ std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
   int64_t sendElements = a.kind == Collective::ReduceScatter
                              ? (a.total >= 0 ? a.total : a.count * ranks)
                              : a.count;
-  int64_t recvElements = a.kind == Collective::AllGather ? a.count * ranks : a.count;
+  if (a.kind == Collective::AllToAll)
+    sendElements = a.count * ranks;
+  int64_t recvElements = a.kind == Collective::AllGather || a.kind == Collective::AllToAll ? a.count * ranks : a.count;
   if (a.kind != Collective::Broadcast)
     checkBuffer(call, "send buffer", a.send, sendElements, elementSize);
   checkBuffer(call, "receive buffer", a.recv, recvElements, elementSize);
@@ -133,7 +138,8 @@ std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
   // In place: this rank's slice of the gathered buffer is its contribution.
   bool inPlaceGather = a.kind == Collective::AllGather &&
                        sendBegin == recvBegin + comm->rank() * a.count * elementSize;
-  if ((a.kind == Collective::AllGather || a.kind == Collective::ReduceScatter) && a.count > 0 &&
+  if ((a.kind == Collective::AllGather || a.kind == Collective::ReduceScatter || a.kind == Collective::AllToAll) &&
+      a.count > 0 &&
       !inPlaceGather) {
     if (sendBegin < recvBegin + recvElements * elementSize &&
         recvBegin < sendBegin + sendElements * elementSize)
@@ -259,6 +265,8 @@ void zrt_finalize() {
       axis->finalize();
   if (s.pipelineEnds)
     s.pipelineEnds->finalize();
+  if (s.context)
+    s.context->finalize();
   tiers().release(); // every swap done, the store's file closed (and so removed)
   s.comm->finalize();
   delete state;
@@ -287,12 +295,29 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
   const bool end = pp > 1 && (p == 0 || p == pp - 1);
   s.pipelineEnds = s.comm->split(end ? d * tp + t : -1, p);
 }
+void zrt_set_context(int32_t cp) {
+  RuntimeState &s = current("zrt_set_context");
+  Communicator *data = groupOf(s, ZRT_AXIS_DATA, "zrt_set_context");
+  if (cp < 1 || data->size() % cp != 0)
+    fatal("zrt_set_context", "%d context-parallel ranks do not divide the %d ranks of the data axis", cp,
+          data->size());
+  if (s.context)
+    fatal("zrt_set_context", "called twice");
+  s.stream->drain(); // splitting is collective: nothing may be in flight
+  // The data axis' coordinate is data x cp + context (context faster): the context group is the
+  // ranks of one data-parallel coordinate.
+  const int coordinate = data->rank();
+  s.context = data->split(coordinate / cp, coordinate % cp);
+}
+void zrt_all_to_all_on(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count) {
+  runBlocking(args(Collective::AllToAll, dtype, send, recv, count, 0, 0, -1, axis));
+}
 void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage) {
   RuntimeState &s = current("zrt_pipe_send");
   Communicator *pipe = groupOf(s, ZRT_AXIS_PIPELINE, "zrt_pipe_send");
   TraceScope trace("zrt_pipe_send", TraceTrack::Communication, bytes);
-  s.counters.calls[4] += 1;
-  s.counters.bytes_sent[4] += bytes;
+  s.counters.calls[ZRT_COUNTER_PIPE] += 1;
+  s.counters.bytes_sent[ZRT_COUNTER_PIPE] += bytes;
   // After the collectives queued before it, on this thread: MPI sees one caller at a time.
   s.counters.wait_seconds += s.stream->runInline([&] { pipe->sendAsync(buf, bytes, stage); });
 }

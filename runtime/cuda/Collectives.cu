@@ -27,13 +27,14 @@ cudaEvent_t issue(const CollectiveArgs &a) {
   CudaRuntime &r = current(collectiveName(a.kind));
   if (a.dtype != 0 && a.dtype != 1)
     fatal(collectiveName(a.kind), "unknown dtype %d (0 = f32, 1 = bf16)", a.dtype);
-  if (a.axis < 0 || a.axis > ZRT_AXIS_PIPELINE_ENDS)
-    fatal(collectiveName(a.kind), "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends)",
-          a.axis);
+  if (a.axis < 0 || a.axis > ZRT_AXIS_CONTEXT)
+    fatal(collectiveName(a.kind),
+          "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context)", a.axis);
   // The axis' NCCL group; a group of one rank copies.
   Communicator *group = a.axis == ZRT_AXIS_WORLD || (a.axis == ZRT_AXIS_DATA && !r.axes[a.axis])
                             ? (r.nccl ? r.comm.get() : nullptr)
                         : a.axis == ZRT_AXIS_PIPELINE_ENDS ? r.pipelineEnds.get()
+                        : a.axis == ZRT_AXIS_CONTEXT       ? r.context.get()
                                                            : r.axes[a.axis].get();
   const int ranks = group ? group->size() : 1, rank = group ? group->rank() : 0;
   int kind = static_cast<int>(a.kind);
@@ -89,7 +90,7 @@ void finalizeMesh(CudaRuntime &r) {
   for (std::unique_ptr<Communicator> &axis : r.axes)
     if (axis)
       axis->finalize();
-  for (std::unique_ptr<Communicator> *pipe : {&r.pipelineEnds, &r.pipeActivations, &r.pipeGradients})
+  for (std::unique_ptr<Communicator> *pipe : {&r.pipelineEnds, &r.context, &r.pipeActivations, &r.pipeGradients})
     if (*pipe)
       (*pipe)->finalize();
   for (cudaStream_t stream : r.pipeStreams)
@@ -172,6 +173,28 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
     }
 }
 
+void zrt_set_context(int32_t cp) {
+  CudaRuntime &r = current("zrt_set_context");
+  const int dataRanks = r.meshSize[ZRT_AXIS_DATA];
+  if (cp < 1 || dataRanks % cp != 0)
+    fatal("zrt_set_context", "%d context-parallel ranks do not divide the %d ranks of the data axis", cp, dataRanks);
+  if (r.context)
+    fatal("zrt_set_context", "called twice");
+  if (cp == 1)
+    return;
+  // The data axis' coordinate is data x cp + context (context faster): the context group is the
+  // ranks of one data-parallel coordinate (and the same tensor and pipeline coordinates).
+  const int coordinate = r.meshRank[ZRT_AXIS_DATA];
+  const int tp = r.meshSize[ZRT_AXIS_TENSOR];
+  const int color = (r.meshRank[ZRT_AXIS_PIPELINE] * (dataRanks / cp) + coordinate / cp) * tp +
+                    r.meshRank[ZRT_AXIS_TENSOR];
+  ZRT_CUDA_CHECK(cudaDeviceSynchronize()); // splitting is collective: nothing may be in flight
+  r.context = r.comm->split(color, coordinate % cp);
+}
+void zrt_all_to_all_on(int32_t axis, int32_t dt, const void *send, void *recv, int64_t count) {
+  runBlocking(args(Collective::AllToAll, dt, send, recv, count, 0, 0, -1, axis));
+}
+
 // Pipeline point to point (CUDA, compiled and linked, not run: no GPU in CI). A send copies the
 // activation on the communication stream after the compute so far, then sends the copy; a
 // receive lands in its (device) input buffer and the compute stream waits for it.
@@ -184,8 +207,8 @@ void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage) {
   const int direction = stage > r.meshRank[ZRT_AXIS_PIPELINE] ? 0 : 1;
   cudaStream_t stream = r.pipeStreams[direction];
   GpuScope trace("zrt_pipe_send", stream, TraceTrack::Communication, bytes);
-  r.counters.calls[4] += 1;
-  r.counters.bytes_sent[4] += bytes;
+  r.counters.calls[ZRT_COUNTER_PIPE] += 1;
+  r.counters.bytes_sent[ZRT_COUNTER_PIPE] += bytes;
   for (size_t i = 0; i < r.pipeSends.size();) { // reap the sends that completed
     if (cudaEventQuery(r.pipeSends[i].done) == cudaSuccess) {
       cudaEventDestroy(r.pipeSends[i].done);
@@ -236,12 +259,16 @@ void zrt_pipe_flush() {
 }
 int32_t zrt_mesh_rank(int32_t axis) {
   CudaRuntime &r = current("zrt_mesh_rank");
+  if (axis == ZRT_AXIS_CONTEXT)
+    return r.context ? r.context->rank() : 0;
   if (axis < 0 || axis > ZRT_AXIS_WORLD)
     fatal("zrt_mesh_rank", "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
   return axis == ZRT_AXIS_WORLD ? r.rank : r.meshRank[axis];
 }
 int32_t zrt_mesh_size(int32_t axis) {
   CudaRuntime &r = current("zrt_mesh_size");
+  if (axis == ZRT_AXIS_CONTEXT)
+    return r.context ? r.context->size() : 1;
   if (axis < 0 || axis > ZRT_AXIS_WORLD)
     fatal("zrt_mesh_size", "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
   return axis == ZRT_AXIS_WORLD ? r.ranks : r.meshSize[axis];

@@ -70,6 +70,16 @@ public:
     case Collective::Broadcast:
       ZRT_NCCL_CHECK(ncclBroadcast(a.send, a.recv, a.count, type, a.root, comm_, stream_));
       return;
+    case Collective::AllToAll: { // NCCL's all-to-all: a send and a receive per peer, in one group
+      const size_t block = a.count * elementBytes;
+      ZRT_NCCL_CHECK(ncclGroupStart());
+      for (int peer = 0; peer < size(); ++peer) {
+        ZRT_NCCL_CHECK(ncclSend(static_cast<const char *>(a.send) + peer * block, a.count, type, peer, comm_, stream_));
+        ZRT_NCCL_CHECK(ncclRecv(static_cast<char *>(a.recv) + peer * block, a.count, type, peer, comm_, stream_));
+      }
+      ZRT_NCCL_CHECK(ncclGroupEnd());
+      return;
+    }
     }
   }
 

@@ -31,6 +31,7 @@ struct CudaRuntime {
   // the world, the others this rank alone) and its MPI group for host collectives.
   std::unique_ptr<Communicator> axes[3];
   std::unique_ptr<Communicator> pipelineEnds; // ZRT_AXIS_PIPELINE_ENDS; null: alone in it
+  std::unique_ptr<Communicator> context;      // ZRT_AXIS_CONTEXT (zrt_set_context); null: alone in it
   MPI_Comm hostAxes[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
   // The pipeline's point to point: activations (to the next stage) and gradients (to the one
   // before) each on their own NCCL communicator and stream. On one FIFO stream, a stage's send

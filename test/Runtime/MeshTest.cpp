@@ -18,8 +18,9 @@ int worldFromLauncher() {
   return size ? std::atoi(size) : 1;
 }
 
-// The mesh main() set: tp 2 x pp 2 on 4 ranks or more, every rank alone on one.
-int tp = 1, pp = 1;
+// The mesh main() set: tp 2 x pp 2 on 4 ranks or more, every rank alone on one; with
+// ZRT_TEST_CONTEXT=2, tp 2 x cp 2 (context parallelism inside the data axis) instead.
+int tp = 1, pp = 1, cp = 1;
 
 TEST(Mesh, CoordinatesFollowMegatronsOrder) {
   const int rank = zrt_rank(), world = zrt_world_size(), dp = world / (tp * pp);
@@ -53,6 +54,29 @@ TEST(Mesh, EachAxisReducesAmongItsGroup) {
   zrt_host_all_gather(ZRT_AXIS_TENSOR, mine.data(), all.data(), 1);
   for (int tt = 0; tt < tp; ++tt)
     EXPECT_EQ(all[tt], (p * dp + d) * tp + tt);
+}
+
+TEST(Mesh, ContextGroupsSplitTheDataAxis) {
+  // Megatron's order: rank = ((p dp + d) cp + c) tp + t; the data axis spans d and c.
+  const int rank = zrt_rank(), world = zrt_world_size(), dataRanks = world / (tp * pp);
+  const int t = rank % tp, c = rank / tp % cp, d = rank / (tp * cp) % (dataRanks / cp);
+  EXPECT_EQ(zrt_mesh_size(ZRT_AXIS_CONTEXT), cp);
+  EXPECT_EQ(zrt_mesh_rank(ZRT_AXIS_CONTEXT), c);
+  EXPECT_EQ(zrt_mesh_rank(ZRT_AXIS_DATA), d * cp + c);
+  // All-to-all: block q of rank c's send goes to rank q, landing as block c.
+  for (int64_t count : {int64_t(0), int64_t(3), int64_t(250001)}) {
+    std::vector<float> send(count * cp), recv(count * cp, -1.f);
+    for (int q = 0; q < cp; ++q)
+      for (int64_t i = 0; i < count; ++i)
+        send[q * count + i] = static_cast<float>(rank * 100000 + q * 1000 + i % 997);
+    zrt_all_to_all_on(ZRT_AXIS_CONTEXT, ZRT_DTYPE_F32, send.data(), recv.data(), count);
+    for (int from = 0; from < cp; ++from) {
+      const int fromRank = ((d * cp) + from) * tp + t + (rank / (tp * dataRanks)) * tp * dataRanks;
+      for (int64_t i = 0; i < count; ++i)
+        ASSERT_EQ(recv[from * count + i], static_cast<float>(fromRank * 100000 + c * 1000 + i % 997))
+            << "block from context rank " << from << ", element " << i << " of " << count;
+    }
+  }
 }
 
 TEST(Mesh, PipelineStagesSendBothWaysAtOnce) {
@@ -118,10 +142,15 @@ TEST(Mesh, VocabularyParallelLossMatchesTheWholeVocabulary) {
 int main(int argc, char **argv) {
   ::testing::InitGoogleTest(&argc, argv);
   const int world = worldFromLauncher();
-  if (world >= 4 && world % 4 == 0)
+  const char *context = std::getenv("ZRT_TEST_CONTEXT");
+  if (world >= 4 && world % 4 == 0) {
     tp = 2, pp = 2;
+    if (context)
+      pp = 1, cp = std::atoi(context);
+  }
   zrt_init(world, 1 << 16);
   zrt_set_mesh(tp, pp);
+  zrt_set_context(cp);
   if (zrt_rank() != 0) {
     auto &listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());

@@ -22,7 +22,11 @@ typedef enum zrt_axis {
   /// The first and the last pipeline stage (Megatron's embedding group): a parameter both
   /// hold, the GPT's tied embedding and head, sums its gradient over it. Ranks of the middle
   /// stages are alone in it.
-  ZRT_AXIS_PIPELINE_ENDS = 4
+  ZRT_AXIS_PIPELINE_ENDS = 4,
+  /// Context parallelism (zrt_set_context): the ranks of one data-parallel group that hold the
+  /// same sequences, each its part of their tokens. Megatron-LM's order: tensor fastest, then
+  /// context, then data, then pipeline, so the data axis (ZeRO's group) spans data x context.
+  ZRT_AXIS_CONTEXT = 5
 } zrt_axis;
 
 /// Where model state lives (zrt_tier_open): the arena on the backend's device, host memory, or
@@ -39,9 +43,12 @@ enum { ZRT_MATMUL_PLAIN = 0, ZRT_MATMUL_CROSS_ENTROPY = 1, ZRT_MATMUL_ROW = 9 };
 /// 0 all_gather, 1 reduce_scatter, 2 all_reduce, 3 broadcast, 4 pipeline sends. Bytes sent
 /// follow the ring algorithms: all_gather and reduce_scatter (N-1) x shard bytes,
 /// all_reduce 2 (N-1)/N x buffer bytes, broadcast the buffer from the root; a send its bytes.
+/// Counters by kind: 0 all-gather, 1 reduce-scatter, 2 all-reduce, 3 broadcast, 4 all-to-all,
+/// 5 pipeline sends (ZRT_COUNTER_PIPE).
+#define ZRT_COUNTER_PIPE 5
 typedef struct zrt_counters {
-  int64_t calls[5];
-  int64_t bytes_sent[5];
+  int64_t calls[6];
+  int64_t bytes_sent[6];
   double wait_seconds;       /* compute thread blocked in zrt_wait / blocking collectives */
   int64_t arena_bytes;       /* size of the arena */
   int64_t arena_high_water;  /* largest offset + bytes handed out by zrt_arena_ptr */
