@@ -79,6 +79,44 @@ TEST(Mesh, ContextGroupsSplitTheDataAxis) {
   }
 }
 
+TEST(Mesh, ContextChunksAndUlyssesExchange) {
+  // The whole sequence on every rank; each context rank's tokens by zrt_context_chunks (chunk c
+  // and 2 cp - 1 - c of 2 cp), then to heads: the whole sequence in order, this rank's heads.
+  const int64_t batch = 2, tokens = 4 * cp * 2, heads = 2 * cp, headSize = 3, width = heads * headSize;
+  const int c = zrt_mesh_rank(ZRT_AXIS_CONTEXT);
+  auto value = [](int64_t b, int64_t t, int64_t j) { return static_cast<float>(b * 10000 + t * 100 + j); };
+  std::vector<float> whole(batch * tokens * width), mine(batch * tokens / cp * width);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int64_t j = 0; j < width; ++j)
+        whole[(b * tokens + t) * width + j] = value(b, t, j);
+  zrt_context_chunks(ZRT_AXIS_CONTEXT, 4, whole.data(), mine.data(), batch, tokens, width, 0);
+  const int64_t local = tokens / cp, chunk = tokens / (2 * cp);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < local; ++t) {
+      const int64_t global = t < chunk ? c * chunk + t : (2 * cp - 1 - c) * chunk + t - chunk;
+      ASSERT_EQ(mine[(b * local + t) * width], value(b, global, 0)) << "local token " << t;
+    }
+  std::vector<float> byHeads(batch * tokens * width / cp), back(mine.size());
+  zrt_context_exchange(ZRT_AXIS_CONTEXT, ZRT_DTYPE_F32, mine.data(), byHeads.data(), batch, local, heads, headSize, 1);
+  const int64_t group = width / cp;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int64_t j = 0; j < group; ++j)
+        ASSERT_EQ(byHeads[(b * tokens + t) * group + j], value(b, t, c * group + j)) << "token " << t;
+  zrt_context_exchange(ZRT_AXIS_CONTEXT, ZRT_DTYPE_F32, byHeads.data(), back.data(), batch, local, heads, headSize, 0);
+  EXPECT_EQ(back, mine);
+  // The inverse scatter: this rank's chunks back in place, zeros elsewhere.
+  std::vector<float> scattered(whole.size(), -1.f);
+  zrt_context_chunks(ZRT_AXIS_CONTEXT, 4, scattered.data(), mine.data(), batch, tokens, width, 1);
+  int64_t kept = 0;
+  for (size_t i = 0; i < whole.size(); ++i) {
+    ASSERT_TRUE(scattered[i] == 0.f || scattered[i] == whole[i]) << i;
+    kept += scattered[i] == whole[i] && whole[i] != 0.f;
+  }
+  EXPECT_EQ(kept, static_cast<int64_t>(mine.size()) - (c == 0 ? 1 : 0)); // whole[0] is 0
+}
+
 TEST(Mesh, PipelineStagesSendBothWaysAtOnce) {
   if (pp < 2)
     GTEST_SKIP() << "one pipeline stage";
