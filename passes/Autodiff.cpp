@@ -221,6 +221,24 @@ public:
           });
           return success();
         })
+        .Case([&](CpShardOp o) { // this rank's chunks: the gradient is zero elsewhere
+          give(o.getInput(), [&] {
+            return Value(CpUnshardOp::create(b, o.getInput().getType(), dy, o.getRanks(), o.getAxis()));
+          });
+          return success();
+        })
+        .Case([&](CpToHeadsOp o) { // the exchange's gradient is the exchange back
+          give(o.getInput(), [&] {
+            return Value(CpToTokensOp::create(b, o.getInput().getType(), dy, o.getRanks(), o.getHeads()));
+          });
+          return success();
+        })
+        .Case([&](CpToTokensOp o) {
+          give(o.getInput(), [&] {
+            return Value(CpToHeadsOp::create(b, o.getInput().getType(), dy, o.getRanks(), o.getHeads()));
+          });
+          return success();
+        })
         .Case([&](SpShardOp o) { // each rank's part of a replicated value
           give(o.getInput(), [&] {
             return Value(AllGatherOp::create(b, o.getInput().getType(), dy, o.getRanks(), MeshAxis::tensor));

@@ -353,6 +353,33 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                                         I64(numel(o.getInput()))});
         return success();
       })
+      .Case([&](CpShardOp o) { // any element type: moved as bytes
+        RankedTensorType whole = tensorOf(o.getInput());
+        int64_t axis = static_cast<int64_t>(o.getAxis());
+        auto [outer, inner] = aroundAxis(whole, axis);
+        call(b, "zrt_context_chunks", {I32(static_cast<int32_t>(MeshAxis::context)),
+                                       I64(whole.getElementTypeBitWidth() / 8), p[0], p[1], I64(outer),
+                                       I64(whole.getDimSize(axis)), I64(inner), I32(0)});
+        return success();
+      })
+      .Case([&](CpUnshardOp o) {
+        RankedTensorType whole = tensorOf(o.getResult());
+        int64_t axis = static_cast<int64_t>(o.getAxis());
+        auto [outer, inner] = aroundAxis(whole, axis);
+        call(b, "zrt_context_chunks", {I32(static_cast<int32_t>(MeshAxis::context)),
+                                       I64(whole.getElementTypeBitWidth() / 8), p[1], p[0], I64(outer),
+                                       I64(whole.getDimSize(axis)), I64(inner), I32(1)});
+        return success();
+      })
+      .Case<CpToHeadsOp, CpToTokensOp>([&](Operation *op) {
+        bool toHeads = isa<CpToHeadsOp>(op);
+        RankedTensorType tokens = tensorOf(toHeads ? op->getOperand(0) : op->getResult(0));
+        int64_t heads = op->getAttrOfType<IntegerAttr>("heads").getInt();
+        call(b, "zrt_context_exchange", {I32(static_cast<int32_t>(MeshAxis::context)), dt, p[0], p[1],
+                                         I64(tokens.getDimSize(0)), I64(tokens.getDimSize(1)), I64(heads),
+                                         I64(tokens.getDimSize(2) / heads), I32(toHeads)});
+        return success();
+      })
       .Case([&](SpShardOp o) {
         call(b, "zrt_take_shard", {I32(static_cast<int32_t>(MeshAxis::tensor)), dt, p[0], p[1],
                                    I64(numel(o.getResult()))});

@@ -34,6 +34,14 @@ inline int32_t dtypeCode(Type element) { return element.isBF16() ? 1 : 0; }
 inline int64_t numel(Value v) { return tensorOf(v).getNumElements(); }
 inline int64_t elementBytes(Value v) { return tensorOf(v).getElementTypeBitWidth() / 8; }
 
+/// The products of the axes before and after `axis`: the [outer, length, inner] view.
+inline std::pair<int64_t, int64_t> aroundAxis(RankedTensorType t, int64_t axis) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    (d < axis ? outer : inner) *= d == axis ? 1 : t.getDimSize(d);
+  return {outer, inner};
+}
+
 /// Product of all but the last axis, and the last axis: the rows x cols view
 /// the row-wise kernels (softmax, layernorm, bias_add, cross-entropy) take.
 inline std::pair<int64_t, int64_t> rowsCols(Value v) {

@@ -176,13 +176,18 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
     else if (auto norm = dyn_cast<GradNormOp>(op)) // zcc --grad-clip (0: the norm only)
       optimizer["grad_clip"] = norm.getMaxNorm().convertToDouble();
   });
+  auto contextRanks = [](ModuleOp m) -> int64_t {
+    if (auto cp = m->getAttrOfType<DictionaryAttr>("zc.context_parallel"))
+      return cp.getAs<IntegerAttr>("ranks").getInt();
+    return 1;
+  };
   llvm::json::Object model{
       {"format", 1},
       {"model", step.getSymName().drop_back(strlen("_step")).str()},
       {"world_size", static_cast<int64_t>(ranks)},
       {"micro_batches", static_cast<int64_t>(microBatches)},
-      // Rank order: tensor fastest, then data, then pipeline (Megatron's).
-      {"mesh", llvm::json::Object{{"tp", tensorParallel}, {"pp", pipelineParallel}}},
+      // Rank order: tensor fastest, then context, then data, then pipeline (Megatron's).
+      {"mesh", llvm::json::Object{{"tp", tensorParallel}, {"pp", pipelineParallel}, {"cp", contextRanks(module)}}},
       {"arena_bytes", plan.totalBytes()},
       {"persistent_bytes", plan.persistentBytes},
       {"scratch_bytes", plan.scratchBytes},

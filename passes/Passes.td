@@ -61,6 +61,27 @@ def ZccTensorParallel : Pass<"zcc-tensor-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccContextParallel : Pass<"zcc-context-parallel", "mlir::ModuleOp"> {
+  let summary = "Splits every sequence's tokens over the context-parallel ranks (DeepSpeed-Ulysses attention)";
+  let description = [{
+    Context parallelism, after zcc-shard-batch and the pipeline cut: each of
+    the `ranks` ranks of a context group keeps two of the 2 x ranks chunks of
+    every sequence (chunk r and 2 ranks - 1 - r, Megatron-LM's causal
+    balance). Token inputs are cut by zc.cp_shard, types re-derived along the
+    token axis, a position table cut likewise; attention's q, k and v go
+    through zc.cp_to_heads (an all-to-all to the whole sequence of 1/ranks of
+    the heads, before the rotary embedding so positions stay global) and its
+    output through zc.cp_to_tokens. The module gets
+    `zc.context_parallel = {ranks, mode}`. An op that would need the whole
+    sequence is an error naming it.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1", "Context-parallel ranks">,
+    Option<"mode", "mode", "std::string", "\"auto\"", "ulysses or auto (ring is not implemented yet)">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccSequenceParallel : Pass<"zcc-sequence-parallel", "mlir::ModuleOp"> {
   let summary = "Splits the tokens between tensor-parallel regions over the tensor-parallel ranks";
   let description = [{

@@ -21,9 +21,15 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--world-size must be at least 1, got " << options.worldSize;
   else if (options.tensorParallel < 1 || options.pipelineParallel < 1)
     os << "--tp and --pp must be at least 1, got " << options.tensorParallel << " and " << options.pipelineParallel;
-  else if (options.worldSize % (options.tensorParallel * options.pipelineParallel) != 0)
+  else if (options.contextParallel < 1)
+    os << "--cp must be at least 1, got " << options.contextParallel;
+  else if (options.worldSize % (options.tensorParallel * options.pipelineParallel * options.contextParallel) != 0)
     os << "--world-size " << options.worldSize << " is not a multiple of --tp " << options.tensorParallel
-       << " x --pp " << options.pipelineParallel;
+       << " x --pp " << options.pipelineParallel
+       << (options.contextParallel > 1 ? " x --cp " + std::to_string(options.contextParallel) : std::string());
+  else if (options.contextParallelMode != "ulysses" && options.contextParallelMode != "auto" &&
+           options.contextParallelMode != "ring")
+    os << "--cp-mode must be ulysses, ring or auto, got " << options.contextParallelMode;
   else if (options.pipelineStage < 0 || options.pipelineStage >= options.pipelineParallel)
     os << "pipeline-stage must be in [0, --pp), got " << options.pipelineStage;
   else if (options.pipelineParallel > 1 && options.zeroStage == 3)
@@ -134,10 +140,13 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   //    data-parallel rank's micro-batch of the global batch.
   if (options.tensorParallel > 1)
     pm.addPass(createZccTensorParallel({options.tensorParallel}));
-  pm.addPass(createZccShardBatch({dataParallelRanks(options), options.gradAccum}));
+  pm.addPass(createZccShardBatch({batchRanks(options), options.gradAccum}));
   // The pipeline stage this compile is of (zcc compiles each and links them all).
   if (options.pipelineParallel > 1)
     pm.addPass(createZccPipelineStage({options.pipelineParallel, options.pipelineStage, options.gradAccum}));
+  // Context parallelism: every sequence's tokens split over the context ranks.
+  if (options.contextParallel > 1)
+    pm.addPass(createZccContextParallel({options.contextParallel, options.contextParallelMode}));
   // Sequence parallelism: the ops between the tensor-parallel regions on 1/tp of the tokens
   //    (after the batch and the stage are fixed: the split is of the local tensors).
   if (options.tensorParallel > 1 && options.sequenceParallel)

@@ -19,6 +19,12 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
       *this, "sequence-parallel",
       llvm::cl::desc("With tp > 1: the ops between tensor-parallel regions hold 1/tp of the tokens"),
       llvm::cl::init(true)};
+  Option<int64_t> contextParallel{*this, "cp",
+                                  llvm::cl::desc("Context-parallel ranks: each holds 1/cp of every sequence"),
+                                  llvm::cl::init(1)};
+  Option<std::string> contextParallelMode{*this, "cp-mode",
+                                          llvm::cl::desc("Attention over the context ranks: ulysses or auto"),
+                                          llvm::cl::init("auto")};
   Option<int64_t> pipelineParallel{*this, "pp", llvm::cl::desc("Pipeline stages (the mesh's slowest axis)"),
                                    llvm::cl::init(1)};
   Option<int64_t> pipelineStage{*this, "pipeline-stage",
@@ -98,9 +104,16 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
                      llvm::cl::init(true)};
 };
 
-/// The data-parallel ranks of the mesh: what is left of the world after tp x pp.
+/// The data-parallel ranks of the mesh: what is left of the world after tp x pp. Context
+/// parallelism's ranks are among them (they hold the same parameters: ZeRO and the gradients'
+/// average span data x context), though they read the same rows of the batch.
 inline int64_t dataParallelRanks(const ZccPipelineOptions &options) {
   return options.worldSize / (options.tensorParallel * options.pipelineParallel);
+}
+
+/// The ranks that read different rows of the global batch: data-parallel ranks over cp.
+inline int64_t batchRanks(const ZccPipelineOptions &options) {
+  return dataParallelRanks(options) / options.contextParallel;
 }
 
 /// What is wrong with the options' values, or an empty string; the pipeline

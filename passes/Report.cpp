@@ -22,13 +22,15 @@ int64_t elementBytes(RankedTensorType t) { return t.getElementTypeBitWidth() / 8
 
 struct Plan {
   int64_t paramTensors = 0, paramBytes = 0, gradBytes = 0, optimizerBytes = 0, gatheredPeakBytes = 0;
-  int64_t allGathers = 0, reduceScatters = 0, allReduces = 0, commBytes = 0;
+  int64_t allGathers = 0, reduceScatters = 0, allReduces = 0, allToAlls = 0, commBytes = 0;
   // Of those, the tensor axis': region all-reduces and the vocabulary-parallel loss' two.
   int64_t tensorAllReduces = 0, tensorAllGathers = 0, tensorReduceScatters = 0, tensorCommBytes = 0;
   // Of those, sequence parallelism's additions to the traffic the regions' all-reduces had: the
   // backward's second gather of a region's input, and the gradient sums of the parameters the
   // split ops read (norm gains, biases).
   int64_t regatherBytes = 0, gradSumBytes = 0;
+  // Context parallelism's exchanges (Ulysses' all-to-alls over the context group).
+  int64_t contextAllToAlls = 0, contextCommBytes = 0;
   // Pipeline stages: activations and their gradients sent, the tied parameters' gradient sums.
   int64_t pipelineSends = 0, pipelineBytes = 0;
 };
@@ -75,7 +77,15 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
       plan.regatherBytes += bytes;
   };
   fn.walk([&](Operation *op) {
-    if (auto o = dyn_cast<AllReduceOp>(op)) {
+    if (isa<CpToHeadsOp, CpToTokensOp>(op)) { // each rank sends all but its own of `ranks` blocks
+      auto ranks = op->getAttrOfType<IntegerAttr>("ranks").getInt();
+      RankedTensorType in = tensorOf(op->getOperand(0));
+      int64_t bytes = times * (ranks - 1) * in.getNumElements() / ranks * elementBytes(in);
+      plan.allToAlls += times;
+      plan.contextAllToAlls += times;
+      plan.commBytes += bytes;
+      plan.contextCommBytes += bytes;
+    } else if (auto o = dyn_cast<AllReduceOp>(op)) {
       int64_t bytes = allReduce(tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()), o.getAxis());
       if (o->hasAttr(kGradSumAttr))
         plan.gradSumBytes += bytes;
@@ -264,6 +274,9 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Plan plan;
+    int64_t contextRanks = 1;
+    if (auto cp = module->getAttrOfType<DictionaryAttr>("zc.context_parallel"))
+      contextRanks = cp.getAs<IntegerAttr>("ranks").getInt();
     for (ParamOp param : module.getOps<ParamOp>()) {
       ParamSharding s = ParamSharding::of(param);
       plan.paramTensors += 1;
@@ -380,11 +393,16 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
     }
     llvm::raw_ostream &os = file->os();
     if (format == "json") {
-      const int64_t dataParallel = worldSize / (tensorParallel * pipelineParallel);
+      const int64_t dataParallel = worldSize / (tensorParallel * pipelineParallel * contextRanks);
+      llvm::json::Object mesh{{"tp", static_cast<int64_t>(tensorParallel)},
+                              {"pp", static_cast<int64_t>(pipelineParallel)},
+                              {"dp", dataParallel}};
+      if (contextRanks > 1)
+        mesh["cp"] = contextRanks;
       llvm::json::Object report{
-          {"mesh", llvm::json::Object{{"tp", static_cast<int64_t>(tensorParallel)},
-                                      {"pp", static_cast<int64_t>(pipelineParallel)},
-                                      {"dp", dataParallel}}},
+          {"mesh", std::move(mesh)},
+          {"context_parallel", llvm::json::Object{{"all_to_all", plan.contextAllToAlls},
+                                                  {"comm_bytes", plan.contextCommBytes}}},
           {"tensor_parallel",
            llvm::json::Object{{"all_reduce", plan.tensorAllReduces},
                               {"all_gather", plan.tensorAllGathers},
@@ -457,10 +475,19 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
     } else {
       os << "zcc plan, per rank:\n";
-      if (tensorParallel > 1 || pipelineParallel > 1)
-        os << "  mesh                       tp " << tensorParallel << " x pp " << pipelineParallel << " x dp "
-           << worldSize / (tensorParallel * pipelineParallel) << " (" << worldSize
-           << " ranks; tensor fastest, then data, then pipeline)\n";
+      if (tensorParallel > 1 || pipelineParallel > 1 || contextRanks > 1)
+      {
+        if (contextRanks > 1)
+          os << "  mesh                       tp " << tensorParallel << " x cp " << contextRanks << " x pp "
+             << pipelineParallel << " x dp " << worldSize / (tensorParallel * pipelineParallel * contextRanks)
+             << " (" << worldSize << " ranks; tensor fastest, then context, then data, then pipeline)\n"
+             << "    context parallelism (DeepSpeed-Ulysses): all_to_all " << plan.contextAllToAlls
+             << ", comm_bytes " << plan.contextCommBytes << "\n";
+        else
+          os << "  mesh                       tp " << tensorParallel << " x pp " << pipelineParallel << " x dp "
+             << worldSize / (tensorParallel * pipelineParallel) << " (" << worldSize
+             << " ranks; tensor fastest, then data, then pipeline)\n";
+      }
       os
          << "  param_bytes                " << plan.paramBytes << "\n"
          << "  grad_bytes                 " << plan.gradBytes << "\n"

@@ -93,8 +93,10 @@ def ZC_ReduceKindAttr : EnumAttr<Zc_Dialect, ZC_ReduceKindEnum, "reduce"> {
 def ZC_AxisData : I32EnumAttrCase<"data", 0>;
 def ZC_AxisTensor : I32EnumAttrCase<"tensor", 1>;
 def ZC_AxisPipeline : I32EnumAttrCase<"pipeline", 2>;
+// The runtime's zrt_axis numbers (the lowering passes them through).
+def ZC_AxisContext : I32EnumAttrCase<"context", 5>;
 def ZC_MeshAxisEnum : I32EnumAttr<"MeshAxis", "An axis of the device mesh",
-    [ZC_AxisData, ZC_AxisTensor, ZC_AxisPipeline]> {
+    [ZC_AxisData, ZC_AxisTensor, ZC_AxisPipeline, ZC_AxisContext]> {
   let cppNamespace = "::mlir::zc";
   let genSpecializedAttr = 0;
 }

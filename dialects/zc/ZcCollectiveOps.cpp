@@ -177,3 +177,51 @@ LogicalResult PackOp::verify() {
 LogicalResult UnpackOp::verify() {
   return verifyBucket(*this, getResults().getTypes(), tensorOf(getInput()), getRanks());
 }
+
+namespace {
+/// `local` is `whole` with axis `axis` holding 2 of its 2 x `ranks` chunks.
+LogicalResult verifyContextChunks(Operation *op, RankedTensorType local, RankedTensorType whole, int64_t ranks,
+                                  int64_t axis) {
+  if (local.getElementType() != whole.getElementType() || local.getRank() != whole.getRank())
+    return op->emitOpError() << local << " and " << whole << " must share element type and rank";
+  if (axis >= whole.getRank())
+    return op->emitOpError() << "axis " << axis << " is outside " << whole;
+  for (int64_t d = 0; d < whole.getRank(); ++d)
+    if (d == axis ? whole.getDimSize(d) != ranks * local.getDimSize(d) || whole.getDimSize(d) % (2 * ranks) != 0
+                  : whole.getDimSize(d) != local.getDimSize(d))
+      return op->emitOpError() << local << " must be " << whole << " with axis " << axis
+                               << " holding 2 of its 2 x " << ranks << " chunks";
+  return success();
+}
+
+/// `tokens` is [B, L, H x D] and `heads` [B, ranks x L, H / ranks x D], L even (two chunks).
+LogicalResult verifyTokensHeads(Operation *op, RankedTensorType tokens, RankedTensorType heads, int64_t ranks,
+                                int64_t numHeads) {
+  if (tokens.getRank() != 3 || heads.getRank() != 3 || tokens.getElementType() != heads.getElementType())
+    return op->emitOpError("expects [B, L, H x D] and [B, ranks x L, H / ranks x D] of one element type");
+  if (numHeads % ranks != 0 || tokens.getDimSize(2) % numHeads != 0 || tokens.getDimSize(1) % 2 != 0)
+    return op->emitOpError() << numHeads << " heads of " << tokens << " must split over " << ranks
+                             << " context ranks, and the tokens into two chunks";
+  if (heads.getDimSize(0) != tokens.getDimSize(0) || heads.getDimSize(1) != ranks * tokens.getDimSize(1) ||
+      heads.getDimSize(2) * ranks != tokens.getDimSize(2))
+    return op->emitOpError() << tokens << " (this rank's tokens) and " << heads
+                             << " (this rank's heads) do not match over " << ranks << " context ranks";
+  return success();
+}
+} // namespace
+
+LogicalResult CpShardOp::verify() {
+  return verifyContextChunks(*this, tensorOf(getResult()), tensorOf(getInput()), getRanks(), getAxis());
+}
+
+LogicalResult CpUnshardOp::verify() {
+  return verifyContextChunks(*this, tensorOf(getInput()), tensorOf(getResult()), getRanks(), getAxis());
+}
+
+LogicalResult CpToHeadsOp::verify() {
+  return verifyTokensHeads(*this, tensorOf(getInput()), tensorOf(getResult()), getRanks(), getHeads());
+}
+
+LogicalResult CpToTokensOp::verify() {
+  return verifyTokensHeads(*this, tensorOf(getResult()), tensorOf(getInput()), getRanks(), getHeads());
+}

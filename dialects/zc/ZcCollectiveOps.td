@@ -368,6 +368,96 @@ def ZC_SpGatherOp : ZC_Op<"sp_gather"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Context parallelism (zcc-context-parallel): each rank of the context group
+// holds part of every sequence's tokens, two of 2 x ranks chunks (chunk r and
+// 2 ranks - 1 - r: Megatron-LM's layout, so causal attention's work is even),
+// and attention exchanges tokens for heads (DeepSpeed-Ulysses).
+//===----------------------------------------------------------------------===//
+
+def ZC_CpShardOp : ZC_Op<"cp_shard", [Pure]> {
+  let summary = "Keeps this context rank's chunks of a sequence axis";
+  let description = [{
+    `input` is whole on every rank of the context group; the result keeps
+    chunks `r` and `2 ranks - 1 - r` of the `2 ranks` equal chunks of axis
+    `axis`, in that order. No communication. Token ids (any element type),
+    and a position table's rows.
+
+    Example:
+
+    ```mlir
+    %ids_local = zc.cp_shard %ids ranks 2 axis 1 : tensor<8x64xi32> -> tensor<8x32xi32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input `ranks` $ranks `axis` $axis attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_CpUnshardOp : ZC_Op<"cp_unshard", [Pure]> {
+  let summary = "Places this context rank's chunks in a whole axis of zeros (cp_shard's gradient)";
+  let description = [{
+    The inverse placement of `zc.cp_shard`: the result is zero except this
+    rank's two chunks of axis `axis`, which are `input`. The gradient of a
+    whole tensor every context rank read its part of; the data-parallel
+    reduction (over data x context ranks) sums the parts.
+
+    Example:
+
+    ```mlir
+    %dpos = zc.cp_unshard %dpos_local ranks 2 axis 0 : tensor<32x128xf32> -> tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `ranks` $ranks `axis` $axis attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_CpToHeadsOp : ZC_Op<"cp_to_heads"> {
+  let summary = "Ulysses: this rank's tokens of every head to every token of this rank's heads";
+  let description = [{
+    `input` is `[B, L, H x D]`: this context rank's `L` tokens (its two
+    chunks) of all `heads` heads. The result is `[B, ranks x L, H / ranks x
+    D]`: the whole sequence, in order, of this rank's group of heads (group
+    `r` of `ranks` equal groups). One all-to-all over the context group;
+    its gradient is `zc.cp_to_tokens`.
+
+    Example:
+
+    ```mlir
+    %q = zc.cp_to_heads %q_local ranks 2 heads 4 : tensor<8x32x128xf32> -> tensor<8x64x64xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$heads);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `ranks` $ranks `heads` $heads attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_CpToTokensOp : ZC_Op<"cp_to_tokens"> {
+  let summary = "Ulysses: every token of this rank's heads back to this rank's tokens of every head";
+  let description = [{
+    The inverse of `zc.cp_to_heads`: `input` is `[B, ranks x L, H / ranks x
+    D]`, the result `[B, L, H x D]`. One all-to-all over the context group.
+
+    Example:
+
+    ```mlir
+    %y_local = zc.cp_to_tokens %y ranks 2 heads 4 : tensor<8x64x64xf32> -> tensor<8x32x128xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$heads);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `ranks` $ranks `heads` $heads attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Pipeline parallelism's stage boundary, written by zcc-pipeline into each
 // stage's forward. A stage's backward recomputes its forward from its input
 // (activation checkpointing at stage boundaries), so the stage's step reads

@@ -75,6 +75,18 @@ struct DriverOptions {
       cl::desc("Tensor-parallel ranks (Megatron-LM's --tensor-model-parallel-size): matmul regions, attention "
                "heads and the vocabulary split over them; the mesh's fastest axis"),
       cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> contextParallel{
+      "cp",
+      cl::desc("Context-parallel ranks (Megatron-Core's --context-parallel-size): each holds 1/cp of every "
+               "sequence's tokens (two of 2 cp chunks, for causal balance), attention over them by "
+               "--cp-mode; they share the parameters, so ZeRO shards over data x context ranks"),
+      cl::init(1), cl::cat(category)};
+  cl::opt<std::string> contextParallelMode{
+      "cp-mode",
+      cl::desc("Attention under --cp: ulysses (DeepSpeed-Ulysses: an all-to-all to 1/cp of the heads over the "
+               "whole sequence; heads and key/value heads must divide by --cp) or auto (ulysses; ring attention "
+               "is not implemented yet)"),
+      cl::init("auto"), cl::cat(category)};
   cl::opt<bool> noSequenceParallel{
       "no-sequence-parallel",
       cl::desc("With --tp: keep the norms, residual stream and the loss's inputs whole on every tensor-parallel "
@@ -331,6 +343,8 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.tensorParallel = options.tensorParallel;
   pipeline.pipelineParallel = options.pipelineParallel;
   pipeline.sequenceParallel = !options.noSequenceParallel;
+  pipeline.contextParallel = options.contextParallel;
+  pipeline.contextParallelMode = options.contextParallelMode;
   pipeline.gradAccum = options.gradAccum;
   pipeline.persistenceThreshold = options.persistenceThreshold;
   pipeline.gradClip = options.gradClip;

@@ -21,6 +21,7 @@ ModelInfo parseModelInfo(const char *text) {
     if (j.contains("mesh")) {
       info.tp = j.at("mesh").value("tp", int64_t(1));
       info.pp = j.at("mesh").value("pp", int64_t(1));
+      info.cp = j.at("mesh").value("cp", int64_t(1));
     }
     if (j.contains("pipeline")) {
       info.stage = j.at("pipeline").value("stage", int64_t(0));
@@ -31,9 +32,10 @@ ModelInfo parseModelInfo(const char *text) {
       info.nvmeTierBytes = j.at("tiers").value("nvme_bytes", int64_t(0));
       info.nvmePath = j.at("tiers").value("nvme_path", std::string());
     }
-    if (info.tp < 1 || info.pp < 1 || info.worldSize % (info.tp * info.pp) != 0)
-      fatal("zcc_model_json", "mesh tp %lld x pp %lld does not divide world size %lld", static_cast<long long>(info.tp),
-            static_cast<long long>(info.pp), static_cast<long long>(info.worldSize));
+    if (info.tp < 1 || info.pp < 1 || info.cp < 1 || info.worldSize % (info.tp * info.pp * info.cp) != 0)
+      fatal("zcc_model_json", "mesh tp %lld x pp %lld x cp %lld does not divide world size %lld",
+            static_cast<long long>(info.tp), static_cast<long long>(info.pp), static_cast<long long>(info.cp),
+            static_cast<long long>(info.worldSize));
     const nlohmann::json &opt = j.at("optimizer");
     info.optimizer = opt.value("kind", std::string("adamw"));
     info.defaultLr = opt.value("lr", info.optimizer == "sgd" ? 0.01 : 1e-3);

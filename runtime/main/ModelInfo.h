@@ -105,8 +105,9 @@ struct InputInfo {
 struct ModelInfo {
   std::string model, optimizer = "adamw";
   int64_t worldSize = 1, microBatches = 1, arenaBytes = 0, persistentBytes = 0;
-  /// The device mesh: tp x pp x data-parallel ranks (tensor fastest, then data, then pipeline).
-  int64_t tp = 1, pp = 1;
+  /// The device mesh: tp x cp x data-parallel ranks x pp (tensor fastest, then context, then
+  /// data, then pipeline). The data axis' groups span data x context ranks.
+  int64_t tp = 1, pp = 1, cp = 1;
   /// Pipeline stage this description is of, and the 1F1B schedule's predicted bubble.
   int64_t stage = 0;
   double predictedBubble = 0;

@@ -423,6 +423,7 @@ int main(int argc, char **argv) {
     arenaBytes = std::max(arenaBytes, m.arenaBytes);
   char *arena = static_cast<char *>(zrt_init(stageModels[0].worldSize, arenaBytes));
   zrt_set_mesh(static_cast<int32_t>(stageModels[0].tp), static_cast<int32_t>(stageModels[0].pp));
+  zrt_set_context(static_cast<int32_t>(stageModels[0].cp));
   const int64_t stage = zrt_mesh_rank(ZRT_AXIS_PIPELINE);
   const ModelInfo &model = stageModels[stage];
   const auto stepFunction = stages > 1 ? zcc_stages[stage].step : zcc_step;
@@ -430,8 +431,10 @@ int main(int argc, char **argv) {
   const auto updateFunction = stages > 1 ? zcc_stages[stage].update : zcc_update;
   const auto evalFunction = stages > 1 ? zcc_stages[stage].eval : zcc_eval;
   const int rank = zrt_rank();
-  // The batch is split over the data-parallel ranks; tensor-parallel ranks read the same rows.
+  // The batch is split over the data-parallel ranks; tensor-parallel ranks read the same rows, and
+  // so do context-parallel ranks (each keeps its tokens of them), which the data axis includes.
   const int dataRank = zrt_mesh_rank(ZRT_AXIS_DATA), dataRanks = zrt_mesh_size(ZRT_AXIS_DATA);
+  const int batchRank = dataRank / static_cast<int>(model.cp), batchRanks = dataRanks / static_cast<int>(model.cp);
   zrt_set_comm_timeout(flags.commTimeout);
 
   // Offloaded model state (zcc --offload-optimizer, --offload-param): its tiers, zeroed, before anything is
@@ -518,7 +521,7 @@ int main(int argc, char **argv) {
       slotBuffers[j].push_back(zrt_input_buffer(j * nInputs + i, in.bytes));
   }
   auto isActivation = [&](int64_t i) { return i == activationInput || i == activationGradInput; };
-  const int64_t globalRows = rows * K * dataRanks;
+  const int64_t globalRows = rows * K * batchRanks;
   int64_t tokensPerRow = 1;
   for (const InputInfo &in : model.inputs)
     if (in.role == "tokens")
@@ -529,10 +532,15 @@ int main(int argc, char **argv) {
     std::printf("zcc: model %s, %zu parameter tensors (%lld values), %d data-parallel rank(s) x %lld "
                 "micro-batch(es) of %lld rows, global batch %lld, data: %s, arena %lld bytes per rank\n",
                 model.model.c_str(), model.params.size(), static_cast<long long>(parameterCount(model)),
-                dataRanks, static_cast<long long>(K), static_cast<long long>(rows),
+                batchRanks, static_cast<long long>(K), static_cast<long long>(rows),
                 static_cast<long long>(globalRows), data->describe().c_str(),
                 static_cast<long long>(model.arenaBytes));
-    if (model.tp > 1 || model.pp > 1)
+    if (model.cp > 1)
+      std::printf("zcc: mesh tp %lld x cp %lld x pp %lld x dp %d (%lld ranks; tensor fastest, then context, then "
+                  "data, then pipeline); each context rank holds 1/%lld of every sequence's tokens\n",
+                  static_cast<long long>(model.tp), static_cast<long long>(model.cp), static_cast<long long>(model.pp),
+                  batchRanks, static_cast<long long>(model.worldSize), static_cast<long long>(model.cp));
+    else if (model.tp > 1 || model.pp > 1)
       std::printf("zcc: mesh tp %lld x pp %lld x dp %d (%lld ranks; tensor fastest, then data, then pipeline)\n",
                   static_cast<long long>(model.tp), static_cast<long long>(model.pp), dataRanks,
                   static_cast<long long>(model.worldSize));
@@ -566,7 +574,7 @@ int main(int argc, char **argv) {
   double pipelineBusy = 0, pipelineSchedule = 0, pipelineBusyMeasured = 0, pipelineStepSeconds = 0;
   // Rows of this rank's micro-batch k of global batch `batch` of `source`, into input slot `slot`.
   auto fillRows = [&](DataSource &source, int64_t batch, int64_t k, int64_t slot) {
-    int64_t first = batch * globalRows + (dataRank * K + k) * rows;
+    int64_t first = batch * globalRows + (batchRank * K + k) * rows;
     for (int64_t r = 0; r < rows; ++r)
       source.fillRow(first + r, r, hostRows);
     for (int64_t i = 0; i < nInputs; ++i)

@@ -6,7 +6,7 @@ Same model, seed and global batch: the loss curve must not depend on the world s
 
 usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE DATA-FLAGS... -- CONFIG...
 CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism is what N leaves),
-",sp=0" (zcc --no-sequence-parallel),
+",sp=0" (zcc --no-sequence-parallel), ",cp=C" (zcc --cp: each sequence's tokens over C ranks),
 ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
 ",recompute=selective|full", ",headchunk=SIZE" (zcc --head-chunk), ",offload=cpu|nvme" (zcc
 --offload-optimizer; nvme: the store in the test's temporary directory), ",param=cpu|nvme" (zcc
@@ -47,6 +47,7 @@ def run(zcc, model, steps, data, fields, work):
                     "--recompute", fields.get("recompute", "none"),
                     "--tp", fields.get("tp", "1"), "--pp", fields.get("pp", "1")]
                    + (["--no-sequence-parallel"] if fields.get("sp") == "0" else [])
+                   + (["--cp", fields["cp"]] if "cp" in fields else [])
                    + (["--head-chunk", fields["headchunk"]] if "headchunk" in fields else [])
                    + (["--offload-optimizer", fields["offload"], "--nvme-path", work] if "offload" in fields else [])
                    + (["--offload-param", fields["param"]] if "param" in fields else [])

@@ -1231,3 +1231,37 @@ func.func @slot_twice(%x: tensor<4xf32>) {
   zc.offload_activation %x to slot 1 : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @f(%g: tensor<2x6xi32>) {
+  // 6 tokens are not 2 x 2 chunks.
+  // expected-error @+1 {{'zc.cp_shard' op 'tensor<2x3xi32>' must be 'tensor<2x6xi32>' with axis 1 holding 2 of its 2 x 2 chunks}}
+  %0 = zc.cp_shard %g ranks 2 axis 1 : tensor<2x6xi32> -> tensor<2x3xi32>
+  return
+}
+
+// -----
+
+func.func @f(%g: tensor<4x4xf32>) {
+  // expected-error @+1 {{'zc.cp_unshard' op axis 2 is outside 'tensor<8x4xf32>'}}
+  %0 = zc.cp_unshard %g ranks 2 axis 2 : tensor<4x4xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x6xf32>) {
+  // 3 heads do not split over 2 context ranks.
+  // expected-error @+1 {{'zc.cp_to_heads' op 3 heads of 'tensor<2x4x6xf32>' must split over 2 context ranks, and the tokens into two chunks}}
+  %0 = zc.cp_to_heads %x ranks 2 heads 3 : tensor<2x4x6xf32> -> tensor<2x8x3xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8x4xf32>) {
+  // expected-error @+1 {{'zc.cp_to_tokens' op 'tensor<2x8x8xf32>' (this rank's tokens) and 'tensor<2x8x4xf32>' (this rank's heads) do not match over 2 context ranks}}
+  %0 = zc.cp_to_tokens %x ranks 2 heads 4 : tensor<2x8x4xf32> -> tensor<2x8x8xf32>
+  return
+}

@@ -246,6 +246,29 @@ func.func @sequence_parallel(%x: tensor<2x6x8xf32>, %y: tensor<1x6x8xf32>) {
 
 // -----
 
+// Tests that context parallelism's ops round-trip: this rank's chunks of token ids and of a
+// position table (and the placement back), Ulysses' exchange both ways, the all-gather on the
+// context axis.
+
+// CHECK-LABEL: func.func @context_parallel
+func.func @context_parallel(%ids: tensor<2x8xi32>, %pos: tensor<8x4xf32>, %x: tensor<2x4x8xf32>) {
+  // CHECK: zc.cp_shard %{{.+}} ranks 2 axis 1 : tensor<2x8xi32> -> tensor<2x4xi32>
+  %0 = zc.cp_shard %ids ranks 2 axis 1 : tensor<2x8xi32> -> tensor<2x4xi32>
+  // CHECK: zc.cp_shard %{{.+}} ranks 2 axis 0 : tensor<8x4xf32> -> tensor<4x4xf32>
+  %1 = zc.cp_shard %pos ranks 2 axis 0 : tensor<8x4xf32> -> tensor<4x4xf32>
+  // CHECK: zc.cp_unshard %{{.+}} ranks 2 axis 0 : tensor<4x4xf32> -> tensor<8x4xf32>
+  %2 = zc.cp_unshard %1 ranks 2 axis 0 : tensor<4x4xf32> -> tensor<8x4xf32>
+  // CHECK: zc.cp_to_heads %{{.+}} ranks 2 heads 4 : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+  %3 = zc.cp_to_heads %x ranks 2 heads 4 : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+  // CHECK: zc.cp_to_tokens %{{.+}} ranks 2 heads 4 : tensor<2x8x4xf32> -> tensor<2x4x8xf32>
+  %4 = zc.cp_to_tokens %3 ranks 2 heads 4 : tensor<2x8x4xf32> -> tensor<2x4x8xf32>
+  // CHECK: zc.all_reduce sum %{{.+}} ranks 2 on context : tensor<2x4x8xf32>
+  %5 = zc.all_reduce sum %4 ranks 2 on context : tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
 // Tests that a pipeline stage's boundary ops round-trip.
 
 // CHECK-LABEL: func.func @pipeline_stage
