@@ -218,6 +218,8 @@ private:
           int64_t k = 0;
           while (k < out.getRank() && seen != outer)
             seen *= out.getDimSize(k++);
+          while (k < out.getRank() && out.getDimSize(k) == 1) // unit axes before the tokens'
+            ++k;
           int64_t whole = k < out.getRank() ? out.getDimSize(k) : 0;
           if (seen != outer || whole == 0 || whole % (2 * ranks) != 0)
             return unsupported(o, "the view moves the tokens off an axis of their own");

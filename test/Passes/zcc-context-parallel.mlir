@@ -1,0 +1,107 @@
+// RUN: zcc-opt %s -split-input-file -zcc-context-parallel="ranks=2" -verify-diagnostics | FileCheck %s
+// RUN: zcc-opt %s -split-input-file -zcc-context-parallel="ranks=2" -zcc-autodiff -verify-diagnostics | FileCheck %s --check-prefix=STEP
+
+// Tests a GPT block over 2 context ranks: the ids and targets are cut to this rank's two chunks
+// (8 tokens -> 4), the position table likewise (a bias over the flattened tokens), the norms,
+// matmuls and the loss run on 4 tokens; q, k and v go to heads (the whole sequence, 1 of 2
+// heads) and attention's output comes back.
+
+zc.param @wte : tensor<16x8xf32> = #zc.normal<std = 0.02>
+zc.param @wpe : tensor<8x8xf32> = #zc.normal<std = 0.01>
+zc.param @ln_g : tensor<8xf32> = #zc.ones
+zc.param @ln_b : tensor<8xf32> = #zc.zeros
+zc.param @qkv_w : tensor<8x24xf32> = #zc.normal<std = 0.02>
+zc.param @proj_w : tensor<8x8xf32> = #zc.normal<std = 0.02>
+// CHECK: module attributes {zc.context_parallel = {mode = "ulysses", ranks = 2 : i64}}
+// CHECK-LABEL: zc.forward @gpt
+// CHECK-SAME: (%[[IDS:.+]]: tensor<2x8xi32>, %[[TGT:.+]]: tensor<2x8xi32>)
+zc.forward @gpt(%ids: tensor<2x8xi32>, %tgt: tensor<2x8xi32>) -> tensor<f32> {
+  // CHECK: %[[IDS_L:.+]] = zc.cp_shard %[[IDS]] ranks 2 axis 1 : tensor<2x8xi32> -> tensor<2x4xi32>
+  // CHECK: %[[TGT_L:.+]] = zc.cp_shard %[[TGT]] ranks 2 axis 1 : tensor<2x8xi32> -> tensor<2x4xi32>
+  %wte = zc.param_ref @wte : tensor<16x8xf32>
+  %wpe = zc.param_ref @wpe : tensor<8x8xf32>
+  // CHECK: zc.embedding %{{.+}}[%[[IDS_L]]] : tensor<16x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+  %tok = zc.embedding %wte[%ids] : tensor<16x8xf32>, tensor<2x8xi32> -> tensor<2x8x8xf32>
+  // CHECK: %[[FLAT:.+]] = zc.reshape %{{.+}} : tensor<2x4x8xf32> -> tensor<2x32xf32>
+  // CHECK: %[[POS:.+]] = zc.reshape %{{.+}} : tensor<8x8xf32> -> tensor<64xf32>
+  // CHECK: %[[POS_L:.+]] = zc.cp_shard %[[POS]] ranks 2 axis 0 : tensor<64xf32> -> tensor<32xf32>
+  // CHECK-NEXT: zc.bias_add %[[FLAT]], %[[POS_L]] : tensor<2x32xf32>, tensor<32xf32>
+  %flat = zc.reshape %tok : tensor<2x8x8xf32> -> tensor<2x64xf32>
+  %pos = zc.reshape %wpe : tensor<8x8xf32> -> tensor<64xf32>
+  %emb = zc.bias_add %flat, %pos : tensor<2x64xf32>, tensor<64xf32>
+  // CHECK: zc.reshape %{{.+}} : tensor<2x32xf32> -> tensor<2x4x8xf32>
+  %x = zc.reshape %emb : tensor<2x64xf32> -> tensor<2x8x8xf32>
+  %g = zc.param_ref @ln_g : tensor<8xf32>
+  %b = zc.param_ref @ln_b : tensor<8xf32>
+  // CHECK: zc.layernorm %{{.+}} : tensor<2x4x8xf32>, tensor<8xf32>
+  %ln = zc.layernorm %x, %g, %b : tensor<2x8x8xf32>, tensor<8xf32>
+  %w = zc.param_ref @qkv_w : tensor<8x24xf32>
+  // CHECK: zc.matmul %{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<8x24xf32> -> tensor<2x4x24xf32>
+  %qkv = zc.matmul %ln, %w : tensor<2x8x8xf32>, tensor<8x24xf32> -> tensor<2x8x24xf32>
+  %q = zc.slice %qkv [0, 0, 0] : tensor<2x8x24xf32> -> tensor<2x8x8xf32>
+  %k = zc.slice %qkv [0, 0, 8] : tensor<2x8x24xf32> -> tensor<2x8x8xf32>
+  %v = zc.slice %qkv [0, 0, 16] : tensor<2x8x24xf32> -> tensor<2x8x8xf32>
+  // CHECK: %[[Q:.+]] = zc.slice %{{.+}} [0, 0, 0] : tensor<2x4x24xf32> -> tensor<2x4x8xf32>
+  // CHECK-NEXT: %[[QH:.+]] = zc.cp_to_heads %[[Q]] ranks 2 heads 2 : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+  // CHECK: %[[A:.+]] = zc.causal_attention %[[QH]], %{{.+}}, %{{.+}} heads 1 : tensor<2x8x4xf32>
+  // CHECK-NEXT: %[[AT:.+]] = zc.cp_to_tokens %[[A]] ranks 2 heads 2 : tensor<2x8x4xf32> -> tensor<2x4x8xf32>
+  %att = zc.causal_attention %q, %k, %v heads 2 : tensor<2x8x8xf32>
+  %wp = zc.param_ref @proj_w : tensor<8x8xf32>
+  // CHECK: zc.matmul %[[AT]], %{{.+}} : tensor<2x4x8xf32>, tensor<8x8xf32> -> tensor<2x4x8xf32>
+  %o = zc.matmul %att, %wp : tensor<2x8x8xf32>, tensor<8x8xf32> -> tensor<2x8x8xf32>
+  %r = zc.add %x, %o : tensor<2x8x8xf32>
+  %logits = zc.matmul %r, %wte transpose_rhs : tensor<2x8x8xf32>, tensor<16x8xf32> -> tensor<2x8x16xf32>
+  // CHECK: zc.cross_entropy %{{.+}}, %[[TGT_L]] : tensor<2x4x16xf32>, tensor<2x4xi32> -> tensor<f32>
+  %loss = zc.cross_entropy %logits, %tgt : tensor<2x8x16xf32>, tensor<2x8xi32> -> tensor<f32>
+  zc.return %loss : tensor<f32>
+}
+// Differentiated: the exchanges' gradients are the exchanges back, the position table's
+// gradient is placed back in its whole rows (zeros elsewhere; the data-parallel average sums
+// the context ranks' parts).
+// STEP-LABEL: func.func @gpt_step
+// STEP: zc.backward_seed
+// STEP: zc.cp_to_heads %{{.+}} ranks 2 heads 2 : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+// STEP: zc.cp_to_tokens %{{.+}} ranks 2 heads 2 : tensor<2x8x4xf32> -> tensor<2x4x8xf32>
+// STEP: zc.cp_unshard %{{.+}} ranks 2 axis 0 : tensor<32xf32> -> tensor<64xf32>
+// STEP: zc.grad_accumulate @wpe
+
+// -----
+
+// Tests the rotary embedding running on the whole sequence of this rank's heads (global
+// positions), and grouped key/value heads exchanged by their own count.
+
+zc.param @q_w : tensor<8x8xf32> = #zc.normal<std = 0.02>
+zc.param @kv_w : tensor<8x4xf32> = #zc.normal<std = 0.02>
+// CHECK-LABEL: zc.forward @rotary
+zc.forward @rotary(%x: tensor<1x8x8xf32> {zc.input = "features"}, %y: tensor<1x8x8xf32> {zc.input = "values"}) -> tensor<f32> {
+  // CHECK: %[[X:.+]] = zc.cp_shard %{{.+}} ranks 2 axis 1 : tensor<1x8x8xf32> -> tensor<1x4x8xf32>
+  %wq = zc.param_ref @q_w : tensor<8x8xf32>
+  %wkv = zc.param_ref @kv_w : tensor<8x4xf32>
+  %q = zc.matmul %x, %wq : tensor<1x8x8xf32>, tensor<8x8xf32> -> tensor<1x8x8xf32>
+  %k = zc.matmul %x, %wkv : tensor<1x8x8xf32>, tensor<8x4xf32> -> tensor<1x8x4xf32>
+  // CHECK: %[[QH:.+]] = zc.cp_to_heads %{{.+}} ranks 2 heads 4 : tensor<1x4x8xf32> -> tensor<1x8x4xf32>
+  %qr = zc.rotary %q heads 4 theta 10000.0 : tensor<1x8x8xf32>
+  // CHECK: %[[KH:.+]] = zc.cp_to_heads %{{.+}} ranks 2 heads 2 : tensor<1x4x4xf32> -> tensor<1x8x2xf32>
+  // CHECK: zc.rotary %[[QH]] heads 2 theta 1.000000e+04 : tensor<1x8x4xf32>
+  // CHECK: zc.rotary %[[KH]] heads 1 theta 1.000000e+04 : tensor<1x8x2xf32>
+  %kr = zc.rotary %k heads 2 theta 10000.0 : tensor<1x8x4xf32>
+  // The value is k before its rotary: its one exchange serves both.
+  // CHECK: zc.causal_attention %{{.+}}, %{{.+}}, %[[KH]] heads 2 kv_heads 1 : tensor<1x8x4xf32>, tensor<1x8x2xf32>
+  %a = zc.causal_attention %qr, %kr, %k heads 4 kv_heads 2 : tensor<1x8x8xf32>, tensor<1x8x4xf32>
+  %loss = zc.mse %a, %y : tensor<1x8x8xf32> -> tensor<f32>
+  zc.return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests that attention needing heads that do not divide is a located error.
+
+zc.param @w : tensor<6x6xf32> = #zc.normal<std = 0.02>
+zc.forward @odd_heads(%x: tensor<1x8x6xf32> {zc.input = "features"}, %y: tensor<1x8x6xf32> {zc.input = "values"}) -> tensor<f32> {
+  %w = zc.param_ref @w : tensor<6x6xf32>
+  %q = zc.matmul %x, %w : tensor<1x8x6xf32>, tensor<6x6xf32> -> tensor<1x8x6xf32>
+  // expected-error @+1 {{'zc.causal_attention' op cannot run on a part of the sequence (--cp 2): 3 heads (key/value heads too) do not split over the context ranks (DeepSpeed-Ulysses needs them to)}}
+  %a = zc.causal_attention %q, %q, %q heads 3 : tensor<1x8x6xf32>
+  %loss = zc.mse %a, %y : tensor<1x8x6xf32> -> tensor<f32>
+  zc.return %loss : tensor<f32>
+}
