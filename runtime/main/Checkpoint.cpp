@@ -183,11 +183,13 @@ nlohmann::json layoutJson(const ModelInfo &m) {
                       {"bytes", s.bytes}});
     at += s.bytes;
   }
-  // Rank r's file is mesh position (tensor r % tp, data r / tp % dp, pipeline r / (tp dp)).
-  return {{"params", params},
-          {"states", states},
-          {"rank_file_bytes", at},
-          {"mesh", {{"tp", m.tp}, {"pp", m.pp}, {"dp", m.dataParallel()}}}};
+  // Rank r's file is mesh position (tensor r % tp, data r / tp % dp, pipeline r / (tp dp)). With
+  // context parallelism, cp of the dp data ranks hold each sequence (their files are data ranks':
+  // ZeRO shards over both); recorded only then, so older checkpoints keep their layout.
+  nlohmann::json mesh = {{"tp", m.tp}, {"pp", m.pp}, {"dp", m.dataParallel()}};
+  if (m.cp > 1)
+    mesh["cp"] = m.cp;
+  return {{"params", params}, {"states", states}, {"rank_file_bytes", at}, {"mesh", mesh}};
 }
 
 nlohmann::json scheduleJson(const RunIdentity &run) {

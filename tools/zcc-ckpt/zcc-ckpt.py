@@ -273,7 +273,12 @@ def layout_of(model):
         states.append({"name": s["name"], "param": s["param"], "role": s["role"], "file_offset": at,
                        "bytes": s["bytes"]})
         at += s["bytes"]
-    return {"params": params, "states": states, "rank_file_bytes": at, "mesh": {"tp": tp, "pp": pp, "dp": dp}}
+    # cp: context-parallel ranks, inside the data axis (dp counts both): their files are data
+    # ranks' (ZeRO shards over data x context), so a reshard between cp and dp moves nothing.
+    mesh = {"tp": tp, "pp": pp, "dp": dp}
+    if model.get("mesh", {}).get("cp", 1) > 1:
+        mesh["cp"] = model["mesh"]["cp"]
+    return {"params": params, "states": states, "rank_file_bytes": at, "mesh": mesh}
 
 def cmd_reshard(a):
     ckpt, m, files = load(a.checkpoint)
