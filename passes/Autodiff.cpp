@@ -97,8 +97,11 @@ public:
         })
         .Case([&](RotaryOp o) { // a rotation: its gradient rotates back
           give(o.getInput(), [&] {
-            return Value(RotaryOp::create(b, dy.getType(), dy, o.getNumHeadsAttr(), o.getThetaAttr(),
-                                          o.getInverse() ? UnitAttr() : b.getUnitAttr()));
+            auto back = RotaryOp::create(b, dy.getType(), dy, o.getNumHeadsAttr(), o.getThetaAttr(),
+                                         o.getInverse() ? UnitAttr() : b.getUnitAttr());
+            if (Attribute ring = o->getAttr(kContextRingAttr)) // the same global positions
+              back->setAttr(kContextRingAttr, ring);
+            return Value(back);
           });
           return success();
         })
@@ -141,6 +144,8 @@ public:
           Type q = o.getQuery().getType(), kv = o.getKey().getType();
           auto g = CausalAttentionGradOp::create(b, q, kv, kv, dy, o.getQuery(), o.getKey(), o.getValue(),
                                                  o.getNumHeadsAttr(), o.getNumKvHeadsAttr());
+          if (Attribute ring = o->getAttr(kContextRingAttr)) // the gradient travels the same ring
+            g->setAttr(kContextRingAttr, ring);
           give(o.getQuery(), [&] { return g.getQueryGrad(); });
           give(o.getKey(), [&] { return g.getKeyGrad(); });
           give(o.getValue(), [&] { return g.getValueGrad(); });

@@ -41,9 +41,11 @@ namespace {
 
 constexpr int64_t kTokenAxis = 1; // of the forward's inputs: [batch, tokens, ...]
 
+enum class Mode { Ulysses, Ring };
+
 class Splitter {
 public:
-  Splitter(ForwardOp forward, int64_t ranks) : forward(forward), ranks(ranks) {}
+  Splitter(ForwardOp forward, int64_t ranks, Mode mode) : forward(forward), ranks(ranks), mode(mode) {}
 
   LogicalResult run() {
     Block &body = forward.getBody().front();
@@ -255,6 +257,13 @@ private:
           return success();
         })
         .Case([&](RotaryOp o) -> LogicalResult {
+          if (mode == Mode::Ring) { // this rank's tokens at their global positions
+            if (!isSplit(o.getInput()) || tokenAxis.lookup(o.getInput()) != kTokenAxis)
+              return unsupported(o, "its input must be [batch, tokens, heads x head size]");
+            o->setAttr(kContextRingAttr, Builder(o).getI64IntegerAttr(ranks));
+            same(o.getResult(), o.getInput());
+            return success();
+          }
           // On the whole sequence of this rank's heads: the global positions.
           FailureOr<Value> input = headsOf.count(o.getInput()) ? FailureOr<Value>(o.getInput())
                                                                : toHeads(o, o.getInput(), o.getNumHeads());
@@ -268,6 +277,14 @@ private:
         })
         .Case([&](CausalAttentionOp o) -> LogicalResult {
           int64_t heads = o.getNumHeads(), kv = o.getKvHeads();
+          if (mode == Mode::Ring) { // key/value blocks around the ring; every head stays here
+            for (Value v : o->getOperands())
+              if (!isSplit(v) || tokenAxis.lookup(v) != kTokenAxis)
+                return unsupported(o, "its inputs must be [batch, tokens, heads x head size]");
+            o->setAttr(kContextRingAttr, Builder(o).getI64IntegerAttr(ranks));
+            same(o.getResult(), o.getQuery());
+            return success();
+          }
           for (auto [operand, n] : {std::pair{&o.getQueryMutable(), heads}, std::pair{&o.getKeyMutable(), kv},
                                     std::pair{&o.getValueMutable(), kv}}) {
             Value v = operand->get();
@@ -298,6 +315,7 @@ private:
 
   ForwardOp forward;
   int64_t ranks;
+  Mode mode;
   DenseMap<Value, int64_t> tokenAxis; // values holding this rank's tokens, and which axis they are on
   DenseMap<Value, int64_t> headsOf;   // values holding this rank's heads of the whole sequence: all heads
   DenseMap<Value, Value> byHeads;     // a value's cp_to_heads
@@ -312,21 +330,34 @@ struct ZccContextParallelPass : zc::impl::ZccContextParallelBase<ZccContextParal
       module.emitError("zcc-context-parallel: ranks must be positive, got ") << ranks;
       return signalPassFailure();
     }
-    if (mode != "ulysses" && mode != "auto") {
-      module.emitError("--cp-mode ")
-          << mode << ": only DeepSpeed-Ulysses' exchange (ulysses, what auto picks) is implemented; ring "
-                     "attention is not yet";
+    if (mode != "ulysses" && mode != "ring" && mode != "auto") {
+      module.emitError("--cp-mode must be ulysses, ring or auto, got ") << mode;
       return signalPassFailure();
     }
     if (ranks == 1)
       return;
+    Mode chosen = mode == "ring" ? Mode::Ring : mode == "ulysses" ? Mode::Ulysses : choose(module);
     for (ForwardOp forward : module.getOps<ForwardOp>())
-      if (failed(Splitter(forward, ranks).run()))
+      if (failed(Splitter(forward, ranks, chosen).run()))
         return signalPassFailure();
     Builder b(module.getContext());
     module->setAttr("zc.context_parallel",
                     b.getDictionaryAttr({b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks)),
-                                         b.getNamedAttr("mode", b.getStringAttr("ulysses"))}));
+                                         b.getNamedAttr("mode", b.getStringAttr(chosen == Mode::Ring ? "ring"
+                                                                                                     : "ulysses"))}));
+  }
+
+  /// auto: DeepSpeed-Ulysses where every attention's heads and key/value heads divide by the
+  /// context ranks, as its all-to-alls send (C-1)/C of q, k, v and the output, 4/C of a layer's
+  /// attention tensors, where the ring sends its key/value blocks C-1 times (2 (C-1)/C of them
+  /// for multi-head attention: as many bytes at C = 2, C/2 times more beyond); the ring where
+  /// the heads do not divide.
+  Mode choose(ModuleOp module) {
+    bool divides = true;
+    module.walk([&](CausalAttentionOp o) {
+      divides &= o.getNumHeads() % ranks == 0 && o.getKvHeads() % ranks == 0;
+    });
+    return divides ? Mode::Ulysses : Mode::Ring;
   }
 };
 

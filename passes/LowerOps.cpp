@@ -212,18 +212,36 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       })
       .Case([&](RotaryOp o) {
         ArrayRef<int64_t> s = tensorOf(o.getInput()).getShape();
+        if (o->hasAttr(kContextRingAttr)) {
+          call(b, "zrt_rotary_context", {I32(static_cast<int32_t>(MeshAxis::context)), dt, p[0], p[1], I64(s[0]),
+                                         I64(s[1]), I64(s[2]), I64(o.getNumHeads()),
+                                         constF64(b, o.getTheta().convertToDouble()), I32(o.getInverse() ? 1 : 0)});
+          return success();
+        }
         call(b, "zrt_rotary", {dt, p[0], p[1], I64(s[0]), I64(s[1]), I64(s[2]), I64(o.getNumHeads()),
                                constF64(b, o.getTheta().convertToDouble()), I32(o.getInverse() ? 1 : 0)});
         return success();
       })
       .Case([&](CausalAttentionOp o) {
         ArrayRef<int64_t> s = tensorOf(o.getQuery()).getShape();
+        if (o->hasAttr(kContextRingAttr)) {
+          call(b, "zrt_ring_attention", {dt, p[0], p[1], p[2], p[3], I64(s[0]), I64(s[1]), I64(s[2]),
+                                         I64(o.getNumHeads()), I64(o.getKvHeads()),
+                                         I32(static_cast<int32_t>(MeshAxis::context))});
+          return success();
+        }
         call(b, "zrt_causal_attention", {dt, p[0], p[1], p[2], p[3], I64(s[0]), I64(s[1]),
                                          I64(s[2]), I64(o.getNumHeads()), I64(o.getKvHeads())});
         return success();
       })
       .Case([&](CausalAttentionGradOp o) {
         ArrayRef<int64_t> s = tensorOf(o.getQuery()).getShape();
+        if (o->hasAttr(kContextRingAttr)) {
+          call(b, "zrt_ring_attention_grad", {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6], I64(s[0]), I64(s[1]),
+                                              I64(s[2]), I64(o.getNumHeads()), I64(o.getKvHeads()),
+                                              I32(static_cast<int32_t>(MeshAxis::context))});
+          return success();
+        }
         call(b, "zrt_causal_attention_grad", {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6], I64(s[0]), I64(s[1]),
                                               I64(s[2]), I64(o.getNumHeads()), I64(o.getKvHeads())});
         return success();

@@ -26,6 +26,11 @@ constexpr llvm::StringLiteral kBackwardSeedAttr = "zc.backward_seed";
 /// of a parameter's gradient that split ops read (a zc.tp_copy zcc-sequence-parallel puts
 /// on the parameter, and the all-reduce autodiff makes of it).
 constexpr llvm::StringLiteral kRegatherAttr = "zc.regather";
+/// Context parallelism's ring (zcc-context-parallel, --cp-mode ring): on zc.causal_attention, its
+/// gradient and zc.rotary, `zc.context_ring = ranks`: the op runs on this rank's tokens (two
+/// chunks of the sequence) at their global positions, attention passing key/value blocks
+/// around the context ranks.
+constexpr llvm::StringLiteral kContextRingAttr = "zc.context_ring";
 constexpr llvm::StringLiteral kGradSumAttr = "zc.grad_sum";
 
 /// Set by zcc-recompute on the clones it puts in the backward pass.

@@ -84,8 +84,9 @@ struct DriverOptions {
   cl::opt<std::string> contextParallelMode{
       "cp-mode",
       cl::desc("Attention under --cp: ulysses (DeepSpeed-Ulysses: an all-to-all to 1/cp of the heads over the "
-               "whole sequence; heads and key/value heads must divide by --cp) or auto (ulysses; ring attention "
-               "is not implemented yet)"),
+               "whole sequence; heads and key/value heads must divide by --cp), ring (ring attention: key/value "
+               "blocks passed around the context ranks while the current one is computed; CPU backend) or auto "
+               "(ulysses where the heads divide: fewer bytes; else ring)"),
       cl::init("auto"), cl::cat(category)};
   cl::opt<bool> noSequenceParallel{
       "no-sequence-parallel",
@@ -398,6 +399,11 @@ int zcc::runZccMain(int argc, char **argv) {
   std::string problem = zc::checkPipelineOptions(pipeline);
   if (problem.empty() && options.target != "cpu" && options.target != "cuda")
     problem = "--target must be cpu or cuda, got " + options.target;
+  if (problem.empty() && options.target == "cuda" && options.contextParallel > 1) {
+    if (options.contextParallelMode == "ring")
+      problem = "--cp-mode ring has no CUDA kernels yet: use --cp-mode ulysses with --target cuda";
+    pipeline.contextParallelMode = "ulysses"; // auto: the one the CUDA backend runs
+  }
 #ifndef ZCC_HAVE_CUDA_BACKEND
   if (problem.empty() && options.target == "cuda")
     problem = "this zcc was built without the CUDA backend (no CUDA toolkit, NCCL or MPI at build time)";

@@ -14,15 +14,16 @@ inline namespace ZRT_ISA {
 
 /// Every head of every position rotated by its angles (`inverse`: by minus them, the
 /// gradient). The cosines and sines of the T x D/2 angles are computed once per call, as
-/// Hugging Face computes its table once per forward.
+/// Hugging Face computes its table once per forward. Token t is at position t, or at
+/// positions[t] (context parallelism: a rank's tokens are chunks of the sequence).
 template <class T>
 void rotary(const T *x, T *y, int64_t batch, int64_t time, int64_t channels, int64_t heads, double theta,
-            bool inverse) {
+            bool inverse, const int64_t *positions = nullptr) {
   const int64_t headDim = channels / heads, half = headDim / 2;
   std::vector<float> cosines(time * half), sines(time * half);
   parallelFor(time, 16, [&](int64_t t) {
     for (int64_t i = 0; i < half; ++i) {
-      float angle = math::rotaryAngle(t, i, headDim, theta);
+      float angle = math::rotaryAngle(positions ? positions[t] : t, i, headDim, theta);
       cosines[t * half + i] = std::cos(angle);
       sines[t * half + i] = std::sin(angle);
     }

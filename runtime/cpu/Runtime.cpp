@@ -309,6 +309,23 @@ void zrt_set_context(int32_t cp) {
   const int coordinate = data->rank();
   s.context = data->split(coordinate / cp, coordinate % cp);
 }
+int64_t zrt_ring_exchange_start(int32_t axis, const void *send, void *recv, int64_t bytes, int32_t to,
+                                int32_t from) {
+  RuntimeState &s = current("zrt_ring_exchange_start");
+  Communicator *group = groupOf(s, axis, "zrt_ring_exchange_start");
+  if (bytes < 0 || to < 0 || to >= group->size() || from < 0 || from >= group->size())
+    fatal("zrt_ring_exchange_start", "%lld bytes to rank %d from rank %d of a group of %d", static_cast<long long>(bytes),
+          to, from, group->size());
+  s.counters.calls[ZRT_COUNTER_RING] += 1;
+  s.counters.bytes_sent[ZRT_COUNTER_RING] += bytes;
+  // On the communication thread: the send is copied out, then the receive waits for the peer's.
+  return s.stream->enqueue([=] {
+    TraceScope trace("zrt_ring_exchange", TraceTrack::Communication, bytes);
+    group->sendAsync(send, bytes, to);
+    group->recv(recv, bytes, from);
+    group->flushSends();
+  });
+}
 void zrt_all_to_all_on(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count) {
   runBlocking(args(Collective::AllToAll, dtype, send, recv, count, 0, 0, -1, axis));
 }

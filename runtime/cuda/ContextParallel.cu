@@ -86,3 +86,24 @@ void zrt_context_exchange(int32_t axis, int32_t dtype, const void *x, void *y, i
 }
 
 } // extern "C"
+
+// Ring attention (--cp-mode ring) has no CUDA kernels yet: zcc refuses --cp-mode ring with
+// --target cuda, and a train.bin that calls these anyway stops with the reason.
+extern "C" {
+
+int64_t zrt_ring_exchange_start(int32_t, const void *, void *, int64_t, int32_t, int32_t) {
+  fatal("zrt_ring_exchange_start", "ring attention is not implemented on the CUDA backend: use --cp-mode ulysses");
+}
+void zrt_ring_attention(int32_t, const void *, const void *, const void *, void *, int64_t, int64_t, int64_t, int64_t,
+                        int64_t, int32_t) {
+  fatal("zrt_ring_attention", "ring attention is not implemented on the CUDA backend: use --cp-mode ulysses");
+}
+void zrt_ring_attention_grad(int32_t, const void *, const void *, const void *, const void *, void *, void *, void *,
+                             int64_t, int64_t, int64_t, int64_t, int64_t, int32_t) {
+  fatal("zrt_ring_attention_grad", "ring attention is not implemented on the CUDA backend: use --cp-mode ulysses");
+}
+void zrt_rotary_context(int32_t, int32_t, const void *, void *, int64_t, int64_t, int64_t, int64_t, double, int32_t) {
+  fatal("zrt_rotary_context", "ring attention is not implemented on the CUDA backend: use --cp-mode ulysses");
+}
+
+} // extern "C"

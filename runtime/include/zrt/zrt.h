@@ -44,11 +44,12 @@ enum { ZRT_MATMUL_PLAIN = 0, ZRT_MATMUL_CROSS_ENTROPY = 1, ZRT_MATMUL_ROW = 9 };
 /// follow the ring algorithms: all_gather and reduce_scatter (N-1) x shard bytes,
 /// all_reduce 2 (N-1)/N x buffer bytes, broadcast the buffer from the root; a send its bytes.
 /// Counters by kind: 0 all-gather, 1 reduce-scatter, 2 all-reduce, 3 broadcast, 4 all-to-all,
-/// 5 pipeline sends (ZRT_COUNTER_PIPE).
+/// 5 pipeline sends (ZRT_COUNTER_PIPE), 6 ring attention's sends (ZRT_COUNTER_RING).
 #define ZRT_COUNTER_PIPE 5
+#define ZRT_COUNTER_RING 6
 typedef struct zrt_counters {
-  int64_t calls[6];
-  int64_t bytes_sent[6];
+  int64_t calls[7];
+  int64_t bytes_sent[7];
   double wait_seconds;       /* compute thread blocked in zrt_wait / blocking collectives */
   int64_t arena_bytes;       /* size of the arena */
   int64_t arena_high_water;  /* largest offset + bytes handed out by zrt_arena_ptr */
