@@ -77,7 +77,18 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
       plan.regatherBytes += bytes;
   };
   fn.walk([&](Operation *op) {
-    if (isa<CpToHeadsOp, CpToTokensOp>(op)) { // each rank sends all but its own of `ranks` blocks
+    if (auto ring = op->getAttrOfType<IntegerAttr>(kContextRingAttr); ring && isa<CausalAttentionOp, CausalAttentionGradOp>(op)) {
+      // Ring attention: the forward sends its key/value block on C - 1 times; the gradient
+      // recomputes that, then sends the block with its f32 key/value gradients C times (home).
+      const int64_t ranks = ring.getInt();
+      RankedTensorType key = tensorOf(op->getOperand(isa<CausalAttentionOp>(op) ? 1 : 2));
+      const int64_t kv = 2 * key.getNumElements(), block = kv * elementBytes(key);
+      int64_t bytes = (ranks - 1) * block;
+      if (isa<CausalAttentionGradOp>(op))
+        bytes += ranks * (block + kv * 4);
+      plan.contextCommBytes += times * bytes;
+      plan.commBytes += times * bytes;
+    } else if (isa<CpToHeadsOp, CpToTokensOp>(op)) { // each rank sends all but its own of `ranks` blocks
       auto ranks = op->getAttrOfType<IntegerAttr>("ranks").getInt();
       RankedTensorType in = tensorOf(op->getOperand(0));
       int64_t bytes = times * (ranks - 1) * in.getNumElements() / ranks * elementBytes(in);
@@ -275,8 +286,11 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
     ModuleOp module = getOperation();
     Plan plan;
     int64_t contextRanks = 1;
-    if (auto cp = module->getAttrOfType<DictionaryAttr>("zc.context_parallel"))
+    std::string contextMode = "none";
+    if (auto cp = module->getAttrOfType<DictionaryAttr>("zc.context_parallel")) {
       contextRanks = cp.getAs<IntegerAttr>("ranks").getInt();
+      contextMode = cp.getAs<StringAttr>("mode").getValue().str();
+    }
     for (ParamOp param : module.getOps<ParamOp>()) {
       ParamSharding s = ParamSharding::of(param);
       plan.paramTensors += 1;
@@ -402,7 +416,8 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       llvm::json::Object report{
           {"mesh", std::move(mesh)},
           {"context_parallel", llvm::json::Object{{"all_to_all", plan.contextAllToAlls},
-                                                  {"comm_bytes", plan.contextCommBytes}}},
+                                                  {"comm_bytes", plan.contextCommBytes},
+                                                  {"mode", contextMode}}},
           {"tensor_parallel",
            llvm::json::Object{{"all_reduce", plan.tensorAllReduces},
                               {"all_gather", plan.tensorAllGathers},
@@ -481,7 +496,12 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
           os << "  mesh                       tp " << tensorParallel << " x cp " << contextRanks << " x pp "
              << pipelineParallel << " x dp " << worldSize / (tensorParallel * pipelineParallel * contextRanks)
              << " (" << worldSize << " ranks; tensor fastest, then context, then data, then pipeline)\n"
-             << "    context parallelism (DeepSpeed-Ulysses): all_to_all " << plan.contextAllToAlls
+             << "    context parallelism ("
+             << (module->getAttrOfType<DictionaryAttr>("zc.context_parallel").getAs<StringAttr>("mode").getValue() ==
+                         "ring"
+                     ? "ring attention"
+                     : "DeepSpeed-Ulysses")
+             << "): all_to_all " << plan.contextAllToAlls
              << ", comm_bytes " << plan.contextCommBytes << "\n";
         else
           os << "  mesh                       tp " << tensorParallel << " x pp " << pipelineParallel << " x dp "

@@ -9,8 +9,10 @@
    one rank even with --recompute full, and compiles at --cp 4 (bench/long_context_bench.sh
    trains it).
 3. Traffic: Ulysses' all-to-alls send (C-1)/C of each exchanged tensor: q, k and v to heads and
-   attention's output back, forward and backward, per micro-batch; the report against that
-   formula, and train.bin's counters (a few steps of the GPT example) against the report.
+   attention's output back, forward and backward, per micro-batch; ring attention sends its
+   key/value block C-1 times forward, and in the gradient C-1 times more (the recomputed
+   statistics) and C times with its f32 gradients; the report against those formulas, and
+   train.bin's counters (a few steps of the GPT example, both modes) against the report.
 4. Checkpoints: a --cp 2 checkpoint converts to 2 data-parallel ranks (zcc-ckpt reshard; the files
    are the same, ZeRO shards over data x context ranks) and resumes there, bitwise on the loss.
 
@@ -36,6 +38,18 @@ def exchanged_bytes(model_text, cp):
         total += 2 * elements * 4 * (cp - 1) // (cp * cp)  # forward and backward, fp32
     return total
 
+def ring_bytes(model_text, cp):
+    """Per rank and step, ring attention: the forward passes this rank's key/value block (1/C of
+    the tokens) on C-1 times; the gradient recomputes that and passes the block with its f32
+    gradients C times (home)."""
+    total = 0
+    for m in re.finditer(r"zc\.causal_attention %\S+, %\S+, %\S+ heads (\d+)(?: kv_heads (\d+))? : "
+                         r"tensor<([0-9x]+)xf32>(?:, tensor<([0-9x]+)xf32>)?", model_text):
+        kv = [int(d) for d in (m.group(4) or m.group(3)).split("x")]
+        block = 2 * kv[0] * kv[1] * kv[2] // cp * 4  # k and v, fp32
+        total += 2 * (cp - 1) * block + cp * 2 * block
+    return total
+
 def main():
     zcc, zcc_ckpt, gen_gpt, gen_llama, gpt_example, data = sys.argv[1:7]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -53,8 +67,11 @@ def main():
                    ["--grad-accum", "2"]),
                   ("gpt-16k", generate("gpt16k", gen_gpt, "--layers", "2", "--dim", "256", "--heads", "4",
                                        "--context", "16384", "--batch", "1"), 4, [])]
+        # Ring attention at the shakespeare-char shape too: its blocks are this rank's tokens.
+        models.append(("gpt-ring", models[0][1], 2, ["--grad-accum", "2", "--cp-mode", "ring"]))
         for name, model, cp, flags in models:
-            one, _ = compile_report(zcc, model, os.path.join(work, name + "-1.bin"), *flags)
+            ring = "ring" in flags
+            one, _ = compile_report(zcc, model, os.path.join(work, name + "-1.bin"), *flags[:2])
             split, _ = compile_report(zcc, model, os.path.join(work, f"{name}-cp{cp}.bin"),
                                       "--world-size", str(cp), "--cp", str(cp), *flags)
             ratio = split["activation_peak_bytes"] / one["activation_peak_bytes"]
@@ -64,10 +81,10 @@ def main():
                 failures.append(f"{name}: --cp {cp} leaves {ratio:.3f}x of one rank's activations (> 1.1/{cp})")
             if split["mesh"].get("cp") != cp:
                 failures.append(f"{name}: report mesh {split['mesh']}")
-            expected = exchanged_bytes(open(model).read(), cp)
+            expected = (ring_bytes if ring else exchanged_bytes)(open(model).read(), cp)
             got = split["context_parallel"]["comm_bytes"]
-            print(f"  all-to-all bytes per step {got} (formula {expected}), {split['context_parallel']['all_to_all']} "
-                  f"exchanges")
+            print(f"  context-parallel bytes per step {got} (formula {expected}), {split['context_parallel']['all_to_all']} "
+                  f"all-to-alls")
             if got != expected:
                 failures.append(f"{name}: context-parallel bytes {got}, formula {expected}")
         # The budget one rank cannot meet, even recomputing everything.
@@ -84,6 +101,15 @@ def main():
 
         # train.bin's counters against the report, and a checkpoint from cp 2 resumed on dp 2.
         cp2, dp2 = os.path.join(work, "cp2.bin"), os.path.join(work, "dp2.bin")
+        ring2 = os.path.join(work, "ring2.bin")
+        ring_report, _ = compile_report(zcc, gpt_example, ring2, "--world-size", "2", "--cp", "2", "--cp-mode", "ring")
+        ring_log = os.path.join(work, "ring.jsonl")
+        subprocess.run(["mpirun", "-np", "2", ring2, "--data", data, "--steps", "3", "--log-every", "1",
+                        "--log-json", ring_log], check=True, env=env, stdout=subprocess.DEVNULL)
+        sent = [json.loads(line) for line in open(ring_log)][-1]["comm_bytes"]
+        print(f"cp 2 ring GPT example: train.bin sent {sent} B/step (report {ring_report['comm_bytes']})")
+        if sent != ring_report["comm_bytes"]:
+            failures.append(f"ring: train.bin sent {sent} B/step, the report says {ring_report['comm_bytes']}")
         report, _ = compile_report(zcc, gpt_example, cp2, "--world-size", "2", "--cp", "2", "--zero-stage", "3")
         subprocess.run([zcc, gpt_example, "-o", dp2, "--world-size", "2", "--zero-stage", "3"], check=True)
         ckpt, log = os.path.join(work, "ckpt"), os.path.join(work, "log.jsonl")
