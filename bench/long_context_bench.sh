@@ -28,7 +28,7 @@ echo "| cp | mode | longest context | arena B/rank | activation peak B/rank | st
 echo "|---|---|---|---|---|---|---|"
 for cp in 1 2 4; do
   for mode in ulysses ring; do
-    [ "$cp" = 1 ] && [ "$mode" = ring ] && continue
+    if [ "$cp" = 1 ] && [ "$mode" = ring ]; then continue; fi
     best=0
     for context in 1024 2048 4096 8192 16384 32768 65536; do
       python3 examples/gen_gpt.py "${gen[@]}" --context "$context" --batch 1 > "$work/model.mlir"
@@ -46,7 +46,7 @@ for cp in 1 2 4; do
     exe="$work/c$best.bin" log="$work/log.jsonl"
     rm -f "$log"
     launch=()
-    [ "$cp" -gt 1 ] && launch=(mpirun -np "$cp")
+    if [ "$cp" -gt 1 ]; then launch=(mpirun -np "$cp"); fi
     "${launch[@]}" "$exe" --synthetic --steps "$steps" --log-every 1 --log-json "$log" > "$work/out.txt" 2>&1
     python3 - "$exe.report.json" "$log" "$cp" "$mode" "$best" <<'EOF'
 import json, statistics, sys

@@ -88,6 +88,9 @@ int64_t idRange(Value v) {
     if (auto view = dyn_cast<ReshapeOp>(user))
       if (int64_t range = idRange(view.getResult()))
         return range;
+    if (auto part = dyn_cast<CpShardOp>(user)) // a context rank's tokens of the ids
+      if (int64_t range = idRange(part.getResult()))
+        return range;
   }
   return 0;
 }
