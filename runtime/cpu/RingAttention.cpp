@@ -17,6 +17,7 @@
 
 #include "core/Error.h"
 #include "core/Trace.h"
+#include "zrt/KernelMath.h"
 #include "cpu/Parallel.h"
 #include "cpu/Rotary.h"
 #include "cpu/Sgemm.h"
@@ -61,11 +62,17 @@ template <class T> void load(const T *x, int64_t width, int64_t col, int64_t row
       out[i * D + d] = static_cast<float>(x[(row0 + i) * width + col + d]);
 }
 
-/// Scores of query chunk rows against key chunk rows, scaled; columns past `visible(i)` are
-/// masked on the diagonal pair (the same chunk: key j visible to query i when j <= i).
-void scores(const float *q, const float *k, int64_t half, int64_t D, float scale, float *s) {
-  sgemm("zrt_ring_attention", false, true, half, half, D, q, D, k, D, 0.0f, s, half);
-  for (int64_t i = 0; i < half * half; ++i)
+/// Query rows per block: a block's scores (kRows x a chunk's keys) stay in cache between the
+/// GEMMs and the softmax.
+constexpr int64_t kRows = 64;
+
+/// The scaled scores of `rows` queries against `keys` keys: s is rows x keys. On a diagonal
+/// pair (query and key chunk the same) row i of a block at i0 sees keys 0..i0 + i only, so the
+/// block needs keys = i0 + rows of them.
+void scores(const float *q, const float *k, int64_t rows, int64_t keys, int64_t D, float scale, float *s) {
+  sgemm("zrt_ring_attention", false, true, rows, keys, D, q, D, k, D, 0.0f, s, keys);
+#pragma omp simd
+  for (int64_t i = 0; i < rows * keys; ++i)
     s[i] *= scale;
 }
 
@@ -94,30 +101,37 @@ void ringForward(const Ring &ring, const Shape &s, const T *q, const T *k, const
     const T *kb = current.data(), *vb = current.data() + kvElements;
     parallelFor(s.B * s.G, 1, [&](int64_t bg) {
       const int64_t b = bg / s.G, g = bg % s.G;
-      std::vector<float> qh(half * D), kh(half * D), vh(half * D), p(half * half);
+      // This block's keys and values of the group's head, both chunks, loaded once.
+      std::vector<float> qh(half * D), kh(2 * half * D), vh(2 * half * D), p(kRows * half);
+      load(kb + b * s.L * s.Ckv, s.Ckv, g * D, 0, 2 * half, D, kh.data());
+      load(vb + b * s.L * s.Ckv, s.Ckv, g * D, 0, 2 * half, D, vh.data());
       for (int64_t h = g * s.group(); h < (g + 1) * s.group(); ++h)
-        for (int qa = 0; qa < 2; ++qa)
+        for (int qa = 0; qa < 2; ++qa) {
+          load(q + b * s.L * s.C, s.C, h * D, qa * half, half, D, qh.data());
           for (int ka = 0; ka < 2; ++ka) {
             const int64_t qc = ring.chunk(ring.rank, qa), kc = ring.chunk(source, ka);
             if (kc > qc)
               continue; // every key after every query
-            load(q + b * s.L * s.C, s.C, h * D, qa * half, half, D, qh.data());
-            load(kb + b * s.L * s.Ckv, s.Ckv, g * D, ka * half, half, D, kh.data());
-            load(vb + b * s.L * s.Ckv, s.Ckv, g * D, ka * half, half, D, vh.data());
-            scores(qh.data(), kh.data(), half, D, scale, p.data());
-            const int64_t row0 = (b * s.H + h) * s.L + qa * half;
-            for (int64_t i = 0; i < half; ++i) {
-              float *pr = p.data() + i * half;
-              const int64_t visible = kc == qc ? i + 1 : half;
+            const bool diagonal = kc == qc;
+            for (int64_t i0 = 0; i0 < half; i0 += kRows) {
+            const int64_t rows = std::min(kRows, half - i0), keys = diagonal ? i0 + rows : half;
+            scores(qh.data() + i0 * D, kh.data() + ka * half * D, rows, keys, D, scale, p.data());
+            const int64_t row0 = (b * s.H + h) * s.L + qa * half + i0;
+            for (int64_t i = 0; i < rows; ++i) {
+              float *pr = p.data() + i * keys;
+              const int64_t visible = diagonal ? i0 + i + 1 : half;
               float blockMax = -std::numeric_limits<float>::infinity();
               for (int64_t j = 0; j < visible; ++j)
                 blockMax = std::max(blockMax, pr[j]);
               const float mOld = m[row0 + i], mNew = std::max(mOld, blockMax);
               const float alpha = std::exp(mOld - mNew); // 0 for the first block seen
               float sum = 0;
-              for (int64_t j = 0; j < visible; ++j)
-                sum += pr[j] = std::exp(pr[j] - mNew);
-              for (int64_t j = visible; j < half; ++j)
+#pragma omp simd reduction(+ : sum)
+              for (int64_t j = 0; j < visible; ++j) {
+                pr[j] = math::vexp(pr[j] - mNew);
+                sum += pr[j];
+              }
+              for (int64_t j = visible; j < keys; ++j)
                 pr[j] = 0;
               m[row0 + i] = mNew;
               l[row0 + i] = l[row0 + i] * alpha + sum;
@@ -125,9 +139,11 @@ void ringForward(const Ring &ring, const Shape &s, const T *q, const T *k, const
               for (int64_t d = 0; d < D; ++d)
                 a[d] *= alpha;
             }
-            sgemm("zrt_ring_attention", false, false, half, D, half, p.data(), half, vh.data(), D, 1.0f,
-                  acc.data() + ((b * s.H + h) * s.L + qa * half) * D, D);
+            sgemm("zrt_ring_attention", false, false, rows, D, keys, p.data(), keys, vh.data() + ka * half * D, D,
+                  1.0f, acc.data() + row0 * D, D);
+            }
           }
+        }
     });
     if (handle >= 0)
       zrt_wait(handle);
@@ -181,7 +197,7 @@ void backward(const Ring &ring, const Shape &s, const T *dout, const T *q, const
     auto *kb = reinterpret_cast<const T *>(dvb + kvElements), *vb = kb + kvElements;
     parallelFor(s.B * s.G, 1, [&](int64_t bg) {
       const int64_t b = bg / s.G, g = bg % s.G;
-      std::vector<float> qh(half * D), gh(half * D), kh(half * D), vh(half * D), p(half * half), ds(half * half);
+      std::vector<float> qh(half * D), gh(half * D), kh(half * D), vh(half * D), p(kRows * half), ds(kRows * half);
       std::vector<float> dkh(half * D), dvh(half * D);
       for (int ka = 0; ka < 2; ++ka) {
         const int64_t kc = ring.chunk(source, ka);
@@ -196,26 +212,32 @@ void backward(const Ring &ring, const Shape &s, const T *dout, const T *q, const
               continue;
             load(q + b * s.L * s.C, s.C, h * D, qa * half, half, D, qh.data());
             load(dout + b * s.L * s.C, s.C, h * D, qa * half, half, D, gh.data());
-            scores(qh.data(), kh.data(), half, D, scale, p.data());
-            const int64_t row0 = (b * s.H + h) * s.L + qa * half;
+            const bool diagonal = kc == qc;
+            for (int64_t i0 = 0; i0 < half; i0 += kRows) {
+            const int64_t rows = std::min(kRows, half - i0), keys = diagonal ? i0 + rows : half;
+            const float *qb = qh.data() + i0 * D, *gb = gh.data() + i0 * D;
+            scores(qb, kh.data(), rows, keys, D, scale, p.data());
+            const int64_t row0 = (b * s.H + h) * s.L + qa * half + i0;
             // P = exp(S - lse), zero where masked; dP = dO V^T; dS = P (dP - delta) scale.
-            sgemm("zrt_ring_attention_grad", false, true, half, half, D, gh.data(), D, vh.data(), D, 0.0f,
-                  ds.data(), half);
-            for (int64_t i = 0; i < half; ++i) {
-              const int64_t visible = kc == qc ? i + 1 : half;
-              float *pr = p.data() + i * half, *dr = ds.data() + i * half;
-              for (int64_t j = 0; j < half; ++j) {
-                pr[j] = j < visible ? std::exp(pr[j] - lse[row0 + i]) : 0.0f;
-                dr[j] = pr[j] * (dr[j] - delta[row0 + i]) * scale;
+            sgemm("zrt_ring_attention_grad", false, true, rows, keys, D, gb, D, vh.data(), D, 0.0f, ds.data(), keys);
+            for (int64_t i = 0; i < rows; ++i) {
+              const int64_t visible = diagonal ? i0 + i + 1 : half;
+              float *pr = p.data() + i * keys, *dr = ds.data() + i * keys;
+              const float rowLse = lse[row0 + i], rowDelta = delta[row0 + i];
+#pragma omp simd
+              for (int64_t j = 0; j < visible; ++j) {
+                pr[j] = math::vexp(pr[j] - rowLse);
+                dr[j] = pr[j] * (dr[j] - rowDelta) * scale;
               }
+              for (int64_t j = visible; j < keys; ++j)
+                pr[j] = dr[j] = 0.0f;
             }
-            // dQ += dS K; dK += dS^T Q; dV += P^T dO.
-            sgemm("zrt_ring_attention_grad", false, false, half, D, half, ds.data(), half, kh.data(), D, 1.0f,
+            // dQ += dS K; dK += dS^T Q; dV += P^T dO (the block's keys only).
+            sgemm("zrt_ring_attention_grad", false, false, rows, D, keys, ds.data(), keys, kh.data(), D, 1.0f,
                   dqAcc.data() + row0 * D, D);
-            sgemm("zrt_ring_attention_grad", true, false, half, D, half, ds.data(), half, qh.data(), D, 1.0f,
-                  dkh.data(), D);
-            sgemm("zrt_ring_attention_grad", true, false, half, D, half, p.data(), half, gh.data(), D, 1.0f,
-                  dvh.data(), D);
+            sgemm("zrt_ring_attention_grad", true, false, keys, D, rows, ds.data(), keys, qb, D, 1.0f, dkh.data(), D);
+            sgemm("zrt_ring_attention_grad", true, false, keys, D, rows, p.data(), keys, gb, D, 1.0f, dvh.data(), D);
+            }
           }
         for (int64_t i = 0; i < half; ++i)
           for (int64_t d = 0; d < D; ++d) {
