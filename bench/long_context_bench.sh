@@ -9,8 +9,10 @@
 # arena train.bin allocates: what a rank needs). Each fitting maximum then trains STEPS steps of
 # --synthetic tokens; the step time is the median of the steps after the first. Ranks beyond
 # the cores are oversubscribed (the table says how many cores), so compare step times within a
-# row's machine only. PyTorch's torch.distributed.tensor.experimental.context_parallel is the
-# peer to add here (it patches the CUDA SDPA kernels; its CPU path is not measured yet).
+# row's machine only. No peer row: PyTorch's torch.distributed.tensor.experimental.context_parallel
+# (torch 2.15, gloo) stops on the CPU with "Operator aten._scaled_dot_product_flash_attention_for_cpu
+# .default does not have a sharding strategy registered": its ring dispatches the CUDA SDPA
+# kernels only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 budget=${1:-256M}; steps=${2:-3}
