@@ -1,5 +1,6 @@
-// RUN: zcc-opt %s -split-input-file -zcc-context-parallel="ranks=2" -verify-diagnostics | FileCheck %s
-// RUN: zcc-opt %s -split-input-file -zcc-context-parallel="ranks=2" -zcc-autodiff -verify-diagnostics | FileCheck %s --check-prefix=STEP
+// RUN: zcc-opt %s -split-input-file -zcc-context-parallel="ranks=2" | FileCheck %s
+// RUN: zcc-opt %s -split-input-file -zcc-context-parallel="ranks=2" -zcc-autodiff | FileCheck %s --check-prefix=STEP
+// RUN: zcc-opt %s -split-input-file -zcc-context-parallel="ranks=2 mode=ring" -zcc-autodiff | FileCheck %s --check-prefix=RING
 
 // Tests a GPT block over 2 context ranks: the ids and targets are cut to this rank's two chunks
 // (8 tokens -> 4), the position table likewise (a bias over the flattened tokens), the norms,
@@ -94,14 +95,29 @@ zc.forward @rotary(%x: tensor<1x8x8xf32> {zc.input = "features"}, %y: tensor<1x8
 
 // -----
 
-// Tests that attention needing heads that do not divide is a located error.
+// Tests auto's choice where the heads do not divide (3 over 2 ranks): the ring, every head on
+// every rank, the attention and its gradient marked.
 
 zc.param @w : tensor<6x6xf32> = #zc.normal<std = 0.02>
+// CHECK: module attributes {zc.context_parallel = {mode = "ring", ranks = 2 : i64}}
+// CHECK-LABEL: zc.forward @odd_heads
 zc.forward @odd_heads(%x: tensor<1x8x6xf32> {zc.input = "features"}, %y: tensor<1x8x6xf32> {zc.input = "values"}) -> tensor<f32> {
   %w = zc.param_ref @w : tensor<6x6xf32>
   %q = zc.matmul %x, %w : tensor<1x8x6xf32>, tensor<6x6xf32> -> tensor<1x8x6xf32>
-  // expected-error @+1 {{'zc.causal_attention' op cannot run on a part of the sequence (--cp 2): 3 heads (key/value heads too) do not split over the context ranks (DeepSpeed-Ulysses needs them to)}}
+  // CHECK-NOT: zc.cp_to_heads
+  // CHECK: zc.causal_attention %{{.+}}, %{{.+}}, %{{.+}} heads 3 {zc.context_ring = 2 : i64} : tensor<1x4x6xf32>
   %a = zc.causal_attention %q, %q, %q heads 3 : tensor<1x8x6xf32>
   %loss = zc.mse %a, %y : tensor<1x8x6xf32> -> tensor<f32>
   zc.return %loss : tensor<f32>
 }
+
+// Ring mode on the GPT block and the rotary one: no exchange of heads; attention, its
+// gradient and the rotary embedding (both ways) run on this rank's tokens, marked.
+// RING-LABEL: func.func @gpt_step
+// RING-NOT: zc.cp_to_heads
+// RING: zc.causal_attention {{.+}} heads 2 {zc.context_ring = 2 : i64} : tensor<2x4x8xf32>
+// RING: zc.causal_attention_grad {{.+}}zc.context_ring = 2
+// RING-LABEL: func.func @rotary_step
+// RING: zc.rotary %{{.+}} heads 4 theta 1.000000e+04 {zc.context_ring = 2 : i64} : tensor<1x4x8xf32>
+// RING: zc.causal_attention {{.+}} heads 4 kv_heads 2 {zc.context_ring = 2 : i64}
+// RING: zc.rotary %{{.+}} heads 4 theta 1.000000e+04 inverse {zc.context_ring = 2 : i64}
