@@ -371,22 +371,15 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                                         I64(numel(o.getInput()))});
         return success();
       })
-      .Case([&](CpShardOp o) { // any element type: moved as bytes
-        RankedTensorType whole = tensorOf(o.getInput());
-        int64_t axis = static_cast<int64_t>(o.getAxis());
+      .Case<CpShardOp, CpUnshardOp>([&](Operation *o) { // any element type: moved as bytes
+        bool inverse = isa<CpUnshardOp>(o);
+        RankedTensorType whole = tensorOf(inverse ? o->getResult(0) : o->getOperand(0));
+        int64_t axis = o->getAttrOfType<IntegerAttr>("axis").getInt();
         auto [outer, inner] = aroundAxis(whole, axis);
+        Value wholeBuffer = inverse ? p[1] : p[0], part = inverse ? p[0] : p[1];
         call(b, "zrt_context_chunks", {I32(static_cast<int32_t>(MeshAxis::context)),
-                                       I64(whole.getElementTypeBitWidth() / 8), p[0], p[1], I64(outer),
-                                       I64(whole.getDimSize(axis)), I64(inner), I32(0)});
-        return success();
-      })
-      .Case([&](CpUnshardOp o) {
-        RankedTensorType whole = tensorOf(o.getResult());
-        int64_t axis = static_cast<int64_t>(o.getAxis());
-        auto [outer, inner] = aroundAxis(whole, axis);
-        call(b, "zrt_context_chunks", {I32(static_cast<int32_t>(MeshAxis::context)),
-                                       I64(whole.getElementTypeBitWidth() / 8), p[1], p[0], I64(outer),
-                                       I64(whole.getDimSize(axis)), I64(inner), I32(1)});
+                                       I64(whole.getElementTypeBitWidth() / 8), wholeBuffer, part, I64(outer),
+                                       I64(whole.getDimSize(axis)), I64(inner), I32(inverse)});
         return success();
       })
       .Case<CpToHeadsOp, CpToTokensOp>([&](Operation *op) {

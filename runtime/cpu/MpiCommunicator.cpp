@@ -118,6 +118,25 @@ public:
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
+  /// Calls fn(c0, len, spread) for each stretch [c0, c0 + len) of a block of a.count elements:
+  /// `spread` is one value of len elements whose extent is a whole block, so the stretch of
+  /// rank (or peer) r lands r blocks further on (the all-gather's and all-to-all's over-long
+  /// blocks).
+  template <class F>
+  void forEachStretch(const CollectiveArgs &a, MPI_Datatype type, int64_t size, int64_t chunk, const char *call,
+                      F &&fn) {
+    for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {
+      const int len = static_cast<int>(std::min(chunk, a.count - c0));
+      MPI_Datatype stretch, spread;
+      mpiCheck(MPI_Type_contiguous(len, type, &stretch), call);
+      mpiCheck(MPI_Type_create_resized(stretch, 0, static_cast<MPI_Aint>(a.count * size), &spread), call);
+      mpiCheck(MPI_Type_commit(&spread), call);
+      fn(c0, len, spread);
+      MPI_Type_free(&spread);
+      MPI_Type_free(&stretch);
+    }
+  }
+
   /// MPI's counts are int. A collective of more elements per rank than that runs as several,
   /// each over one stretch of every rank's block, in the same order on every rank (an empty
   /// one moves nothing and makes no call: every rank agrees on the count).
@@ -137,20 +156,11 @@ public:
                  call);
         return;
       }
-      // Stretch [c0, c0 + len) of every rank's block: received as one value of a type of len
-      // elements whose extent is a whole block, so rank r's stretch lands r blocks further on.
-      for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {
-        const int len = static_cast<int>(std::min(chunk, a.count - c0));
-        MPI_Datatype stretch, spread;
-        mpiCheck(MPI_Type_contiguous(len, type, &stretch), call);
-        mpiCheck(MPI_Type_create_resized(stretch, 0, static_cast<MPI_Aint>(a.count * size), &spread), call);
-        mpiCheck(MPI_Type_commit(&spread), call);
+      forEachStretch(a, type, size, chunk, call, [&](int64_t c0, int len, MPI_Datatype spread) {
         mpiCheck(MPI_Allgather(inPlace ? MPI_IN_PLACE : send + c0 * size, len, type, recv + c0 * size, 1, spread,
                                comm_),
                  call);
-        MPI_Type_free(&spread);
-        MPI_Type_free(&stretch);
-      }
+      });
       return;
     }
     case Collective::ReduceScatter: {
@@ -192,18 +202,9 @@ public:
       }
       return;
     case Collective::AllToAll:
-      // Stretch [c0, c0 + len) of every block, as the all-gather's: one value of a type whose
-      // extent is a whole block per peer.
-      for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {
-        const int len = static_cast<int>(std::min(chunk, a.count - c0));
-        MPI_Datatype stretch, spread;
-        mpiCheck(MPI_Type_contiguous(len, type, &stretch), call);
-        mpiCheck(MPI_Type_create_resized(stretch, 0, static_cast<MPI_Aint>(a.count * size), &spread), call);
-        mpiCheck(MPI_Type_commit(&spread), call);
+      forEachStretch(a, type, size, chunk, call, [&](int64_t c0, int, MPI_Datatype spread) {
         mpiCheck(MPI_Alltoall(send + c0 * size, 1, spread, recv + c0 * size, 1, spread, comm_), call);
-        MPI_Type_free(&spread);
-        MPI_Type_free(&stretch);
-      }
+      });
       return;
     case Collective::Broadcast:
       for (int64_t c0 = 0; c0 < a.count; c0 += chunk) {

@@ -18,6 +18,7 @@
 #include "main/Data.h"
 #include "main/ModelInfo.h"
 #include "main/PipelineSchedule.h"
+#include "main/Preemption.h"
 #include "main/Checkpoint.h"
 #include "main/Weights.h"
 #include "zrt/bf16.h"
@@ -306,19 +307,6 @@ std::string scheduleText(const Flags &f) {
   return text;
 }
 
-/// Preemption: SIGTERM or SIGUSR1 (Slurm's --signal) asks every rank to stop after its step with a
-/// checkpoint; a second one stops at once.
-volatile std::sig_atomic_t preemptSignal = 0;
-
-void onPreemptSignal(int signal) {
-  if (preemptSignal) { // the second: no checkpoint, now
-    std::signal(signal, SIG_DFL);
-    std::raise(signal);
-    return;
-  }
-  preemptSignal = signal;
-}
-
 /// The model's values (whole tensors: a tensor-parallel rank keeps part of some).
 int64_t parameterCount(const ModelInfo &m) {
   int64_t n = 0;
@@ -395,9 +383,9 @@ int main(int argc, char **argv) {
   // A file-size limit (ulimit -f) reached while the NVMe store or a checkpoint is written is an
   // error the writer reports (EFBIG, with the file named), not a signal that kills the rank.
   std::signal(SIGXFSZ, SIG_IGN);
+  // Before anything starts a thread: SIGTERM and SIGUSR1 reach only the watcher's.
+  watchPreemptionSignals();
   Flags flags = parseFlags(argc, argv);
-  std::signal(SIGTERM, onPreemptSignal);
-  std::signal(SIGUSR1, onPreemptSignal);
   // A pipelined executable holds every stage; this rank runs the one of its pipeline coordinate.
   const int64_t stages = &zcc_stage_count ? zcc_stage_count : 1;
   std::vector<ModelInfo> stageModels;
@@ -772,7 +760,7 @@ int main(int argc, char **argv) {
     }
     before = now;
     // A rank that was signalled tells the others (one flag each); all stop here, together.
-    float signalled = static_cast<float>(preemptSignal), anySignal = 0;
+    float signalled = static_cast<float>(preemptionSignal()), anySignal = 0;
     zrt_host_all_reduce(ZRT_AXIS_WORLD, &signalled, &anySignal, 1, 0);
     const bool preempted = anySignal > 0 && step + 1 < flags.steps;
     if ((flags.ckptEvery > 0 && ((step + 1) % flags.ckptEvery == 0 || step + 1 == flags.steps)) ||

@@ -69,7 +69,7 @@ def main():
             last = stopped[-1] if stopped else 0
             if proc.returncode == 0 or f"stopped by a signal after step {last}" not in out:
                 failures.append(f"{case}: exit {proc.returncode}, last checkpoint {last}; stdout "
-                                f"{out.strip()[-300:]!r} stderr {err.strip()[-300:]!r}")
+                                f"{out.strip()[-300:]!r} stderr {err.strip()[-3000:]!r}")
                 continue
             if last >= STEPS:
                 failures.append(f"{case}: the run finished before the signal took effect")
