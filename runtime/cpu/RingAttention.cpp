@@ -10,6 +10,7 @@
 // query, masked on its diagonal, whole otherwise.
 #include "zrt/zrt.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,6 +20,7 @@
 #include "core/Trace.h"
 #include "zrt/KernelMath.h"
 #include "cpu/Parallel.h"
+#include "cpu/RingAttention.h"
 #include "cpu/Rotary.h"
 #include "cpu/Sgemm.h"
 
@@ -26,6 +28,8 @@ using namespace zrt;
 using namespace zrt::cpu;
 
 namespace {
+
+std::atomic<int64_t> scoresComputed{0};
 
 /// This rank's place in the ring and the chunk layout of its `tokens` local tokens.
 struct Ring {
@@ -70,6 +74,7 @@ constexpr int64_t kRows = 64;
 /// pair (query and key chunk the same) row i of a block at i0 sees keys 0..i0 + i only, so the
 /// block needs keys = i0 + rows of them.
 void scores(const float *q, const float *k, int64_t rows, int64_t keys, int64_t D, float scale, float *s) {
+  scoresComputed.fetch_add(rows * keys, std::memory_order_relaxed);
   sgemm("zrt_ring_attention", false, true, rows, keys, D, q, D, k, D, 0.0f, s, keys);
 #pragma omp simd
   for (int64_t i = 0; i < rows * keys; ++i)
@@ -266,6 +271,8 @@ void backward(const Ring &ring, const Shape &s, const T *dout, const T *q, const
 }
 
 } // namespace
+
+int64_t zrt::cpu::ringAttentionScores() { return scoresComputed.load(); }
 
 extern "C" {
 

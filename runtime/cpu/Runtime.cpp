@@ -26,6 +26,7 @@
 #include "cpu/Elementwise.h"
 #include "cpu/IsaKernels.h"
 #include "cpu/Matmul.h"
+#include "cpu/RingAttention.h"
 
 using namespace zrt;
 
@@ -374,6 +375,7 @@ void zrt_get_counters(void *out) {
   c.swap_read_bytes = nvme.bytesRead;
   c.swap_write_bytes = nvme.bytesWritten;
   c.swap_wait_seconds = nvme.waitSeconds;
+  c.ring_attention_scores = zrt::cpu::ringAttentionScores();
   std::memcpy(out, &c, sizeof(zrt_counters));
 }
 

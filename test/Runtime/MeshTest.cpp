@@ -117,6 +117,50 @@ TEST(Mesh, ContextChunksAndUlyssesExchange) {
   EXPECT_EQ(kept, static_cast<int64_t>(mine.size()) - (c == 0 ? 1 : 0)); // whole[0] is 0
 }
 
+TEST(Mesh, RingAttentionMatchesTheWholeSequence) {
+  // Every rank builds the whole sequence; each context rank runs the ring on its chunks, which
+  // must be its chunks of one rank's causal attention and gradient of the whole sequence; and
+  // every context rank computes as many scores (causal balance of the 2-chunk layout).
+  const int64_t B = 2, T = 8 * cp * 2, H = 4, G = 2, D = 8, C = H * D, Ckv = G * D, L = T / cp;
+  auto fill = [](std::vector<float> &x, float f) {
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = std::sin(f * static_cast<float>(i) + 0.3f);
+  };
+  std::vector<float> q(B * T * C), k(B * T * Ckv), v(B * T * Ckv), dout(B * T * C);
+  fill(q, 0.37f), fill(k, 0.23f), fill(v, 0.71f), fill(dout, 0.13f);
+  std::vector<float> out(q.size()), dq(q.size()), dk(k.size()), dv(v.size());
+  zrt_causal_attention(ZRT_DTYPE_F32, q.data(), k.data(), v.data(), out.data(), B, T, C, H, G);
+  zrt_causal_attention_grad(ZRT_DTYPE_F32, dout.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(),
+                            B, T, C, H, G);
+  auto part = [&](const std::vector<float> &whole, int64_t width) {
+    std::vector<float> mine(B * L * width);
+    zrt_context_chunks(ZRT_AXIS_CONTEXT, 4, whole.data(), mine.data(), B, T, width, 0);
+    return mine;
+  };
+  std::vector<float> ql = part(q, C), kl = part(k, Ckv), vl = part(v, Ckv), gl = part(dout, C);
+  std::vector<float> ol(ql.size()), dql(ql.size()), dkl(kl.size()), dvl(vl.size());
+  zrt_counters before{}, after{};
+  zrt_get_counters(&before);
+  zrt_ring_attention(ZRT_DTYPE_F32, ql.data(), kl.data(), vl.data(), ol.data(), B, L, C, H, G, ZRT_AXIS_CONTEXT);
+  zrt_ring_attention_grad(ZRT_DTYPE_F32, gl.data(), ql.data(), kl.data(), vl.data(), dql.data(), dkl.data(),
+                          dvl.data(), B, L, C, H, G, ZRT_AXIS_CONTEXT);
+  zrt_get_counters(&after);
+  auto near = [](const std::vector<float> &got, const std::vector<float> &want, const char *what) {
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 2e-5f * (1.f + std::fabs(want[i]))) << what << " element " << i;
+  };
+  near(ol, part(out, C), "out");
+  near(dql, part(dq, C), "dq");
+  near(dkl, part(dk, Ckv), "dk");
+  near(dvl, part(dv, Ckv), "dv");
+  float mine = static_cast<float>(after.ring_attention_scores - before.ring_attention_scores);
+  std::vector<float> all(cp);
+  zrt_host_all_gather(ZRT_AXIS_CONTEXT, &mine, all.data(), 1);
+  EXPECT_GT(mine, 0.f);
+  for (float other : all)
+    EXPECT_EQ(other, mine) << "context ranks computed different numbers of scores";
+}
+
 TEST(Mesh, PipelineStagesSendBothWaysAtOnce) {
   if (pp < 2)
     GTEST_SKIP() << "one pipeline stage";

@@ -56,6 +56,7 @@ typedef struct zrt_counters {
   int64_t swap_read_bytes;   /* NVMe store: bytes read and written by the swap schedule */
   int64_t swap_write_bytes;
   double swap_wait_seconds;  /* compute thread blocked in zrt_swap_wait */
+  int64_t ring_attention_scores; /* query-key scores ring attention computed (forward and gradient) */
 } zrt_counters;
 
 #define ZRT_VOID void
