@@ -399,11 +399,6 @@ int zcc::runZccMain(int argc, char **argv) {
   std::string problem = zc::checkPipelineOptions(pipeline);
   if (problem.empty() && options.target != "cpu" && options.target != "cuda")
     problem = "--target must be cpu or cuda, got " + options.target;
-  if (problem.empty() && options.target == "cuda" && options.contextParallel > 1) {
-    if (options.contextParallelMode == "ring")
-      problem = "--cp-mode ring has no CUDA kernels yet: use --cp-mode ulysses with --target cuda";
-    pipeline.contextParallelMode = "ulysses"; // auto: the one the CUDA backend runs
-  }
 #ifndef ZCC_HAVE_CUDA_BACKEND
   if (problem.empty() && options.target == "cuda")
     problem = "this zcc was built without the CUDA backend (no CUDA toolkit, NCCL or MPI at build time)";

@@ -63,6 +63,13 @@ public:
   virtual void sendAsync(const void *buf, int64_t bytes, int peer) = 0;
   virtual void recv(void *buf, int64_t bytes, int peer) = 0;
   virtual void flushSends() = 0;
+  /// Sends `bytes` of `send` to `to` and receives as many from `from` into `recv`, returning
+  /// when both are done (ring attention's step: every rank sends and receives at once).
+  virtual void sendRecv(const void *send, void *recv, int64_t bytes, int to, int from) {
+    sendAsync(send, bytes, to);
+    this->recv(recv, bytes, from);
+    flushSends();
+  }
   /// Stops every rank of the job; never returns.
   [[noreturn]] virtual void abortAll(int exitCode) = 0;
   virtual void finalize() = 0;

@@ -324,9 +324,7 @@ int64_t zrt_ring_exchange_start(int32_t axis, const void *send, void *recv, int6
   // On the communication thread: the send is copied out, then the receive waits for the peer's.
   return s.stream->enqueue([=] {
     TraceScope trace("zrt_ring_exchange", TraceTrack::Communication, bytes);
-    group->sendAsync(send, bytes, to);
-    group->recv(recv, bytes, from);
-    group->flushSends();
+    group->sendRecv(send, recv, bytes, to, from);
   });
 }
 void zrt_all_to_all_on(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count) {

@@ -50,6 +50,10 @@ cudaEvent_t issue(const CollectiveArgs &a) {
     else
       runAlone(a, r.device->comm());
   }
+  return commDone(r);
+}
+
+cudaEvent_t commDone(CudaRuntime &r) {
   cudaEvent_t done;
   if (r.pool.empty()) {
     ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
@@ -61,6 +65,11 @@ cudaEvent_t issue(const CollectiveArgs &a) {
   return done;
 }
 
+int64_t inFlight(CudaRuntime &r, cudaEvent_t done) {
+  r.inFlight[++r.lastHandle] = done;
+  return r.lastHandle;
+}
+
 void computeWaits(cudaEvent_t done) {
   ZRT_CUDA_CHECK(cudaStreamWaitEvent(compute(), done, 0));
   rt->pool.push_back(done);
@@ -70,9 +79,7 @@ void runBlocking(const CollectiveArgs &a) { computeWaits(issue(a)); }
 
 int64_t start(const CollectiveArgs &a) {
   CudaRuntime &r = current(collectiveName(a.kind));
-  cudaEvent_t done = issue(a);
-  r.inFlight[++r.lastHandle] = done;
-  return r.lastHandle;
+  return inFlight(r, issue(a));
 }
 
 CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv, int64_t count, int32_t average,

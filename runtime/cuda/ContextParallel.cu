@@ -1,11 +1,14 @@
-// Context parallelism's data movement on the CUDA backend: the CPU backend's layout and steps
+// Context parallelism on the CUDA backend: the CPU backend's layout and steps
 // (runtime/cpu/ContextParallel.cpp) as strided device copies on the compute stream, and the
-// all-to-all on NCCL between them.
+// all-to-all on NCCL between them (Ulysses); ring attention's exchange of key/value blocks on
+// NCCL, overlapped with the kernels of RingAttention.cu (--cp-mode ring).
 //
 // Layout (Megatron-LM's, for causal balance): with cp ranks, the sequence is 2 cp chunks and
 // context rank r holds chunk r then chunk 2 cp - 1 - r.
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
+#include "cuda/Kernels.h"
+#include "cuda/RingAttention.h"
 #include "cuda/RuntimeState.h"
 #include "cuda/Scratch.h"
 
@@ -87,23 +90,176 @@ void zrt_context_exchange(int32_t axis, int32_t dtype, const void *x, void *y, i
 
 } // extern "C"
 
-// Ring attention (--cp-mode ring) has no CUDA kernels yet: zcc refuses --cp-mode ring with
-// --target cuda, and a train.bin that calls these anyway stops with the reason.
+namespace {
+
+/// Ring attention's buffers, carved from the scratch (only these kernels and the ring's transfers
+/// use it during one call): the forward's running state, and two travelling blocks, each
+/// [dk | dv] in f32 (the gradient's) then [k | v] in the element type.
+struct RingBuffers {
+  float *acc, *m, *l, *delta, *dq;
+  char *blocks[2];
+  int64_t gradientBytes, kvBytes;
+  RingBuffers(const RingShape &s, int64_t elementBytes, bool gradient) {
+    const int64_t outputs = s.batch * s.tokens * s.channels, rows = s.rows();
+    gradientBytes = gradient ? 2 * s.kvElements() * static_cast<int64_t>(sizeof(float)) : 0;
+    kvBytes = 2 * s.kvElements() * elementBytes;
+    const int64_t blockFloats = (gradientBytes + kvBytes + 3) / 4;
+    acc = scratchFloats(outputs * (gradient ? 2 : 1) + rows * (gradient ? 3 : 2) + 2 * blockFloats);
+    m = acc + outputs;
+    l = m + rows;
+    delta = gradient ? l + rows : nullptr;
+    dq = gradient ? delta + rows : nullptr;
+    blocks[0] = reinterpret_cast<char *>((gradient ? dq + outputs : l + rows));
+    blocks[1] = blocks[0] + blockFloats * 4;
+  }
+  char *keys(int i) const { return blocks[i] + gradientBytes; }
+};
+
+RingShape ringShape(const char *call, int32_t axis, int64_t batch, int64_t tokens, int64_t channels, int64_t heads,
+                    int64_t kvHeads) {
+  if (axis != ZRT_AXIS_CONTEXT)
+    fatal(call, "the ring runs on the context axis (%d), got axis %d", ZRT_AXIS_CONTEXT, axis);
+  RingShape s{batch, tokens, channels, heads, kvHeads, zrt_mesh_rank(axis), zrt_mesh_size(axis)};
+  checkRingShape(call, s);
+  return s;
+}
+
+int64_t elementBytes(const char *call, int32_t dtype) {
+  if (dtype != ZRT_DTYPE_F32 && dtype != ZRT_DTYPE_BF16)
+    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
+  return dtype == ZRT_DTYPE_BF16 ? 2 : 4;
+}
+
+/// The query-key scores one ring step computes (rows x visible keys over both pairs of chunks),
+/// the CPU backend's zrt_counters.ring_attention_scores.
+int64_t stepScores(const RingShape &s, int64_t source) {
+  const int64_t half = s.tokens / 2;
+  int64_t pairs = 0;
+  for (int qa = 0; qa < 2; ++qa)
+    for (int ka = 0; ka < 2; ++ka) {
+      const int64_t qc = chunkOf(s.ranks, s.rank, qa), kc = chunkOf(s.ranks, source, ka);
+      pairs += kc > qc ? 0 : kc == qc ? half * (half + 1) / 2 : half * half;
+    }
+  return s.batch * s.heads * pairs;
+}
+
+/// The forward's ring: this rank's [k | v] starts in the block at `stride` bytes from keys(0),
+/// each step merges the block it holds while the next travels from the previous rank; at the
+/// end acc is the output and m the log-sum-exp.
+void forwardRing(CudaRuntime &r, int32_t dtype, const RingShape &s, const RingBuffers &b, const void *q, const void *k,
+                 const void *v) {
+  const int64_t half = b.kvBytes / 2;
+  ZRT_CUDA_CHECK(cudaMemcpyAsync(b.keys(0), k, half, cudaMemcpyDeviceToDevice, compute()));
+  ZRT_CUDA_CHECK(cudaMemcpyAsync(b.keys(0) + half, v, half, cudaMemcpyDeviceToDevice, compute()));
+  ringAttentionBegin(s, b.acc, b.m, b.l, compute());
+  const int32_t next = static_cast<int32_t>((s.rank + 1) % s.ranks),
+                previous = static_cast<int32_t>((s.rank + s.ranks - 1) % s.ranks);
+  for (int64_t step = 0; step < s.ranks; ++step) {
+    const int64_t source = (s.rank - step + s.ranks) % s.ranks;
+    char *current = b.keys(step % 2);
+    const int64_t handle = step + 1 < s.ranks ? zrt_ring_exchange_start(ZRT_AXIS_CONTEXT, current,
+                                                                        b.keys((step + 1) % 2), b.kvBytes, next,
+                                                                        previous)
+                                              : -1;
+    {
+      GpuScope trace("zrt_ring_attention", compute());
+      ringAttentionStep(dtype, s, q, current, current + half, source, b.acc, b.m, b.l, compute());
+    }
+    r.counters.ring_attention_scores += stepScores(s, source);
+    if (handle >= 0)
+      zrt_wait(handle);
+  }
+}
+
+} // namespace
+
 extern "C" {
 
-int64_t zrt_ring_exchange_start(int32_t, const void *, void *, int64_t, int32_t, int32_t) {
-  fatal("zrt_ring_exchange_start", "ring attention is not implemented on the CUDA backend: use --cp-mode ulysses");
+// The ring's step on NCCL: this rank's block to the next rank and the previous rank's into `recv`,
+// on the communication stream after the compute so far; zrt_wait makes compute wait for it.
+int64_t zrt_ring_exchange_start(int32_t axis, const void *send, void *recv, int64_t bytes, int32_t to, int32_t from) {
+  CudaRuntime &r = current("zrt_ring_exchange_start");
+  if (axis != ZRT_AXIS_CONTEXT)
+    fatal("zrt_ring_exchange_start", "the ring runs on the context axis (5), got axis %d", axis);
+  Communicator *group = r.context.get();
+  const int ranks = group ? group->size() : 1, rank = group ? group->rank() : 0;
+  if (bytes < 0 || to < 0 || to >= ranks || from < 0 || from >= ranks)
+    fatal("zrt_ring_exchange_start", "%lld bytes to rank %d from rank %d of a group of %d",
+          static_cast<long long>(bytes), to, from, ranks);
+  joinHostWork(r);
+  r.device->commWaitsForCompute();
+  if (to == rank && from == rank) { // a ring of one: the block stays
+    ZRT_CUDA_CHECK(cudaMemcpyAsync(recv, send, bytes, cudaMemcpyDeviceToDevice, r.device->comm()));
+  } else {
+    r.counters.calls[ZRT_COUNTER_RING] += 1;
+    r.counters.bytes_sent[ZRT_COUNTER_RING] += bytes;
+    GpuScope transfer("zrt_ring_exchange", r.device->comm(), TraceTrack::Communication, bytes);
+    group->sendRecv(send, recv, bytes, to, from);
+  }
+  return inFlight(r, commDone(r));
 }
-void zrt_ring_attention(int32_t, const void *, const void *, const void *, void *, int64_t, int64_t, int64_t, int64_t,
-                        int64_t, int32_t) {
-  fatal("zrt_ring_attention", "ring attention is not implemented on the CUDA backend: use --cp-mode ulysses");
+
+void zrt_ring_attention(int32_t dtype, const void *q, const void *k, const void *v, void *out, int64_t batch,
+                        int64_t tokens, int64_t channels, int64_t heads, int64_t kvHeads, int32_t axis) {
+  CudaRuntime &r = current("zrt_ring_attention");
+  const RingShape s = ringShape("zrt_ring_attention", axis, batch, tokens, channels, heads, kvHeads);
+  const RingBuffers b(s, elementBytes("zrt_ring_attention", dtype), false);
+  forwardRing(r, dtype, s, b, q, k, v);
+  GpuScope trace("zrt_ring_attention", compute());
+  ringAttentionEnd(dtype, s, b.acc, b.m, b.l, out, compute());
 }
-void zrt_ring_attention_grad(int32_t, const void *, const void *, const void *, const void *, void *, void *, void *,
-                             int64_t, int64_t, int64_t, int64_t, int64_t, int32_t) {
-  fatal("zrt_ring_attention_grad", "ring attention is not implemented on the CUDA backend: use --cp-mode ulysses");
+
+void zrt_ring_attention_grad(int32_t dtype, const void *dout, const void *q, const void *k, const void *v, void *dq,
+                             void *dk, void *dv, int64_t batch, int64_t tokens, int64_t channels, int64_t heads,
+                             int64_t kvHeads, int32_t axis) {
+  CudaRuntime &r = current("zrt_ring_attention_grad");
+  const RingShape s = ringShape("zrt_ring_attention_grad", axis, batch, tokens, channels, heads, kvHeads);
+  const RingBuffers b(s, elementBytes("zrt_ring_attention_grad", dtype), true);
+  // The forward's output and row statistics again (the CPU backend's order), then the blocks go
+  // around once more with their key/value gradients, which end on the rank that owns them.
+  forwardRing(r, dtype, s, b, q, k, v);
+  {
+    GpuScope trace("zrt_ring_attention_grad", compute());
+    ringAttentionEnd(dtype, s, b.acc, b.m, b.l, nullptr, compute());
+    ringAttentionGradBegin(dtype, s, dout, b.acc, b.delta, b.dq, compute());
+    const int64_t half = b.kvBytes / 2;
+    ZRT_CUDA_CHECK(cudaMemsetAsync(b.blocks[0], 0, b.gradientBytes, compute()));
+    ZRT_CUDA_CHECK(cudaMemcpyAsync(b.keys(0), k, half, cudaMemcpyDeviceToDevice, compute()));
+    ZRT_CUDA_CHECK(cudaMemcpyAsync(b.keys(0) + half, v, half, cudaMemcpyDeviceToDevice, compute()));
+  }
+  const int32_t next = static_cast<int32_t>((s.rank + 1) % s.ranks),
+                previous = static_cast<int32_t>((s.rank + s.ranks - 1) % s.ranks);
+  const int64_t kvElements = s.kvElements();
+  for (int64_t step = 0; step < s.ranks; ++step) {
+    const int64_t source = (s.rank - step + s.ranks) % s.ranks;
+    char *current = b.blocks[step % 2];
+    auto *dkBlock = reinterpret_cast<float *>(current), *dvBlock = dkBlock + kvElements;
+    const char *kBlock = b.keys(step % 2), *vBlock = kBlock + b.kvBytes / 2;
+    {
+      GpuScope trace("zrt_ring_attention_grad", compute());
+      ringAttentionGradStep(dtype, s, dout, q, kBlock, vBlock, b.m, b.delta, source, b.dq, dkBlock, dvBlock,
+                            compute());
+    }
+    r.counters.ring_attention_scores += stepScores(s, source);
+    // The block and its gradients move on; after `ranks` steps each is home.
+    zrt_wait(zrt_ring_exchange_start(ZRT_AXIS_CONTEXT, current, b.blocks[(step + 1) % 2],
+                                     b.gradientBytes + b.kvBytes, next, previous));
+  }
+  GpuScope trace("zrt_ring_attention_grad", compute());
+  const auto *home = reinterpret_cast<const float *>(b.blocks[s.ranks % 2]);
+  cast(ZRT_DTYPE_F32, home, dtype, dk, kvElements, compute());
+  cast(ZRT_DTYPE_F32, home + kvElements, dtype, dv, kvElements, compute());
+  cast(ZRT_DTYPE_F32, b.dq, dtype, dq, s.batch * s.tokens * s.channels, compute());
 }
-void zrt_rotary_context(int32_t, int32_t, const void *, void *, int64_t, int64_t, int64_t, int64_t, double, int32_t) {
-  fatal("zrt_rotary_context", "ring attention is not implemented on the CUDA backend: use --cp-mode ulysses");
+
+void zrt_rotary_context(int32_t axis, int32_t dtype, const void *x, void *y, int64_t batch, int64_t time,
+                        int64_t channels, int64_t heads, double theta, int32_t inverse) {
+  if (heads <= 0 || channels % heads != 0 || (channels / heads) % 2 != 0)
+    fatal("zrt_rotary_context", "%lld channels do not split into %lld heads of an even size",
+          static_cast<long long>(channels), static_cast<long long>(heads));
+  GpuScope trace("zrt_rotary_context", compute());
+  rotaryContext(dtype, x, y, batch, time, channels, heads, theta, inverse != 0, zrt_mesh_rank(axis),
+                zrt_mesh_size(axis), compute());
 }
 
 } // extern "C"

@@ -72,6 +72,10 @@ void rmsnormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma
 /// Rotary position embedding on [batch, time, heads x D] (zc.rotary); inverse rotates back.
 void rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
             double theta, bool inverse, cudaStream_t s);
+/// The same at the global positions of context rank `rank` of `ranks` (zrt_rotary_context): its
+/// `time` tokens are chunks rank and 2 ranks - 1 - rank of the sequence, time / 2 tokens each.
+void rotaryContext(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
+                   double theta, bool inverse, int64_t rank, int64_t ranks, cudaStream_t s);
 /// Losses write a float scalar; out-of-range labels set `*badLabel` (device memory) to 1.
 void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, float *loss, int64_t rows,
                   int64_t classes, int *badLabel, cudaStream_t s);

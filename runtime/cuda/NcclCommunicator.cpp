@@ -102,6 +102,14 @@ public:
     ZRT_NCCL_CHECK(ncclRecv(buf, bytes, ncclUint8, peer, comm_, stream_));
   }
   void flushSends() override { ZRT_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  /// Enqueued on the communication stream as one group: each rank's send and receive pair up
+  /// without waiting for each other's order.
+  void sendRecv(const void *send, void *recv, int64_t bytes, int to, int from) override {
+    ZRT_NCCL_CHECK(ncclGroupStart());
+    ZRT_NCCL_CHECK(ncclSend(send, bytes, ncclUint8, to, comm_, stream_));
+    ZRT_NCCL_CHECK(ncclRecv(recv, bytes, ncclUint8, from, comm_, stream_));
+    ZRT_NCCL_CHECK(ncclGroupEnd());
+  }
 
   void checkAgreement(const CollectiveArgs &args, int64_t sequence) override {
     control_->checkAgreement(args, sequence);

@@ -195,14 +195,18 @@ template <class T>
 __global__ void addResidualRows(const T *residual, T *dx, int64_t n) {
   ZRT_FOR_EACH(i, n) dx[i] = T(float(residual[i]) + float(dx[i]));
 }
-/// One thread per (row, head, frequency): the angle, then the pair it rotates.
+/// One thread per (row, head, frequency): the angle, then the pair it rotates. Token t is at
+/// position t, or, with `contextRanks` > 0, at its place in the whole sequence: context rank
+/// `contextRank` holds chunks r and 2 cp - 1 - r of the sequence's 2 cp (time / 2 tokens each).
 template <class T>
 __global__ void rotaryKernel(const T *x, T *y, int64_t rows, int64_t time, int64_t channels, int64_t heads,
-                             double theta, bool inverse) {
+                             double theta, bool inverse, int64_t contextRank, int64_t contextRanks) {
   const int64_t headDim = channels / heads, half = headDim / 2;
   ZRT_FOR_EACH(k, rows * heads * half) {
     const int64_t i = k % half, h = (k / half) % heads, row = k / (half * heads), t = row % time;
-    float angle = math::rotaryAngle(t, i, headDim, theta), c = cosf(angle), s = sinf(angle);
+    const int64_t chunkTokens = time / 2, chunk = t < chunkTokens ? contextRank : 2 * contextRanks - 1 - contextRank;
+    const int64_t position = contextRanks > 0 ? chunk * chunkTokens + t % chunkTokens : t;
+    float angle = math::rotaryAngle(position, i, headDim, theta), c = cosf(angle), s = sinf(angle);
     const int64_t head = row * channels + h * headDim;
     math::rotaryPair<float>(x + head, y + head, i, half, c, s, inverse);
   }
@@ -471,7 +475,19 @@ void rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, 
   const int64_t pairs = batch * time * channels / 2;
   ZRT_CUDA_TYPED("zrt_rotary", dtype,
                  (rotaryKernel<<<blocks(pairs), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(y),
-                                                                  batch * time, time, channels, heads, theta, inverse)));
+                                                                  batch * time, time, channels, heads, theta, inverse,
+                                                                  0, 0)));
+}
+void rotaryContext(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
+                   double theta, bool inverse, int64_t rank, int64_t ranks, cudaStream_t s) {
+  if (time <= 0 || time % 2 != 0 || ranks < 1 || rank < 0 || rank >= ranks)
+    fatal("zrt_rotary_context", "%lld local tokens are not two equal chunks of context rank %lld of %lld",
+          static_cast<long long>(time), static_cast<long long>(rank), static_cast<long long>(ranks));
+  const int64_t pairs = batch * time * channels / 2;
+  ZRT_CUDA_TYPED("zrt_rotary_context", dtype,
+                 (rotaryKernel<<<blocks(pairs), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(y),
+                                                                  batch * time, time, channels, heads, theta, inverse,
+                                                                  rank, ranks)));
 }
 void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, float *loss, int64_t rows,
                   int64_t classes, int *badLabel, cudaStream_t s) {

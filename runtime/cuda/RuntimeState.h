@@ -198,6 +198,10 @@ void resolveTrace();
 CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv, int64_t count, int32_t average = 0,
                     int32_t root = 0, int64_t total = -1, int32_t axis = ZRT_AXIS_DATA);
 cudaEvent_t issue(const CollectiveArgs &a);
+/// An event (from the pool) recorded after the work enqueued so far on the communication stream.
+cudaEvent_t commDone(CudaRuntime &r);
+/// `done` as a handle in flight, for zrt_wait.
+int64_t inFlight(CudaRuntime &r, cudaEvent_t done);
 /// The compute stream waits for `done` (no host block); the event is reusable after.
 void computeWaits(cudaEvent_t done);
 void runBlocking(const CollectiveArgs &a);

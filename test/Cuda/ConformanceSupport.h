@@ -123,6 +123,8 @@ inline int32_t flagOf(const DeviceBuffer &flag) {
 void rowsAt(std::mt19937 &rng, int64_t R, int64_t C);
 void vocabParallel(std::mt19937 &rng, int64_t R);
 void attention(std::mt19937 &rng);
+// Ring attention's step kernels and rotary at context positions, over a ring of ranks simulated here.
+void ringAttention(std::mt19937 &rng);
 
 } // namespace conformance
 

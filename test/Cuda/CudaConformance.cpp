@@ -325,6 +325,23 @@ int collectives() {
     for (int64_t i = 0; i < count; ++i)
       want[r * count + i] = float(r + 1) * 0.5f + float(i % 7);
   compare("nccl all_gather (rank " + std::to_string(rank) + ")", decode(gathered.host(), 0), want, 0);
+  // Ring attention's step: this rank's block to the next, the previous rank's into recv.
+  comm->sendRecv(send.ptr, recv.ptr, count * 4, (rank + 1) % ranks, (rank + ranks - 1) % ranks);
+  cudaStreamSynchronize(stream);
+  want.assign(count, 0);
+  for (int64_t i = 0; i < count; ++i)
+    want[i] = float((rank + ranks - 1) % ranks + 1) * 0.5f + float(i % 7);
+  got = decode(recv.host(), 0);
+  got.resize(count);
+  compare("nccl ring send/recv (rank " + std::to_string(rank) + ")", got, want, 0);
+  // Context parallelism's all-to-all: block p of each rank to rank p.
+  comm->run({zrt::Collective::AllToAll, 0, send.ptr, recv.ptr, count, false, 0});
+  cudaStreamSynchronize(stream);
+  want.assign(count * ranks, 0);
+  for (int r = 0; r < ranks; ++r)
+    for (int64_t i = 0; i < count; ++i)
+      want[r * count + i] = float(r + 1) * 0.5f + float((rank * count + i) % 7);
+  compare("nccl all_to_all (rank " + std::to_string(rank) + ")", decode(recv.host(), 0), want, 0);
   comm->finalize();
   return failures ? 1 : 0;
 }
@@ -372,7 +389,7 @@ int main(int argc, char **argv) {
     } else if (arg == "--fail-fast") {
       failFast = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--fail-fast] [--only elementwise|optimizers|matmuls|rows|attention|layouts|fused]"
+      std::fprintf(stderr, "usage: %s [--fail-fast] [--only elementwise|optimizers|matmuls|rows|attention|ring|layouts|fused]"
 #if !defined(ZRT_CUDA_ON_CPU)
                            " | --collectives"
 #endif
@@ -402,6 +419,8 @@ int main(int argc, char **argv) {
   }
   if (run("attention"))
     attention(rng);
+  if (run("ring"))
+    ringAttention(rng);
   if (run("layouts"))
     layouts(rng);
   if (run("fused"))

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "ConformanceSupport.h"
 #include "cuda/Kernels.h"
+#include "cuda/RingAttention.h"
 #include "zrt/MatmulCrossEntropy.h"
 #include "zrt/bf16.h"
 #include "zrt/zrt.h"
@@ -295,6 +297,129 @@ void attention(std::mt19937 &rng) {
       compare("causal_attention_grad dq" + what, decode(o1.host(), dt), decode(c1, dt), tol);
       compare("causal_attention_grad dk" + what, decode(o2.host(), dt), decode(c2, dt), tol);
       compare("causal_attention_grad dv" + what, decode(o3.host(), dt), decode(c3, dt), tol);
+    }
+}
+
+namespace {
+
+/// Sequence chunk h of context rank r among `ranks` (Megatron's 2-chunk layout).
+int64_t chunkOf(int64_t ranks, int64_t r, int64_t h) { return h == 0 ? r : 2 * ranks - 1 - r; }
+
+/// Rank r's tokens of a whole [B, T, width] tensor: chunks r and 2 ranks - 1 - r of T / (2 ranks).
+std::vector<float> contextRows(const std::vector<float> &whole, int64_t B, int64_t T, int64_t width, int64_t r,
+                               int64_t ranks) {
+  const int64_t half = T / (2 * ranks), L = 2 * half;
+  std::vector<float> part(B * L * width);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < L; ++i) {
+      const int64_t token = chunkOf(ranks, r, i / half) * half + i % half;
+      std::copy_n(whole.begin() + (b * T + token) * width, width, part.begin() + (b * L + i) * width);
+    }
+  return part;
+}
+
+/// The inverse: rank r's rows written into their places of the whole tensor.
+void placeContextRows(std::vector<float> &whole, const std::vector<float> &part, int64_t B, int64_t T, int64_t width,
+                      int64_t r, int64_t ranks) {
+  const int64_t half = T / (2 * ranks), L = 2 * half;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < L; ++i) {
+      const int64_t token = chunkOf(ranks, r, i / half) * half + i % half;
+      std::copy_n(part.begin() + (b * L + i) * width, width, whole.begin() + (b * T + token) * width);
+    }
+}
+
+std::vector<float> floats(const DeviceBuffer &d) { return decode(d.host(), 0); }
+
+} // namespace
+
+void ringAttention(std::mt19937 &rng) {
+  // The ring of `ranks` context ranks run here in one process: each rank's steps over every
+  // rank's key/value block in the ring's order, the key/value gradients of each block summed over
+  // the ranks it visits; the whole sequence's causal attention on the CPU is the reference. One
+  // rank (diagonal and whole pairs of its own chunks), 2, 3 and 4 ranks, grouped-query heads and
+  // head sizes off the tensor cores' multiples.
+  struct Shape {
+    int64_t ranks, B, half, D, H, G;
+  };
+  for (Shape sh : {Shape{1, 1, 3, 8, 2, 1}, Shape{2, 2, 5, 16, 4, 2}, Shape{3, 1, 6, 24, 3, 3},
+                   Shape{4, 1, 4, 32, 4, 1}})
+    for (int32_t dt : {0, 1}) {
+      const int64_t ranks = sh.ranks, B = sh.B, D = sh.D, H = sh.H, G = sh.G, L = 2 * sh.half, T = ranks * L;
+      const int64_t C = H * D, Ckv = G * D;
+      const double tol = dt == 1 ? 3e-2 : 1e-4;
+      const std::string what = " cp" + std::to_string(ranks) + " T" + std::to_string(T) + " D" + std::to_string(D) +
+                               " H" + std::to_string(H) + " G" + std::to_string(G) + " " + name(dt);
+      Tensor q = random(dt, B * T * C, rng), k = random(dt, B * T * Ckv, rng), v = random(dt, B * T * Ckv, rng),
+             g = random(dt, B * T * C, rng);
+      auto qb = q.bytes(), kb = k.bytes(), vb = v.bytes(), gb = g.bytes();
+      std::vector<unsigned char> out(qb.size()), dq(qb.size()), dk(kb.size()), dv(kb.size());
+      zrt_causal_attention(dt, qb.data(), kb.data(), vb.data(), out.data(), B, T, C, H, G);
+      zrt_causal_attention_grad(dt, gb.data(), qb.data(), kb.data(), vb.data(), dq.data(), dk.data(), dv.data(), B, T,
+                                C, H, G);
+      // Each rank's tokens on the device.
+      std::vector<std::unique_ptr<DeviceBuffer>> qs, ks, vs, gs;
+      for (int64_t r = 0; r < ranks; ++r) {
+        auto local = [&](const Tensor &x, int64_t width) {
+          return std::make_unique<DeviceBuffer>(Tensor{dt, contextRows(x.values, B, T, width, r, ranks)}.bytes());
+        };
+        qs.push_back(local(q, C));
+        ks.push_back(local(k, Ckv));
+        vs.push_back(local(v, Ckv));
+        gs.push_back(local(g, C));
+      }
+      std::vector<float> gotOut(B * T * C), gotDq(B * T * C), gotDk(B * T * Ckv), gotDv(B * T * Ckv);
+      std::vector<std::unique_ptr<DeviceBuffer>> dks, dvs; // each block's f32 gradients, summed as it travels
+      for (int64_t r = 0; r < ranks; ++r) {
+        dks.push_back(std::make_unique<DeviceBuffer>(B * L * Ckv * sizeof(float)));
+        dvs.push_back(std::make_unique<DeviceBuffer>(B * L * Ckv * sizeof(float)));
+      }
+      for (int64_t r = 0; r < ranks; ++r) {
+        const zrt::cuda::RingShape s{B, L, C, H, G, r, ranks};
+        DeviceBuffer acc(B * L * C * sizeof(float)), m(s.rows() * sizeof(float)), l(s.rows() * sizeof(float)),
+            o(B * L * C * (dt == 1 ? 2 : 4)), delta(s.rows() * sizeof(float)), dqAcc(B * L * C * sizeof(float));
+        auto *accF = static_cast<float *>(acc.ptr), *mF = static_cast<float *>(m.ptr), *lF = static_cast<float *>(l.ptr);
+        zrt::cuda::ringAttentionBegin(s, accF, mF, lF, nullptr);
+        for (int64_t step = 0; step < ranks; ++step) {
+          const int64_t source = (r - step + ranks) % ranks;
+          zrt::cuda::ringAttentionStep(dt, s, qs[r]->ptr, ks[source]->ptr, vs[source]->ptr, source, accF, mF, lF,
+                                       nullptr);
+        }
+        zrt::cuda::ringAttentionEnd(dt, s, accF, mF, lF, o.ptr, nullptr);
+        placeContextRows(gotOut, decode(o.host(), dt), B, T, C, r, ranks);
+        zrt::cuda::ringAttentionGradBegin(dt, s, gs[r]->ptr, accF, static_cast<float *>(delta.ptr),
+                                          static_cast<float *>(dqAcc.ptr), nullptr);
+        for (int64_t step = 0; step < ranks; ++step) {
+          const int64_t source = (r - step + ranks) % ranks;
+          zrt::cuda::ringAttentionGradStep(dt, s, gs[r]->ptr, qs[r]->ptr, ks[source]->ptr, vs[source]->ptr, mF,
+                                           static_cast<float *>(delta.ptr), source, static_cast<float *>(dqAcc.ptr),
+                                           static_cast<float *>(dks[source]->ptr),
+                                           static_cast<float *>(dvs[source]->ptr), nullptr);
+        }
+        placeContextRows(gotDq, floats(dqAcc), B, T, C, r, ranks);
+      }
+      for (int64_t r = 0; r < ranks; ++r) {
+        placeContextRows(gotDk, floats(*dks[r]), B, T, Ckv, r, ranks);
+        placeContextRows(gotDv, floats(*dvs[r]), B, T, Ckv, r, ranks);
+      }
+      compare("ring_attention" + what, gotOut, decode(out, dt), tol);
+      compare("ring_attention_grad dq" + what, gotDq, decode(dq, dt), tol);
+      compare("ring_attention_grad dk" + what, gotDk, decode(dk, dt), tol);
+      compare("ring_attention_grad dv" + what, gotDv, decode(dv, dt), tol);
+
+      // Rotary at the global positions of each rank's tokens, both ways.
+      for (int32_t inverse : {0, 1}) {
+        std::vector<unsigned char> whole(qb.size());
+        zrt_rotary(dt, qb.data(), whole.data(), B, T, C, H, 10000.0, inverse);
+        std::vector<float> got(B * T * C);
+        for (int64_t r = 0; r < ranks; ++r) {
+          DeviceBuffer y(qs[r]->size);
+          zrt::cuda::rotaryContext(dt, qs[r]->ptr, y.ptr, B, L, C, H, 10000.0, inverse != 0, r, ranks, nullptr);
+          placeContextRows(got, decode(y.host(), dt), B, T, C, r, ranks);
+        }
+        compare(std::string("rotary_context") + (inverse ? " inverse" : "") + what, got, decode(whole, dt),
+                dt == 1 ? 2e-2 : 1e-5);
+      }
     }
 }
 
