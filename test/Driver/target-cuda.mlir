@@ -14,9 +14,15 @@
 // RUN: %t4.bin --describe | FileCheck %s --check-prefix=OFFLOAD
 // RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 2 --zero-stage 3 --param-persistence-threshold 0 --offload-optimizer nvme --offload-param nvme -o %t5.bin
 // RUN: %t5.bin --describe | FileCheck %s --check-prefix=NVME
+// Context parallelism in both modes: ring attention's kernels and NCCL ring links too.
+// RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 2 --cp 2 --cp-mode ring -o %t6.bin
+// RUN: %t6.bin --describe | FileCheck %s --check-prefix=CONTEXT
+// RUN: zcc %zcc_src_root/examples/gpt.mlir --target=cuda --world-size 2 --cp 2 --cp-mode ulysses -o %t7.bin
+// RUN: %t7.bin --describe | FileCheck %s --check-prefix=CONTEXT
 
 // DESCRIBE: "model":"gpt"
 // CHECK: zrt: rank 0: cuda: no usable CUDA device ({{.+}}): this train.bin was compiled with --target=cuda; compile with --target=cpu to train on the CPU
 // BAD: zcc: error: --target must be cpu or cuda, got tpu
 // OFFLOAD: "tiers":{"host_bytes":{{[1-9][0-9]*}}
+// CONTEXT: "mesh":{"cp":2,"pp":1,"tp":1}
 // NVME: "tiers":{"host_bytes":0,"nvme_bytes":{{[1-9][0-9]*}}
