@@ -113,6 +113,11 @@ struct RingBuffers {
     blocks[1] = blocks[0] + blockFloats * 4;
   }
   char *keys(int i) const { return blocks[i] + gradientBytes; }
+  /// This rank's own keys and values into the first block, where every ring starts.
+  void loadOwn(const void *k, const void *v) const {
+    ZRT_CUDA_CHECK(cudaMemcpyAsync(keys(0), k, kvBytes / 2, cudaMemcpyDeviceToDevice, compute()));
+    ZRT_CUDA_CHECK(cudaMemcpyAsync(keys(0) + kvBytes / 2, v, kvBytes / 2, cudaMemcpyDeviceToDevice, compute()));
+  }
 };
 
 RingShape ringShape(const char *call, int32_t axis, int64_t batch, int64_t tokens, int64_t channels, int64_t heads,
@@ -143,27 +148,23 @@ int64_t stepScores(const RingShape &s, int64_t source) {
   return s.batch * s.heads * pairs;
 }
 
-/// The forward's ring: this rank's [k | v] starts in the block at `stride` bytes from keys(0),
-/// each step merges the block it holds while the next travels from the previous rank; at the
-/// end acc is the output and m the log-sum-exp.
+/// The forward's ring: starting from this rank's own [k | v], each step merges the block it holds
+/// while the next one travels from the previous rank; acc, m and l then hold every block's merge
+/// (ringAttentionEnd turns them into the output and the log-sum-exp).
 void forwardRing(CudaRuntime &r, int32_t dtype, const RingShape &s, const RingBuffers &b, const void *q, const void *k,
                  const void *v) {
-  const int64_t half = b.kvBytes / 2;
-  ZRT_CUDA_CHECK(cudaMemcpyAsync(b.keys(0), k, half, cudaMemcpyDeviceToDevice, compute()));
-  ZRT_CUDA_CHECK(cudaMemcpyAsync(b.keys(0) + half, v, half, cudaMemcpyDeviceToDevice, compute()));
+  b.loadOwn(k, v);
   ringAttentionBegin(s, b.acc, b.m, b.l, compute());
-  const int32_t next = static_cast<int32_t>((s.rank + 1) % s.ranks),
-                previous = static_cast<int32_t>((s.rank + s.ranks - 1) % s.ranks);
   for (int64_t step = 0; step < s.ranks; ++step) {
     const int64_t source = (s.rank - step + s.ranks) % s.ranks;
     char *current = b.keys(step % 2);
     const int64_t handle = step + 1 < s.ranks ? zrt_ring_exchange_start(ZRT_AXIS_CONTEXT, current,
-                                                                        b.keys((step + 1) % 2), b.kvBytes, next,
-                                                                        previous)
+                                                                        b.keys((step + 1) % 2), b.kvBytes,
+                                                                        s.next(), s.previous())
                                               : -1;
     {
       GpuScope trace("zrt_ring_attention", compute());
-      ringAttentionStep(dtype, s, q, current, current + half, source, b.acc, b.m, b.l, compute());
+      ringAttentionStep(dtype, s, q, current, current + b.kvBytes / 2, source, b.acc, b.m, b.l, compute());
     }
     r.counters.ring_attention_scores += stepScores(s, source);
     if (handle >= 0)
@@ -222,13 +223,9 @@ void zrt_ring_attention_grad(int32_t dtype, const void *dout, const void *q, con
     GpuScope trace("zrt_ring_attention_grad", compute());
     ringAttentionEnd(dtype, s, b.acc, b.m, b.l, nullptr, compute());
     ringAttentionGradBegin(dtype, s, dout, b.acc, b.delta, b.dq, compute());
-    const int64_t half = b.kvBytes / 2;
     ZRT_CUDA_CHECK(cudaMemsetAsync(b.blocks[0], 0, b.gradientBytes, compute()));
-    ZRT_CUDA_CHECK(cudaMemcpyAsync(b.keys(0), k, half, cudaMemcpyDeviceToDevice, compute()));
-    ZRT_CUDA_CHECK(cudaMemcpyAsync(b.keys(0) + half, v, half, cudaMemcpyDeviceToDevice, compute()));
+    b.loadOwn(k, v);
   }
-  const int32_t next = static_cast<int32_t>((s.rank + 1) % s.ranks),
-                previous = static_cast<int32_t>((s.rank + s.ranks - 1) % s.ranks);
   const int64_t kvElements = s.kvElements();
   for (int64_t step = 0; step < s.ranks; ++step) {
     const int64_t source = (s.rank - step + s.ranks) % s.ranks;
@@ -243,7 +240,7 @@ void zrt_ring_attention_grad(int32_t dtype, const void *dout, const void *q, con
     r.counters.ring_attention_scores += stepScores(s, source);
     // The block and its gradients move on; after `ranks` steps each is home.
     zrt_wait(zrt_ring_exchange_start(ZRT_AXIS_CONTEXT, current, b.blocks[(step + 1) % 2],
-                                     b.gradientBytes + b.kvBytes, next, previous));
+                                     b.gradientBytes + b.kvBytes, s.next(), s.previous()));
   }
   GpuScope trace("zrt_ring_attention_grad", compute());
   const auto *home = reinterpret_cast<const float *>(b.blocks[s.ranks % 2]);

@@ -26,6 +26,8 @@ struct RingShape {
   int64_t kvChannels() const { return kvHeads * headSize(); }
   int64_t rows() const { return batch * heads * tokens; }             // query rows over every head
   int64_t kvElements() const { return batch * tokens * kvChannels(); } // one block's keys (or values)
+  int32_t next() const { return static_cast<int32_t>((rank + 1) % ranks); }
+  int32_t previous() const { return static_cast<int32_t>((rank + ranks - 1) % ranks); }
 };
 
 /// Stops with the reason when the shape is not one ring attention takes.
