@@ -23,6 +23,7 @@ void addCounters(zrt_counters &into, const zrt_counters &delta, int sign) {
     into.calls[k] += sign * delta.calls[k];
     into.bytes_sent[k] += sign * delta.bytes_sent[k];
   }
+  into.ring_attention_scores += sign * delta.ring_attention_scores; // kernels a replay runs again
 }
 
 } // namespace
