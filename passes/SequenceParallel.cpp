@@ -160,7 +160,8 @@ private:
     return llvm::all_of(how.tokens, [&](unsigned i) {
       Value v = op->getOperand(i);
       RankedTensorType t = tensorOf(v);
-      ArrayRef<int64_t> shape = split.contains(v) ? wholeShape.lookup(v) : t.getShape();
+      // The stored shape itself, not lookup()'s copy: an ArrayRef of a temporary dangles.
+      ArrayRef<int64_t> shape = split.contains(v) ? ArrayRef<int64_t>(wholeShape.find(v)->second) : t.getShape();
       return isa<TransposeOp, SliceOp>(op) ? sequenceSplitAxis(RankedTensorType::get(shape, t.getElementType()),
                                                                ranks) == sequenceSplitAxis(result, ranks)
                                            : llvm::equal(shape, result.getShape());
