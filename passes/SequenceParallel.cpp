@@ -118,11 +118,11 @@ private:
       return;
     }
     if (auto copy = dyn_cast<TpCopyOp>(op)) {
-      if (split.contains(copy.getInput()))
+      if (isSplit(copy.getInput()))
         copy.setSequence(true); // its input is this rank's part already
       return;
     }
-    bool readsSplit = llvm::any_of(op->getOperands(), [&](Value v) { return split.contains(v); });
+    bool readsSplit = llvm::any_of(op->getOperands(), [&](Value v) { return isSplit(v); });
     if (!readsSplit)
       return;
     if (op->getNumResults() == 1) {
@@ -132,7 +132,7 @@ private:
       std::optional<TokenWise> how = local ? tokenWise(op, sequenceSplitAxis(whole, ranks)) : std::nullopt;
       if (how && splitsWithResult(op, *how)) {
         for (unsigned i : how->tokens)
-          if (!split.contains(op->getOperand(i)))
+          if (!isSplit(op->getOperand(i)))
             op->setOperand(i, shardOf(op->getOperand(i)));
         for (unsigned i : how->shared)
           op->setOperand(i, gradientSummed(op->getOperand(i)));
@@ -148,7 +148,7 @@ private:
   bool splitsWithResult(Operation *op, const TokenWise &how) {
     for (unsigned i : how.tokens) {
       Value v = op->getOperand(i);
-      if (split.contains(v))
+      if (isSplit(v))
         continue;
       if (!sequenceShardType(tensorOf(v), ranks))
         return false;
@@ -158,33 +158,28 @@ private:
     // Same-shaped token operands and result: the same part of each.
     RankedTensorType result = tensorOf(op->getResult(0));
     return llvm::all_of(how.tokens, [&](unsigned i) {
-      Value v = op->getOperand(i);
-      RankedTensorType t = tensorOf(v);
-      // The stored shape itself, not lookup()'s copy: an ArrayRef of a temporary dangles.
-      ArrayRef<int64_t> shape = split.contains(v) ? ArrayRef<int64_t>(wholeShape.find(v)->second) : t.getShape();
-      return isa<TransposeOp, SliceOp>(op) ? sequenceSplitAxis(RankedTensorType::get(shape, t.getElementType()),
-                                                               ranks) == sequenceSplitAxis(result, ranks)
-                                           : llvm::equal(shape, result.getShape());
+      RankedTensorType t = wholeType(op->getOperand(i));
+      return isa<TransposeOp, SliceOp>(op) ? sequenceSplitAxis(t, ranks) == sequenceSplitAxis(result, ranks)
+                                           : t.getShape() == result.getShape();
     });
   }
 
   /// An op that needs whole values: each split operand gathered.
   void visitConsumer(Operation *op) {
     for (OpOperand &use : op->getOpOperands())
-      if (split.contains(use.get()))
+      if (isSplit(use.get()))
         use.set(gatherOf(use.get()));
   }
 
   void markSplit(Value v, RankedTensorType local) {
-    SmallVector<int64_t> shape(tensorOf(v).getShape());
-    wholeShape[v] = shape;
+    whole[v] = tensorOf(v);
     v.setType(local);
-    split.insert(v);
   }
 
-  RankedTensorType wholeType(Value v) {
-    return RankedTensorType::get(wholeShape.lookup(v), tensorOf(v).getElementType());
-  }
+  bool isSplit(Value v) const { return whole.contains(v); }
+
+  /// The type `v` has on every rank before the split (its own type if it is not split).
+  RankedTensorType wholeType(Value v) const { return isSplit(v) ? whole.lookup(v) : tensorOf(v); }
 
   OpBuilder builderAfter(Value v) {
     OpBuilder b(v.getContext());
@@ -226,8 +221,7 @@ private:
 
   Block &body;
   int64_t ranks;
-  DenseSet<Value> split;
-  DenseMap<Value, SmallVector<int64_t>> wholeShape;
+  DenseMap<Value, RankedTensorType> whole; // the split values, by their type before the split
   DenseMap<Value, Value> shards, gathers, summed;
 };
 
