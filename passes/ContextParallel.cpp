@@ -19,6 +19,10 @@
 //    stay the global ones) go through zc.cp_to_heads, an all-to-all giving each rank the
 //    whole sequence of 1/ranks of the heads; attention runs unsplit; zc.cp_to_tokens brings
 //    its output back. Heads and key/value heads must divide by `ranks`.
+//  - Attention, ring (mode ring, or auto where the heads do not divide): every head stays
+//    on this rank's tokens; attention and rotary are marked with the ring's size
+//    (kContextRingAttr) and lower to zrt_ring_attention (key/value blocks around the
+//    context ring, merged by the online softmax) and zrt_rotary_context (global positions).
 //
 // The loss is each rank's mean over its tokens; with equal parts the data-parallel mean of
 // those is the global one, as train.bin's logs and the gradients' average take it.
@@ -93,6 +97,15 @@ private:
 
   bool isSplit(Value v) const { return tokenAxis.count(v); }
 
+  /// [B, L, H x D] this rank's tokens of every head <-> [B, ranks x L, H / ranks x D] the whole
+  /// sequence of this rank's heads (what zc.cp_to_heads and zc.cp_to_tokens produce).
+  RankedTensorType headsType(RankedTensorType tokens) const {
+    return tokens.clone({tokens.getDimSize(0), tokens.getDimSize(1) * ranks, tokens.getDimSize(2) / ranks});
+  }
+  RankedTensorType tokensType(RankedTensorType heads) const {
+    return heads.clone({heads.getDimSize(0), heads.getDimSize(1) / ranks, heads.getDimSize(2) * ranks});
+  }
+
   LogicalResult unsupported(Operation *op, const Twine &why) {
     return op->emitOpError("cannot run on a part of the sequence (--cp ") << ranks << "): " << why;
   }
@@ -117,9 +130,7 @@ private:
     OpBuilder b(user);
     if (Operation *def = v.getDefiningOp())
       b.setInsertionPointAfter(def);
-    auto type = RankedTensorType::get({t.getDimSize(0), t.getDimSize(1) * ranks, t.getDimSize(2) / ranks},
-                                      t.getElementType());
-    Value result = CpToHeadsOp::create(b, v.getLoc(), type, v, ranks, heads);
+    Value result = CpToHeadsOp::create(b, v.getLoc(), headsType(t), v, ranks, heads);
     byHeads[v] = result;
     headsOf[result] = heads;
     return result;
@@ -132,10 +143,7 @@ private:
         if (headsOf.count(use.get())) {
           OpBuilder b(op);
           Value v = use.get();
-          RankedTensorType t = tensorOf(v);
-          auto type = RankedTensorType::get({t.getDimSize(0), t.getDimSize(1) / ranks, t.getDimSize(2) * ranks},
-                                            t.getElementType());
-          Value back = CpToTokensOp::create(b, v.getLoc(), type, v, ranks, headsOf.lookup(v));
+          Value back = CpToTokensOp::create(b, v.getLoc(), tokensType(tensorOf(v)), v, ranks, headsOf.lookup(v));
           use.set(back);
           tokenAxis[back] = kTokenAxis;
         }
@@ -302,10 +310,7 @@ private:
           result.setType(o.getQuery().getType());
           OpBuilder b(o->getContext());
           b.setInsertionPointAfter(o);
-          RankedTensorType t = tensorOf(result);
-          auto type = RankedTensorType::get({t.getDimSize(0), t.getDimSize(1) / ranks, t.getDimSize(2) * ranks},
-                                            t.getElementType());
-          auto back = CpToTokensOp::create(b, o.getLoc(), type, result, ranks, heads);
+          auto back = CpToTokensOp::create(b, o.getLoc(), tokensType(tensorOf(result)), result, ranks, heads);
           result.replaceAllUsesExcept(back.getResult(), back);
           tokenAxis[back.getResult()] = kTokenAxis;
           return success();

@@ -85,7 +85,7 @@ struct DriverOptions {
       "cp-mode",
       cl::desc("Attention under --cp: ulysses (DeepSpeed-Ulysses: an all-to-all to 1/cp of the heads over the "
                "whole sequence; heads and key/value heads must divide by --cp), ring (ring attention: key/value "
-               "blocks passed around the context ranks while the current one is computed; CPU backend) or auto "
+               "blocks passed around the context ranks while the current one is computed; any head count) or auto "
                "(ulysses where the heads divide: fewer bytes; else ring)"),
       cl::init("auto"), cl::cat(category)};
   cl::opt<bool> noSequenceParallel{

@@ -1,15 +1,14 @@
 // Context parallelism's data movement on the CPU backend: this rank's chunks of the sequence
 // (zrt_context_chunks) and DeepSpeed-Ulysses' exchange between token and head sharding
 // (zrt_context_exchange), built on the ABI's mesh queries and all-to-all.
-//
-// Layout (Megatron-LM's, for causal balance): with cp ranks, the sequence is 2 cp chunks and
-// context rank r holds chunk r then chunk 2 cp - 1 - r.
+// The layout is zrt::math::contextChunk's (Megatron-LM's).
 #include "zrt/zrt.h"
 
 #include <cstring>
 #include <vector>
 
 #include "core/Error.h"
+#include "zrt/KernelMath.h"
 
 using namespace zrt;
 
@@ -18,7 +17,7 @@ namespace {
 struct Chunks {
   int64_t ranks, rank, chunk; // chunk: tokens of one of the 2 cp chunks
   /// Chunk index of this rank's half `h` (0 or 1) of rank `r`'s tokens.
-  int64_t of(int64_t r, int h) const { return h == 0 ? r : 2 * ranks - 1 - r; }
+  int64_t of(int64_t r, int h) const { return math::contextChunk(ranks, r, h); }
 };
 
 Chunks chunksOf(const char *call, int32_t axis, int64_t length) {

@@ -35,7 +35,7 @@ std::atomic<int64_t> scoresComputed{0};
 struct Ring {
   int32_t axis;
   int64_t ranks, rank, half; // half: tokens per chunk
-  int64_t chunk(int64_t r, int h) const { return h == 0 ? r : 2 * ranks - 1 - r; }
+  int64_t chunk(int64_t r, int h) const { return math::contextChunk(ranks, r, h); }
   int64_t next() const { return (rank + 1) % ranks; }
   int64_t previous() const { return (rank + ranks - 1) % ranks; }
 };
@@ -317,7 +317,7 @@ void zrt_rotary_context(int32_t axis, int32_t dtype, const void *x, void *y, int
           static_cast<long long>(channels), static_cast<long long>(heads));
   std::vector<int64_t> positions(time);
   for (int64_t t = 0; t < time; ++t)
-    positions[t] = ring.chunk(ring.rank, static_cast<int>(t / ring.half)) * ring.half + t % ring.half;
+    positions[t] = math::contextPosition(ring.ranks, ring.rank, t, time);
   if (dtype == ZRT_DTYPE_BF16)
     rotary(static_cast<const bf16 *>(x), static_cast<bf16 *>(y), batch, time, channels, heads, theta, inverse != 0,
            positions.data());

@@ -2,9 +2,7 @@
 // (runtime/cpu/ContextParallel.cpp) as strided device copies on the compute stream, and the
 // all-to-all on NCCL between them (Ulysses); ring attention's exchange of key/value blocks on
 // NCCL, overlapped with the kernels of RingAttention.cu (--cp-mode ring).
-//
-// Layout (Megatron-LM's, for causal balance): with cp ranks, the sequence is 2 cp chunks and
-// context rank r holds chunk r then chunk 2 cp - 1 - r.
+// The layout is zrt::math::contextChunk's (Megatron-LM's).
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
 #include "cuda/Kernels.h"
@@ -17,8 +15,6 @@ using namespace zrt::cuda;
 using namespace zrt::cuda::abi;
 
 namespace {
-
-int64_t chunkOf(int64_t ranks, int64_t r, int h) { return h == 0 ? r : 2 * ranks - 1 - r; }
 
 /// `height` rows of `width` bytes from `src` (rows `srcPitch` apart) to `dst` (`dstPitch` apart).
 void copyRows(void *dst, int64_t dstPitch, const void *src, int64_t srcPitch, int64_t width, int64_t height) {
@@ -45,7 +41,7 @@ void zrt_context_chunks(int32_t axis, int64_t elementBytes, const void *whole, v
   if (inverse)
     ZRT_CUDA_CHECK(cudaMemsetAsync(w, 0, outer * wholePitch, compute()));
   for (int h = 0; h < 2; ++h) {
-    char *wholeAt = w + chunkOf(ranks, rank, h) * run, *partAt = p + h * run;
+    char *wholeAt = w + math::contextChunk(ranks, rank, h) * run, *partAt = p + h * run;
     if (inverse)
       copyRows(wholeAt, wholePitch, partAt, partPitch, run, outer);
     else
@@ -75,12 +71,12 @@ void zrt_context_exchange(int32_t axis, int32_t dtype, const void *x, void *y, i
     runBlocking(args(Collective::AllToAll, dtype, send, recv, block / eb, 0, 0, -1, axis));
     for (int64_t s = 0; s < ranks; ++s) // block s: rank s's two chunks, into sequence order
       for (int h = 0; h < 2; ++h)
-        copyRows(out + chunkOf(ranks, s, h) * half * group, sequencePitch, recv + s * block + h * half * group,
+        copyRows(out + math::contextChunk(ranks, s, h) * half * group, sequencePitch, recv + s * block + h * half * group,
                  tokens * group, half * group, batch);
   } else {
     for (int64_t s = 0; s < ranks; ++s)
       for (int h = 0; h < 2; ++h)
-        copyRows(send + s * block + h * half * group, tokens * group, in + chunkOf(ranks, s, h) * half * group,
+        copyRows(send + s * block + h * half * group, tokens * group, in + math::contextChunk(ranks, s, h) * half * group,
                  sequencePitch, half * group, batch);
     runBlocking(args(Collective::AllToAll, dtype, send, recv, block / eb, 0, 0, -1, axis));
     for (int64_t q = 0; q < ranks; ++q)
@@ -142,7 +138,7 @@ int64_t stepScores(const RingShape &s, int64_t source) {
   int64_t pairs = 0;
   for (int qa = 0; qa < 2; ++qa)
     for (int ka = 0; ka < 2; ++ka) {
-      const int64_t qc = chunkOf(s.ranks, s.rank, qa), kc = chunkOf(s.ranks, source, ka);
+      const int64_t qc = math::contextChunk(s.ranks, s.rank, qa), kc = math::contextChunk(s.ranks, source, ka);
       pairs += kc > qc ? 0 : kc == qc ? half * (half + 1) / 2 : half * half;
     }
   return s.batch * s.heads * pairs;

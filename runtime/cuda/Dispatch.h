@@ -30,6 +30,11 @@ template <class F> void typed(const char *call, int32_t dtype, F &&fn) {
   });                                                                                              \
   ZRT_CUDA_CHECK(cudaGetLastError())
 
+/// Blocks of `threads` threads that give each of n grid-stride items a thread (at least one block).
+inline int gridStrideBlocks(int64_t n, int threads) {
+  return static_cast<int>(n > 0 ? (n + threads - 1) / threads : 1);
+}
+
 /// A grid-stride loop over [0, n).
 #define ZRT_FOR_EACH(i, n) for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 

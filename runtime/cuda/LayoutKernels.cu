@@ -17,7 +17,7 @@ struct Dims {
   int64_t v[kMaxRank];
 };
 
-int blocks(int64_t n) { return static_cast<int>(n <= 0 ? 1 : (n + kThreads - 1) / kThreads); }
+int blocks(int64_t n) { return gridStrideBlocks(n, kThreads); }
 
 Dims dims(const char *call, const int64_t *values, int rank) {
   if (rank < 0 || rank > kMaxRank)

@@ -7,12 +7,13 @@
 #include "cuda/CudaCheck.h"
 #include "cuda/Dispatch.h"
 #include "cuda/RingAttention.h"
+#include "zrt/KernelMath.h"
 
 namespace zrt::cuda {
 namespace {
 
 constexpr int kThreads = 128;
-int blocks(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads > 0 ? (n + kThreads - 1) / kThreads : 1); }
+int blocks(int64_t n) { return gridStrideBlocks(n, kThreads); }
 
 constexpr int kMaxHeadDim = 256;
 
@@ -22,7 +23,7 @@ struct Ring {
   explicit Ring(const RingShape &s)
       : B(s.batch), L(s.tokens), C(s.channels), H(s.heads), G(s.kvHeads), D(s.headSize()), Ckv(s.kvChannels()),
         half(s.tokens / 2), rank(s.rank), ranks(s.ranks) {}
-  __device__ int64_t chunk(int64_t r, int64_t h) const { return h == 0 ? r : 2 * ranks - 1 - r; }
+  __device__ int64_t chunk(int64_t r, int64_t h) const { return math::contextChunk(ranks, r, h); }
   /// How many keys of `source`'s half ka the query at local token t sees: none when the key chunk
   /// follows the query's, up to the query's own place on the diagonal, else the whole chunk.
   __device__ int64_t visibleKeys(int64_t t, int64_t source, int64_t ka) const {

@@ -13,7 +13,7 @@ namespace zrt::cuda {
 namespace {
 
 constexpr int kThreads = 128;
-int blocks(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads > 0 ? (n + kThreads - 1) / kThreads : 1); }
+int blocks(int64_t n) { return gridStrideBlocks(n, kThreads); }
 
 constexpr int kMaxHeadDim = 256;
 

@@ -22,7 +22,7 @@ namespace zrt::cuda {
 namespace {
 
 constexpr int kThreads = 128;
-int blocks(int64_t n) { return static_cast<int>((n + kThreads - 1) / kThreads > 0 ? (n + kThreads - 1) / kThreads : 1); }
+int blocks(int64_t n) { return gridStrideBlocks(n, kThreads); }
 
 
 /// The row a block reduces, checked against the grid's limit by rowGrid().
@@ -196,16 +196,15 @@ __global__ void addResidualRows(const T *residual, T *dx, int64_t n) {
   ZRT_FOR_EACH(i, n) dx[i] = T(float(residual[i]) + float(dx[i]));
 }
 /// One thread per (row, head, frequency): the angle, then the pair it rotates. Token t is at
-/// position t, or, with `contextRanks` > 0, at its place in the whole sequence: context rank
-/// `contextRank` holds chunks r and 2 cp - 1 - r of the sequence's 2 cp (time / 2 tokens each).
+/// position t, or, with `contextRanks` > 0, at its place in the whole sequence as context rank
+/// `contextRank` holds it (math::contextPosition).
 template <class T>
 __global__ void rotaryKernel(const T *x, T *y, int64_t rows, int64_t time, int64_t channels, int64_t heads,
                              double theta, bool inverse, int64_t contextRank, int64_t contextRanks) {
   const int64_t headDim = channels / heads, half = headDim / 2;
   ZRT_FOR_EACH(k, rows * heads * half) {
     const int64_t i = k % half, h = (k / half) % heads, row = k / (half * heads), t = row % time;
-    const int64_t chunkTokens = time / 2, chunk = t < chunkTokens ? contextRank : 2 * contextRanks - 1 - contextRank;
-    const int64_t position = contextRanks > 0 ? chunk * chunkTokens + t % chunkTokens : t;
+    const int64_t position = contextRanks > 0 ? math::contextPosition(contextRanks, contextRank, t, time) : t;
     float angle = math::rotaryAngle(position, i, headDim, theta), c = cosf(angle), s = sinf(angle);
     const int64_t head = row * channels + h * headDim;
     math::rotaryPair<float>(x + head, y + head, i, half, c, s, inverse);

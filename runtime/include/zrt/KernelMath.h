@@ -233,6 +233,18 @@ ZRT_HD void rmsnormParamGradColumn(const T *dy, const T *x, const A *rstds, int6
   dgamma[c] = T(dg);
 }
 
+/// Context parallelism's layout (Megatron-LM's, for causal balance): a sequence is 2 x `ranks`
+/// chunks and context rank r holds chunk r, then chunk 2 ranks - 1 - r, so under causal
+/// attention every rank has the same work. The sequence chunk of rank `rank`'s half `half`.
+ZRT_HD int64_t contextChunk(int64_t ranks, int64_t rank, int64_t half) {
+  return half == 0 ? rank : 2 * ranks - 1 - rank;
+}
+/// The position in the whole sequence of local token t of the `tokens` (two chunks) rank `rank` holds.
+ZRT_HD int64_t contextPosition(int64_t ranks, int64_t rank, int64_t t, int64_t tokens) {
+  const int64_t chunkTokens = tokens / 2;
+  return contextChunk(ranks, rank, t / chunkTokens) * chunkTokens + t % chunkTokens;
+}
+
 /// Rotary embedding's angle for position `t` and frequency `i` of a head of `headDim`
 /// channels, computed as Hugging Face's LlamaRotaryEmbedding computes it in f32:
 /// inv_freq = 1 / theta^(2i / D), then t * inv_freq.
