@@ -127,7 +127,7 @@ LogicalResult mlir::zc::detail::verifyUpdateOffload(Operation *op, ArrayRef<Flat
   for (FlatSymbolRefAttr name : states) {
     if (!name)
       continue;
-    Operation *symbol = SymbolTable::lookupNearestSymbolFrom(op, name);
+    Operation *symbol = symbolTable.lookupNearestSymbolFrom(op, name); // cached: one update per tensor
     if (symbol && Offload::tierOf(symbol) == "nvme" && !slot)
       return op->emitOpError() << (isa<ParamOp>(symbol) ? "parameter " : "state ") << name
                                << " is on the NVMe tier: the update reads it from a swap slot (swap_slot)";

@@ -9,9 +9,11 @@
 #include "zcc/Driver.h"
 #include "zcc/InitAll.h"
 #include "zcc/NestingLimit.h"
+#include "zcc/Simulate.h"
 #include "zcc/StageLink.h"
 
 #include "passes/Pipelines.h"
+#include "sim/Planner.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -198,6 +200,44 @@ struct DriverOptions {
                                  cl::init(""), cl::cat(category)};
   cl::opt<std::string> precision{"precision", cl::desc("fp32, or bf16 compute with fp32 master weights and optimizer state"), cl::init("fp32"),
                                  cl::cat(category)};
+  // The simulator and the planner (sim/, docs/simulator.md).
+  cl::opt<std::string> cluster{
+      "cluster",
+      cl::desc("The cluster --simulate and --plan auto price the plan on: a shipped one (dgx-a100-80g, dgx-a100-40g, "
+               "dgx-h100) or a JSON file (docs/simulator.md; zcc-calibrate --cluster-out writes this machine's)"),
+      cl::value_desc("NAME|FILE"), cl::init(""), cl::cat(category)};
+  cl::opt<bool> simulate{"simulate",
+                         cl::desc("Compile the plan (no code) and predict one training step on --cluster: step time "
+                                  "and where it goes, tokens/s, MFU, memory per device; writes no executable"),
+                         cl::cat(category)};
+  cl::opt<std::string> simTrace{"sim-trace",
+                                cl::desc("With --simulate: the predicted step as a Chrome trace, in train.bin --trace's "
+                                         "layout"),
+                                cl::value_desc("FILE"), cl::init(""), cl::cat(category)};
+  cl::opt<std::string> simAttention{
+      "sim-attention",
+      cl::desc("With --simulate: price attention as zcc runs it (flash, the default) or as Megatron-LM did in 2022 "
+               "(materialized: the whole score matrix in memory, softmax and dropout over it), to compare with runs "
+               "of that software"),
+      cl::init("flash"), cl::cat(category)};
+  cl::opt<int64_t> ppInterleave{
+      "pp-interleave",
+      cl::desc("With --simulate: virtual pipeline stages per pipeline rank (Megatron-LM's interleaved 1F1B, "
+               "--num-layers-per-virtual-pipeline-stage); train.bin runs plain 1F1B"),
+      cl::init(1), cl::cat(category)};
+  cl::opt<std::string> plan{
+      "plan",
+      cl::desc("auto: search the plans for --nodes nodes of --cluster, print the ten best and write the choice to -o "
+               "(default plan.json); FILE: compile the plan FILE names (world size, mesh, ZeRO stage, micro-batches, "
+               "recompute, offload, precision)"),
+      cl::value_desc("auto|FILE"), cl::init(""), cl::cat(category)};
+  cl::opt<int64_t> nodes{"nodes", cl::desc("With --plan auto: nodes of --cluster to plan for"), cl::init(0),
+                         cl::cat(category)};
+  cl::opt<int64_t> globalBatch{
+      "global-batch",
+      cl::desc("With --plan auto: sequences per optimizer step (default: the model's batch); a multiple of it or a "
+               "divisor the model's batch splits into"),
+      cl::init(0), cl::cat(category)};
   cl::opt<std::string> target{"target",
                               cl::desc("cpu (the reference backend), or cuda (cuBLASLt, CUDA kernels, NCCL: one GPU "
                                        "per rank)"),
@@ -396,7 +436,28 @@ int zcc::runZccMain(int argc, char **argv) {
   }
   pipeline.optimizer = options.optimizer;
   pipeline.precision = options.precision;
+  const bool planAuto = options.plan == "auto";
+  if (!options.plan.empty() && !planAuto)
+    if (llvm::Error e = zcc::sim::applyPlanFile(options.plan, pipeline)) {
+      llvm::errs() << "zcc: error: " << llvm::toString(std::move(e)) << "\n";
+      return 1;
+    }
   std::string problem = zc::checkPipelineOptions(pipeline);
+  if (problem.empty() && (options.simulate || planAuto) && options.cluster.empty())
+    problem = std::string(planAuto ? "--plan auto" : "--simulate") +
+              " needs --cluster (dgx-a100-80g, dgx-a100-40g, dgx-h100, or a cluster JSON file)";
+  if (problem.empty() && planAuto && options.nodes < 1)
+    problem = "--plan auto needs --nodes N (N >= 1): the nodes of --cluster to plan for";
+  if (problem.empty() && options.ppInterleave < 1)
+    problem = "--pp-interleave must be at least 1, got " + std::to_string(options.ppInterleave);
+  if (problem.empty() && options.ppInterleave > 1 && !options.simulate)
+    problem = "--pp-interleave is modelled by --simulate only: train.bin runs plain 1F1B";
+  if (problem.empty() && !options.simTrace.empty() && !options.simulate)
+    problem = "--sim-trace writes --simulate's predicted step: add --simulate";
+  if (problem.empty() && options.simAttention != "flash" && options.simAttention != "materialized")
+    problem = "--sim-attention must be flash or materialized, got " + options.simAttention;
+  if (problem.empty() && options.globalBatch < 0)
+    problem = "--global-batch must be positive, got " + std::to_string(options.globalBatch);
   if (problem.empty() && options.target != "cpu" && options.target != "cuda")
     problem = "--target must be cpu or cuda, got " + options.target;
 #ifndef ZCC_HAVE_CUDA_BACKEND
@@ -422,6 +483,26 @@ int zcc::runZccMain(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseModel(sourceMgr, context, options.input);
   if (!module)
     return 1;
+  if (options.simulate || planAuto) {
+    zcc::SimulateFlags flags;
+    flags.cluster = options.cluster;
+    flags.simulate = options.simulate;
+    flags.planAuto = planAuto;
+    flags.traceFile = options.simTrace;
+    flags.planFile = options.output == "-" ? "plan.json" : options.output.getValue();
+    flags.nodes = options.nodes;
+    flags.globalBatch = options.globalBatch;
+    flags.interleave = options.ppInterleave;
+    flags.materializedAttention = options.simAttention == "materialized";
+    if (pipeline.report == "json")
+      flags.jsonReport = options.output == "-" ? "-" : options.output + ".report.json";
+    zc::ZccPipelineOptions simulated;
+    simulated.copyOptionValuesFrom(pipeline);
+    simulated.reportFile = flags.jsonReport.empty() ? "-" : flags.jsonReport;
+    if (pipeline.report == "json" && flags.jsonReport == "-")
+      simulated.report = ""; // stdout gets the simulation's JSON alone
+    return zcc::runSimulateOrPlan(*module, simulated, flags);
+  }
   if (options.emit == EmitKind::Exe && options.output == "-" && !options.verifyOnly) {
     llvm::errs() << "zcc: error: an executable needs -o FILE (or --emit=mlir|llvm)\n";
     return 1;

@@ -1,0 +1,76 @@
+//===- ClusterCost.h - seconds of an op and of a collective on a cluster ----===//
+//
+// The simulator's prices, from a Cluster description:
+//  - compute: a matmul's FLOPs at the device's peak for its dtype times the matmul efficiency
+//    curve at its size; flash attention's (causal: half the scores) at the attention
+//    efficiency; every other op moves its operands and results through device memory at the
+//    bandwidth-bound efficiency for its bytes, plus a kernel's overhead;
+//  - collectives: NCCL's ring (and, for all-reduce, its tree where that is faster) over the
+//    links the group crosses. Ranks are placed in Megatron's order (tensor fastest, then
+//    context, data, pipeline; consecutive ranks fill a node), so a group of n ranks with
+//    stride s has k = min(n, devices per node / s) of its ranks on each node. A group inside
+//    one node runs at the NVLink bus bandwidth; one across nodes at the smaller of that and
+//    k x the NIC bandwidth per device (every group of an axis communicates at once, so a
+//    node's NICs are shared by its devices / k groups).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZCC_SIM_CLUSTERCOST_H
+#define ZCC_SIM_CLUSTERCOST_H
+
+#include "sim/Cluster.h"
+
+#include "dialects/zc/ZcDialect.h"
+
+namespace zcc::sim {
+
+/// The mesh a plan runs on: tensor x context x data x pipeline ranks, and the virtual stages
+/// each pipeline rank runs (interleaved 1F1B).
+struct Mesh {
+  int64_t tp = 1, cp = 1, dp = 1, pp = 1, interleave = 1;
+  int64_t world() const { return tp * cp * dp * pp; }
+  /// Ranks in a group of `axis` and the distance between consecutive ones. The data axis'
+  /// groups span data x context ranks (ZeRO and the gradient average cover both).
+  int64_t groupSize(mlir::zc::MeshAxis axis) const;
+  int64_t stride(mlir::zc::MeshAxis axis) const;
+};
+
+enum class Collective { AllGather, ReduceScatter, AllReduce, AllToAll, Send };
+
+/// How attention is priced: zcc's flash attention (the causal half of the scores, never stored),
+/// or as Megatron-LM ran it in 2022 (Korthikanti et al.): the whole T x T scores written to
+/// memory, scaled, masked and soft-maxed by a fused kernel, dropout on the probabilities, two
+/// batched matmuls each way. For comparing with runs of that software, not for zcc's own plans.
+enum class AttentionKernel { Flash, Materialized };
+
+class ClusterCost {
+public:
+  ClusterCost(const Cluster &cluster, const Mesh &mesh, AttentionKernel attention = AttentionKernel::Flash)
+      : cluster_(cluster), mesh_(mesh), attention_(attention) {}
+
+  /// Seconds of compute op `op` on one device; 0 for views and references.
+  double opSeconds(mlir::Operation *op) const;
+  /// Seconds of a collective among `ranks` ranks of `axis` over which each rank contributes
+  /// (all-gather: its shard; reduce-scatter and all-reduce: the whole buffer; all-to-all: its
+  /// whole input; send: the message) `bytes`.
+  double collectiveSeconds(Collective kind, mlir::zc::MeshAxis axis, int64_t ranks, double bytes) const;
+  /// The link a group of `axis` crosses ("nvlink" or "network").
+  bool crossesNodes(mlir::zc::MeshAxis axis, int64_t ranks) const;
+
+  /// FLOPs op `op` performs (flash attention: the causal half), the ones its time is priced on.
+  static double opFlops(mlir::Operation *op);
+
+  const Cluster &cluster() const { return cluster_; }
+  const Mesh &mesh() const { return mesh_; }
+
+private:
+  double materializedAttentionSeconds(mlir::Operation *op) const;
+
+  const Cluster &cluster_;
+  Mesh mesh_;
+  AttentionKernel attention_;
+};
+
+} // namespace zcc::sim
+
+#endif // ZCC_SIM_CLUSTERCOST_H

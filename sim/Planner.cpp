@@ -1,0 +1,406 @@
+//===- Planner.cpp - compile a plan for simulation; choose the best plan --===//
+
+#include "sim/Planner.h"
+
+#include "passes/CostModel.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::zc;
+using namespace zcc::sim;
+
+FailureOr<CompiledPlan> zcc::sim::compileForSimulation(ModuleOp model, const ZccPipelineOptions &options,
+                                                       int64_t interleave, std::string &error, bool verify) {
+  ZccPipelineOptions o;
+  o.copyOptionValuesFrom(options);
+  o.lower = false;
+  o.memorySvg = "";
+  // Interleaved 1F1B: p x v virtual stages over the same data-parallel ranks; each pipeline rank
+  // runs v of them (the simulator assigns stage j to rank j mod p).
+  const int64_t stages = options.pipelineParallel * interleave;
+  o.pipelineParallel = stages;
+  o.worldSize = options.worldSize * interleave;
+  if (std::string problem = checkPipelineOptions(o); !problem.empty()) {
+    error = problem;
+    return failure();
+  }
+  // The first, the second and the last stage; the second stands for every middle one.
+  std::vector<int64_t> compiled;
+  for (int64_t k = 0; k < stages; ++k)
+    if (stages <= 3 || k <= 1 || k == stages - 1)
+      compiled.push_back(k);
+  CompiledPlan plan;
+  for (int64_t k : compiled) {
+    OwningOpRef<ModuleOp> stage(model.clone());
+    o.pipelineStage = k;
+    PassManager pm(model->getContext());
+    // The planner compiles hundreds of plans of passes the test suite verifies: checking the IR
+    // after each pass is the user-facing compile's job (a fifth of a large model's compile).
+    pm.enableVerifier(verify);
+    buildZccPipeline(pm, o);
+    if (failed(pm.run(*stage))) {
+      if (error.empty())
+        error = "zcc's pipeline failed on stage " + std::to_string(k);
+      return failure();
+    }
+    plan.owned.push_back(std::move(stage));
+  }
+  for (int64_t k = 0; k < stages; ++k) {
+    size_t index = stages <= 3 ? k : (k == 0 ? 0 : k == stages - 1 ? 2 : 1);
+    plan.stages.push_back(*plan.owned[index]);
+  }
+  return plan;
+}
+
+std::string PlanChoice::describe() const {
+  std::string s = llvm::formatv("tp {0} cp {1} pp {2}{3} dp {4}, ZeRO-{5}, micro-batch {6} x {7}, recompute {8}", tp,
+                                cp, pp, interleave > 1 ? "x" + std::to_string(interleave) : "", dp, zeroStage,
+                                microBatchSize, microBatches, recompute);
+  if (offloadOptimizer != "none")
+    s += ", optimizer on " + offloadOptimizer;
+  return s;
+}
+
+namespace {
+
+/// What the planner reads off the model once.
+struct ModelFacts {
+  int64_t batch = 0, context = 0;
+  double paramElements = 0, forwardMatmulFlops = 0, modelFlops = 0, tokens = 0;
+  double attentionFlops = 0; // the forward's causal attention, its causal half (flash)
+  double matmulInputElements = 0; // what the weight gradients read: every forward matmul's input
+};
+
+ModelFacts factsOf(ModuleOp model) {
+  ModelFacts f;
+  for (ForwardOp forward : model.getOps<ForwardOp>()) {
+    if (auto tokens = dyn_cast<RankedTensorType>(forward.getArgumentTypes().front()); tokens && tokens.getRank() >= 2) {
+      f.batch = tokens.getDimSize(0);
+      f.context = tokens.getDimSize(1);
+    }
+    forward.walk([&](Operation *op) {
+      if (isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulCrossEntropyLossOp>(op)) {
+        f.forwardMatmulFlops += estimatedFlops(op);
+        f.matmulInputElements += double(tensorOf(op->getOperand(0)).getNumElements());
+      }
+      else if (isa<CausalAttentionOp>(op))
+        f.attentionFlops += ClusterCost::opFlops(op);
+    });
+  }
+  for (ParamOp param : model.getOps<ParamOp>())
+    f.paramElements += double(param.getTensorType().getNumElements());
+  f.modelFlops = modelFlopsPerStep(model);
+  f.tokens = tokensPerStep(model);
+  return f;
+}
+
+/// Bytes per device that the plan's model state needs at least: fp32 parameters, gradients and
+/// AdamW's two moments (16 B a parameter), sharded by ZeRO over the data x context ranks and
+/// split over tensor x pipeline ranks (at least: norms and biases are replicated).
+double modelStateLowerBound(const PlanChoice &c, double params) {
+  const double perDevice = params / double(c.tp * c.pp), shards = double(c.dp * c.cp);
+  double weights = 4, grads = 4, states = 8;
+  if (c.zeroStage >= 1)
+    states /= shards;
+  if (c.zeroStage >= 2)
+    grads /= shards;
+  if (c.zeroStage >= 3)
+    weights /= shards;
+  if (c.offloadOptimizer != "none")
+    states = 0;
+  return perDevice * (weights + grads + states);
+}
+
+/// Bytes per device of activations the backward pass reads at least: without whole-block
+/// recomputation, every matmul's input (its weight gradient needs it) of one micro-batch, split
+/// over tensor (sequence parallelism), context and pipeline ranks.
+double activationLowerBound(const PlanChoice &c, const ModelFacts &facts, bool bf16) {
+  if (c.recompute == "full" || c.pp > 1) // a pipeline stage's step recomputes its forward
+    return 0;
+  double perSequence = facts.matmulInputElements / double(facts.batch) * (bf16 ? 2 : 4);
+  return perSequence * double(c.microBatchSize) / double(c.tp * c.cp);
+}
+
+/// A lower bound of the step: every device's share of the matmuls at the best matmul rate, one
+/// more forward where whole blocks are recomputed (full, and every pipeline stage's step), and
+/// the 1F1B bubble.
+double stepLowerBound(const PlanChoice &c, const ModelFacts &facts, double scale, const Cluster &cluster, bool bf16) {
+  double best = 0;
+  for (auto &[x, y] : cluster.matmulEfficiency.points)
+    best = std::max(best, y);
+  const double again = (c.recompute == "full" || c.pp > 1) ? 1 : 0, devices = double(c.tp * c.cp * c.pp * c.dp);
+  const double peak = cluster.peakFlops(bf16);
+  double seconds = facts.forwardMatmulFlops * scale * (3 + again) / devices / (peak * best);
+  // Flash attention: the forward (again where recomputed) and its gradient, 2.5 forwards' FLOPs.
+  seconds += facts.attentionFlops * scale / devices *
+             ((1 + again) / cluster.attentionForwardEfficiency + 2.5 / cluster.attentionBackwardEfficiency) / peak;
+  return seconds * (double(c.microBatches) + double(c.pp - 1) / double(c.interleave)) / double(c.microBatches);
+}
+
+std::vector<int64_t> powersOfTwo(int64_t upTo) {
+  std::vector<int64_t> values;
+  for (int64_t v = 1; v <= upTo; v *= 2)
+    values.push_back(v);
+  return values;
+}
+
+} // namespace
+
+FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const Cluster &cluster,
+                                            std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  PlannerResult result;
+  const ModelFacts facts = factsOf(request.model);
+  if (facts.batch <= 0 || facts.context <= 0) {
+    error = "the model's first argument is not a [batch, context] token tensor";
+    return failure();
+  }
+  const int64_t world = request.nodes * cluster.devicesPerNode;
+  const int64_t global = request.globalBatch > 0 ? request.globalBatch : facts.batch;
+  const double scale = double(global) / double(facts.batch);
+  const double budget = request.memoryBudget > 0 ? double(request.memoryBudget) : cluster.memoryBytes;
+  const bool bf16 = request.base.precision == "bf16";
+
+  // The space: tensor ranks inside a node; context ranks where each keeps 8K tokens or more;
+  // pipeline ranks up to 64; micro-batches of 1-8 sequences; every ZeRO stage the mesh allows.
+  std::vector<PlanOutcome> candidates;
+  for (int64_t tp : powersOfTwo(cluster.devicesPerNode))
+    for (int64_t cp : powersOfTwo(64)) {
+      if (cp > 1 && (facts.context % (2 * cp) || facts.context / cp < 8192))
+        continue;
+      for (int64_t pp : powersOfTwo(64)) {
+        if (world % (tp * cp * pp))
+          continue;
+        const int64_t dp = world / (tp * cp * pp);
+        for (int64_t b : {1, 2, 4, 8}) {
+          if (global % (dp * b) || facts.batch % (dp * b))
+            continue;
+          for (int64_t zero = 0; zero <= 3; ++zero) {
+            if ((dp * cp == 1 && zero > 0) || (pp > 1 && zero == 3))
+              continue;
+            for (const char *recompute : {"none", "selective", "full"})
+              for (const char *offload : {"none", "cpu"}) {
+                if (std::string(offload) == "cpu" && zero == 0)
+                  continue;
+                PlanOutcome o;
+                o.plan = {tp, cp, pp, dp, 1, zero, b, global / (dp * b), facts.batch / (dp * b), recompute, offload};
+                o.lowerBoundSeconds = stepLowerBound(o.plan, facts, scale, cluster, bf16);
+                candidates.push_back(std::move(o));
+              }
+          }
+        }
+      }
+    }
+  result.enumerated = static_cast<int64_t>(candidates.size());
+  std::stable_sort(candidates.begin(), candidates.end(), [](const PlanOutcome &a, const PlanOutcome &b) {
+    return a.lowerBoundSeconds < b.lowerBoundSeconds;
+  });
+
+  // Planner compiles fail quietly (a head count a tensor split does not divide, too few cut
+  // points for the stages): the plan is not legal for this model.
+  MLIRContext *context = request.model->getContext();
+  ScopedDiagnosticHandler quiet(context, [](Diagnostic &) { return success(); });
+  // Recomputation and offload trade time for memory: a plan that recomputes more, or offloads,
+  // than a twin that fits is never faster, so it is not evaluated (nor listed).
+  auto twinKey = [](const PlanChoice &p) {
+    return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}", p.tp, p.cp, p.pp, p.dp, p.zeroStage, p.microBatchSize).str();
+  };
+  auto level = [](const PlanChoice &p) {
+    return (p.recompute == "none" ? 0 : p.recompute == "selective" ? 1 : 2) + (p.offloadOptimizer == "none" ? 0 : 3);
+  };
+  std::map<std::string, int> fittingLevel; // the least recomputing/offloading twin that fits
+  std::vector<PlanChoice> overBudget;       // compiled plans that did not fit
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    PlanOutcome &c = candidates[i];
+    if (result.best.size() >= request.keep && c.lowerBoundSeconds > result.best.back().result.stepSeconds) {
+      result.boundedOut = static_cast<int64_t>(candidates.size() - i);
+      break;
+    }
+    if (auto twin = fittingLevel.find(twinKey(c.plan)); twin != fittingLevel.end() && twin->second < level(c.plan)) {
+      int fits = twin->second, mine = level(c.plan);
+      // Dominated where it recomputes at least as much and offloads at least as much.
+      if (mine % 3 >= fits % 3 && mine / 3 >= fits / 3) {
+        ++result.dominated;
+        continue;
+      }
+    }
+    if (modelStateLowerBound(c.plan, facts.paramElements) + activationLowerBound(c.plan, facts, bf16) +
+            SimResult::kReservedBytes >
+        budget) {
+      ++result.overMemory;
+      continue;
+    }
+    // Memory grows with the micro-batch: where a smaller one of the same plan did not fit, this
+    // one cannot.
+    if (llvm::any_of(overBudget, [&](const PlanChoice &small) {
+          const PlanChoice &p = c.plan;
+          return small.tp == p.tp && small.cp == p.cp && small.pp == p.pp && small.zeroStage == p.zeroStage &&
+                 small.recompute == p.recompute && small.offloadOptimizer == p.offloadOptimizer &&
+                 small.microBatchSize <= p.microBatchSize;
+        })) {
+      ++result.overMemory;
+      continue;
+    }
+    ZccPipelineOptions o;
+    o.copyOptionValuesFrom(request.base);
+    o.worldSize = world;
+    o.tensorParallel = c.plan.tp;
+    o.contextParallel = c.plan.cp;
+    o.pipelineParallel = c.plan.pp;
+    o.zeroStage = c.plan.zeroStage;
+    o.gradAccum = c.plan.compileMicroBatches;
+    o.recompute = c.plan.recompute;
+    o.offloadOptimizer = c.plan.offloadOptimizer;
+    o.report = "";
+    std::string why;
+    auto began = std::chrono::steady_clock::now();
+    FailureOr<CompiledPlan> compiled = compileForSimulation(request.model, o, 1, why, /*verify=*/false);
+    ++result.compiled;
+    if (failed(compiled)) {
+      ++result.failedToCompile;
+      continue;
+    }
+    SimRequest sim;
+    sim.mesh = {c.plan.tp, c.plan.cp, c.plan.dp, c.plan.pp, 1};
+    sim.microBatches = c.plan.microBatches;
+    sim.bf16 = bf16;
+    sim.modelFlopsPerStep = facts.modelFlops * scale;
+    sim.tokensPerStep = facts.tokens * scale;
+    c.result = simulate(compiled->stages, cluster, sim);
+    if (request.verbose)
+      llvm::errs() << llvm::formatv("zcc --plan auto: {0}: bound {1:F3} s, simulated {2:F3} s, {3:F2} GiB ({4:F2} s)\n",
+                                    c.plan.describe(), c.lowerBoundSeconds, c.result.stepSeconds,
+                                    c.result.memoryBytes / double(1 << 30),
+                                    std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+    if (double(c.result.memoryBytes) + SimResult::kReservedBytes > budget) {
+      ++result.overMemory;
+      overBudget.push_back(c.plan);
+      continue;
+    }
+    if (auto [it, added] = fittingLevel.insert({twinKey(c.plan), level(c.plan)}); !added)
+      it->second = std::min(it->second, level(c.plan));
+    auto at = std::upper_bound(result.best.begin(), result.best.end(), c, [](const PlanOutcome &a, const PlanOutcome &b) {
+      return a.result.stepSeconds < b.result.stepSeconds;
+    });
+    result.best.insert(at, c);
+    if (result.best.size() > request.keep)
+      result.best.pop_back();
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (result.best.empty()) {
+    error = llvm::formatv("no plan fits {0} nodes of {1} ({2} devices of {3:F1} GiB): {4} plans, {5} over memory, "
+                          "{6} not legal for this model",
+                          request.nodes, cluster.name, world, budget / double(1 << 30), result.enumerated,
+                          result.overMemory, result.failedToCompile);
+    return failure();
+  }
+  return result;
+}
+
+std::string zcc::sim::whyRunnerUpLost(const PlanOutcome &best, const PlanOutcome &runnerUp) {
+  const Breakdown &a = best.result.parts, &b = runnerUp.result.parts;
+  std::vector<std::pair<double, std::string>> diffs = {
+      {b.compute - a.compute, "compute"},
+      {b.recompute - a.recompute, "recomputation"},
+      {b.exposedData - a.exposedData, "exposed data-parallel communication"},
+      {b.exposedTensor - a.exposedTensor, "exposed tensor-parallel communication"},
+      {b.exposedContext - a.exposedContext, "exposed context-parallel communication"},
+      {b.exposedPipeline - a.exposedPipeline, "exposed pipeline sends"},
+      {b.bubble - a.bubble, "pipeline bubble"},
+      {b.offload - a.offload, "offload transfers"},
+      {b.optimizer - a.optimizer, "optimizer step"}};
+  std::stable_sort(diffs.begin(), diffs.end(), [](auto &x, auto &y) { return std::abs(x.first) > std::abs(y.first); });
+  double slower = runnerUp.result.stepSeconds - best.result.stepSeconds;
+  std::string text = llvm::formatv("the runner-up ({0}) is {1:F3} s ({2:F1}%) slower:", runnerUp.plan.describe(),
+                                   slower, 100 * slower / best.result.stepSeconds);
+  int shown = 0;
+  for (auto &[delta, what] : diffs) {
+    if (shown == 3 || std::abs(delta) < 1e-4 * best.result.stepSeconds)
+      break;
+    text += llvm::formatv("{0} {1}{2:F3} s of {3}", shown ? "," : "", delta > 0 ? "+" : "", delta, what).str();
+    ++shown;
+  }
+  return text;
+}
+
+llvm::json::Value zcc::sim::planJson(const PlanOutcome &choice, const Cluster &cluster, int64_t nodes) {
+  const PlanChoice &c = choice.plan;
+  return llvm::json::Object{
+      {"format", 1},
+      {"cluster", cluster.name},
+      {"nodes", nodes},
+      {"world_size", c.tp * c.cp * c.pp * c.dp},
+      {"tp", c.tp},
+      {"cp", c.cp},
+      {"pp", c.pp},
+      {"dp", c.dp},
+      {"zero_stage", c.zeroStage},
+      {"micro_batch_size", c.microBatchSize},
+      {"micro_batches", c.microBatches},
+      {"grad_accum", c.compileMicroBatches},
+      {"recompute", c.recompute},
+      {"offload_optimizer", c.offloadOptimizer},
+      {"precision", choice.result.bf16 ? "bf16" : "fp32"},
+      {"predicted", choice.result.toJson()}};
+}
+
+llvm::Error zcc::sim::applyPlanFile(llvm::StringRef path, ZccPipelineOptions &options) {
+  auto fail = [&](const llvm::Twine &what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "plan '" + path + "': " + what);
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fail("cannot read: " + buffer.getError().message());
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return fail("not JSON: " + llvm::toString(json.takeError()));
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root)
+    return fail("expected a JSON object");
+  auto integer = [&](llvm::StringRef key, int64_t &into) -> llvm::Error {
+    std::optional<int64_t> v = root->getInteger(key);
+    if (!v || *v < 0)
+      return fail("\"" + key + "\" must be a non-negative integer");
+    into = *v;
+    return llvm::Error::success();
+  };
+  auto string = [&](llvm::StringRef key, std::string &into) -> llvm::Error {
+    std::optional<llvm::StringRef> v = root->getString(key);
+    if (!v)
+      return fail("\"" + key + "\" must be a string");
+    into = v->str();
+    return llvm::Error::success();
+  };
+  int64_t world, tp, cp, pp, zero, accum;
+  std::string recompute, offload, precision;
+  for (auto [key, into] : std::initializer_list<std::pair<const char *, int64_t *>>{
+           {"world_size", &world}, {"tp", &tp}, {"cp", &cp}, {"pp", &pp}, {"zero_stage", &zero}, {"grad_accum", &accum}})
+    if (llvm::Error e = integer(key, *into))
+      return e;
+  for (auto [key, into] : std::initializer_list<std::pair<const char *, std::string *>>{
+           {"recompute", &recompute}, {"offload_optimizer", &offload}, {"precision", &precision}})
+    if (llvm::Error e = string(key, *into))
+      return e;
+  options.worldSize = world;
+  options.tensorParallel = tp;
+  options.contextParallel = cp;
+  options.pipelineParallel = pp;
+  options.zeroStage = zero;
+  options.gradAccum = accum;
+  options.recompute = recompute;
+  options.offloadOptimizer = offload;
+  options.precision = precision;
+  if (std::string problem = checkPipelineOptions(options); !problem.empty())
+    return fail(problem);
+  return llvm::Error::success();
+}

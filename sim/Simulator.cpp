@@ -1,0 +1,548 @@
+//===- Simulator.cpp - one training step of a compiled plan, on a cluster -===//
+
+#include "sim/Simulator.h"
+
+#include "passes/CostModel.h"
+#include "passes/MemoryPlan.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::zc;
+using namespace zcc::sim;
+
+void Breakdown::add(const Breakdown &o, double times) {
+  compute += times * o.compute;
+  recompute += times * o.recompute;
+  optimizer += times * o.optimizer;
+  bubble += times * o.bubble;
+  offload += times * o.offload;
+  exposedData += times * o.exposedData;
+  exposedTensor += times * o.exposedTensor;
+  exposedContext += times * o.exposedContext;
+  exposedPipeline += times * o.exposedPipeline;
+}
+
+namespace {
+
+double bytesOf(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t ? double(t.getNumElements()) * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8) : 0;
+}
+
+/// A collective op's kind, axis, group and bytes per rank (see ClusterCost::collectiveSeconds).
+struct CollectiveCall {
+  Collective kind;
+  MeshAxis axis = MeshAxis::data;
+  int64_t ranks = 1;
+  double bytes = 0;
+  bool async = false;
+};
+
+MeshAxis axisOf(Operation *op) {
+  if (auto axis = op->getAttrOfType<MeshAxisAttr>("axis"))
+    return axis.getValue();
+  return MeshAxis::data;
+}
+
+int64_t ranksOf(Operation *op) {
+  auto ranks = op->getAttrOfType<IntegerAttr>("ranks");
+  return ranks ? ranks.getInt() : 1;
+}
+
+std::optional<CollectiveCall> collectiveOf(Operation *op) {
+  auto call = [&](Collective kind, double bytes, bool async) {
+    return CollectiveCall{kind, axisOf(op), ranksOf(op), bytes, async};
+  };
+  if (isa<AllGatherStartOp>(op))
+    return call(Collective::AllGather, bytesOf(op->getOperand(0).getType()), true);
+  if (isa<AllGatherOp>(op))
+    return call(Collective::AllGather, bytesOf(op->getOperand(0).getType()), false);
+  if (auto o = dyn_cast<ReduceScatterStartOp>(op))
+    return call(Collective::ReduceScatter, bytesOf(o.getInput().getType()), true);
+  if (auto o = dyn_cast<ReduceScatterOp>(op))
+    return call(Collective::ReduceScatter, bytesOf(o.getInput().getType()), false);
+  if (auto o = dyn_cast<AllReduceStartOp>(op))
+    return call(Collective::AllReduce, bytesOf(o.getInput().getType()), true);
+  if (auto o = dyn_cast<AllReduceOp>(op))
+    return call(Collective::AllReduce, bytesOf(o.getInput().getType()), false);
+  if (isa<CpToHeadsOp, CpToTokensOp>(op))
+    return CollectiveCall{Collective::AllToAll, MeshAxis::context, ranksOf(op), bytesOf(op->getOperand(0).getType()),
+                          false};
+  if (isa<GatherParamOp, AllGatherParamOp>(op)) {
+    auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, op->getAttrOfType<FlatSymbolRefAttr>("param"));
+    ParamSharding s = ParamSharding::of(param);
+    return CollectiveCall{Collective::AllGather, MeshAxis::data, s.ranks,
+                          double(s.shardElements()) * param.getTensorType().getElementTypeBitWidth() / 8, false};
+  }
+  return std::nullopt;
+}
+
+/// The vocabulary-parallel loss' own exchanges over the tensor axis (row maxima gathered, two
+/// sums per row all-reduced), run inside the op.
+double vocabLossSeconds(Operation *op, const ClusterCost &cost) {
+  std::optional<uint64_t> shards;
+  Value logits;
+  if (auto o = dyn_cast<CrossEntropyOp>(op)) {
+    shards = o.getVocabShards();
+    logits = o.getLogits();
+  } else if (auto o = dyn_cast<CrossEntropyGradOp>(op)) {
+    shards = o.getVocabShards();
+    logits = o.getLogits();
+  }
+  if (!shards || *shards < 2)
+    return 0;
+  RankedTensorType t = tensorOf(logits);
+  double rows = double(t.getNumElements()) / t.getShape().back();
+  int64_t n = static_cast<int64_t>(*shards);
+  return cost.collectiveSeconds(Collective::AllGather, MeshAxis::tensor, n, rows * 4) +
+         cost.collectiveSeconds(Collective::AllReduce, MeshAxis::tensor, n, rows * 8);
+}
+
+/// Ring attention's key/value blocks around the context ranks: the forward sends its block on
+/// C - 1 times; the gradient sends the block with its f32 gradients C times.
+double ringExchangeSeconds(Operation *op, const ClusterCost &cost) {
+  auto ring = op->getAttrOfType<IntegerAttr>(kContextRingAttr);
+  if (!ring || !isa<CausalAttentionOp, CausalAttentionGradOp>(op))
+    return 0;
+  const int64_t ranks = ring.getInt();
+  RankedTensorType key = tensorOf(op->getOperand(isa<CausalAttentionOp>(op) ? 1 : 2));
+  double block = 2 * bytesOf(key);
+  if (isa<CausalAttentionOp>(op))
+    return (ranks - 1) * cost.collectiveSeconds(Collective::Send, MeshAxis::context, 2, block);
+  return ranks * cost.collectiveSeconds(Collective::Send, MeshAxis::context, 2, block + 2.0 * key.getNumElements() * 4);
+}
+
+bool inHostTier(Operation *op) {
+  for (Attribute symbol : namedSymbols(op))
+    if (Operation *def = SymbolTable::lookupNearestSymbolFrom(op, cast<StringAttr>(symbol)))
+      if (Offload::tierOf(def) == "host")
+        return true;
+  return false;
+}
+
+double swapBytes(Operation *op) {
+  std::optional<Offload::Swapped> t = Offload::lookup(op, op->getAttrOfType<FlatSymbolRefAttr>("state"));
+  return Offload::swapBytes(op->getAttrOfType<IntegerAttr>("count").getInt(), t ? t->elementBytes : 4);
+}
+
+/// One run of `fn` on one device: its time, where it went, and (if asked) its spans from `t0`.
+struct FunctionTime {
+  double seconds = 0;
+  Breakdown parts;
+  /// The stage's sends to its neighbour (zc.pipe_send): the runtime copies the activation and
+  /// sends it on a stream of its own, so the sender goes on; the receiver waits for it.
+  double sendSeconds = 0;
+};
+
+FunctionTime timeFunction(func::FuncOp fn, const ClusterCost &cost, bool isUpdate, std::vector<TraceEvent> *trace,
+                          int pid, double t0) {
+  FunctionTime result;
+  if (!fn)
+    return result;
+  double clock = 0, stream = 0, io = 0;
+  DenseMap<Value, std::pair<double, MeshAxis>> finish;
+  Breakdown &parts = result.parts;
+  auto expose = [&](MeshAxis axis, double seconds) {
+    if (seconds <= 0)
+      return;
+    if (isUpdate) // the update's waits are the optimizer's
+      parts.optimizer += seconds;
+    else if (axis == MeshAxis::data)
+      parts.exposedData += seconds;
+    else if (axis == MeshAxis::tensor)
+      parts.exposedTensor += seconds;
+    else if (axis == MeshAxis::context)
+      parts.exposedContext += seconds;
+    else
+      parts.exposedPipeline += seconds;
+  };
+  auto span = [&](Operation *op, int tid, double begin, double end, double bytes = -1) {
+    if (trace && end > begin)
+      trace->push_back({op->getName().getStringRef().str(), pid, tid, t0 + begin * 1e6, t0 + end * 1e6,
+                        static_cast<int64_t>(bytes)});
+  };
+  for (Operation &op : fn.getBody().front()) {
+    if (auto send = dyn_cast<PipeSendOp>(op)) {
+      double bytes = bytesOf(send.getInput().getType());
+      double seconds = cost.collectiveSeconds(Collective::Send, MeshAxis::pipeline, 2, bytes);
+      span(&op, 1, clock, clock + seconds, bytes);
+      result.sendSeconds += seconds;
+      continue;
+    }
+    if (std::optional<CollectiveCall> c = collectiveOf(&op)) {
+      double seconds = cost.collectiveSeconds(c->kind, c->axis, c->ranks, c->bytes);
+      double begin = std::max(stream, clock);
+      stream = begin + seconds;
+      span(&op, 1, begin, stream, c->bytes);
+      if (c->async) {
+        finish[op.getResult(0)] = {stream, c->axis};
+      } else { // the compute thread waits for the stream and the call
+        expose(c->axis, stream - clock);
+        clock = stream;
+      }
+      continue;
+    }
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      auto [done, axis] = finish.lookup(wait.getHandle());
+      expose(axis, done - clock);
+      clock = std::max(clock, done);
+      continue;
+    }
+    // Offload: NVMe swaps on their own queue, awaited by zc.swap_wait; activations copied to
+    // and from host memory in stream order.
+    if (isa<SwapInOp, SwapOutOp>(op)) {
+      bool read = isa<SwapInOp>(op);
+      double seconds = swapBytes(&op) / (read ? cost.cluster().nvmeReadBytesPerSecond
+                                              : cost.cluster().nvmeWriteBytesPerSecond) *
+                       cost.cluster().devicesPerNode; // the node's drives are shared by its devices
+      io = std::max(io, clock) + seconds;
+      continue;
+    }
+    if (isa<SwapWaitOp>(op)) {
+      parts.offload += std::max(0.0, io - clock);
+      clock = std::max(clock, io);
+      continue;
+    }
+    if (isa<OffloadActivationOp, ReloadActivationOp>(op)) {
+      double seconds = bytesOf(op.getOperand(0).getType()) / cost.cluster().hostLinkBytesPerSecond;
+      span(&op, 1, clock, clock + seconds);
+      parts.offload += seconds;
+      clock += seconds;
+      continue;
+    }
+    double seconds = cost.opSeconds(&op);
+    // The optimizer of a state in host memory runs on the host: the gradient and the updated
+    // parameter cross the host link (DeepSpeed's CPU Adam keeps up with it).
+    if (isUpdate && inHostTier(&op))
+      seconds = (bytesOf(op.getOperand(0).getType()) * 2) / cost.cluster().hostLinkBytesPerSecond;
+    span(&op, 0, clock, clock + seconds);
+    clock += seconds;
+    if (isUpdate)
+      parts.optimizer += seconds;
+    else if (op.hasAttr(kRecomputedAttr))
+      parts.recompute += seconds;
+    else
+      parts.compute += seconds;
+    // Exchanges inside the op: the vocabulary-parallel loss', ring attention's (overlapped with
+    // the blocks' compute; what is longer than it shows).
+    if (double vocab = vocabLossSeconds(&op, cost); vocab > 0) {
+      expose(MeshAxis::tensor, vocab);
+      clock += vocab;
+    }
+    if (double ring = ringExchangeSeconds(&op, cost); ring > seconds) {
+      expose(MeshAxis::context, ring - seconds);
+      clock += ring - seconds;
+    }
+  }
+  // The function ends when its last transfer has landed.
+  double end = std::max({clock, stream, io});
+  if (end > clock) {
+    if (isUpdate)
+      parts.optimizer += end - clock;
+    else
+      parts.exposedData += end - clock;
+  }
+  result.seconds = end;
+  return result;
+}
+
+/// A pipeline stage's inputs kept for the micro-batches in flight (1F1B keeps P - s).
+int64_t inFlightInputs(ModuleOp module, int64_t microBatches, int64_t pipelineRanks, int64_t rank) {
+  func::FuncOp step = functionWithRole(module, "step");
+  if (!step || !module->getAttr("zc.pipeline"))
+    return 0;
+  int64_t inputs = 0;
+  for (Type t : step.getArgumentTypes())
+    inputs += tensorBytes(cast<RankedTensorType>(t));
+  return std::min(microBatches, pipelineRanks - rank) * inputs;
+}
+
+} // namespace
+
+SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, const SimRequest &request) {
+  SimResult r;
+  r.cluster = cluster.name;
+  r.mesh = request.mesh;
+  r.microBatches = request.microBatches;
+  r.bf16 = request.bf16;
+  r.tokensPerStep = request.tokensPerStep;
+  r.modelFlopsPerStep = request.modelFlopsPerStep;
+  r.peakFlopsPerDevice = cluster.peakFlops(request.bf16);
+  r.deviceMemoryBytes = cluster.memoryBytes;
+  const ClusterCost cost(cluster, request.mesh, request.attention);
+  const int64_t p = request.mesh.pp, v = std::max<int64_t>(1, request.mesh.interleave), m = request.microBatches;
+  const int64_t chunks = static_cast<int64_t>(stages.size());
+
+  // Each virtual stage's forward ("F"), step ("B") and update, per micro-batch.
+  std::vector<FunctionTime> forward(chunks), step(chunks), update(chunks);
+  r.stages.assign(p, {});
+  // Alike stages share one module (compileForSimulation): each module is timed and planned once.
+  DenseMap<Operation *, int64_t> seen;
+  std::vector<int64_t> arenaBytes(chunks, 0);
+  for (int64_t j = 0; j < chunks; ++j) {
+    ModuleOp module = stages[j];
+    if (auto it = seen.find(module.getOperation()); it != seen.end()) {
+      int64_t k = it->second;
+      forward[j] = forward[k];
+      step[j] = step[k];
+      update[j] = update[k];
+      arenaBytes[j] = arenaBytes[k];
+    } else {
+      seen[module.getOperation()] = j;
+      func::FuncOp fwd = chunks > 1 ? functionWithRole(module, "forward") : func::FuncOp();
+      forward[j] = timeFunction(fwd, cost, false, nullptr, 0, 0);
+      step[j] = timeFunction(functionWithRole(module, "step"), cost, false, nullptr, 0, 0);
+      update[j] = timeFunction(functionWithRole(module, "update"), cost, true, nullptr, 0, 0);
+      // A stage's step runs its forward again from the stage's input (checkpointing at stage
+      // boundaries): that share of its compute is recomputation.
+      double again = std::min(forward[j].parts.compute, step[j].parts.compute);
+      // zcc-recompute's clones: fusion merges them with ops of the backward, so their share is
+      // taken by FLOPs (the plan records them) rather than op by op.
+      if (auto plan = module->getAttrOfType<DictionaryAttr>("zc.recompute"))
+        if (auto flops = plan.getAs<IntegerAttr>("flops")) {
+          double stepFlops = 0;
+          functionWithRole(module, "step").walk([&](Operation *op) {
+            if (isa_and_nonnull<ZcDialect>(op->getDialect()))
+              stepFlops += estimatedFlops(op);
+          });
+          double share = stepFlops > 0 ? std::min(1.0, double(flops.getInt()) / stepFlops) : 0;
+          again += share * (step[j].parts.compute - again);
+        }
+      step[j].parts.compute -= again;
+      step[j].parts.recompute += again;
+      FailureOr<MemoryPlan> arena = planMemory(module, plannedFunctions(module));
+      arenaBytes[j] = succeeded(arena) ? arena->totalBytes() : 0;
+    }
+    StageResult &device = r.stages[j % p];
+    device.forwardSeconds += forward[j].seconds;
+    device.stepSeconds += step[j].seconds;
+    device.updateSeconds += update[j].seconds;
+    device.arenaBytes += arenaBytes[j];
+    device.inFlightInputBytes += inFlightInputs(module, m, p, j % p);
+  }
+  for (const StageResult &device : r.stages)
+    r.memoryBytes = std::max(r.memoryBytes, device.arenaBytes + device.inFlightInputBytes);
+
+  // The slowest device sets the pace; its parts per micro-batch, m times, and the update.
+  int64_t slowest = 0;
+  for (int64_t d = 0; d < p; ++d)
+    if (r.stages[d].forwardSeconds + r.stages[d].stepSeconds >
+        r.stages[slowest].forwardSeconds + r.stages[slowest].stepSeconds)
+      slowest = d;
+  const double busy = r.stages[slowest].forwardSeconds + r.stages[slowest].stepSeconds;
+  double pipelineEnd = 0;
+  if (p == 1 && v == 1) {
+    pipelineEnd = m * busy;
+  } else if (v == 1) {
+    // 1F1B by its dependencies: stage s runs min(P - s - 1, m) forwards, then alternates a
+    // forward and a backward, then drains its backwards.
+    std::vector<std::vector<double>> fEnd(p, std::vector<double>(m, -1)), bEnd(p, std::vector<double>(m, -1));
+    std::vector<std::vector<std::pair<bool, int64_t>>> order(p); // (is backward, micro-batch)
+    for (int64_t s = 0; s < p; ++s) {
+      int64_t warm = std::min(p - s - 1, m);
+      for (int64_t i = 0; i < warm; ++i)
+        order[s].push_back({false, i});
+      for (int64_t i = 0; i < m - warm; ++i) {
+        order[s].push_back({false, warm + i});
+        order[s].push_back({true, i});
+      }
+      for (int64_t i = m - warm; i < m; ++i)
+        order[s].push_back({true, i});
+    }
+    std::vector<size_t> next(p, 0);
+    std::vector<double> free(p, 0);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int64_t s = 0; s < p; ++s)
+        while (next[s] < order[s].size()) {
+          auto [backward, i] = order[s][next[s]];
+          // A micro-batch's activation (gradient) arrives from the previous (next) stage.
+          double ready;
+          if (!backward)
+            ready = s == 0 ? 0 : (fEnd[s - 1][i] < 0 ? -1 : fEnd[s - 1][i] + forward[s - 1].sendSeconds);
+          else
+            ready = s == p - 1 ? fEnd[s][i] : (bEnd[s + 1][i] < 0 ? -1 : bEnd[s + 1][i] + step[s + 1].sendSeconds);
+          if (ready < 0)
+            break;
+          double begin = std::max(ready, free[s]);
+          double end = begin + (backward ? step[s].seconds : forward[s].seconds);
+          (backward ? bEnd : fEnd)[s][i] = end;
+          free[s] = end;
+          if (request.trace)
+            r.trace.push_back({(backward ? "B " : "F ") + std::to_string(i), static_cast<int>(s), 2, begin * 1e6,
+                               end * 1e6, -1});
+          ++next[s];
+          progress = true;
+        }
+    }
+    pipelineEnd = *std::max_element(free.begin(), free.end());
+  } else {
+    // Interleaved 1F1B (Megatron-LM): the bubble is (p - 1) / v of a device's work per micro-batch, and the first
+    // micro-batch crosses every virtual stage boundary twice (its activation, its gradient).
+    double sends = 0;
+    for (int64_t j = 0; j < chunks; ++j)
+      sends += forward[j].sendSeconds + step[j].sendSeconds;
+    pipelineEnd = m * busy + double(p - 1) / double(v) * busy + sends;
+  }
+  double updateSeconds = 0;
+  for (const StageResult &device : r.stages)
+    updateSeconds = std::max(updateSeconds, device.updateSeconds);
+  r.stepSeconds = pipelineEnd + updateSeconds;
+  for (int64_t j = slowest; j < chunks; j += p) {
+    r.parts.add(forward[j].parts, m);
+    r.parts.add(step[j].parts, m);
+  }
+  r.parts.bubble = pipelineEnd - m * busy;
+  // The update's time, priced as its own parts (the optimizer, and its waits).
+  Breakdown longestUpdate;
+  for (int64_t d = 0; d < p; ++d)
+    if (r.stages[d].updateSeconds == updateSeconds) {
+      for (int64_t j = d; j < chunks; j += p)
+        longestUpdate.add(update[j].parts);
+      break;
+    }
+  r.parts.add(longestUpdate);
+
+  if (request.trace) {
+    // The ops of stage 0's first micro-batch (its forward, then its step) and its update,
+    // op by op, on the compute and communication tracks; every stage's schedule above.
+    double t0 = 0;
+    if (p == 1 && v == 1)
+      for (int64_t i = 0; i < m; ++i)
+        r.trace.push_back({"B " + std::to_string(i), 0, 2, i * busy * 1e6, (i + 1) * busy * 1e6, -1});
+    ModuleOp first = stages.front();
+    if (chunks > 1) {
+      timeFunction(functionWithRole(first, "forward"), cost, false, &r.trace, 0, t0);
+      t0 += forward[0].seconds * 1e6;
+    }
+    timeFunction(functionWithRole(first, "step"), cost, false, &r.trace, 0, t0);
+    timeFunction(functionWithRole(first, "update"), cost, true, &r.trace, 0, pipelineEnd * 1e6);
+    r.trace.push_back({"update", 0, 2, pipelineEnd * 1e6, r.stepSeconds * 1e6, -1});
+  }
+  return r;
+}
+
+llvm::json::Value SimResult::toJson() const {
+  llvm::json::Array perStage;
+  for (const StageResult &s : stages)
+    perStage.push_back(llvm::json::Object{{"forward_s", s.forwardSeconds},
+                                          {"step_s", s.stepSeconds},
+                                          {"update_s", s.updateSeconds},
+                                          {"arena_bytes", s.arenaBytes},
+                                          {"in_flight_input_bytes", s.inFlightInputBytes}});
+  return llvm::json::Object{
+      {"cluster", cluster},
+      {"mesh", llvm::json::Object{{"tp", mesh.tp},
+                                  {"cp", mesh.cp},
+                                  {"dp", mesh.dp},
+                                  {"pp", mesh.pp},
+                                  {"interleave", mesh.interleave},
+                                  {"ranks", mesh.world()}}},
+      {"micro_batches", microBatches},
+      {"precision", bf16 ? "bf16" : "fp32"},
+      {"step_s", stepSeconds},
+      {"tokens_per_step", tokensPerStep},
+      {"tokens_per_s", tokensPerSecond()},
+      {"tokens_per_s_per_device", tokensPerSecond() / mesh.world()},
+      {"model_flops_per_step", modelFlopsPerStep},
+      {"mfu", mfu()},
+      {"memory_bytes", memoryBytes},
+      {"device_memory_bytes", deviceMemoryBytes},
+      {"fits", fits()},
+      {"breakdown_s", llvm::json::Object{{"compute", parts.compute},
+                                         {"recompute", parts.recompute},
+                                         {"exposed_comm_data", parts.exposedData},
+                                         {"exposed_comm_tensor", parts.exposedTensor},
+                                         {"exposed_comm_context", parts.exposedContext},
+                                         {"exposed_comm_pipeline", parts.exposedPipeline},
+                                         {"pipeline_bubble", parts.bubble},
+                                         {"offload", parts.offload},
+                                         {"optimizer", parts.optimizer}}},
+      {"stages", std::move(perStage)}};
+}
+
+void SimResult::print(llvm::raw_ostream &os) const {
+  const double gib = double(1 << 30);
+  os << llvm::formatv("zcc simulation on {0}: tp {1} x cp {2} x pp {3}{4} x dp {5} = {6} devices, {7}, {8} "
+                      "micro-batch{9} per step\n",
+                      cluster, mesh.tp, mesh.cp, mesh.pp,
+                      mesh.interleave > 1 ? " (" + std::to_string(mesh.interleave) + " virtual stages)" : "", mesh.dp,
+                      mesh.world(), bf16 ? "bf16" : "fp32", microBatches, microBatches == 1 ? "" : "es");
+  os << llvm::formatv("  step                       {0:F3} s\n", stepSeconds);
+  auto line = [&](const char *what, double seconds) {
+    if (seconds > 0)
+      os << llvm::formatv("    {0,-24}{1,10:F4} s  {2,5:F1}%\n", what, seconds, 100 * seconds / stepSeconds);
+  };
+  line("compute", parts.compute);
+  line("recompute", parts.recompute);
+  line("exposed comm: data", parts.exposedData);
+  line("exposed comm: tensor", parts.exposedTensor);
+  line("exposed comm: context", parts.exposedContext);
+  line("exposed comm: pipeline", parts.exposedPipeline);
+  line("pipeline bubble", parts.bubble);
+  line("offload", parts.offload);
+  line("optimizer", parts.optimizer);
+  os << llvm::formatv("  tokens/s                   {0:F0} ({1:F1} per device)\n", tokensPerSecond(),
+                      tokensPerSecond() / mesh.world());
+  os << llvm::formatv("  MFU                        {0:F1}% (model FLOPs {1:E3} per step, peak {2:E3} FLOP/s per "
+                      "device)\n",
+                      100 * mfu(), modelFlopsPerStep, peakFlopsPerDevice);
+  os << llvm::formatv("  memory per device          {0:F2} GiB of {1:F2} GiB ({2})\n", memoryBytes / gib,
+                      deviceMemoryBytes / gib, fits() ? "fits" : "does not fit");
+}
+
+llvm::Error SimResult::writeTrace(llvm::StringRef path) const {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write the trace '" + path + "': " + ec.message());
+  static const char *const tracks[3] = {"compute", "communication", "steps"};
+  llvm::json::Array events;
+  for (int64_t s = 0; s < mesh.pp; ++s) {
+    events.push_back(llvm::json::Object{{"name", "process_name"}, {"ph", "M"}, {"pid", s},
+                                        {"args", llvm::json::Object{{"name", "stage " + std::to_string(s) +
+                                                                                 " (predicted)"}}}});
+    for (int t = 0; t < 3; ++t)
+      events.push_back(llvm::json::Object{
+          {"name", "thread_name"}, {"ph", "M"}, {"pid", s}, {"tid", t}, {"args", llvm::json::Object{{"name", tracks[t]}}}});
+  }
+  for (const TraceEvent &e : trace) {
+    llvm::json::Object event{{"name", e.name}, {"ph", "X"}, {"pid", e.pid}, {"tid", e.tid}, {"ts", e.begin},
+                             {"dur", e.end - e.begin}};
+    if (e.bytes >= 0)
+      event["args"] = llvm::json::Object{{"bytes", e.bytes}};
+    events.push_back(std::move(event));
+  }
+  os << llvm::formatv("{0}", llvm::json::Value(llvm::json::Object{{"displayTimeUnit", "ms"},
+                                                                  {"traceEvents", std::move(events)}}))
+     << "\n";
+  return llvm::Error::success();
+}
+
+double zcc::sim::modelFlopsPerStep(ModuleOp model) {
+  double flops = 0;
+  for (ForwardOp forward : model.getOps<ForwardOp>())
+    forward.walk([&](Operation *op) {
+      if (isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulCrossEntropyLossOp, CausalAttentionOp>(op))
+        flops += estimatedFlops(op);
+    });
+  return 3 * flops;
+}
+
+double zcc::sim::tokensPerStep(ModuleOp model) {
+  for (ForwardOp forward : model.getOps<ForwardOp>()) {
+    auto tokens = dyn_cast<RankedTensorType>(forward.getArgumentTypes().front());
+    if (tokens && tokens.getRank() >= 2)
+      return double(tokens.getDimSize(0)) * tokens.getDimSize(1);
+    if (tokens)
+      return double(tokens.getNumElements());
+  }
+  return 0;
+}
