@@ -261,6 +261,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     o.gradAccum = c.plan.compileMicroBatches;
     o.recompute = c.plan.recompute;
     o.offloadOptimizer = c.plan.offloadOptimizer;
+    o.memoryBudget = 0; // the planner compares the plan with the budget itself
     o.report = "";
     std::string why;
     auto began = std::chrono::steady_clock::now();

@@ -475,10 +475,15 @@ void SimResult::print(llvm::raw_ostream &os) const {
                       cluster, mesh.tp, mesh.cp, mesh.pp,
                       mesh.interleave > 1 ? " (" + std::to_string(mesh.interleave) + " virtual stages)" : "", mesh.dp,
                       mesh.world(), bf16 ? "bf16" : "fp32", microBatches, microBatches == 1 ? "" : "es");
-  os << llvm::formatv("  step                       {0:F3} s\n", stepSeconds);
+  // Milliseconds for steps under a second (the models of the test suite, CPU runs).
+  const bool ms = stepSeconds < 1;
+  const double unit = ms ? 1e3 : 1;
+  const char *name = ms ? "ms" : "s";
+  os << llvm::formatv("  step                       {0:F3} {1}\n", stepSeconds * unit, name);
   auto line = [&](const char *what, double seconds) {
     if (seconds > 0)
-      os << llvm::formatv("    {0,-24}{1,10:F4} s  {2,5:F1}%\n", what, seconds, 100 * seconds / stepSeconds);
+      os << llvm::formatv("    {0,-24}{1,10:F4} {2}  {3,5:F1}%\n", what, seconds * unit, name,
+                          100 * seconds / stepSeconds);
   };
   line("compute", parts.compute);
   line("recompute", parts.recompute);

@@ -1,0 +1,80 @@
+"""Properties of zcc --simulate that fail when a part of its pricing stops working:
+  - matmuls priced at peak x efficiency (MFU of a matmul-only model on a cluster where nothing else
+    costs is the efficiency, up to the input gradient the first layer does not need);
+  - compute scales with the device's peak;
+  - a data-parallel group across nodes is slower than one inside a node;
+  - the 1F1B bubble shrinks with more micro-batches and with virtual stages;
+  - materialized attention costs more than flash attention.
+usage: sim_properties.py ZCC SRC_ROOT FLAT_CLUSTER WORKDIR"""
+import json
+import os
+import subprocess
+import sys
+
+zcc, root, flat, work = sys.argv[1:5]
+os.makedirs(work, exist_ok=True)
+
+
+def cluster(name, **changes):
+    c = json.load(open(flat))
+    for path, value in changes.items():
+        node = c
+        keys = path.split("__")
+        for k in keys[:-1]:
+            node = node[k]
+        node[keys[-1]] = value
+    path = os.path.join(work, name + ".json")
+    json.dump(c, open(path, "w"))
+    return path
+
+
+def sim(model, cluster_path, *flags):
+    out = subprocess.run([zcc, model, "--simulate", "--cluster", cluster_path, "--report=json"] + list(flags),
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["simulated"]
+
+
+def check(what, ok, detail):
+    print(("ok   " if ok else "FAIL ") + what + ": " + detail)
+    if not ok:
+        sys.exit(1)
+
+
+mlp = os.path.join(root, "examples", "mlp.mlir")
+s = sim(mlp, flat)
+# The MLP's matmuls (64 rows): model FLOPs count three products of each, but the first layer's
+# input needs no gradient, so the step runs 3F - F1 of them at half the peak.
+f1, f2, f3 = 2 * 64 * 784 * 256, 2 * 64 * 256 * 128, 2 * 64 * 128 * 10
+expected = 0.5 * 3 * (f1 + f2 + f3) / (3 * (f1 + f2 + f3) - f1)
+check("matmuls at peak x efficiency", abs(s["mfu"] / expected - 1) < 0.02,
+      f"MFU {s['mfu']:.4f}, expected {expected:.4f} (efficiency 0.5)")
+
+fast = sim(mlp, cluster("fast", device__peak_flops={"f32": 2e12, "bf16": 4e12}))
+ratio = fast["breakdown_s"]["compute"] / s["breakdown_s"]["compute"]
+check("compute scales with the peak", abs(ratio - 0.5) < 1e-6, f"compute ratio {ratio:.6f} at twice the peak")
+
+gpt = os.path.join(work, "gpt.mlir")
+with open(gpt, "w") as f:
+    subprocess.run([sys.executable, os.path.join(root, "examples", "gen_gpt.py"), "--layers", "4", "--dim", "512",
+                    "--heads", "8", "--context", "256", "--batch", "16"], check=True, stdout=f)
+inside = sim(gpt, flat, "--world-size", "8", "--zero-stage", "3")
+across = sim(gpt, cluster("one-per-node", node__devices=1), "--world-size", "8", "--zero-stage", "3")
+check("a group across nodes is slower", across["step_s"] > inside["step_s"] and
+      across["breakdown_s"]["exposed_comm_data"] > inside["breakdown_s"]["exposed_comm_data"],
+      f"step {inside['step_s'] * 1e3:.3f} ms in one node, {across['step_s'] * 1e3:.3f} ms across 8")
+
+bubble = lambda r: r["breakdown_s"]["pipeline_bubble"] / r["step_s"]
+few = sim(gpt, flat, "--world-size", "2", "--pp", "2", "--grad-accum", "2")
+many = sim(gpt, flat, "--world-size", "2", "--pp", "2", "--grad-accum", "8")
+check("the bubble shrinks with micro-batches", 0 < bubble(many) < bubble(few),
+      f"{100 * bubble(few):.1f}% at 2 micro-batches, {100 * bubble(many):.1f}% at 8")
+plain = sim(gpt, flat, "--world-size", "2", "--pp", "2", "--grad-accum", "4")
+virtual = sim(gpt, flat, "--world-size", "2", "--pp", "2", "--grad-accum", "4", "--pp-interleave", "2")
+check("virtual stages shrink the bubble", bubble(virtual) < bubble(plain),
+      f"{100 * bubble(plain):.1f}% plain, {100 * bubble(virtual):.1f}% with 2 virtual stages")
+
+flash = sim(gpt, flat)
+scores = sim(gpt, cluster("slow-memory", device__memory_bytes_per_s=1e11), "--sim-attention", "materialized")
+flash_slow = sim(gpt, cluster("slow-memory2", device__memory_bytes_per_s=1e11))
+check("materialized attention costs more", scores["step_s"] > flash_slow["step_s"],
+      f"{flash_slow['step_s'] * 1e3:.3f} ms flash, {scores['step_s'] * 1e3:.3f} ms materialized")
