@@ -75,11 +75,18 @@ llvm::Expected<Cluster> zcc::sim::parseCluster(llvm::StringRef text, llvm::Strin
     else
       into = *v;
   };
-  auto curve = [&](llvm::StringRef key, Curve &into) {
+  auto curve = [&](llvm::StringRef key, Curve &into, bool optional = false) {
     if (!problem.empty())
       return;
+    // "device.key", or "device.object.key"
     const llvm::json::Object *device = root->getObject("device");
-    const llvm::json::Array *points = device ? device->getArray(key) : nullptr;
+    llvm::StringRef object = key.contains('.') ? key.split('.').first : "";
+    llvm::StringRef leaf = key.contains('.') ? key.split('.').second : key;
+    if (device && !object.empty())
+      device = device->getObject(object);
+    const llvm::json::Array *points = device ? device->getArray(leaf) : nullptr;
+    if (optional && !(device && device->get(leaf)))
+      return;
     if (!points || points->empty()) {
       problem = "\"device." + key.str() + "\" must be a list of [size, efficiency] pairs";
       return;
@@ -107,6 +114,9 @@ llvm::Expected<Cluster> zcc::sim::parseCluster(llvm::StringRef text, llvm::Strin
   number("device.peak_flops.f32", c.peakFlopsF32);
   number("device.peak_flops.bf16", c.peakFlopsBf16);
   curve("matmul_efficiency", c.matmulEfficiency);
+  curve("matmul_efficiency_bf16", c.matmulEfficiencyBf16, /*optional=*/true);
+  curve("attention_efficiency.forward_curve", c.attentionForwardCurve, /*optional=*/true);
+  curve("attention_efficiency.backward_curve", c.attentionBackwardCurve, /*optional=*/true);
   curve("memory_efficiency", c.memoryEfficiency);
   number("device.attention_efficiency.forward", c.attentionForwardEfficiency);
   number("device.attention_efficiency.backward", c.attentionBackwardEfficiency);
@@ -115,6 +125,22 @@ llvm::Expected<Cluster> zcc::sim::parseCluster(llvm::StringRef text, llvm::Strin
   number("links.intra_node.latency_s", c.intraNode.latencySeconds);
   number("links.inter_node.bytes_per_s", c.interNode.bytesPerSecond);
   number("links.inter_node.latency_s", c.interNode.latencySeconds);
+  // Measured collectives inside a node (zcc-calibrate), optional: all three or none.
+  if (const llvm::json::Object *links = root->getObject("links"))
+    if (const llvm::json::Object *intra = links->getObject("intra_node"))
+      if (const llvm::json::Object *measured = intra->getObject("collectives"))
+        for (auto [key, into] : {std::pair<const char *, MeasuredCollective *>{"all_gather", &c.intraAllGather},
+                                 {"reduce_scatter", &c.intraReduceScatter},
+                                 {"all_reduce", &c.intraAllReduce}}) {
+          const llvm::json::Object *kind = measured->getObject(key);
+          std::optional<double> alpha = kind ? kind->getNumber("alpha_s") : std::nullopt;
+          std::optional<double> bw = kind ? kind->getNumber("bytes_per_s") : std::nullopt;
+          if (problem.empty() && (!alpha || !bw || *alpha < 0 || !(*bw > 0)))
+            problem = std::string("\"links.intra_node.collectives.") + key +
+                      "\" needs {\"alpha_s\": >= 0, \"bytes_per_s\": > 0}";
+          else if (problem.empty())
+            *into = {*alpha, *bw};
+        }
   if (problem.empty() && (devices < 1 || devices != std::floor(devices)))
     problem = "\"node.devices\" must be a whole number >= 1";
   if (problem.empty() && (c.attentionForwardEfficiency > 1 || c.attentionBackwardEfficiency > 1))

@@ -35,6 +35,13 @@ struct Link {
   double bytesPerSecond = 1, latencySeconds = 0;
 };
 
+/// A collective kind as measured on one link level (zcc-calibrate): seconds = alpha + bytes one
+/// rank sends / bytes_per_s. Where a cluster gives them, they replace the ring model inside a node.
+struct MeasuredCollective {
+  double alphaSeconds = 0, bytesPerSecond = 0;
+  bool present() const { return bytesPerSecond > 0; }
+};
+
 struct Cluster {
   std::string name, description, path;
   // A node.
@@ -44,15 +51,28 @@ struct Cluster {
   double memoryBytes = 0, memoryBytesPerSecond = 1;
   double peakFlopsF32 = 1, peakFlopsBf16 = 1;
   Curve matmulEfficiency; // x: FLOPs of one matmul call
+  Curve matmulEfficiencyBf16; // bf16's own, where it differs (a CPU); empty: matmulEfficiency
   Curve memoryEfficiency; // x: bytes a bandwidth-bound kernel reads and writes
   double attentionForwardEfficiency = 1, attentionBackwardEfficiency = 1;
+  /// Optional, by the FLOPs of one call (zcc-calibrate measures them): replace the two above.
+  Curve attentionForwardCurve, attentionBackwardCurve;
+  double attentionEfficiency(bool forward, double flops) const {
+    const Curve &curve = forward ? attentionForwardCurve : attentionBackwardCurve;
+    if (!curve.points.empty())
+      return curve.at(flops);
+    return forward ? attentionForwardEfficiency : attentionBackwardEfficiency;
+  }
   double kernelOverheadSeconds = 0;
   // The links.
   Link intraNode, interNode;
+  MeasuredCollective intraAllGather, intraReduceScatter, intraAllReduce;
   /// Where each value comes from, by its JSON path ("device.peak_flops.bf16").
   std::map<std::string, std::string> sources;
 
   double peakFlops(bool bf16) const { return bf16 ? peakFlopsBf16 : peakFlopsF32; }
+  const Curve &matmulCurve(bool bf16) const {
+    return bf16 && !matmulEfficiencyBf16.points.empty() ? matmulEfficiencyBf16 : matmulEfficiency;
+  }
 };
 
 /// Reads a cluster description: a shipped name (`dgx-a100-80g`) or a path to a JSON file.

@@ -80,16 +80,16 @@ double ClusterCost::opSeconds(Operation *op) const {
     double flops = estimatedFlops(op);
     // The fused head runs its three products in chunks of the vocabulary: price one product.
     double perCall = isa<MatmulCrossEntropyOp>(op) ? flops / 3 : flops;
-    double peak = cluster_.peakFlops(isBf16(op->getOperand(0)));
-    return overhead + flops / (peak * cluster_.matmulEfficiency.at(perCall));
+    bool bf16 = isBf16(op->getOperand(0));
+    return overhead + flops / (cluster_.peakFlops(bf16) * cluster_.matmulCurve(bf16).at(perCall));
   }
   if (isa<CausalAttentionOp, CausalAttentionGradOp>(op) && attention_ == AttentionKernel::Materialized)
     return materializedAttentionSeconds(op);
   if (isa<CausalAttentionOp, CausalAttentionGradOp>(op)) {
     bool forward = isa<CausalAttentionOp>(op);
     double peak = cluster_.peakFlops(isBf16(op->getOperand(forward ? 0 : 1)));
-    double efficiency = forward ? cluster_.attentionForwardEfficiency : cluster_.attentionBackwardEfficiency;
-    return overhead + opFlops(op) / (peak * efficiency);
+    double flops = opFlops(op);
+    return overhead + flops / (peak * cluster_.attentionEfficiency(forward, flops));
   }
   double bytes;
   if (auto e = dyn_cast<EmbeddingOp>(op)) // reads the rows it writes, not the whole table
@@ -123,7 +123,7 @@ double ClusterCost::materializedAttentionSeconds(Operation *op) const {
   // dV, dP, dQ, dK backward (8BT^2C); one head's product per batch entry.
   const double flops = (forward ? 4 : 8) * b * t * t * c, perCall = flops / (b * heads) / (forward ? 2 : 4);
   const double peak = cluster_.peakFlops(q.getElementType().isBF16());
-  double seconds = flops / (peak * cluster_.matmulEfficiency.at(perCall));
+  double seconds = flops / (peak * cluster_.matmulCurve(q.getElementType().isBF16()).at(perCall));
   // Bytes per score: forward, the scores written, read and written by the fused scale-mask-
   // softmax, read and written by dropout with its 1-byte mask, read by PV (7 elements + 1 B);
   // backward, dP written, dropout's backward (2 elements + 1 B), softmax's backward (probabilities,
@@ -149,6 +149,16 @@ double ClusterCost::collectiveSeconds(Collective kind, MeshAxis axis, int64_t n,
   const double bw = inter ? std::min(intra.bytesPerSecond, double(k) * network.bytesPerSecond) : intra.bytesPerSecond;
   const double latency = inter ? network.latencySeconds : intra.latencySeconds;
   const double ranks = double(n);
+  // Inside a node, a kind zcc-calibrate measured: its own line over the bytes one rank sends.
+  auto measured = [&](const MeasuredCollective &m, double sent) { return m.alphaSeconds + sent / m.bytesPerSecond; };
+  if (!inter) {
+    if (kind == Collective::AllGather && cluster_.intraAllGather.present())
+      return measured(cluster_.intraAllGather, (ranks - 1) * bytes);
+    if (kind == Collective::ReduceScatter && cluster_.intraReduceScatter.present())
+      return measured(cluster_.intraReduceScatter, (ranks - 1) / ranks * bytes);
+    if (kind == Collective::AllReduce && cluster_.intraAllReduce.present())
+      return measured(cluster_.intraAllReduce, 2 * (ranks - 1) / ranks * bytes);
+  }
   switch (kind) {
   case Collective::AllGather: // a ring: n - 1 steps, each rank sends n - 1 shards
     return (ranks - 1) * latency + (ranks - 1) * bytes / bw;

@@ -136,14 +136,23 @@ double activationLowerBound(const PlanChoice &c, const ModelFacts &facts, bool b
 /// the 1F1B bubble.
 double stepLowerBound(const PlanChoice &c, const ModelFacts &facts, double scale, const Cluster &cluster, bool bf16) {
   double best = 0;
-  for (auto &[x, y] : cluster.matmulEfficiency.points)
+  for (auto &[x, y] : cluster.matmulCurve(bf16).points)
     best = std::max(best, y);
   const double again = (c.recompute == "full" || c.pp > 1) ? 1 : 0, devices = double(c.tp * c.cp * c.pp * c.dp);
   const double peak = cluster.peakFlops(bf16);
   double seconds = facts.forwardMatmulFlops * scale * (3 + again) / devices / (peak * best);
   // Flash attention: the forward (again where recomputed) and its gradient, 2.5 forwards' FLOPs.
+  // (at the best attention rate of the cluster: a lower bound at any call size).
+  auto bestOf = [](const Curve &curve, double fixed) {
+    double e = curve.points.empty() ? fixed : 0;
+    for (auto &[x, y] : curve.points)
+      e = std::max(e, y);
+    return e;
+  };
   seconds += facts.attentionFlops * scale / devices *
-             ((1 + again) / cluster.attentionForwardEfficiency + 2.5 / cluster.attentionBackwardEfficiency) / peak;
+             ((1 + again) / bestOf(cluster.attentionForwardCurve, cluster.attentionForwardEfficiency) +
+              2.5 / bestOf(cluster.attentionBackwardCurve, cluster.attentionBackwardEfficiency)) /
+             peak;
   return seconds * (double(c.microBatches) + double(c.pp - 1) / double(c.interleave)) / double(c.microBatches);
 }
 

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""zcc --simulate against measurement on this machine (issue 40, "here, against measurement").
+
+    python3 bench/sim_vs_measured.py [--np 2 4] [--models shakespeare-char gpt-small llama-small llama-medium]
+                                     [--sample K | --all] [--steps 8] [--out DIR]
+
+For each model and rank count: calibrate this machine as a cluster (zcc-calibrate --cluster-out,
+with that many ranks running at once, OMP_NUM_THREADS=1), enumerate the legal plans (tensor,
+pipeline and data ranks; ZeRO 0-3; gradient accumulation 1/2/4; recompute none/selective/full;
+optimizer offload none/cpu), measure each one's median step (train.bin --synthetic, the steps after
+the first two) and predict it (zcc --simulate --cluster), then report the median and largest
+absolute error, Kendall's tau between the predicted and measured orders, and where the plan
+zcc --plan auto chooses for the same ranks lands among the measured ones. --sample K measures a
+seeded sample of K plans per model and rank count (the whole space takes hours on 2 cores).
+"""
+import argparse
+import itertools
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "bin")
+MODELS = {
+    # nanoGPT's shakespeare-char (10.7M parameters), as bench/peers_bench.py trains it.
+    "shakespeare-char": ["gen_gpt.py", "--layers", "6", "--dim", "384", "--heads", "6", "--context", "256",
+                         "--vocab", "65", "--batch", "16"],
+    "gpt-small": ["gen_gpt.py", "--layers", "4", "--dim", "256", "--heads", "8", "--context", "128", "--batch", "16"],
+    "llama-small": ["gen_llama.py", "--layers", "4", "--dim", "256", "--heads", "8", "--kv-heads", "4", "--ffn", "688",
+                    "--context", "128", "--vocab", "256", "--batch", "16"],
+    "llama-medium": ["gen_llama.py", "--layers", "6", "--dim", "384", "--heads", "6", "--kv-heads", "2", "--ffn",
+                     "1024", "--context", "256", "--vocab", "256", "--batch", "16"],
+}
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
+
+
+def plans(ranks):
+    for tp, pp in itertools.product([d for d in (1, 2, 4) if ranks % d == 0], repeat=2):
+        if ranks % (tp * pp):
+            continue
+        dp = ranks // (tp * pp)
+        for zero in (range(4) if dp > 1 else [0]):
+            if pp > 1 and zero == 3:
+                continue
+            for accum, recompute in itertools.product((1, 2, 4), ("none", "selective", "full")):
+                for offload in (("none", "cpu") if zero >= 1 else ("none",)):
+                    yield dict(tp=tp, pp=pp, dp=dp, zero=zero, accum=accum, recompute=recompute, offload=offload)
+
+
+def flags(p, ranks):
+    return ["--world-size", str(ranks), "--tp", str(p["tp"]), "--pp", str(p["pp"]), "--zero-stage", str(p["zero"]),
+            "--grad-accum", str(p["accum"]), "--recompute", p["recompute"], "--offload-optimizer", p["offload"]]
+
+
+def name(p):
+    s = f"tp{p['tp']} pp{p['pp']} dp{p['dp']} ZeRO-{p['zero']} accum {p['accum']} {p['recompute']}"
+    return s + (" offload" if p["offload"] != "none" else "")
+
+
+def measure(model, p, ranks, steps, work):
+    exe, log = os.path.join(work, "train.bin"), os.path.join(work, "log.jsonl")
+    subprocess.run([os.path.join(BIN, "zcc"), model, "-o", exe] + flags(p, ranks), check=True, env=ENV,
+                   capture_output=True)
+    if os.path.exists(log):
+        os.remove(log)
+    subprocess.run(["mpirun", "-np", str(ranks), exe, "--synthetic", "--steps", str(steps), "--log-every", "1",
+                    "--log-json", log], check=True, env=ENV, capture_output=True)
+    times = [json.loads(line)["step_ms"] for line in open(log)][2:]
+    return statistics.median(times) / 1e3
+
+
+def predict(model, p, ranks, cluster):
+    out = subprocess.run([os.path.join(BIN, "zcc"), model, "--simulate", "--cluster", cluster, "--report=json"] +
+                         flags(p, ranks), check=True, env=ENV, capture_output=True, text=True).stdout
+    return json.loads(out)["simulated"]["step_s"]
+
+
+def kendall(a, b):
+    concordant = discordant = 0
+    for i, j in itertools.combinations(range(len(a)), 2):
+        s = (a[i] - a[j]) * (b[i] - b[j])
+        concordant += s > 0
+        discordant += s < 0
+    return (concordant - discordant) / max(1, concordant + discordant)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--np", type=int, nargs="+", default=[2, 4])
+    ap.add_argument("--models", nargs="+", default=list(MODELS))
+    ap.add_argument("--sample", type=int, default=12)
+    ap.add_argument("--all", action="store_true")
+    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    work = args.out or tempfile.mkdtemp(prefix="zcc-sim-vs-measured-")
+    os.makedirs(work, exist_ok=True)
+    cpu = subprocess.run(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"], capture_output=True, text=True).stdout
+    print(f"machine: {cpu.strip()}, {os.cpu_count()} cores; OMP_NUM_THREADS=1 per rank")
+    summary = []
+    for ranks in args.np:
+        cluster = os.path.join(work, f"cpu-np{ranks}.json")
+        subprocess.run(["mpirun", "-np", str(ranks), os.path.join(BIN, "zcc-calibrate"), "--world-size", str(ranks),
+                        "-o", os.path.join(work, f"cost-np{ranks}.json"), "--cluster-out", cluster], check=True,
+                       env=ENV, capture_output=True)
+        for model_name in args.models:
+            gen = MODELS[model_name]
+            model = os.path.join(work, model_name + ".mlir")
+            with open(model, "w") as f:
+                subprocess.run([sys.executable, os.path.join(ROOT, "examples", gen[0])] + gen[1:], check=True, stdout=f)
+            space = list(plans(ranks))
+            chosen = space if args.all else random.Random(f"{model_name}/{ranks}").sample(space, min(args.sample,
+                                                                                                    len(space)))
+            # The planner's choice for one node of this machine, measured too.
+            plan_file = os.path.join(work, "plan.json")
+            subprocess.run([os.path.join(BIN, "zcc"), model, "--plan", "auto", "--cluster", cluster, "--nodes", "1",
+                            "-o", plan_file], check=True, env=ENV, capture_output=True)
+            pj = json.load(open(plan_file))
+            auto = dict(tp=pj["tp"], pp=pj["pp"], dp=pj["dp"], zero=pj["zero_stage"], accum=pj["grad_accum"],
+                        recompute=pj["recompute"], offload=pj["offload_optimizer"])
+            if pj["cp"] == 1 and auto not in chosen:
+                chosen.append(auto)
+            rows = []
+            for p in chosen:
+                try:
+                    rows.append((p, measure(model, p, ranks, args.steps, work), predict(model, p, ranks, cluster)))
+                except subprocess.CalledProcessError as e:
+                    print(f"  {name(p)}: failed ({e.cmd[0]})", file=sys.stderr)
+            print(f"\n{model_name} at np={ranks} ({len(rows)} of {len(space)} plans)")
+            print(f"  {'plan':52} {'measured ms':>11} {'predicted ms':>12} {'error':>7}")
+            for p, m, s in sorted(rows, key=lambda r: r[1]):
+                mark = "  <- --plan auto" if p == auto else ""
+                print(f"  {name(p):52} {m * 1e3:11.1f} {s * 1e3:12.1f} {100 * (s / m - 1):+6.1f}%{mark}")
+            errors = [abs(s / m - 1) for _, m, s in rows]
+            tau = kendall([m for _, m, _ in rows], [s for _, _, s in rows])
+            fastest = min(m for _, m, _ in rows)
+            auto_ms = next((m for p, m, _ in rows if p == auto), None)
+            line = (f"{model_name} np={ranks}: median error {100 * statistics.median(errors):.1f}%, largest "
+                    f"{100 * max(errors):.1f}%, Kendall tau {tau:.2f}, --plan auto "
+                    + (f"{100 * (auto_ms / fastest - 1):+.1f}% from the fastest measured" if auto_ms else "not measured"))
+            print("  " + line)
+            summary.append(line)
+    print("\nsummary")
+    for line in summary:
+        print("  " + line)
+
+
+if __name__ == "__main__":
+    main()
