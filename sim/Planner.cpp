@@ -318,17 +318,10 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
 }
 
 std::string zcc::sim::whyRunnerUpLost(const PlanOutcome &best, const PlanOutcome &runnerUp) {
-  const Breakdown &a = best.result.parts, &b = runnerUp.result.parts;
-  std::vector<std::pair<double, std::string>> diffs = {
-      {b.compute - a.compute, "compute"},
-      {b.recompute - a.recompute, "recomputation"},
-      {b.exposedData - a.exposedData, "exposed data-parallel communication"},
-      {b.exposedTensor - a.exposedTensor, "exposed tensor-parallel communication"},
-      {b.exposedContext - a.exposedContext, "exposed context-parallel communication"},
-      {b.exposedPipeline - a.exposedPipeline, "exposed pipeline sends"},
-      {b.bubble - a.bubble, "pipeline bubble"},
-      {b.offload - a.offload, "offload transfers"},
-      {b.optimizer - a.optimizer, "optimizer step"}};
+  std::vector<Breakdown::Named> a = best.result.parts.named(), b = runnerUp.result.parts.named();
+  std::vector<std::pair<double, std::string>> diffs;
+  for (size_t i = 0; i < a.size(); ++i)
+    diffs.push_back({b[i].seconds - a[i].seconds, a[i].phrase});
   std::stable_sort(diffs.begin(), diffs.end(), [](auto &x, auto &y) { return std::abs(x.first) > std::abs(y.first); });
   double slower = runnerUp.result.stepSeconds - best.result.stepSeconds;
   std::string text = llvm::formatv("the runner-up ({0}) is {1:F3} s ({2:F1}%) slower:", runnerUp.plan.describe(),

@@ -29,6 +29,18 @@ void Breakdown::add(const Breakdown &o, double times) {
   exposedPipeline += times * o.exposedPipeline;
 }
 
+std::vector<Breakdown::Named> Breakdown::named() const {
+  return {{"compute", "compute", "compute", compute},
+          {"recompute", "recompute", "recomputation", recompute},
+          {"exposed_comm_data", "exposed comm: data", "exposed data-parallel communication", exposedData},
+          {"exposed_comm_tensor", "exposed comm: tensor", "exposed tensor-parallel communication", exposedTensor},
+          {"exposed_comm_context", "exposed comm: context", "exposed context-parallel communication", exposedContext},
+          {"exposed_comm_pipeline", "exposed comm: pipeline", "exposed pipeline sends", exposedPipeline},
+          {"pipeline_bubble", "pipeline bubble", "pipeline bubble", bubble},
+          {"offload", "offload", "offload transfers", offload},
+          {"optimizer", "optimizer", "optimizer step", optimizer}};
+}
+
 namespace {
 
 double bytesOf(Type type) {
@@ -430,6 +442,9 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
 }
 
 llvm::json::Value SimResult::toJson() const {
+  llvm::json::Object breakdown;
+  for (const Breakdown::Named &part : parts.named())
+    breakdown[part.key] = part.seconds;
   llvm::json::Array perStage;
   for (const StageResult &s : stages)
     perStage.push_back(llvm::json::Object{{"forward_s", s.forwardSeconds},
@@ -456,15 +471,7 @@ llvm::json::Value SimResult::toJson() const {
       {"memory_bytes", memoryBytes},
       {"device_memory_bytes", deviceMemoryBytes},
       {"fits", fits()},
-      {"breakdown_s", llvm::json::Object{{"compute", parts.compute},
-                                         {"recompute", parts.recompute},
-                                         {"exposed_comm_data", parts.exposedData},
-                                         {"exposed_comm_tensor", parts.exposedTensor},
-                                         {"exposed_comm_context", parts.exposedContext},
-                                         {"exposed_comm_pipeline", parts.exposedPipeline},
-                                         {"pipeline_bubble", parts.bubble},
-                                         {"offload", parts.offload},
-                                         {"optimizer", parts.optimizer}}},
+      {"breakdown_s", std::move(breakdown)},
       {"stages", std::move(perStage)}};
 }
 
@@ -485,15 +492,8 @@ void SimResult::print(llvm::raw_ostream &os) const {
       os << llvm::formatv("    {0,-24}{1,10:F4} {2}  {3,5:F1}%\n", what, seconds * unit, name,
                           100 * seconds / stepSeconds);
   };
-  line("compute", parts.compute);
-  line("recompute", parts.recompute);
-  line("exposed comm: data", parts.exposedData);
-  line("exposed comm: tensor", parts.exposedTensor);
-  line("exposed comm: context", parts.exposedContext);
-  line("exposed comm: pipeline", parts.exposedPipeline);
-  line("pipeline bubble", parts.bubble);
-  line("offload", parts.offload);
-  line("optimizer", parts.optimizer);
+  for (const Breakdown::Named &part : parts.named())
+    line(part.label, part.seconds);
   os << llvm::formatv("  tokens/s                   {0:F0} ({1:F1} per device)\n", tokensPerSecond(),
                       tokensPerSecond() / mesh.world());
   os << llvm::formatv("  MFU                        {0:F1}% (model FLOPs {1:E3} per step, peak {2:E3} FLOP/s per "

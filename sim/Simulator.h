@@ -38,6 +38,13 @@ struct Breakdown {
   void add(const Breakdown &other, double times = 1);
   double exposedComm() const { return exposedData + exposedTensor + exposedContext + exposedPipeline; }
   double total() const { return compute + recompute + optimizer + bubble + offload + exposedComm(); }
+
+  /// Each part with its JSON key and its words, in the order reports list them.
+  struct Named {
+    const char *key, *label, *phrase; // "exposed_comm_data", "exposed comm: data", "exposed data-parallel ..."
+    double seconds;
+  };
+  std::vector<Named> named() const;
 };
 
 /// One span of the predicted step, in the runtime's --trace layout (tid 0 compute,

@@ -35,7 +35,7 @@ if config.zcc_enable_mpi:
     config.available_features.add("mpi")
 
 tool_dirs = [config.zcc_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["zcc", "zcc-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["zcc", "zcc-opt", "zcc-calibrate"], tool_dirs)
 # `not`, `count` and FileCheck by name, also where a substitution does not apply.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.zcc_tools_dir, append_path=True)

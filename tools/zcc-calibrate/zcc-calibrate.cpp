@@ -43,18 +43,26 @@ Fit fitLine(const std::vector<double> &x, const std::vector<double> &t) {
   return fit;
 }
 
-/// Seconds of one call of `f`: the median of `reps` timed calls after a warm-up. Every rank runs
-/// them at once (a barrier-like collective first), so shared cores count.
-template <typename F> double timeCall(F f, int reps) {
+/// Seconds of one call of `f`, every rank calling it at once (a collective first): the median of
+/// three windows of at least 20 ms each, every window's calls back to back. Windows rather than
+/// single calls: where ranks outnumber cores, the scheduler shares a core between them by time
+/// slices of milliseconds, which a call shorter than a slice would not see.
+template <typename F> double timeCall(F f, int minCalls) {
   f();
   std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
+  for (int window = 0; window < 3; ++window) {
     auto start = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    int calls = 0;
+    double elapsed = 0;
+    do {
+      f();
+      ++calls;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } while (calls < minCalls || elapsed < 0.02);
+    t.push_back(elapsed / calls);
   }
   std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return t[1];
 }
 
 /// Points of a curve: (size, rate), and the best rate.
@@ -91,7 +99,7 @@ ClusterMeasurements measureCluster(int ranks) {
       double t = 0;
       for (auto [ta, tb] : {std::pair<int32_t, int32_t>{0, 0}, {0, 1}, {1, 0}})
         t += timeCall([&] { zrt_matmul(dtype, a.data(), b.data(), c.data(), 1, rows, cols, inner, ta, tb, 0); },
-                      flops > 1e9 ? 3 : 9);
+                      1);
       t /= 3;
       out.points.push_back({flops, flops / t});
       out.best = std::max(out.best, flops / t);
@@ -103,7 +111,7 @@ ClusterMeasurements measureCluster(int ranks) {
   for (int64_t n = 3072; n <= (int64_t(12) << 20); n *= 4) {
     std::vector<float> a(n, 1.0f), b(n, 2.0f), c(n), gamma(384, 1.0f), beta(384, 0.0f);
     barrier();
-    const int reps = n > (1 << 22) ? 5 : 15;
+    const int reps = 1;
     double t = timeCall([&] { zrt_add(ZRT_DTYPE_F32, a.data(), b.data(), c.data(), n); }, reps) +
                timeCall([&] { zrt_gelu(ZRT_DTYPE_F32, a.data(), c.data(), n); }, reps) +
                timeCall([&] { zrt_layernorm(ZRT_DTYPE_F32, a.data(), gamma.data(), beta.data(), c.data(), n / 384, 384,
@@ -114,11 +122,11 @@ ClusterMeasurements measureCluster(int ranks) {
   }
   {
     std::vector<float> a(16, 1.0f), b(16, 2.0f), c(16);
-    m.kernelOverhead = timeCall([&] { zrt_add(ZRT_DTYPE_F32, a.data(), b.data(), c.data(), 16); }, 101);
+    m.kernelOverhead = timeCall([&] { zrt_add(ZRT_DTYPE_F32, a.data(), b.data(), c.data(), 16); }, 1);
     const int64_t n = int64_t(16) << 20;
     std::vector<float> src(n, 1.0f), dst(n);
     barrier();
-    m.copyBytesPerSecond = 8.0 * n / timeCall([&] { zrt_copy(ZRT_DTYPE_F32, src.data(), dst.data(), n); }, 5);
+    m.copyBytesPerSecond = 8.0 * n / timeCall([&] { zrt_copy(ZRT_DTYPE_F32, src.data(), dst.data(), n); }, 1);
   }
   // Causal attention (2BT^2C forward, 2.5x that backward) at the sizes of small GPT blocks:
   // its rate grows with the context and the head size.
@@ -131,12 +139,12 @@ ClusterMeasurements measureCluster(int ranks) {
     barrier();
     double f = forward / timeCall([&] {
       zrt_causal_attention(ZRT_DTYPE_F32, q.data(), k.data(), v.data(), out.data(), batch, time, channels, heads, heads);
-    }, 5);
+    }, 1);
     barrier();
     double b = 2.5 * forward / timeCall([&] {
       zrt_causal_attention_grad(ZRT_DTYPE_F32, out.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(),
                                 dv.data(), batch, time, channels, heads, heads);
-    }, 5);
+    }, 1);
     m.attentionForwardCurve.push_back({forward, f});
     m.attentionBackwardCurve.push_back({2.5 * forward, b});
     m.attentionForward = std::max(m.attentionForward, f);
