@@ -148,6 +148,12 @@ llvm::Expected<Cluster> zcc::sim::parseCluster(llvm::StringRef text, llvm::Strin
   if (!problem.empty())
     return fail(problem);
   c.devicesPerNode = static_cast<int64_t>(devices);
+  if (const llvm::json::Object *node = root->getObject("node"))
+    if (std::optional<int64_t> cores = node->getInteger("cores")) {
+      if (*cores < 1)
+        return fail("\"node.cores\" must be a whole number >= 1");
+      c.sharedCores = *cores;
+    }
   if (const llvm::json::Object *sources = root->getObject("sources"))
     for (const auto &[key, value] : *sources)
       if (auto s = value.getAsString())

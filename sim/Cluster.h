@@ -46,6 +46,10 @@ struct Cluster {
   std::string name, description, path;
   // A node.
   int64_t devicesPerNode = 1;
+  /// The compute units a node's devices share (a CPU's cores, where ranks outnumber them): the
+  /// device rates are then those of every device busy at once, and a device whose neighbours
+  /// wait runs faster. 0: devices share nothing (GPUs).
+  int64_t sharedCores = 0;
   double hostMemoryBytes = 0, hostLinkBytesPerSecond = 1, nvmeReadBytesPerSecond = 1, nvmeWriteBytesPerSecond = 1;
   // One device.
   double memoryBytes = 0, memoryBytesPerSecond = 1;

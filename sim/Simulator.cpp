@@ -403,15 +403,32 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
       sends += forward[j].sendSeconds + step[j].sendSeconds;
     pipelineEnd = m * busy + double(p - 1) / double(v) * busy + sends;
   }
+  // Devices that share a node's cores (CPU ranks outnumbering them): a pipeline's waiting stage
+  // gives its share of the cores to the others. The stages' times are those of every rank busy
+  // at once; the step is then bounded by the critical path at a rank's solo rate (at most one
+  // core each) and by the work of all ranks on all the cores.
+  const int64_t ranksHere = request.mesh.world();
+  double mbScale = 1;
+  if (p > 1 && cluster.sharedCores > 0 && cluster.sharedCores < cluster.devicesPerNode &&
+      ranksHere <= cluster.devicesPerNode) {
+    const double solo = double(std::min(ranksHere, cluster.devicesPerNode)) / double(cluster.sharedCores);
+    double work = 0;
+    for (const StageResult &device : r.stages)
+      work += m * (device.forwardSeconds + device.stepSeconds);
+    const double shared = std::max(pipelineEnd / solo, work / double(p));
+    if (shared < m * busy) // faster than the slowest stage's own work at the shared rate
+      mbScale = shared / (m * busy);
+    pipelineEnd = shared;
+  }
   double updateSeconds = 0;
   for (const StageResult &device : r.stages)
     updateSeconds = std::max(updateSeconds, device.updateSeconds);
   r.stepSeconds = pipelineEnd + updateSeconds;
   for (int64_t j = slowest; j < chunks; j += p) {
-    r.parts.add(forward[j].parts, m);
-    r.parts.add(step[j].parts, m);
+    r.parts.add(forward[j].parts, m * mbScale);
+    r.parts.add(step[j].parts, m * mbScale);
   }
-  r.parts.bubble = pipelineEnd - m * busy;
+  r.parts.bubble = std::max(0.0, pipelineEnd - m * busy * mbScale);
   // The update's time, priced as its own parts (the optimizer, and its waits).
   Breakdown longestUpdate;
   for (int64_t d = 0; d < p; ++d)

@@ -181,8 +181,8 @@ bool writeCluster(const std::string &path, const ClusterMeasurements &m, const F
   std::fprintf(f, "  \"description\": \"%s: %d ranks of the CPU backend (zcc-calibrate)\",\n", host, ranks);
   std::fprintf(f,
                "  \"node\": {\"devices\": %d, \"host_memory_bytes\": %.6g, \"host_link_bytes_per_s\": %.6g, "
-               "\"nvme_read_bytes_per_s\": 1.05e9, \"nvme_write_bytes_per_s\": 2.45e9},\n",
-               ranks, memory, m.copyBytesPerSecond);
+               "\"nvme_read_bytes_per_s\": 1.05e9, \"nvme_write_bytes_per_s\": 2.45e9, \"cores\": %ld},\n",
+               ranks, memory, m.copyBytesPerSecond, sysconf(_SC_NPROCESSORS_ONLN));
   std::fprintf(f, "  \"device\": {\n    \"memory_bytes\": %.6g,\n    \"memory_bytes_per_s\": %.6g,\n",
                memory / ranks, m.memory.best);
   std::fprintf(f, "    \"peak_flops\": {\"f32\": %.6g, \"bf16\": %.6g},\n", m.matmulF32.best, m.matmulBf16.best);
