@@ -134,8 +134,9 @@ private:
     SetVector<Operation *> delayed;
     DenseSet<Attribute> symbols; // named by a member or delayed op seen so far
     DenseSet<Operation *> producers;
+    DenseSet<Operation *> memberSet(members.begin(), members.end()); // a bucket has hundreds at scale
     for (Operation *op = members.front(); op && op != at; op = op->getNextNode()) {
-      if (llvm::is_contained(members, op)) {
+      if (memberSet.contains(op)) {
         producers.insert(op);
         for (Attribute s : namedSymbols(op))
           symbols.insert(s);
@@ -161,8 +162,8 @@ private:
   /// group's issuing member will be.
   bool canJoin(const Group &group, Operation *candidate) {
     if (group.key.kind == Kind::GatherParam || group.key.kind == Kind::RefreshParam)
-      for (Operation *member : group.members)
-        if (paramOf(member) == paramOf(candidate))
+      for (Operation *member : group.members) // by name: a symbol lookup is linear in the module
+        if (member->getAttr("param") == candidate->getAttr("param"))
           return false; // a parameter once per bucket
     if (!issuedLast(group.key.kind))
       return true; // gathers move earlier: they read nothing computed in the step

@@ -40,6 +40,8 @@ FailureOr<CostModel> CostModel::load(llvm::StringRef path, std::string &error) {
   CostModel model;
   model.source = path.str();
   const llvm::json::Object *root = json->getAsObject();
+  if (std::optional<llvm::StringRef> source = root ? root->getString("source") : std::nullopt)
+    model.source = source->str(); // what the file was made from (zcc --cluster's)
   auto read = [&](llvm::StringRef kind, CollectiveCost &cost) -> bool {
     const llvm::json::Object *entry = root ? root->getObject(kind) : nullptr;
     std::optional<double> alpha = entry ? entry->getNumber("alpha_s") : std::nullopt;
@@ -79,6 +81,26 @@ FailureOr<CostModel> CostModel::load(llvm::StringRef path, std::string &error) {
       !rates("compute", {{"flops_per_s", &model.computeFlopsPerSecond}}))
     return failure();
   return model;
+}
+
+std::string CostModel::toJson() const {
+  auto kind = [](const CollectiveCost &c) {
+    return llvm::json::Object{{"alpha_s", c.alphaSeconds}, {"bytes_per_s", c.bytesPerSecond}};
+  };
+  llvm::json::Object root{
+      {"format", 1},
+      {"all_gather", kind(allGather)},
+      {"reduce_scatter", kind(reduceScatter)},
+      {"all_reduce", kind(allReduce)},
+      {"compute", llvm::json::Object{{"flops_per_s", computeFlopsPerSecond}}},
+      {"nvme", llvm::json::Object{{"read_bytes_per_s", nvmeReadBytesPerSecond},
+                                  {"write_bytes_per_s", nvmeWriteBytesPerSecond}}},
+      {"host", llvm::json::Object{{"copy_bytes_per_s", hostCopyBytesPerSecond}}},
+      {"source", source}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(root));
+  return text;
 }
 
 double mlir::zc::estimatedFlops(Operation *op) {

@@ -52,6 +52,8 @@ struct CostModel {
 
   /// Reads a zcc-calibrate file; on failure returns the error text.
   static FailureOr<CostModel> load(llvm::StringRef path, std::string &error);
+  /// The same JSON `load` reads (what zcc writes for a --cluster's data-parallel group).
+  std::string toJson() const;
 };
 
 /// Estimated floating-point work of one op: 2mnk for matmuls, 4BT^2C (8 for the

@@ -182,3 +182,30 @@ double ClusterCost::collectiveSeconds(Collective kind, MeshAxis axis, int64_t n,
   }
   return 0;
 }
+
+mlir::zc::CostModel zcc::sim::passCostModel(const Cluster &cluster, const Mesh &mesh, bool bf16) {
+  mlir::zc::CostModel model;
+  ClusterCost cost(cluster, mesh);
+  const int64_t ranks = std::max<int64_t>(2, mesh.groupSize(MeshAxis::data));
+  const double n = double(ranks);
+  // bytes one rank sends for `bytes` of its argument, by kind (ring algorithms, as the report counts)
+  auto fit = [&](Collective kind, double sentPerArgumentByte) {
+    const double small = double(1 << 20), large = double(256 << 20);
+    double t1 = cost.collectiveSeconds(kind, MeshAxis::data, ranks, small / sentPerArgumentByte);
+    double t2 = cost.collectiveSeconds(kind, MeshAxis::data, ranks, large / sentPerArgumentByte);
+    double bw = (large - small) / std::max(t2 - t1, 1e-12);
+    return mlir::zc::CollectiveCost{std::max(0.0, t1 - small / bw), bw};
+  };
+  model.allGather = fit(Collective::AllGather, n - 1);                  // argument: the shard
+  model.reduceScatter = fit(Collective::ReduceScatter, (n - 1) / n);    // argument: the whole buffer
+  model.allReduce = fit(Collective::AllReduce, 2 * (n - 1) / n);
+  double best = 0;
+  for (auto &[x, y] : cluster.matmulCurve(bf16).points)
+    best = std::max(best, y);
+  model.computeFlopsPerSecond = cluster.peakFlops(bf16) * best;
+  model.hostCopyBytesPerSecond = cluster.hostLinkBytesPerSecond;
+  model.nvmeReadBytesPerSecond = cluster.nvmeReadBytesPerSecond / double(cluster.devicesPerNode);
+  model.nvmeWriteBytesPerSecond = cluster.nvmeWriteBytesPerSecond / double(cluster.devicesPerNode);
+  model.source = "cluster " + cluster.name;
+  return model;
+}

@@ -21,6 +21,7 @@
 #include "sim/Cluster.h"
 
 #include "dialects/zc/ZcDialect.h"
+#include "passes/CostModel.h"
 
 namespace zcc::sim {
 
@@ -70,6 +71,12 @@ private:
   Mesh mesh_;
   AttentionKernel attention_;
 };
+
+/// The cluster's prices for the passes that read zcc's alpha-beta cost model (zcc-bucket's
+/// bucket sizes, the report's predictions): each collective kind as the plan's data-parallel
+/// group sees it on `mesh` (a line through its time at 1 MiB and 256 MiB sent), the device's best
+/// matmul rate, the host link and NVMe.
+mlir::zc::CostModel passCostModel(const Cluster &cluster, const Mesh &mesh, bool bf16);
 
 } // namespace zcc::sim
 

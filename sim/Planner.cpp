@@ -8,6 +8,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
@@ -272,6 +274,19 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     o.offloadOptimizer = c.plan.offloadOptimizer;
     o.memoryBudget = 0; // the planner compares the plan with the budget itself
     o.report = "";
+    // The passes' cost model (bucket sizes) from the cluster's links for this mesh, as zcc
+    // --cluster compiles the plan, unless the user gave --cost-model.
+    SmallString<128> costs;
+    std::optional<llvm::FileRemover> removeCosts;
+    if (request.base.costModel.empty()) {
+      int fd = -1;
+      if (!llvm::sys::fs::createTemporaryFile("zcc-plan-costs", "json", fd, costs)) {
+        removeCosts.emplace(costs);
+        llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+        os << passCostModel(cluster, {c.plan.tp, c.plan.cp, c.plan.dp, c.plan.pp, 1}, bf16).toJson();
+        o.costModel = costs.str().str();
+      }
+    }
     std::string why;
     auto began = std::chrono::steady_clock::now();
     FailureOr<CompiledPlan> compiled = compileForSimulation(request.model, o, 1, why, /*verify=*/false);

@@ -203,8 +203,9 @@ struct DriverOptions {
   // The simulator and the planner (sim/, docs/simulator.md).
   cl::opt<std::string> cluster{
       "cluster",
-      cl::desc("The cluster --simulate and --plan auto price the plan on: a shipped one (dgx-a100-80g, dgx-a100-40g, "
-               "dgx-h100) or a JSON file (docs/simulator.md; zcc-calibrate --cluster-out writes this machine's)"),
+      cl::desc("The cluster the plan runs on: --simulate and --plan auto price it there, and without --cost-model the "
+               "bucket sizes come from its links. A shipped one (dgx-a100-80g, dgx-a100-40g, dgx-h100) or a JSON file "
+               "(docs/simulator.md; zcc-calibrate --cluster-out writes this machine's)"),
       cl::value_desc("NAME|FILE"), cl::init(""), cl::cat(category)};
   cl::opt<bool> simulate{"simulate",
                          cl::desc("Compile the plan (no code) and predict one training step on --cluster: step time "
@@ -467,6 +468,33 @@ int zcc::runZccMain(int argc, char **argv) {
   if (!problem.empty()) {
     llvm::errs() << "zcc: error: " << problem << "\n";
     return 1;
+  }
+
+  // The cluster's links as the alpha-beta cost model the passes read (zcc-bucket's sizes, the
+  // report's predictions), for this plan's data-parallel group, unless --cost-model gives one.
+  SmallString<128> clusterCosts;
+  std::optional<llvm::FileRemover> removeClusterCosts;
+  if (!options.cluster.empty() && options.costModel.empty() && !planAuto) {
+    llvm::Expected<zcc::sim::Cluster> cluster = zcc::sim::loadCluster(options.cluster);
+    if (!cluster) {
+      llvm::errs() << "zcc: error: " << llvm::toString(cluster.takeError()) << "\n";
+      return 1;
+    }
+    const int64_t dp = pipeline.worldSize /
+                       (pipeline.tensorParallel * pipeline.contextParallel * pipeline.pipelineParallel);
+    zcc::sim::Mesh mesh{pipeline.tensorParallel, pipeline.contextParallel, dp, pipeline.pipelineParallel, 1};
+    int fd = -1;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile("zcc-cluster-" + cluster->name, "json", fd,
+                                                                clusterCosts)) {
+      llvm::errs() << "zcc: error: cannot create a temporary file: " << ec.message() << "\n";
+      return 1;
+    }
+    removeClusterCosts.emplace(clusterCosts);
+    {
+      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+      os << zcc::sim::passCostModel(*cluster, mesh, pipeline.precision == "bf16").toJson();
+    }
+    pipeline.costModel = clusterCosts.str().str();
   }
 
   DialectRegistry registry;
