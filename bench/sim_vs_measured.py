@@ -62,10 +62,11 @@ def name(p):
     return s + (" offload" if p["offload"] != "none" else "")
 
 
-def measure(model, p, ranks, steps, work):
+def measure(model, p, ranks, steps, work, cluster):
+    # Compiled for the same cluster as predicted: its bucket sizes come from the cluster's links.
     exe, log = os.path.join(work, "train.bin"), os.path.join(work, "log.jsonl")
-    subprocess.run([os.path.join(BIN, "zcc"), model, "-o", exe] + flags(p, ranks), check=True, env=ENV,
-                   capture_output=True)
+    subprocess.run([os.path.join(BIN, "zcc"), model, "-o", exe, "--cluster", cluster] + flags(p, ranks), check=True,
+                   env=ENV, capture_output=True)
     if os.path.exists(log):
         os.remove(log)
     subprocess.run(["mpirun", "-np", str(ranks), exe, "--synthetic", "--steps", str(steps), "--log-every", "1",
@@ -128,7 +129,7 @@ def main():
             rows = []
             for p in chosen:
                 try:
-                    rows.append((p, measure(model, p, ranks, args.steps, work), predict(model, p, ranks, cluster)))
+                    rows.append((p, measure(model, p, ranks, args.steps, work, cluster), predict(model, p, ranks, cluster)))
                 except subprocess.CalledProcessError as e:
                     print(f"  {name(p)}: failed ({e.cmd[0]})", file=sys.stderr)
             print(f"\n{model_name} at np={ranks} ({len(rows)} of {len(space)} plans)")
