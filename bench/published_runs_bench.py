@@ -78,7 +78,7 @@ def simulate(zcc, model, args, attention, out):
     report = os.path.join(out, "sim")
     subprocess.run([zcc, model, "--cluster", "dgx-a100-80g", "--simulate", "--precision", "bf16", "--sim-attention",
                     attention, "--report=json", "-o", report] + args, check=True, stdout=subprocess.DEVNULL)
-    with open(report + ".report.json" if os.path.exists(report + ".report.json") else report + ".stage0.report.json") as f:
+    with open(report + ".report.json") as f: # stage 0's plan with a pipeline, and the simulation
         return json.load(f)["simulated"]
 
 

@@ -5,6 +5,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace zcc::sim;
@@ -32,6 +33,15 @@ double Curve::at(double x) const {
       return points[i - 1].second + f * (points[i].second - points[i - 1].second);
     }
   return points.back().second;
+}
+
+double Curve::best(double fallback) const {
+  if (points.empty())
+    return fallback;
+  double y = 0;
+  for (auto &[x, value] : points)
+    y = std::max(y, value);
+  return y;
 }
 
 std::vector<std::string> zcc::sim::shippedClusterNames() {

@@ -27,6 +27,8 @@ namespace zcc::sim {
 struct Curve {
   std::vector<std::pair<double, double>> points; // (x, y), x increasing
   double at(double x) const;
+  /// The largest y (`fallback` for an empty curve).
+  double best(double fallback = 1) const;
 };
 
 /// A link level as NCCL sees it: the bus bandwidth one device reaches on it (nccl-tests' busbw)

@@ -6,6 +6,9 @@
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -38,7 +41,7 @@ double bytesOf(ValueRange values) {
   double n = 0;
   for (Value v : values)
     if (auto t = dyn_cast<RankedTensorType>(v.getType()))
-      n += double(t.getNumElements()) * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+      n += double(tensorBytes(t));
   return n;
 }
 
@@ -199,13 +202,20 @@ mlir::zc::CostModel zcc::sim::passCostModel(const Cluster &cluster, const Mesh &
   model.allGather = fit(Collective::AllGather, n - 1);                  // argument: the shard
   model.reduceScatter = fit(Collective::ReduceScatter, (n - 1) / n);    // argument: the whole buffer
   model.allReduce = fit(Collective::AllReduce, 2 * (n - 1) / n);
-  double best = 0;
-  for (auto &[x, y] : cluster.matmulCurve(bf16).points)
-    best = std::max(best, y);
-  model.computeFlopsPerSecond = cluster.peakFlops(bf16) * best;
+  model.computeFlopsPerSecond = cluster.peakFlops(bf16) * cluster.matmulCurve(bf16).best();
   model.hostCopyBytesPerSecond = cluster.hostLinkBytesPerSecond;
   model.nvmeReadBytesPerSecond = cluster.nvmeReadBytesPerSecond / double(cluster.devicesPerNode);
   model.nvmeWriteBytesPerSecond = cluster.nvmeWriteBytesPerSecond / double(cluster.devicesPerNode);
   model.source = "cluster " + cluster.name;
   return model;
+}
+
+llvm::Error zcc::sim::writePassCostModel(const Cluster &cluster, const Mesh &mesh, bool bf16, CostModelFile &file) {
+  int fd = -1;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("zcc-cluster-" + cluster.name, "json", fd, file.path))
+    return llvm::createStringError(ec, "cannot create a temporary file: " + ec.message());
+  file.remover.emplace(file.path);
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  os << passCostModel(cluster, mesh, bf16).toJson();
+  return llvm::Error::success();
 }

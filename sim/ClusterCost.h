@@ -22,6 +22,12 @@
 
 #include "dialects/zc/ZcDialect.h"
 #include "passes/CostModel.h"
+#include "passes/Pipelines.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileUtilities.h"
+
+#include <optional>
 
 namespace zcc::sim {
 
@@ -30,6 +36,10 @@ namespace zcc::sim {
 struct Mesh {
   int64_t tp = 1, cp = 1, dp = 1, pp = 1, interleave = 1;
   int64_t world() const { return tp * cp * dp * pp; }
+  /// The mesh zcc's pipeline options describe (dp: the ranks that read different rows of the batch).
+  static Mesh of(const mlir::zc::ZccPipelineOptions &o, int64_t interleave = 1) {
+    return {o.tensorParallel, o.contextParallel, mlir::zc::batchRanks(o), o.pipelineParallel, interleave};
+  }
   /// Ranks in a group of `axis` and the distance between consecutive ones. The data axis'
   /// groups span data x context ranks (ZeRO and the gradient average cover both).
   int64_t groupSize(mlir::zc::MeshAxis axis) const;
@@ -77,6 +87,14 @@ private:
 /// group sees it on `mesh` (a line through its time at 1 MiB and 256 MiB sent), the device's best
 /// matmul rate, the host link and NVMe.
 mlir::zc::CostModel passCostModel(const Cluster &cluster, const Mesh &mesh, bool bf16);
+
+/// passCostModel written where the passes read a cost model from (their `cost-model` option, a
+/// path): a temporary file, removed when this goes.
+struct CostModelFile {
+  llvm::SmallString<128> path;
+  std::optional<llvm::FileRemover> remover;
+};
+llvm::Error writePassCostModel(const Cluster &cluster, const Mesh &mesh, bool bf16, CostModelFile &file);
 
 } // namespace zcc::sim
 

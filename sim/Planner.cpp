@@ -8,8 +8,6 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
@@ -45,6 +43,10 @@ FailureOr<CompiledPlan> zcc::sim::compileForSimulation(ModuleOp model, const Zcc
   for (int64_t k : compiled) {
     OwningOpRef<ModuleOp> stage(model.clone());
     o.pipelineStage = k;
+    // --report=json names one file: it holds stage 0's plan (and then the simulation); the text
+    // report prints every compiled stage's.
+    if (k > 0 && options.report == "json")
+      o.report = "";
     PassManager pm(model->getContext());
     // The planner compiles hundreds of plans of passes the test suite verifies: checking the IR
     // after each pass is the user-facing compile's job (a fifth of a large model's compile).
@@ -137,23 +139,15 @@ double activationLowerBound(const PlanChoice &c, const ModelFacts &facts, bool b
 /// more forward where whole blocks are recomputed (full, and every pipeline stage's step), and
 /// the 1F1B bubble.
 double stepLowerBound(const PlanChoice &c, const ModelFacts &facts, double scale, const Cluster &cluster, bool bf16) {
-  double best = 0;
-  for (auto &[x, y] : cluster.matmulCurve(bf16).points)
-    best = std::max(best, y);
+  const double best = cluster.matmulCurve(bf16).best();
   const double again = (c.recompute == "full" || c.pp > 1) ? 1 : 0, devices = double(c.tp * c.cp * c.pp * c.dp);
   const double peak = cluster.peakFlops(bf16);
   double seconds = facts.forwardMatmulFlops * scale * (3 + again) / devices / (peak * best);
   // Flash attention: the forward (again where recomputed) and its gradient, 2.5 forwards' FLOPs.
   // (at the best attention rate of the cluster: a lower bound at any call size).
-  auto bestOf = [](const Curve &curve, double fixed) {
-    double e = curve.points.empty() ? fixed : 0;
-    for (auto &[x, y] : curve.points)
-      e = std::max(e, y);
-    return e;
-  };
   seconds += facts.attentionFlops * scale / devices *
-             ((1 + again) / bestOf(cluster.attentionForwardCurve, cluster.attentionForwardEfficiency) +
-              2.5 / bestOf(cluster.attentionBackwardCurve, cluster.attentionBackwardEfficiency)) /
+             ((1 + again) / cluster.attentionForwardCurve.best(cluster.attentionForwardEfficiency) +
+              2.5 / cluster.attentionBackwardCurve.best(cluster.attentionBackwardEfficiency)) /
              peak;
   return seconds * (double(c.microBatches) + double(c.pp - 1) / double(c.interleave)) / double(c.microBatches);
 }
@@ -276,16 +270,13 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     o.report = "";
     // The passes' cost model (bucket sizes) from the cluster's links for this mesh, as zcc
     // --cluster compiles the plan, unless the user gave --cost-model.
-    SmallString<128> costs;
-    std::optional<llvm::FileRemover> removeCosts;
+    CostModelFile costs;
     if (request.base.costModel.empty()) {
-      int fd = -1;
-      if (!llvm::sys::fs::createTemporaryFile("zcc-plan-costs", "json", fd, costs)) {
-        removeCosts.emplace(costs);
-        llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-        os << passCostModel(cluster, {c.plan.tp, c.plan.cp, c.plan.dp, c.plan.pp, 1}, bf16).toJson();
-        o.costModel = costs.str().str();
+      if (llvm::Error e = writePassCostModel(cluster, Mesh::of(o), bf16, costs)) {
+        error = llvm::toString(std::move(e));
+        return failure();
       }
+      o.costModel = costs.path.str().str();
     }
     std::string why;
     auto began = std::chrono::steady_clock::now();
@@ -307,7 +298,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
                                     c.plan.describe(), c.lowerBoundSeconds, c.result.stepSeconds,
                                     c.result.memoryBytes / double(1 << 30),
                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
-    if (double(c.result.memoryBytes) + SimResult::kReservedBytes > budget) {
+    if (!c.result.fits(budget)) {
       ++result.overMemory;
       overBudget.push_back(c.plan);
       continue;

@@ -45,7 +45,7 @@ namespace {
 
 double bytesOf(Type type) {
   auto t = dyn_cast<RankedTensorType>(type);
-  return t ? double(t.getNumElements()) * std::max<int64_t>(1, t.getElementTypeBitWidth() / 8) : 0;
+  return t ? double(tensorBytes(t)) : 0;
 }
 
 /// A collective op's kind, axis, group and bytes per rank (see ClusterCost::collectiveSeconds).

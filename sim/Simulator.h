@@ -90,7 +90,8 @@ struct SimResult {
   /// The device memory a plan may use: all of it but what the CUDA context, NCCL's buffers and
   /// cuBLASLt's workspace take (2 GiB).
   static constexpr double kReservedBytes = 2.0 * (1 << 30);
-  bool fits() const { return double(memoryBytes) + kReservedBytes <= deviceMemoryBytes; }
+  bool fits(double budget) const { return double(memoryBytes) + kReservedBytes <= budget; }
+  bool fits() const { return fits(deviceMemoryBytes); }
 
   llvm::json::Value toJson() const;
   void print(llvm::raw_ostream &os) const;

@@ -472,29 +472,19 @@ int zcc::runZccMain(int argc, char **argv) {
 
   // The cluster's links as the alpha-beta cost model the passes read (zcc-bucket's sizes, the
   // report's predictions), for this plan's data-parallel group, unless --cost-model gives one.
-  SmallString<128> clusterCosts;
-  std::optional<llvm::FileRemover> removeClusterCosts;
+  zcc::sim::CostModelFile clusterCosts;
   if (!options.cluster.empty() && options.costModel.empty() && !planAuto) {
     llvm::Expected<zcc::sim::Cluster> cluster = zcc::sim::loadCluster(options.cluster);
     if (!cluster) {
       llvm::errs() << "zcc: error: " << llvm::toString(cluster.takeError()) << "\n";
       return 1;
     }
-    const int64_t dp = pipeline.worldSize /
-                       (pipeline.tensorParallel * pipeline.contextParallel * pipeline.pipelineParallel);
-    zcc::sim::Mesh mesh{pipeline.tensorParallel, pipeline.contextParallel, dp, pipeline.pipelineParallel, 1};
-    int fd = -1;
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile("zcc-cluster-" + cluster->name, "json", fd,
-                                                                clusterCosts)) {
-      llvm::errs() << "zcc: error: cannot create a temporary file: " << ec.message() << "\n";
+    if (llvm::Error e = zcc::sim::writePassCostModel(*cluster, zcc::sim::Mesh::of(pipeline),
+                                                     pipeline.precision == "bf16", clusterCosts)) {
+      llvm::errs() << "zcc: error: " << llvm::toString(std::move(e)) << "\n";
       return 1;
     }
-    removeClusterCosts.emplace(clusterCosts);
-    {
-      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-      os << zcc::sim::passCostModel(*cluster, mesh, pipeline.precision == "bf16").toJson();
-    }
-    pipeline.costModel = clusterCosts.str().str();
+    pipeline.costModel = clusterCosts.path.str().str();
   }
 
   DialectRegistry registry;

@@ -47,7 +47,6 @@ int simulateOne(ModuleOp model, const zc::ZccPipelineOptions &pipeline, const Cl
   const double modelFlops = modelFlopsPerStep(model), tokens = tokensPerStep(model);
   zc::ZccPipelineOptions options;
   options.copyOptionValuesFrom(pipeline);
-  // --report=json to a file: one per compiled stage (<-o>.stage<k>.report.json) as zcc writes them.
   std::string error;
   FailureOr<CompiledPlan> compiled = compileForSimulation(model, options, flags.interleave, error);
   if (failed(compiled)) {
@@ -56,8 +55,7 @@ int simulateOne(ModuleOp model, const zc::ZccPipelineOptions &pipeline, const Cl
     return 1;
   }
   SimRequest request;
-  const int64_t dp = pipeline.worldSize / (pipeline.tensorParallel * pipeline.contextParallel * pipeline.pipelineParallel);
-  request.mesh = {pipeline.tensorParallel, pipeline.contextParallel, dp, pipeline.pipelineParallel, flags.interleave};
+  request.mesh = Mesh::of(pipeline, flags.interleave);
   request.microBatches = pipeline.gradAccum;
   request.bf16 = pipeline.precision == "bf16";
   request.modelFlopsPerStep = modelFlops;

@@ -154,11 +154,14 @@ ClusterMeasurements measureCluster(int ranks) {
   return m;
 }
 
-/// The curve as efficiencies of its best point, sizes increasing and distinct.
+/// The curve as efficiencies of its best point, sizes increasing and distinct (the shapes are
+/// listed as a transformer has them, not by size: sorted here, so no point is dropped).
 std::string curveJson(const Measured &m) {
   std::string text = "[";
   double last = 0;
-  for (auto [size, rate] : m.points) {
+  std::vector<std::pair<double, double>> points = m.points;
+  std::sort(points.begin(), points.end());
+  for (auto [size, rate] : points) {
     if (size <= last)
       continue;
     char point[64];
