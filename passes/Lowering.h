@@ -251,7 +251,9 @@ private:
       auto data = dyn_cast<DenseElementsAttr>(constant.getValue());
       if (!data)
         return constant.emitOpError("only dense tensor constants are lowered");
-      return constantGlobal(b, data);
+      // Through the runtime: the CUDA backend's kernels cannot read the executable's globals.
+      const int64_t bytes = data.getNumElements() * ((data.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+      return call(b, "zrt_constant", {constantGlobal(b, data), constI64(b, bytes)});
     }
     auto it = plan.valueOffset.find(v);
     if (it == plan.valueOffset.end())

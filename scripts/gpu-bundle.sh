@@ -52,23 +52,44 @@ for spec in "${models[@]}"; do
   rm "$out/ref/$name-cpu.bin"
 done
 
-# Open MPI's libraries, as the GPU train.bin resolves them here (not CUDA's, cuBLASLt's or NCCL's).
-for lib in $(ldd "$out/bin/gpt2-124m.bin" "$out/bin/zrt-cuda-conformance" | awk '/=>/ {print $3}' | sort -u); do
+# Every shared library the binaries resolve here except the C/C++ runtime's (the GPU machine's own,
+# newer ones serve) and CUDA's (its toolkit's or PyTorch's wheels'): Open MPI, OpenMP, liburing,
+# oneDNN, OpenBLAS and what they pull in. Open MPI also loads its components (MCA plugins) at
+# MPI_Init: they travel too, and run.sh points Open MPI at them and runs one rank as an isolated
+# singleton (no orted to fork there).
+for lib in $(ldd "$out"/bin/* | awk '/=>/ {print $3}' | sort -u); do
   case "$(basename "$lib")" in
-    libmpi* | libopen-* | libhwloc* | libevent* | libpmix* | libudev*) cp -L "$lib" "$out/lib/" ;;
+    libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux* | libstdc++* | libgcc_s*) ;;
+    libcuda.so* | libcudart* | libcublas* | libnccl*) ;;
+    *) cp -L "$lib" "$out/lib/" ;;
   esac
 done
+libmpi=$(ldd "$out/bin/gpt2-124m.bin" | awk '/libmpi.so/ {print $3; exit}')
+ompi_components=$(dirname "$(readlink -f "$libmpi")")/openmpi/lib/openmpi3  # Debian's layout
+mkdir -p "$out/ompi"
+cp "$ompi_components"/mca_*.so "$out/ompi/"
+cp -r /usr/share/openmpi "$out/ompi/share"
 
+cat > "$out/env.sh" <<'EOF'
+# Sourced (by run.sh, or by hand for one binary): unpacks the payload once, finds CUDA's libraries
+# (the machine's toolkit, else PyTorch's nvidia wheels) and points Open MPI at its travelling
+# components, one rank an isolated singleton.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+[ -d "$here/lib" ] || tar xzf "$here/payload.tar.gz" -C "$here"
+nv=$(python3 -c "import glob, os, nvidia; print(':'.join(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], '*', 'lib')))))" 2>/dev/null || true)
+export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:$nv:${LD_LIBRARY_PATH:-}"
+export OMPI_MCA_mca_base_component_path="$here/ompi" OMPI_MCA_mca_base_component_show_load_errors=0
+export OPAL_PKGDATADIR="$here/ompi/share" OMPI_MCA_ess_singleton_isolated=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+EOF
 cat > "$out/run.sh" <<EOF
 #!/usr/bin/env bash
 # Run on the GPU machine from this folder. Results and logs go to \${OUT:-./out}.
 set -uo pipefail
-here=\$(cd "\$(dirname "\$0")" && pwd)
+. "\$(dirname "\$0")/env.sh"
 out=\${OUT:-\$here/out}
 mkdir -p "\$out"
-# CUDA's libraries: the machine's toolkit, else PyTorch's nvidia wheels.
-nv=\$(python3 -c "import glob, os, nvidia; print(':'.join(sorted(glob.glob(os.path.join(list(nvidia.__path__)[0], '*', 'lib')))))" 2>/dev/null || true)
-export LD_LIBRARY_PATH="\$here/lib:/usr/local/cuda/lib64:\$nv:\${LD_LIBRARY_PATH:-}"
+echo "libraries not found:"; ldd "\$here"/bin/* | grep "not found" | sort -u
 if ! nvidia-smi -L 2>/dev/null | grep -q "^GPU"; then
   echo "run.sh: no NVIDIA GPU here (nvidia-smi -L lists none)" >&2
   exit 77
@@ -76,14 +97,15 @@ fi
 status=0
 device=\$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "device: \$device"
-"\$here/bin/zrt-cuda-conformance" 2>&1 | tee "\$out/conformance.txt" || status=1
-"\$here/bin/zrt-cuda-kernel-bench" 2>&1 | tee "\$out/kernel-bench.txt" || status=1
+# Time limits, so that one hang still leaves the rest of a short lease its say.
+timeout 240 "\$here/bin/zrt-cuda-conformance" 2>&1 | tee "\$out/conformance.txt" || status=1
+timeout 120 "\$here/bin/zrt-cuda-kernel-bench" 2>&1 | tee "\$out/kernel-bench.txt" || status=1
 runs="["
 for spec in "gpt2-124m bf16 on" "gpt2-124m bf16 off" "llama fp32 on" "llama fp32 off"; do
   set -- \$spec
   name=\$1 precision=\$2 graphs=\$3 tag=\$1-graphs-\$3
   peak=0
-  "\$here/bin/\$name.bin" --data "\$here/data.txt" --steps $steps --log-every 1 --log-json "\$out/\$tag.jsonl" \
+  timeout 120 "\$here/bin/\$name.bin" --data "\$here/data.txt" --steps $steps --log-every 1 --log-json "\$out/\$tag.jsonl" \
     --cuda-graphs \$graphs > "\$out/\$tag.out" 2>&1 &
   pid=\$!
   while kill -0 \$pid 2>/dev/null; do
@@ -102,5 +124,8 @@ python3 "\$here/gpu_report.py" "\$out/runs.json" | tee "\$out/table.txt" || stat
 exit \$status
 EOF
 chmod +x "$out/run.sh"
+# Packed: oneDNN's and OpenBLAS's libraries alone are over 70 MB (the device tool carries 64 MiB).
+tar czf "$out/payload.tar.gz" -C "$out" bin lib ompi
+rm -rf "$out/bin" "$out/lib" "$out/ompi"
 du -sh "$out"
 echo "gpu-bundle: carry $out; on the GPU machine run $out/run.sh"

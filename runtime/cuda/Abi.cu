@@ -125,6 +125,8 @@ void zrt_finalize() {
     cudaEventDestroy(e);
   for (void *p : r.inputs)
     cudaFree(p);
+  for (auto &entry : r.constants)
+    cudaFree(entry.second);
   cudaFree(r.errors);
   if (r.finiteFlags)
     cudaFree(r.finiteFlags);
@@ -299,6 +301,21 @@ void zrt_input_write(int64_t index, const void *src, int64_t bytes) {
           static_cast<long long>(bytes));
   // Pageable source: the copy is staged before this returns, so the caller may refill it.
   ZRT_CUDA_CHECK(cudaMemcpyAsync(r.inputs[index], src, bytes, cudaMemcpyHostToDevice, compute()));
+}
+void *zrt_constant(const void *data, int64_t bytes) {
+  CudaRuntime &r = current("zrt_constant");
+  auto it = r.constants.find(data);
+  if (it != r.constants.end())
+    return it->second;
+  if (bytes < 0)
+    fatal("zrt_constant", "size %lld must be non-negative", static_cast<long long>(bytes));
+  if (r.capturing >= 0) // a capture may not allocate or copy synchronously; the eager run did
+    fatal("zrt_constant", "a constant first used inside a captured region");
+  void *device = nullptr;
+  ZRT_CUDA_CHECK(cudaMalloc(&device, bytes > 0 ? bytes : 1));
+  ZRT_CUDA_CHECK(cudaMemcpy(device, data, bytes, cudaMemcpyHostToDevice));
+  r.constants.emplace(data, device);
+  return device;
 }
 double zrt_read_loss(const void *loss) {
   CudaRuntime &r = current("zrt_read_loss");
@@ -570,11 +587,7 @@ void zrt_adamw(void *param, int32_t gdt, const void *grad, void *m, void *v, voi
   }
   GpuScope trace("zrt_adamw", compute());
   if (r.capturing >= 0) { // the constants from device memory: zrt_graph_scalars rewrites them per step
-    auto &u = r.slots;
-    if (!u.host) {
-      ZRT_CUDA_CHECK(cudaMallocHost(&u.host, u.kCapacity * sizeof(math::AdamWStep)));
-      ZRT_CUDA_CHECK(cudaMalloc(&u.device, u.kCapacity * sizeof(math::AdamWStep)));
-    }
+    auto &u = r.slots; // allocated by zrt_graph_begin: a capture may not allocate
     if (static_cast<int>(u.hyper.size()) >= u.kCapacity)
       fatal("zrt_adamw", "more than %d AdamW calls in one captured update; run with --cuda-graphs off", u.kCapacity);
     if (!u.copyCaptured) {

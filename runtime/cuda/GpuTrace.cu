@@ -1,12 +1,26 @@
 // --trace on the CUDA backend: timing events around every kernel entry point and transfer
 // (GpuScope), turned into trace records on the host clock at the next wait for the device.
 // Inside a step graph the events are the graph's event nodes, recorded again by each replay.
+#include <cstdlib>
+#include <cstring>
+
 #include "cuda/CudaCheck.h"
 #include "cuda/RuntimeState.h"
 
 namespace zrt::cuda::abi {
 
-GpuScope::GpuScope(const char *name, cudaStream_t stream, TraceTrack track, int64_t bytes) : stream_(stream) {
+namespace {
+bool syncEachScope() {
+  static const bool on = [] {
+    const char *v = std::getenv("ZRT_CUDA_SYNC");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+} // namespace
+
+GpuScope::GpuScope(const char *name, cudaStream_t stream, TraceTrack track, int64_t bytes)
+    : name_(name), stream_(stream) {
   if (!trace::enabled.load(std::memory_order_relaxed) || !rt)
     return;
   CudaRuntime &r = *rt;
@@ -24,6 +38,13 @@ GpuScope::GpuScope(const char *name, cudaStream_t stream, TraceTrack track, int6
 }
 
 GpuScope::~GpuScope() {
+  if (syncEachScope() && rt && rt->capturing < 0) {
+    cudaError_t status = cudaStreamSynchronize(stream_);
+    if (status == cudaSuccess)
+      status = cudaGetLastError();
+    if (status != cudaSuccess)
+      fatal(name_, "a kernel failed (ZRT_CUDA_SYNC): %s", cudaGetErrorString(status));
+  }
   if (!active_)
     return;
   ZRT_CUDA_CHECK(cudaEventRecord(event_.end, stream_));

@@ -50,6 +50,7 @@ struct CudaRuntime {
   bool meshSet = false;
   zrt_counters counters{};
   std::vector<void *> inputs;
+  std::unordered_map<const void *, void *> constants; // zrt_constant: host global -> device copy
   std::vector<int64_t> inputBytes;
   int *errors = nullptr; // device: [0] a label out of range, [1] an id out of range
   int *finiteFlags = nullptr; // device: zrt_arena_first_nonfinite's flag per tensor
@@ -176,6 +177,9 @@ void swapWait(CudaRuntime &r, int slot);
 void releaseSwapStaging(CudaRuntime &r);
 
 /// The device time of the work enqueued on `stream` while the scope lives, for --trace.
+/// ZRT_CUDA_SYNC=1 also waits for the scope's stream when it ends (outside a capture) and stops
+/// at the first entry point whose kernel fails, naming it: CUDA reports a kernel's illegal
+/// address at some later call otherwise, as CUDA_LAUNCH_BLOCKING does without a name.
 class GpuScope {
 public:
   GpuScope(const char *name, cudaStream_t stream, TraceTrack track = TraceTrack::Compute, int64_t bytes = -1);
@@ -185,6 +189,7 @@ public:
 
 private:
   static cudaEvent_t take(CudaRuntime &r);
+  const char *name_;
   cudaStream_t stream_;
   CudaRuntime::GpuEvent event_{};
   bool active_ = false;

@@ -49,6 +49,10 @@ int32_t zrt_graph_begin(int32_t region, int32_t enabled) {
     r.eagerRegion = region;
     return 1;
   }
+  if (!r.slots.host) { // the update's AdamW constants (zrt_adamw), before the capture may not allocate
+    ZRT_CUDA_CHECK(cudaMallocHost(&r.slots.host, r.slots.kCapacity * sizeof(math::AdamWStep)));
+    ZRT_CUDA_CHECK(cudaMalloc(&r.slots.device, r.slots.kCapacity * sizeof(math::AdamWStep)));
+  }
   r.beforeCapture = r.counters;
   r.capturedLoss = nullptr;
   r.captureReplayable = true;

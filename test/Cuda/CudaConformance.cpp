@@ -256,6 +256,45 @@ void layouts(std::mt19937 &rng) {
 }
 
 
+/// The gradients a training step sums over many rows: reduce_sum over leading axes (the bias
+/// gradients: column sums in chunks of rows, several chunks and a ragged one here, a column count
+/// that leaves a tile partly idle) and the embedding table's gradient (a block per table row
+/// scanning the ids in chunks: 700 tokens over 37 rows, so rows repeat within and across chunks,
+/// some rows get none, and 300 channels give threads more than one column).
+void trainingSums(std::mt19937 &rng) {
+  for (int32_t dt : {0, 1}) {
+    const size_t eb = dt == 1 ? 2 : 4;
+    const int64_t shape[3] = {150, 3, 70}, n = 150 * 3 * 70;
+    Tensor x = random(dt, n, rng);
+    auto xb = x.bytes();
+    DeviceBuffer dx(xb), out(n * eb);
+    for (int32_t mask : {0b001, 0b011, 0b111}) {
+      const int64_t outCount = mask == 0b001 ? 3 * 70 : mask == 0b011 ? 70 : 1;
+      std::vector<unsigned char> cpu(outCount * eb);
+      zrt_reduce_sum(dt, xb.data(), cpu.data(), shape, 3, mask);
+      zrt::cuda::reduceSum(dt, dx.ptr, out.ptr, shape, 3, mask, nullptr);
+      std::vector<float> got = decode(out.host(), dt);
+      got.resize(outCount);
+      // Up to 450 terms summed in another order than the CPU's (chunks of 64 rows, then the
+      // chunks): f32 rounding of partial sums near 20 is a few 1e-5 of a sum near 1.
+      compare(std::string("reduce_sum leading mask ") + std::to_string(mask) + " " + name(dt), got, decode(cpu, dt),
+              dt == 1 ? 2e-2 : 1e-4);
+    }
+    const int64_t tokens = 700, vocab = 37, channels = 300;
+    std::vector<int32_t> ids(tokens);
+    for (auto &id : ids)
+      id = static_cast<int32_t>(rng() % (vocab - 3)); // the last 3 rows get no token
+    Tensor dy = random(dt, tokens * channels, rng);
+    auto dyb = dy.bytes(), ib = raw(ids);
+    DeviceBuffer ddy(dyb), di(ib), dtab(vocab * channels * eb);
+    std::vector<unsigned char> tab(vocab * channels * eb);
+    zrt_embedding_grad(dt, dyb.data(), ib.data(), tab.data(), tokens, vocab, channels);
+    zrt::cuda::embeddingGrad(dt, ddy.ptr, static_cast<const int32_t *>(di.ptr), dtab.ptr, tokens,
+                             zrt::cuda::VocabSlice{0, vocab, vocab}, channels, nullptr);
+    compare(std::string("embedding_grad 700 tokens ") + name(dt), decode(dtab.host(), dt), decode(tab, dt), 0);
+  }
+}
+
 void fusedMatmuls(std::mt19937 &rng) {
   const int64_t m = 40, n = 24, k = 32;
   for (int32_t dt : {0, 1}) {
@@ -389,7 +428,7 @@ int main(int argc, char **argv) {
     } else if (arg == "--fail-fast") {
       failFast = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--fail-fast] [--only elementwise|optimizers|matmuls|rows|attention|ring|layouts|fused]"
+      std::fprintf(stderr, "usage: %s [--fail-fast] [--only elementwise|optimizers|matmuls|sums|rows|attention|ring|layouts|fused]"
 #if !defined(ZRT_CUDA_ON_CPU)
                            " | --collectives"
 #endif
@@ -408,6 +447,8 @@ int main(int argc, char **argv) {
   }
   if (run("matmuls"))
     matmuls(rng);
+  if (run("sums"))
+    trainingSums(rng);
   // The row kernels run a block per row and sum parameter gradients over chunks of 64 rows: one
   // row, a row shorter than the block, one of several block widths with a ragged end over several
   // chunks, and a 50K vocabulary's rows.

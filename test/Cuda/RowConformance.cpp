@@ -125,7 +125,11 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
                                       gw.ptr, ws.ptr, R, classes, C, transW, chunk, static_cast<int *>(bad.ptr), nullptr);
         const std::string what = std::string("matmul_cross_entropy ") + (transW ? "[V, C] " : "[C, V] ") +
                                  "chunk " + std::to_string(chunk) + " " + name(dt);
-        compare(what + " loss", decode(loss.host(), 0), {cpuLoss}, 1e-4);
+        // In bf16 the logits are rounded to bf16 after products that sum in another order here
+        // (cuBLASLt) than on the CPU: a logit may round one bf16 step (2^-8 of it) the other way,
+        // and over a few rows the mean loss moves by that much. The f32 loss agrees to 1e-4.
+        const double lossTol = dt == 1 ? 1.0 / 256 : 1e-4;
+        compare(what + " loss", decode(loss.host(), 0), {cpuLoss}, lossTol);
         compare(what + " dx", decode(gx.host(), dt), decode(cpuDx, dt), tol * 10);
         compare(what + " dw", decode(gw.host(), dt), decode(cpuDw, dt), tol * 10);
         // The loss alone (the eval function's head).
@@ -137,7 +141,7 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
         zrt::cuda::matmulCrossEntropyLoss(dt, dx.ptr, dw.ptr, static_cast<const int32_t *>(dhl.ptr),
                                           static_cast<float *>(loss.ptr), lossWs.ptr, R, classes, C, transW, chunk,
                                           static_cast<int *>(bad.ptr), nullptr);
-        compare(what + " loss alone", decode(loss.host(), 0), {cpuLoss}, 1e-4);
+        compare(what + " loss alone", decode(loss.host(), 0), {cpuLoss}, lossTol);
       }
 
     // Embedding: R tokens of a C-wide table of 50 rows (repeats included).

@@ -43,6 +43,14 @@ zc.forward @f(%x: tensor<4x4xf32>, %y: tensor<4xi32>) -> tensor<f32> {
 // CHECK: llvm.mlir.global external constant @zcc_model_json("{{.*}}\22world_size\22:2
 // CHECK-NOT: zc.
 // Without zcc-data-parallel there is nothing to communicate.
+// A tensor constant (the loss gradient's seed, 1.0) is an executable global the kernels read
+// through zrt_constant: a CUDA kernel cannot read host memory (the CUDA backend's device copy).
+// ONE-RANK: llvm.mlir.global internal constant @[[$SEED:zcc_const_[0-9]+]](dense<1.000000e+00> : tensor<1xf32>)
+// ONE-RANK-LABEL: llvm.func @zcc_step
+// ONE-RANK: %[[SEED_HOST:.+]] = llvm.mlir.addressof @[[$SEED]]
+// ONE-RANK: %[[SEED_DEV:.+]] = llvm.call @zrt_constant(%[[SEED_HOST]], %{{.+}})
+// ONE-RANK: llvm.call @zrt_cross_entropy_grad(%{{.+}}, %[[SEED_DEV]],
+// ONE-RANK-NOT: llvm.mlir.addressof @[[$SEED]]
 // ONE-RANK-LABEL: llvm.func @zcc_update
 // ONE-RANK-NOT: zrt_all_reduce
 // ONE-RANK: llvm.call @zrt_adamw
