@@ -1,9 +1,13 @@
 // The CUDA backend's row kernels and attention at the shapes of real steps, against the device's
 // measured limits in the same run: each row kernel's bytes moved (each input read once, each output
 // written once) over its time, as a fraction of a device-to-device copy's bandwidth; attention's
-// FLOP/s (4 T^2 D per head and sequence, halved for the causal mask; backward 2.5x). bf16 and f32.
+// FLOP/s (4 T^2 D per head and sequence, halved for the causal mask; backward 2.5x); GPT-2's
+// products plain, with cuBLASLt's bias epilogue and as a product then a bias kernel (which of the
+// three is slow when a step's matmul_bias is); the q/k/v split's slice and its gradient's insert.
+// bf16 and f32.
 //   build/bin/zrt-cuda-kernel-bench [--quick]       (exits 77 without a GPU)
 #include "cuda/Kernels.h"
+#include "cuda/Matmul.h"
 
 #include <cuda_runtime.h>
 
@@ -133,6 +137,35 @@ int main(int argc, char **argv) {
                                          bad.as<int>(), nullptr);
            }, iters),
            2 * m);
+    }
+    // GPT-2 124M's products with a bias over 8 x 1024 tokens: q/k/v, the attention's output, fc and
+    // fc's projection.
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}}) {
+      const double flops = 2.0 * rows * n * k;
+      const std::string shape = " " + std::to_string(rows) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " +
+                                type;
+      auto tflops = [&](const std::string &what, double seconds) {
+        std::printf("%-44s %10.1f %10.1f TFLOP/s\n", (what + shape).c_str(), seconds * 1e6, flops / seconds / 1e12);
+      };
+      tflops("matmul", timeIt([&] { zrt::cuda::matmul(dt, x.ptr, dy.ptr, y.ptr, 1, rows, n, k, false, false, false,
+                                                      nullptr); }, iters));
+      tflops("matmul_bias cuBLASLt epilogue", timeIt([&] {
+        zrt::cuda::matmulEpilogue(zrt::cuda::Epilogue::Bias, dt, x.ptr, dy.ptr, g.ptr, nullptr, y.ptr, 1, rows, n, k,
+                                  false, false, false, nullptr);
+      }, iters));
+      tflops("matmul_bias unfused", timeIt([&] {
+        zrt::cuda::matmulEpilogueUnfused(zrt::cuda::Epilogue::Bias, dt, x.ptr, dy.ptr, g.ptr, nullptr, y.ptr, 1, rows,
+                                         n, k, false, false, false, nullptr);
+      }, iters));
+    }
+    {
+      // q/k/v out of the fused projection's [8, 1024, 2304] and a gradient back into it.
+      const int64_t whole[3] = {8, 1024, 2304}, box[3] = {8, 1024, 768}, at[3] = {0, 0, 768};
+      const double m = double(rows) * 768 * e;
+      line(std::string("slice q/k/v 8x1024x768 of 2304 ") + type,
+           timeIt([&] { zrt::cuda::slice(dt, x.ptr, whole, y.ptr, box, 3, at, nullptr); }, iters), 2 * m);
+      line(std::string("insert q/k/v 8x1024x768 of 2304 ") + type,
+           timeIt([&] { zrt::cuda::insert(dt, y.ptr, box, x.ptr, whole, 3, at, nullptr); }, iters), 2 * m);
     }
     // Attention: batch 1, 32 heads of 128 (8 key/value heads), contexts 1024-4096.
     for (int64_t T : {int64_t(1024), int64_t(2048), int64_t(4096)}) {

@@ -17,6 +17,9 @@ bool syncEachScope() {
   }();
   return on;
 }
+/// Inside a capture a plain record only orders the graph's work; an external record becomes an
+/// event node that every replay records, so the trace can time the graph's kernels.
+unsigned recordFlags(const CudaRuntime &r) { return r.capturing >= 0 ? cudaEventRecordExternal : cudaEventRecordDefault; }
 } // namespace
 
 GpuScope::GpuScope(const char *name, cudaStream_t stream, TraceTrack track, int64_t bytes)
@@ -33,7 +36,7 @@ GpuScope::GpuScope(const char *name, cudaStream_t stream, TraceTrack track, int6
     r.traceOriginMicros = trace::nowMicros();
   }
   event_ = {name, track, bytes, take(r), take(r)};
-  ZRT_CUDA_CHECK(cudaEventRecord(event_.begin, stream_));
+  ZRT_CUDA_CHECK(cudaEventRecordWithFlags(event_.begin, stream_, recordFlags(r)));
   active_ = true;
 }
 
@@ -47,7 +50,7 @@ GpuScope::~GpuScope() {
   }
   if (!active_)
     return;
-  ZRT_CUDA_CHECK(cudaEventRecord(event_.end, stream_));
+  ZRT_CUDA_CHECK(cudaEventRecordWithFlags(event_.end, stream_, recordFlags(*rt)));
   rt->traced.push_back(event_);
 }
 
@@ -69,8 +72,13 @@ void resolveTrace() {
   auto emit = [&](const CudaRuntime::GpuEvent &e) {
     float begin = 0, end = 0;
     if (cudaEventElapsedTime(&begin, r.traceOrigin, e.begin) != cudaSuccess ||
-        cudaEventElapsedTime(&end, r.traceOrigin, e.end) != cudaSuccess)
-      return; // not recorded yet (a graph captured but not launched)
+        cudaEventElapsedTime(&end, r.traceOrigin, e.end) != cudaSuccess) {
+      // Not recorded yet (a graph captured but not launched). The failed call left its error as
+      // the thread's last: clear it, or the next launch's check reports it as its own (it did,
+      // "invalid argument", with --trace and graphs on an H200).
+      (void)cudaGetLastError();
+      return;
+    }
     trace::record(e.name, e.track, r.traceOriginMicros + begin * 1e3, r.traceOriginMicros + end * 1e3, e.bytes);
   };
   if (r.capturing >= 0)

@@ -1,7 +1,10 @@
 // Layout kernels of the CUDA backend: reductions over axes, transposes, boxes cut out of
 // and written into tensors. Shapes travel by value (at most 8 axes); one thread per
-// output element, except the sums over leading axes (column sums in row chunks).
+// output element, except the sums over leading axes (column sums in row chunks) and boxes
+// narrower along one axis alone (strided copies).
 #include <cuda_bf16.h>
+
+#include <optional>
 
 #include "core/Error.h"
 #include "cuda/ColumnSums.cuh"
@@ -110,6 +113,35 @@ __global__ void insertKernel(const T *boxData, Dims box, T *dst, Dims whole, Dim
     dst[wholeOffset(e, box, whole, offsets, rank)] = boxData[e];
 }
 
+/// A box that differs from its tensor along one axis alone is `height` runs of `width` bytes,
+/// `pitch` bytes apart, the first `offset` bytes into the tensor: one strided copy (the copy
+/// engine's cudaMemcpy2DAsync) instead of a thread per element working out its coordinates.
+/// That is the attention's q/k/v split and its gradients' concatenation: 23 ms of a GPT-2 124M
+/// step on an H200 as kernels.
+struct StridedRuns {
+  int64_t height, width, pitch, offset;
+};
+std::optional<StridedRuns> asStridedRuns(const Dims &box, const Dims &whole, const Dims &offsets, int rank,
+                                         int64_t elementBytes) {
+  int axis = 0; // the one axis where the box is narrower (0 when it is the whole tensor)
+  int differing = 0;
+  for (int i = 0; i < rank; ++i)
+    if (box.v[i] != whole.v[i]) {
+      axis = i;
+      ++differing;
+    }
+  if (differing > 1)
+    return std::nullopt;
+  int64_t height = 1, inner = elementBytes;
+  for (int i = 0; i < axis; ++i)
+    height *= whole.v[i];
+  for (int i = axis + 1; i < rank; ++i)
+    inner *= whole.v[i];
+  const int64_t extent = rank > 0 ? box.v[axis] : 1, wholeExtent = rank > 0 ? whole.v[axis] : 1,
+                at = rank > 0 ? offsets.v[axis] : 0;
+  return StridedRuns{height, extent * inner, wholeExtent * inner, at * inner};
+}
+
 void checkBox(const char *call, const Dims &box, const Dims &whole, const Dims &offsets, int rank) {
   for (int i = 0; i < rank; ++i)
     if (offsets.v[i] < 0 || offsets.v[i] + box.v[i] > whole.v[i])
@@ -170,6 +202,14 @@ void slice(int32_t dtype, const void *x, const int64_t *xShape, void *out, const
        at = dims("zrt_slice", offsets, rank);
   checkBox("zrt_slice", box, whole, at, rank);
   int64_t n = numel(box, rank);
+  if (n == 0)
+    return;
+  if (auto runs = dtype == 0 || dtype == 1 ? asStridedRuns(box, whole, at, rank, dtype == 1 ? 2 : 4)
+                                           : std::nullopt) {
+    ZRT_CUDA_CHECK(cudaMemcpy2DAsync(out, runs->width, static_cast<const char *>(x) + runs->offset, runs->pitch,
+                                     runs->width, runs->height, cudaMemcpyDeviceToDevice, s));
+    return;
+  }
   typed("zrt_slice", dtype, [&](auto *tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     sliceKernel<<<blocks(n), kThreads, 0, s>>>(static_cast<const T *>(x), whole, static_cast<T *>(out), box, at, rank,
@@ -184,6 +224,14 @@ void insert(int32_t dtype, const void *boxData, const int64_t *boxShape, void *d
        at = dims("zrt_insert", offsets, rank);
   checkBox("zrt_insert", box, whole, at, rank);
   int64_t n = numel(box, rank);
+  if (n == 0)
+    return;
+  if (auto runs = dtype == 0 || dtype == 1 ? asStridedRuns(box, whole, at, rank, dtype == 1 ? 2 : 4)
+                                           : std::nullopt) {
+    ZRT_CUDA_CHECK(cudaMemcpy2DAsync(static_cast<char *>(dst) + runs->offset, runs->pitch, boxData, runs->width,
+                                     runs->width, runs->height, cudaMemcpyDeviceToDevice, s));
+    return;
+  }
   typed("zrt_insert", dtype, [&](auto *tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     insertKernel<<<blocks(n), kThreads, 0, s>>>(static_cast<const T *>(boxData), box, static_cast<T *>(dst), whole, at,

@@ -292,6 +292,34 @@ void trainingSums(std::mt19937 &rng) {
     zrt::cuda::embeddingGrad(dt, ddy.ptr, static_cast<const int32_t *>(di.ptr), dtab.ptr, tokens,
                              zrt::cuda::VocabSlice{0, vocab, vocab}, channels, nullptr);
     compare(std::string("embedding_grad 700 tokens ") + name(dt), decode(dtab.host(), dt), decode(tab, dt), 0);
+
+    // Boxes narrower along one axis (strided copies: q/k/v out of the fused projection and
+    // their gradients back), the whole tensor, and one narrower along two axes (the kernel).
+    const int64_t whole[3] = {4, 6, 30}, wholeN = 4 * 6 * 30;
+    struct Box {
+      int64_t shape[3], at[3];
+    };
+    for (const Box &b : {Box{{4, 6, 10}, {0, 0, 10}}, Box{{4, 2, 30}, {0, 3, 0}}, Box{{1, 6, 30}, {2, 0, 0}},
+                         Box{{4, 6, 30}, {0, 0, 0}}, Box{{4, 2, 10}, {0, 1, 20}}}) {
+      const int64_t boxN = b.shape[0] * b.shape[1] * b.shape[2];
+      Tensor t = random(dt, wholeN, rng);
+      auto tb = t.bytes();
+      DeviceBuffer dtens(tb), dbox(boxN * eb);
+      std::vector<unsigned char> cpuBox(boxN * eb);
+      zrt_slice(dt, tb.data(), whole, cpuBox.data(), b.shape, 3, b.at);
+      zrt::cuda::slice(dt, dtens.ptr, whole, dbox.ptr, b.shape, 3, b.at, nullptr);
+      const std::string what = std::to_string(b.shape[0]) + "x" + std::to_string(b.shape[1]) + "x" +
+                               std::to_string(b.shape[2]) + " of 4x6x30 " + name(dt);
+      compare("slice " + what, decode(dbox.host(), dt), decode(cpuBox, dt), 0);
+      // Into another tensor: the copy must leave the rest of it as it was.
+      Tensor other = random(dt, wholeN, rng);
+      auto ob = other.bytes();
+      std::vector<unsigned char> cpuOther(ob);
+      DeviceBuffer dother(ob);
+      zrt_insert(dt, cpuBox.data(), b.shape, cpuOther.data(), whole, 3, b.at);
+      zrt::cuda::insert(dt, dbox.ptr, b.shape, dother.ptr, whole, 3, b.at, nullptr);
+      compare("insert " + what, decode(dother.host(), dt), decode(cpuOther, dt), 0);
+    }
   }
 }
 

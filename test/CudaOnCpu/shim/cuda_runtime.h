@@ -75,6 +75,10 @@ inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cud
                                    cudaStream_t stream = nullptr) {
   return hipMemcpyAsync(dst, src, bytes, kind, stream);
 }
+inline cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                     size_t height, cudaMemcpyKind kind, cudaStream_t stream = nullptr) {
+  return hipMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream);
+}
 inline cudaError_t cudaMemset(void *dst, int value, size_t bytes) { return hipMemset(dst, value, bytes); }
 inline cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t stream = nullptr) {
   return hipMemsetAsync(dst, value, bytes, stream);
