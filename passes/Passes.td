@@ -540,6 +540,9 @@ def ZccRecompute : Pass<"zcc-recompute", "mlir::ModuleOp"> {
     * `selective`: values whose op costs at most `flops-per-byte` FLOPs per
       byte it frees (elementwise ops, normalizations, softmax; not matmuls or
       attention, O(K) per byte). A per-op cost, not a list of op names;
+    * `op`: torchtitan's op-level selective checkpointing: selective's values
+      and every second matmul (in forward order) of each span between
+      checkpoints; attention and the other matmuls stay kept;
     * `full`: everything but the checkpoints, the forward values alone in
       flight where they are defined (each block's input, the residual stream);
     * `auto`: the fewest recompute FLOPs whose arena fits `budget`, measured

@@ -45,9 +45,9 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--param-persistence-threshold must be non-negative, got " << options.persistenceThreshold;
   else if (options.memoryBudget < 0)
     os << "--memory-budget must be positive, got " << options.memoryBudget;
-  else if (options.recompute != "none" && options.recompute != "selective" && options.recompute != "full" &&
-           options.recompute != "auto")
-    os << "--recompute must be none, selective, full or auto, got " << options.recompute;
+  else if (options.recompute != "none" && options.recompute != "selective" && options.recompute != "op" &&
+           options.recompute != "full" && options.recompute != "auto")
+    os << "--recompute must be none, selective, op, full or auto, got " << options.recompute;
   else if (options.recompute == "auto" && options.memoryBudget <= 0)
     os << "--recompute auto chooses what fits --memory-budget: give one";
   else if (options.prefetch < 0)

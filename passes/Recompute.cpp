@@ -58,6 +58,8 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       plan = mixPlan(analysis, all, 0);
     } else if (policy == "full") {
       plan = mixPlan(analysis, all, analysis.blocks());
+    } else if (policy == "op") {
+      plan = opPlan(analysis, all);
     } else if (policy == "auto") {
       if (budget <= 0) {
         module.emitError("zcc-recompute: policy auto needs a memory budget (--memory-budget)");
@@ -68,7 +70,7 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
         return signalPassFailure();
       plan = std::move(*found);
     } else {
-      module.emitError("zcc-recompute: policy must be none, selective, full or auto, got '") << policy << "'";
+      module.emitError("zcc-recompute: policy must be none, selective, op, full or auto, got '") << policy << "'";
       return signalPassFailure();
     }
     // Why each value would be kept, judged before the rewrite moves the backward uses.
@@ -175,6 +177,62 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
                         : c.flops / double(c.bytes) <= flopsPerByte && analysis.recomputesFromKept(v, flopsPerByte);
       if (chosen)
         plan.chosen.push_back(c);
+    }
+    return plan;
+  }
+
+  /// torchtitan's op-level selective checkpointing (`selective_ac_option = "op"`, its Llama
+  /// default): the products' and attention's outputs are kept except every second product of
+  /// each block, counted in forward order, and everything else is recomputed. Here: selective's
+  /// cheap values, plus the even-numbered products of each span between checkpoints (a Llama
+  /// layer's two spans, q k v o then gate up down, recompute k, o and up: torchtitan's choice
+  /// counted over the whole layer). Their inputs are values a kept product's weight gradient
+  /// reads anyway; the recomputed products cost their forward FLOPs again in backward.
+  /// The LM head: a product the loss reads (through views). torchtitan checkpoints the
+  /// transformer blocks, not the head (a vocabulary's logits again would cost the most); the
+  /// last span between checkpoints runs from the last block's MLP through the head.
+  static bool isLossHead(Operation *product) {
+    SmallVector<Operation *> users(product->getUsers().begin(), product->getUsers().end());
+    while (!users.empty()) {
+      Operation *user = users.pop_back_val();
+      if (isa<CrossEntropyOp>(user))
+        return true;
+      if (isa<ReshapeOp>(user))
+        users.append(user->getUsers().begin(), user->getUsers().end());
+    }
+    return false;
+  }
+
+  Plan opPlan(const StepAnalysis &analysis, ArrayRef<Candidate> all) const {
+    Plan plan = mixPlan(analysis, all, 0);
+    plan.name = "op (selective, and every second product of each span between checkpoints)";
+    DenseSet<Operation *> secondProducts;
+    std::map<int64_t, int64_t> productsInBlock;
+    for (int64_t i = 0, n = static_cast<int64_t>(analysis.ops.size()); i < n; ++i) {
+      Operation *op = analysis.ops[i];
+      if (analysis.isBackward(op))
+        break;
+      if (isa<MatmulOp>(op) && analysis.recomputable(op) && !isLossHead(op) &&
+          ++productsInBlock[analysis.blockOf(i)] % 2 == 0) {
+        secondProducts.insert(op);
+        plan.closure.fullOps.insert(i); // recomputed where a recomputed value reads it
+      }
+    }
+    DenseSet<int64_t> chosenOps;
+    for (const Candidate &c : plan.chosen)
+      chosenOps.insert(c.opIndex);
+    // A second product's own output where backward reads it (a gate's up projection), and the
+    // cheap values computed from one (the rotated keys after k's projection).
+    for (const Candidate &c : all) {
+      Value v = analysis.valueOf(c);
+      if (chosenOps.contains(c.opIndex) || analysis.checkpoints().contains(v))
+        continue;
+      const bool product = secondProducts.contains(analysis.ops[c.opIndex]);
+      if ((product || c.flops / double(c.bytes) <= flopsPerByte) &&
+          analysis.recomputesFromKept(v, flopsPerByte, &secondProducts)) {
+        plan.chosen.push_back(c);
+        chosenOps.insert(c.opIndex);
+      }
     }
     return plan;
   }

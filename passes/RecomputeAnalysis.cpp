@@ -46,16 +46,16 @@ bool StepAnalysis::recomputable(Operation *op) const {
          op->getName().getDialectNamespace() == ZcDialect::getDialectNamespace() && !isa<ParamRefOp>(op);
 }
 
-bool StepAnalysis::recomputesFromKept(Value v, double flopsPerByte) const {
+bool StepAnalysis::recomputesFromKept(Value v, double flopsPerByte,
+                                      const DenseSet<Operation *> *alsoRecomputed) const {
   Operation *def = v.getDefiningOp();
   for (Value u : def->getOperands()) {
     Operation *producer = u.getDefiningOp();
     if (!producer || isa<ParamRefOp, arith::ConstantOp>(producer) || hasBackwardUse(u))
       continue;
-    if (isa<ReshapeOp>(producer) || (recomputable(producer) && estimatedFlops(producer) /
-                                                                   double(tensorBytes(tensorOf(u))) <=
-                                                               flopsPerByte)) {
-      if (recomputesFromKept(u, flopsPerByte))
+    if (isa<ReshapeOp>(producer) || (alsoRecomputed && alsoRecomputed->contains(producer)) ||
+        (recomputable(producer) && estimatedFlops(producer) / double(tensorBytes(tensorOf(u))) <= flopsPerByte)) {
+      if (recomputesFromKept(u, flopsPerByte, alsoRecomputed))
         continue;
     }
     return false;

@@ -45,10 +45,10 @@ public:
   /// its own, bucketed and prefetched with the layer's by zcc-bucket and zcc-schedule.
   bool recomputable(Operation *op) const;
 
-  /// Whether recomputing `v` (through cheap ops, at most `flopsPerByte`) reads
-  /// only values that stay alive anyway: inputs, parameters, constants, values the
-  /// backward pass reads.
-  bool recomputesFromKept(Value v, double flopsPerByte) const;
+  /// Whether recomputing `v` (through cheap ops, at most `flopsPerByte`, and the ops in
+  /// `alsoRecomputed` whatever their cost) reads only values that stay alive anyway: inputs,
+  /// parameters, constants, values the backward pass reads.
+  bool recomputesFromKept(Value v, double flopsPerByte, const DenseSet<Operation *> *alsoRecomputed = nullptr) const;
 
   std::vector<Candidate> candidates() const;
   Value valueOf(const Candidate &c) const { return ops[c.opIndex]->getResult(c.resultIndex); }

@@ -193,7 +193,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
           for (int64_t zero = 0; zero <= 3; ++zero) {
             if ((dp * cp == 1 && zero > 0) || (pp > 1 && zero == 3))
               continue;
-            for (const char *recompute : {"none", "selective", "full"})
+            for (const char *recompute : {"none", "selective", "op", "full"})
               for (const char *offload : {"none", "cpu"}) {
                 if (std::string(offload) == "cpu" && zero == 0)
                   continue;
@@ -220,8 +220,11 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
   auto twinKey = [](const PlanChoice &p) {
     return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}", p.tp, p.cp, p.pp, p.dp, p.zeroStage, p.microBatchSize).str();
   };
+  // Recomputation in increasing amounts (op recomputes selective's values and more), then
+  // offload: level % 4 and level / 4.
   auto level = [](const PlanChoice &p) {
-    return (p.recompute == "none" ? 0 : p.recompute == "selective" ? 1 : 2) + (p.offloadOptimizer == "none" ? 0 : 3);
+    const int recompute = p.recompute == "none" ? 0 : p.recompute == "selective" ? 1 : p.recompute == "op" ? 2 : 3;
+    return recompute + (p.offloadOptimizer == "none" ? 0 : 4);
   };
   std::map<std::string, int> fittingLevel; // the least recomputing/offloading twin that fits
   std::vector<PlanChoice> overBudget;       // compiled plans that did not fit
@@ -234,7 +237,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     if (auto twin = fittingLevel.find(twinKey(c.plan)); twin != fittingLevel.end() && twin->second < level(c.plan)) {
       int fits = twin->second, mine = level(c.plan);
       // Dominated where it recomputes at least as much and offloads at least as much.
-      if (mine % 3 >= fits % 3 && mine / 3 >= fits / 3) {
+      if (mine % 4 >= fits % 4 && mine / 4 >= fits / 4) {
         ++result.dominated;
         continue;
       }

@@ -137,8 +137,9 @@ struct DriverOptions {
                             cl::init(-1), cl::cat(category)};
   cl::opt<std::string> recompute{
       "recompute",
-      cl::desc("Activations recomputed in backward: none, selective (cheap ops per FLOPs/byte), full (all but "
-               "block inputs), auto (fewest FLOPs that fit --memory-budget)"),
+      cl::desc("Activations recomputed in backward: none, selective (cheap ops per FLOPs/byte), op (selective and "
+               "every second matmul of a block: torchtitan's op-level policy), full (all but block inputs), auto "
+               "(fewest FLOPs that fit --memory-budget)"),
       cl::init("none"), cl::cat(category)};
   cl::opt<std::string> memoryBudget{
       "memory-budget",

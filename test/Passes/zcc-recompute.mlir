@@ -1,6 +1,7 @@
 // RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=none" | FileCheck %s --check-prefix=NONE
 // RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=selective" | FileCheck %s --check-prefix=SEL
 // RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=full" | FileCheck %s --check-prefix=FULL
+// RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=op" | FileCheck %s --check-prefix=OP
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-recompute="policy=auto budget=108800" -zcc-test-print-memory-plan | FileCheck %s --check-prefix=AUTO
 // RUN: not zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-recompute="policy=auto budget=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TIGHT
 // RUN: zcc-opt %s -zcc-autodiff -zcc-recompute="policy=full" -zcc-optimizer -zcc-zero="stage=3 ranks=2" | FileCheck %s --check-prefix=Z3FULL
@@ -34,6 +35,20 @@
 // SEL: zc.layernorm %arg0, {{.+}} {zc.recomputed}
 // SEL-NOT: zc.recomputed
 // SEL: return
+
+// Op (torchtitan's op-level policy): selective's values and every second matmul of each span
+// between checkpoints. The second block's down-projection (its span's second product) is
+// recomputed, and with it the residual add that the loss's backward reads, which selective
+// kept because recomputing it alone would have kept the down-projection alive; the
+// up-projections (first products) stay kept.
+// OP: plan = "op {{.*}}", policy = "op", values = 5 : i64
+// OP-LABEL: func.func @net_step
+// OP: zc.backward_seed
+// OP: %[[G:.+]] = zc.gelu %{{.+}} {zc.recomputed}
+// OP-NEXT: %[[D:.+]] = zc.matmul %[[G]], %{{.+}} {zc.recomputed}
+// OP-NEXT: zc.add %{{.+}}, %[[D]] {zc.recomputed}
+// OP-NOT: zc.matmul {{.*}}zc.recomputed
+// OP: return
 
 // Full: only the residual stream between the blocks (read by the second block's norm and
 // its residual add) is kept; each block is recomputed from its input before its backward.
@@ -81,7 +96,7 @@
 // Z3FULL-NOT: zc.gather_param
 // Z3FULL: return
 
-// BAD: policy must be none, selective, full or auto, got 'most'
+// BAD: policy must be none, selective, op, full or auto, got 'most'
 
 zc.param @g0 : tensor<16xf32> = #zc.ones
 zc.param @b0 : tensor<16xf32> = #zc.zeros
