@@ -2,13 +2,14 @@
 """zcc --simulate against measurement on this machine (issue 40, "here, against measurement").
 
     python3 bench/sim_vs_measured.py [--np 2 4] [--models shakespeare-char gpt-small llama-small llama-medium]
-                                     [--sample K | --all] [--steps 8] [--out DIR]
+                                     [--sample K | --all] [--steps 8] [--repeat 2] [--out DIR]
 
 For each model and rank count: calibrate this machine as a cluster (zcc-calibrate --cluster-out,
 with that many ranks running at once, OMP_NUM_THREADS=1), enumerate the legal plans (tensor,
 pipeline and data ranks; ZeRO 0-3; gradient accumulation 1/2/4; recompute none/selective/full;
 optimizer offload none/cpu), measure each one's median step (train.bin --synthetic, the steps after
-the first two) and predict it (zcc --simulate --cluster), then report the median and largest
+the first two; each plan run --repeat times, all plans once before any again, keeping the fastest
+run's median: on a shared VM another tenant only ever slows a run, by up to 20% here) and predict it (zcc --simulate --cluster), then report the median and largest
 absolute error, Kendall's tau between the predicted and measured orders, and where the plan
 zcc --plan auto chooses for the same ranks lands among the measured ones. --sample K measures a
 seeded sample of K plans per model and rank count (the whole space takes hours on 2 cores).
@@ -97,6 +98,7 @@ def main():
     ap.add_argument("--sample", type=int, default=12)
     ap.add_argument("--all", action="store_true")
     ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     work = args.out or tempfile.mkdtemp(prefix="zcc-sim-vs-measured-")
@@ -126,12 +128,14 @@ def main():
                         recompute=pj["recompute"], offload=pj["offload_optimizer"])
             if pj["cp"] == 1 and auto not in chosen:
                 chosen.append(auto)
-            rows = []
-            for p in chosen:
-                try:
-                    rows.append((p, measure(model, p, ranks, args.steps, work, cluster), predict(model, p, ranks, cluster)))
-                except subprocess.CalledProcessError as e:
-                    print(f"  {name(p)}: failed ({e.cmd[0]})", file=sys.stderr)
+            runs = {}
+            for _ in range(args.repeat):
+                for i, p in enumerate(chosen):
+                    try:
+                        runs.setdefault(i, []).append(measure(model, p, ranks, args.steps, work, cluster))
+                    except subprocess.CalledProcessError as e:
+                        print(f"  {name(p)}: failed ({e.cmd[0]})", file=sys.stderr)
+            rows = [(chosen[i], min(times), predict(model, chosen[i], ranks, cluster)) for i, times in runs.items()]
             print(f"\n{model_name} at np={ranks} ({len(rows)} of {len(space)} plans)")
             print(f"  {'plan':52} {'measured ms':>11} {'predicted ms':>12} {'error':>7}")
             for p, m, s in sorted(rows, key=lambda r: r[1]):

@@ -92,7 +92,14 @@ double ClusterCost::opSeconds(Operation *op) const {
     bool forward = isa<CausalAttentionOp>(op);
     double peak = cluster_.peakFlops(isBf16(op->getOperand(forward ? 0 : 1)));
     double flops = opFlops(op);
-    return overhead + flops / (peak * cluster_.attentionEfficiency(forward, flops));
+    // The curves are by the FLOPs of one (sequence, head) pair (2 T^2 D forward): a kernel's rate
+    // grows with the context and the head size, not with how many pairs one call holds (keyed
+    // by a call's FLOPs, a batch of 8 short sequences was priced as one long one: 0.41 of peak
+    // where it ran at 0.27, gpt-small at two ranks here).
+    const int64_t heads = forward ? cast<CausalAttentionOp>(op).getNumHeads()
+                                  : cast<CausalAttentionGradOp>(op).getNumHeads();
+    const double pairs = double(tensorOf(op->getOperand(forward ? 0 : 1)).getDimSize(0)) * double(heads);
+    return overhead + flops / (peak * cluster_.attentionEfficiency(forward, flops / pairs));
   }
   double bytes;
   if (auto e = dyn_cast<EmbeddingOp>(op)) // reads the rows it writes, not the whole table

@@ -129,7 +129,8 @@ ClusterMeasurements measureCluster(int ranks) {
     m.copyBytesPerSecond = 8.0 * n / timeCall([&] { zrt_copy(ZRT_DTYPE_F32, src.data(), dst.data(), n); }, 1);
   }
   // Causal attention (2BT^2C forward, 2.5x that backward) at the sizes of small GPT blocks:
-  // its rate grows with the context and the head size.
+  // its rate grows with the context and the head size. The curves' sizes are the FLOPs of one
+  // (sequence, head) pair, 2 T^2 D forward, as the simulator looks them up.
   for (auto [batch, time, channels, heads] : std::vector<std::array<int64_t, 4>>{
            {4, 64, 128, 4}, {4, 128, 256, 8}, {2, 256, 384, 6}, {1, 512, 512, 8}}) {
     const int64_t elements = batch * time * channels;
@@ -145,8 +146,9 @@ ClusterMeasurements measureCluster(int ranks) {
       zrt_causal_attention_grad(ZRT_DTYPE_F32, out.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(),
                                 dv.data(), batch, time, channels, heads, heads);
     }, 1);
-    m.attentionForwardCurve.push_back({forward, f});
-    m.attentionBackwardCurve.push_back({2.5 * forward, b});
+    const double pairs = double(batch * heads);
+    m.attentionForwardCurve.push_back({forward / pairs, f});
+    m.attentionBackwardCurve.push_back({2.5 * forward / pairs, b});
     m.attentionForward = std::max(m.attentionForward, f);
     m.attentionBackward = std::max(m.attentionBackward, b);
   }
