@@ -8,7 +8,7 @@ usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE [--norm-tolerance X] DATA-FLAGS.
 CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism is what N leaves),
 ",sp=0" (zcc --no-sequence-parallel), ",cp=C" (zcc --cp: each sequence's tokens over C ranks), ",cpmode=ring|ulysses" (zcc --cp-mode),
 ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
-",recompute=selective|full", ",headchunk=SIZE" (zcc --head-chunk), ",offload=cpu|nvme" (zcc
+",recompute=selective|op|full", ",headchunk=SIZE" (zcc --head-chunk), ",offload=cpu|nvme" (zcc
 --offload-optimizer; nvme: the store in the test's temporary directory), ",param=cpu|nvme" (zcc
 --offload-param), ",swapbuf=SIZE" (zcc
 --offload-buffer-size), ",act=cpu" (zcc --offload-activations), ",engine=sync" (ZRT_NVME_ENGINE: the store's pread/pwrite fallback instead of
