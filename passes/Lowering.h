@@ -252,8 +252,7 @@ private:
       if (!data)
         return constant.emitOpError("only dense tensor constants are lowered");
       // Through the runtime: the CUDA backend's kernels cannot read the executable's globals.
-      const int64_t bytes = data.getNumElements() * ((data.getElementType().getIntOrFloatBitWidth() + 7) / 8);
-      return call(b, "zrt_constant", {constantGlobal(b, data), constI64(b, bytes)});
+      return call(b, "zrt_constant", {constantGlobal(b, data), constI64(b, tensorBytes(tensorOf(v)))});
     }
     auto it = plan.valueOffset.find(v);
     if (it == plan.valueOffset.end())

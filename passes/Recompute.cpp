@@ -181,13 +181,6 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     return plan;
   }
 
-  /// torchtitan's op-level selective checkpointing (`selective_ac_option = "op"`, its Llama
-  /// default): the products' and attention's outputs are kept except every second product of
-  /// each block, counted in forward order, and everything else is recomputed. Here: selective's
-  /// cheap values, plus the even-numbered products of each span between checkpoints (a Llama
-  /// layer's two spans, q k v o then gate up down, recompute k, o and up: torchtitan's choice
-  /// counted over the whole layer). Their inputs are values a kept product's weight gradient
-  /// reads anyway; the recomputed products cost their forward FLOPs again in backward.
   /// The LM head: a product the loss reads (through views). torchtitan checkpoints the
   /// transformer blocks, not the head (a vocabulary's logits again would cost the most); the
   /// last span between checkpoints runs from the last block's MLP through the head.
@@ -203,6 +196,13 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     return false;
   }
 
+  /// torchtitan's op-level selective checkpointing (`selective_ac_option = "op"`, its Llama
+  /// default): the products' and attention's outputs are kept except every second product of
+  /// each block, counted in forward order, and everything else is recomputed. Here: selective's
+  /// cheap values, plus the even-numbered products of each span between checkpoints (a Llama
+  /// layer's two spans, q k v o then gate up down, recompute k, o and up: torchtitan's choice
+  /// counted over the whole layer). Their inputs are values a kept product's weight gradient
+  /// reads anyway; the recomputed products cost their forward FLOPs again in backward.
   Plan opPlan(const StepAnalysis &analysis, ArrayRef<Candidate> all) const {
     Plan plan = mixPlan(analysis, all, 0);
     plan.name = "op (selective, and every second product of each span between checkpoints)";

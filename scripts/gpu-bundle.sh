@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # scripts/gpu-check.sh for a GPU machine that cannot build zcc (no LLVM/MLIR 22, no Open MPI, no
 # package registry: the workplace's lent machines). Everything is built here, on x86-64, into one
-# folder to carry there (a few MB):
+# folder to carry there (36 MB; bin/, lib/ and ompi/ packed in payload.tar.gz, unpacked by env.sh):
 #   bin/   zrt-cuda-conformance, zrt-cuda-kernel-bench, and the GPU train.bin of each model
-#   lib/   Open MPI's shared libraries train.bin links (CUDA's come from the machine's own
-#          toolkit or PyTorch's nvidia wheels)
+#   lib/   every shared library they link but the C/C++ runtime's and CUDA's (those come from the
+#          machine: its toolkit or PyTorch's nvidia wheels)
+#   ompi/  Open MPI's components and help files (MPI_Init loads them)
 #   ref/   the CPU backend's losses on the same first steps, computed here
+#   env.sh sourced to run one binary by hand (libraries, Open MPI as an isolated singleton)
 #   run.sh what to run there: conformance, the kernel bench, each model with CUDA graphs on and
 #          off, then the report table (scripts/gpu_report.py) into $OUT or ./out
 #

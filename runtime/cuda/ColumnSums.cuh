@@ -42,7 +42,7 @@ __device__ void columnChunkSums(ColumnChunks chunks, int64_t cols, float *partia
 }
 
 /// Stage one of a plain column sum: partial[chunk * cols + c] = the chunk's sum of x[r, c].
-template <class T> __global__ void columnSumChunks(const T *x, ColumnChunks chunks, int64_t cols, float *partial) {
+template <class T> __global__ void columnChunkPartials(const T *x, ColumnChunks chunks, int64_t cols, float *partial) {
   columnChunkSums<1>(chunks, cols, partial, 0,
                      [&](int64_t r, int64_t c, float *s) { s[0] += static_cast<float>(x[r * cols + c]); });
 }

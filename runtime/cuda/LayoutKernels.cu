@@ -170,8 +170,8 @@ void reduceSum(int32_t dtype, const void *x, void *out, const int64_t *shape, in
     float *partial = scratchFloats(chunks.count * outCount);
     typed("zrt_reduce_sum", dtype, [&](auto *tag) {
       using T = std::remove_pointer_t<decltype(tag)>;
-      columnSumChunks<T><<<chunks.grid(outCount, kThreads), kThreads, 0, s>>>(static_cast<const T *>(x), chunks,
-                                                                            outCount, partial);
+      columnChunkPartials<T><<<chunks.grid(outCount, kThreads), kThreads, 0, s>>>(static_cast<const T *>(x),
+                                                                                chunks, outCount, partial);
       sumColumnChunks<T><<<blocks(outCount), kThreads, 0, s>>>(partial, chunks.count, outCount, static_cast<T *>(out));
     });
     ZRT_CUDA_CHECK(cudaGetLastError());
