@@ -52,6 +52,14 @@ void checkCount(const char *call, int64_t n) {
   if (n < 0)
     fatal(call, "negative element count %lld", static_cast<long long>(n));
 }
+void checkQuantization(const char *call, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
+  if (bits != 8 && bits != 4)
+    fatal(call, "bits is %d: 8 or 4", bits);
+  if (block <= 0 || (bits == 4 && block % 2))
+    fatal(call, "block of %lld values: positive%s", static_cast<long long>(block), bits == 4 ? " and even for 4 bits" : "");
+  if (rows < 0 || cols < 0)
+    fatal(call, "negative shape [%lld, %lld]", static_cast<long long>(rows), static_cast<long long>(cols));
+}
 } // namespace
 
 extern "C" {
@@ -128,6 +136,16 @@ void zrt_relu(int32_t dtype, const void *x, void *o, int64_t n) {
 void zrt_relu_grad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
   TraceScope trace("zrt_relu_grad", TraceTrack::Compute);
   ZRT_TYPED("zrt_relu_grad", dtype, reluGrad(in<T>(dy), in<T>(x), out<T>(dx), n));
+}
+void zrt_quantize(int32_t dtype, const void *x, void *o, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
+  TraceScope trace("zrt_quantize", TraceTrack::Compute);
+  checkQuantization("zrt_quantize", rows, cols, block, bits);
+  isaKernels().quantize(dtype, x, o, rows, cols, block, bits);
+}
+void zrt_dequantize(int32_t dtype, const void *q, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
+  TraceScope trace("zrt_dequantize", TraceTrack::Compute);
+  checkQuantization("zrt_dequantize", rows, cols, block, bits);
+  isaKernels().dequantize(dtype, q, y, rows, cols, block, bits);
 }
 void zrt_gelu(int32_t dtype, const void *x, void *o, int64_t n) {
   TraceScope trace("zrt_gelu", TraceTrack::Compute);

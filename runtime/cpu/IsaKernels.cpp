@@ -9,6 +9,7 @@
 #include "cpu/Layout.h"
 #include "cpu/Normalization.h"
 #include "cpu/Optimizer.h"
+#include "cpu/Quantize.h"
 #include "cpu/WidenedGemm.h"
 
 #define ZRT_STRINGIFY_(x) #x
@@ -87,13 +88,20 @@ double sumOfSquaresEntry(int32_t dtype, const void *x, int64_t n) {
   return sum;
 }
 
+void quantizeEntry(int32_t dtype, const void *x, void *o, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
+  ZRT_TYPED("zrt_quantize", dtype, quantizeRows(in<T>(x), out<uint8_t>(o), rows, cols, block, bits));
+}
+void dequantizeEntry(int32_t dtype, const void *q, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
+  ZRT_TYPED("zrt_dequantize", dtype, dequantizeRows(in<uint8_t>(q), out<T>(y), rows, cols, block, bits));
+}
+
 } // namespace
 
 extern const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA);
 const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA) = {
     ZRT_STRINGIFY(ZRT_ISA), geluEntry, geluGradEntry, siluEntry, siluGradEntry, swigluEntry, swigluGradEntry, softmaxEntry, attentionEntry,
     attentionGradEntry, biasAddEntry, layernormEntry, addLayernormEntry, layernormGradEntry, reduceSumEntry, adamwEntry,
-    sumOfSquaresEntry, widenedGemm,
+    sumOfSquaresEntry, quantizeEntry, dequantizeEntry, widenedGemm,
 };
 
 } // namespace zrt::cpu

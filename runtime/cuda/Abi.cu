@@ -516,6 +516,14 @@ void zrt_mse_grad(int32_t dt, const void *dloss, const void *pred, const void *t
   GpuScope trace("zrt_mse_grad", compute());
   mseGrad(dt, static_cast<const float *>(dloss), pred, target, dpred, n, compute());
 }
+void zrt_quantize(int32_t dt, const void *x, void *o, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
+  GpuScope trace("zrt_quantize", compute());
+  quantize(dt, x, o, rows, cols, block, bits, compute());
+}
+void zrt_dequantize(int32_t dt, const void *q, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
+  GpuScope trace("zrt_dequantize", compute());
+  dequantize(dt, q, y, rows, cols, block, bits, compute());
+}
 void zrt_reduce_sum(int32_t dt, const void *x, void *o, const void *shape, int32_t rank, int32_t mask) {
   GpuScope trace("zrt_reduce_sum", compute());
   reduceSum(dt, x, o, static_cast<const int64_t *>(shape), rank, mask, compute());

@@ -134,4 +134,10 @@ void slice(int32_t dtype, const void *x, const int64_t *xShape, void *out, const
 void insert(int32_t dtype, const void *box, const int64_t *boxShape, void *dst, const int64_t *dstShape, int rank,
             const int64_t *offsets, cudaStream_t s);
 
+// Block-wise quantization (zrt/Quantize.h): x [rows, cols] to rows of quantized bytes and back.
+void quantize(int32_t dtype, const void *x, void *out, int64_t rows, int64_t cols, int64_t block, int32_t bits,
+              cudaStream_t s);
+void dequantize(int32_t dtype, const void *in, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits,
+                cudaStream_t s);
+
 } // namespace zrt::cuda

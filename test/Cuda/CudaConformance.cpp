@@ -20,6 +20,7 @@
 #include <cuda_runtime.h>
 
 #include "ConformanceSupport.h"
+#include "../Runtime/QuantizeReference.h"
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
 #if !defined(ZRT_CUDA_ON_CPU)
@@ -323,6 +324,47 @@ void trainingSums(std::mt19937 &rng) {
   }
 }
 
+/// Block-wise quantization (zrt/Quantize.h) against the f64 reference, bitwise: bytes (scales,
+/// levels, padding) and the dequantized values, in f32 and bf16, 8 and 4 bits, a short last block,
+/// an odd row at 4 bits, and more blocks than one launch's grid holds (each thread block loops).
+void quantization() {
+  struct Shape {
+    int64_t rows, cols, block;
+  };
+  for (Shape s : {Shape{3, 1000, 128}, Shape{5, 257, 64}, Shape{2, 31, 2}, Shape{70000, 8, 2}})
+    for (int32_t dt : {0, 1})
+      for (int bits : {8, 4}) {
+        std::vector<double> x = zrt::test::quantizationInputs(s.rows, s.cols, s.block, bits, 5 + bits);
+        Tensor t{dt, std::vector<float>(x.size())};
+        for (size_t i = 0; i < x.size(); ++i) {
+          t.values[i] = dt == 1 ? float(zrt::bf16(static_cast<float>(x[i]))) : static_cast<float>(x[i]);
+          x[i] = t.values[i];
+        }
+        const std::vector<uint8_t> want = zrt::test::referenceQuantize(x, s.rows, s.cols, s.block, bits);
+        auto tb = t.bytes();
+        DeviceBuffer dx(tb), dq(want.size()), dy(tb.size());
+        zrt::cuda::quantize(dt, dx.ptr, dq.ptr, s.rows, s.cols, s.block, bits, nullptr);
+        const std::vector<unsigned char> got = dq.host();
+        size_t wrong = 0, first = 0;
+        for (size_t i = 0; i < want.size(); ++i)
+          if (got[i] != want[i] && !wrong++)
+            first = i;
+        const std::string what = "quantize " + std::to_string(s.rows) + "x" + std::to_string(s.cols) + " block " +
+                                 std::to_string(s.block) + " int" + std::to_string(bits) + " " + name(dt);
+        std::printf("%s %-40s %zu wrong bytes%s\n", wrong ? "FAIL" : "ok  ", what.c_str(), wrong,
+                    wrong ? (" from " + std::to_string(first)).c_str() : "");
+        failures += wrong != 0;
+        if (wrong && failFast)
+          std::exit(1);
+        zrt::cuda::dequantize(dt, dq.ptr, dy.ptr, s.rows, s.cols, s.block, bits, nullptr);
+        std::vector<double> back = zrt::test::referenceDequantize(want, s.rows, s.cols, s.block, bits);
+        std::vector<float> wantBack(back.size());
+        for (size_t i = 0; i < back.size(); ++i)
+          wantBack[i] = dt == 1 ? float(zrt::bf16(static_cast<float>(back[i]))) : static_cast<float>(back[i]);
+        compare("de" + what, decode(dy.host(), dt), wantBack, 0);
+      }
+}
+
 void fusedMatmuls(std::mt19937 &rng) {
   const int64_t m = 40, n = 24, k = 32;
   for (int32_t dt : {0, 1}) {
@@ -456,7 +498,7 @@ int main(int argc, char **argv) {
     } else if (arg == "--fail-fast") {
       failFast = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--fail-fast] [--only elementwise|optimizers|matmuls|sums|rows|attention|ring|layouts|fused]"
+      std::fprintf(stderr, "usage: %s [--fail-fast] [--only elementwise|optimizers|matmuls|sums|quantize|rows|attention|ring|layouts|fused]"
 #if !defined(ZRT_CUDA_ON_CPU)
                            " | --collectives"
 #endif
@@ -477,6 +519,8 @@ int main(int argc, char **argv) {
     matmuls(rng);
   if (run("sums"))
     trainingSums(rng);
+  if (run("quantize"))
+    quantization();
   // The row kernels run a block per row and sum parameter gradients over chunks of 64 rows: one
   // row, a row shorter than the block, one of several block widths with a ragged end over several
   // chunks, and a 50K vocabulary's rows.

@@ -1,0 +1,94 @@
+// Block-wise quantization on the GPU (zc.quantize / zc.dequantize): the layout and the rounding
+// are zrt/Quantize.h's, so results match the CPU backend and the f64 reference bitwise. One
+// thread block per quantization block finds the block's largest magnitude (a maximum: the same
+// in any order) and writes its scale and values; dequantization is elementwise.
+#include "core/Error.h"
+#include "cuda/CudaCheck.h"
+#include "cuda/Dispatch.h"
+#include "cuda/Kernels.h"
+#include "cuda/RowReduce.cuh"
+#include "zrt/Quantize.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace zrt::cuda {
+namespace {
+
+/// Thread blocks for `items` quantization blocks (each loops over items a grid's width apart).
+unsigned itemBlocks(int64_t items) { return static_cast<unsigned>(items < 1 ? 1 : items > 65535 ? 65535 : items); }
+
+template <class T>
+__global__ void quantizeBlocks(const T *x, uint8_t *out, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
+  const int64_t blocks = quant::blocksPerRow(cols, block), stride = quant::rowBytes(cols, block, bits);
+  const int64_t used = 4 * blocks + quant::valueBytes(cols, bits);
+  for (int64_t item = blockIdx.x; item < rows * blocks; item += gridDim.x) {
+    const int64_t row = item / blocks, b = item % blocks;
+    const int64_t first = b * block, count = first + block <= cols ? block : cols - first;
+    const T *src = x + row * cols + first;
+    uint8_t *dst = out + row * stride;
+    float amax = 0.0f;
+    ZRT_ROW_COLUMNS(i, count)
+    amax = fmaxf(amax, fabsf(static_cast<float>(src[i])));
+    amax = blockMax(amax);
+    const float scale = quant::scaleOf(amax, bits);
+    if (threadIdx.x == 0)
+      reinterpret_cast<float *>(dst)[b] = scale;
+    uint8_t *values = dst + 4 * blocks;
+    if (bits == 8) {
+      ZRT_ROW_COLUMNS(i, count)
+      values[first + i] = static_cast<uint8_t>(static_cast<int8_t>(quant::levelOf(static_cast<float>(src[i]), scale, bits)));
+    } else {
+      // Blocks start on even values: each byte is one block's.
+      ZRT_ROW_COLUMNS(pair, (count + 1) / 2) {
+        const int64_t i = 2 * pair;
+        uint8_t byte = quant::nibble(quant::levelOf(static_cast<float>(src[i]), scale, bits));
+        if (i + 1 < count)
+          byte |= quant::nibble(quant::levelOf(static_cast<float>(src[i + 1]), scale, bits)) << 4;
+        values[first / 2 + pair] = byte;
+      }
+    }
+    if (b == 0) // the row's padding: zero, so equal tensors give equal bytes
+      for (int64_t i = used + threadIdx.x; i < stride; i += blockDim.x)
+        dst[i] = 0;
+  }
+}
+
+template <class T>
+__global__ void dequantizeValues(const uint8_t *in, T *y, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
+  const int64_t blocks = quant::blocksPerRow(cols, block), stride = quant::rowBytes(cols, block, bits);
+  ZRT_FOR_EACH(e, rows * cols) {
+    const int64_t row = e / cols, c = e % cols;
+    const uint8_t *src = in + row * stride;
+    const float scale = reinterpret_cast<const float *>(src)[c / block];
+    const uint8_t *values = src + 4 * blocks;
+    const int32_t level = bits == 8 ? static_cast<int32_t>(static_cast<int8_t>(values[c]))
+                                    : quant::fromNibble(c % 2 ? values[c / 2] >> 4 : values[c / 2] & 0xF);
+    y[e] = T(quant::dequantized(level, scale));
+  }
+}
+
+} // namespace
+
+void quantize(int32_t dtype, const void *x, void *out, int64_t rows, int64_t cols, int64_t block, int32_t bits,
+              cudaStream_t s) {
+  if (rows * cols == 0)
+    return;
+  ZRT_CUDA_TYPED("zrt_quantize", dtype,
+                 (quantizeBlocks<T><<<itemBlocks(rows * quant::blocksPerRow(cols, block)), kRowThreads, 0, s>>>(
+                     static_cast<const T *>(x), static_cast<uint8_t *>(out), rows, cols, block, bits)));
+}
+
+void dequantize(int32_t dtype, const void *in, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits,
+                cudaStream_t s) {
+  if (rows * cols == 0)
+    return;
+  constexpr int threads = 256;
+  const int64_t n = rows * cols;
+  const int grid = static_cast<int>(std::min<int64_t>(gridStrideBlocks(n, threads), 1 << 20));
+  ZRT_CUDA_TYPED("zrt_dequantize", dtype,
+                 (dequantizeValues<T><<<grid, threads, 0, s>>>(static_cast<const uint8_t *>(in), static_cast<T *>(y),
+                                                               rows, cols, block, bits)));
+}
+
+} // namespace zrt::cuda

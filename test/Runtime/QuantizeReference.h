@@ -1,0 +1,101 @@
+// The f64 reference of block-wise quantization (zrt/Quantize.h's definition, written again
+// without its helpers): every f32 division and product is done in f64 and rounded once to f32,
+// which is the correctly rounded f32 result the kernels' IEEE operations must give. Shared by the
+// CPU kernels' test (every ISA level) and the CUDA conformance suite.
+#ifndef ZRT_TEST_QUANTIZEREFERENCE_H
+#define ZRT_TEST_QUANTIZEREFERENCE_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace zrt::test {
+
+inline int64_t referenceRowBytes(int64_t cols, int64_t block, int bits) {
+  const int64_t blocks = (cols + block - 1) / block;
+  const int64_t values = bits == 4 ? (cols + 1) / 2 : cols;
+  return 4 * blocks + (values + 3) / 4 * 4;
+}
+
+/// x: the input values (already of the input's type, as doubles).
+inline std::vector<uint8_t> referenceQuantize(const std::vector<double> &x, int64_t rows, int64_t cols,
+                                              int64_t block, int bits) {
+  const int64_t blocks = (cols + block - 1) / block, stride = referenceRowBytes(cols, block, bits);
+  const double qmax = bits == 4 ? 7 : 127;
+  std::vector<uint8_t> out(rows * stride, 0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t first = b * block, last = std::min(cols, first + block);
+      double amax = 0;
+      for (int64_t c = first; c < last; ++c)
+        amax = std::max(amax, std::fabs(x[r * cols + c]));
+      const float scale = static_cast<float>(amax / qmax);
+      std::memcpy(&out[r * stride + 4 * b], &scale, 4);
+      for (int64_t c = first; c < last; ++c) {
+        double level = 0;
+        if (scale != 0.0f) {
+          const float quotient = static_cast<float>(x[r * cols + c] / static_cast<double>(scale));
+          level = std::nearbyint(static_cast<double>(quotient)); // ties to even
+          level = std::min(qmax, std::max(-qmax, level));
+        }
+        const int q = static_cast<int>(level);
+        uint8_t *values = &out[r * stride + 4 * blocks];
+        if (bits == 8)
+          values[c] = static_cast<uint8_t>(static_cast<int8_t>(q));
+        else
+          values[c / 2] |= static_cast<uint8_t>((q & 0xF) << (c % 2 ? 4 : 0));
+      }
+    }
+  return out;
+}
+
+inline std::vector<double> referenceDequantize(const std::vector<uint8_t> &in, int64_t rows, int64_t cols,
+                                               int64_t block, int bits) {
+  const int64_t blocks = (cols + block - 1) / block, stride = referenceRowBytes(cols, block, bits);
+  std::vector<double> y(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      float scale;
+      std::memcpy(&scale, &in[r * stride + 4 * (c / block)], 4);
+      const uint8_t *values = &in[r * stride + 4 * blocks];
+      int q = bits == 8 ? static_cast<int8_t>(values[c]) : (values[c / 2] >> (c % 2 ? 4 : 0)) & 0xF;
+      if (bits == 4 && q >= 8)
+        q -= 16;
+      y[r * cols + c] = static_cast<float>(static_cast<double>(q) * static_cast<double>(scale));
+    }
+  return y;
+}
+
+/// Values that exercise the rounding: random magnitudes over several decades, whole blocks of
+/// zeros, and quotients exactly halfway between levels (a block whose largest value makes the
+/// scale a power of two, so that (k + 1/2) x scale is exact and must round to the even level).
+inline std::vector<double> quantizationInputs(int64_t rows, int64_t cols, int64_t block, int bits, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> unit(-1, 1), decade(-3, 2);
+  std::vector<double> x(rows * cols);
+  const double qmax = bits == 4 ? 7 : 127;
+  const int64_t blocks = (cols + block - 1) / block;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t first = b * block, last = std::min(cols, first + block);
+      const int kind = static_cast<int>((r * blocks + b) % 4);
+      for (int64_t c = first; c < last; ++c) {
+        double &v = x[r * cols + c];
+        if (kind == 0)
+          v = 0;
+        else if (kind == 1) { // ties: the scale is 2^-3, values (k + 1/2) / 8
+          const double scale = 0.125;
+          v = c == first ? qmax * scale : (std::floor(unit(rng) * (qmax - 1)) + 0.5) * scale;
+        } else
+          v = unit(rng) * std::pow(10.0, decade(rng));
+        v = static_cast<float>(v);
+      }
+    }
+  return x;
+}
+
+} // namespace zrt::test
+
+#endif // ZRT_TEST_QUANTIZEREFERENCE_H
