@@ -65,8 +65,9 @@ void expandParamGathers(Block &block) {
 void splitCollectives(Block &block) {
   SmallVector<Operation *> ops;
   for (Operation &op : block) {
-    // Sequence parallelism's gathers and scatters stay blocking: each feeds the next op.
-    if (auto g = dyn_cast<AllGatherOp>(op); g && g.getAxis() != MeshAxis::data)
+    // Sequence parallelism's gathers and scatters stay blocking: each feeds the next op. hpZ's
+    // gathers (inside a group of the data axis) are parameter gathers like the data axis'.
+    if (auto g = dyn_cast<AllGatherOp>(op); g && g.getAxis() != MeshAxis::data && g.getAxis() != MeshAxis::hpz)
       continue;
     if (auto rs = dyn_cast<ReduceScatterOp>(op); rs && rs.getAxis() != MeshAxis::data)
       continue;
@@ -79,7 +80,7 @@ void splitCollectives(Block &block) {
     auto type = AsyncType::get(op->getContext(), tensorOf(op->getResult(0)));
     Value handle;
     if (auto o = dyn_cast<AllGatherOp>(op))
-      handle = AllGatherStartOp::create(b, loc, type, o.getInput(), o.getRanks());
+      handle = AllGatherStartOp::create(b, loc, type, o.getInput(), o.getRanks(), o.getAxis());
     else if (auto o = dyn_cast<ReduceScatterOp>(op))
       handle = ReduceScatterStartOp::create(b, loc, type, o.getKind(), o.getInput(), o.getRanks());
     else if (auto o = dyn_cast<AllReduceOp>(op))

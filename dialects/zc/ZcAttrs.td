@@ -95,8 +95,13 @@ def ZC_AxisTensor : I32EnumAttrCase<"tensor", 1>;
 def ZC_AxisPipeline : I32EnumAttrCase<"pipeline", 2>;
 // The runtime's zrt_axis numbers (the lowering passes them through).
 def ZC_AxisContext : I32EnumAttrCase<"context", 5>;
+// ZeRO++'s groups inside the data axis (zrt_set_hierarchy): the ranks on this rank's node, the
+// ranks with this rank's place on every node, and hpZ's groups of consecutive ranks.
+def ZC_AxisNode : I32EnumAttrCase<"node", 6>;
+def ZC_AxisCross : I32EnumAttrCase<"cross", 7>;
+def ZC_AxisHpz : I32EnumAttrCase<"hpz", 8>;
 def ZC_MeshAxisEnum : I32EnumAttr<"MeshAxis", "An axis of the device mesh",
-    [ZC_AxisData, ZC_AxisTensor, ZC_AxisPipeline, ZC_AxisContext]> {
+    [ZC_AxisData, ZC_AxisTensor, ZC_AxisPipeline, ZC_AxisContext, ZC_AxisNode, ZC_AxisCross, ZC_AxisHpz]> {
   let cppNamespace = "::mlir::zc";
   let genSpecializedAttr = 0;
 }

@@ -61,7 +61,7 @@ LogicalResult verifySequencePair(Operation *op, bool split, RankedTensorType loc
 } // namespace
 
 LogicalResult AllGatherOp::verify() {
-  if (getAxis() != MeshAxis::data)
+  if (getAxis() == MeshAxis::tensor) // sequence parallelism's (hpZ's groups gather buckets, as the data axis)
     return verifySequenceShard(*this, tensorOf(getInput()), tensorOf(getResult()), getRanks());
   return verifyShardedPair(*this, tensorOf(getInput()), tensorOf(getResult()), getRanks());
 }

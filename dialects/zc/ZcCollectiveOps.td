@@ -41,9 +41,9 @@ def ZC_AllGatherOp : ZC_CollectiveOp<"all_gather"> {
     %x = zc.all_gather %x_local ranks 2 on tensor : tensor<4x64x128xf32> -> tensor<8x64x128xf32>
     ```
   }];
-  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+  let arguments = (ins ZC_CommTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
                        DefaultValuedAttr<ZC_MeshAxisAttr, "::mlir::zc::MeshAxis::data">:$axis);
-  let results = (outs ZC_FloatTensor:$result);
+  let results = (outs ZC_CommTensor:$result);
   let assemblyFormat = "$input `ranks` $ranks (`on` $axis^)? attr-dict `:` type($input) `->` type($result)";
 }
 
@@ -126,9 +126,10 @@ def ZC_AllGatherStartOp : ZC_CollectiveOp<"all_gather_start"> {
     %h = zc.all_gather_start %shard ranks 4 : tensor<16384xf32> -> !zc.async<tensor<65536xf32>>
     ```
   }];
-  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let arguments = (ins ZC_CommTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       DefaultValuedAttr<ZC_MeshAxisAttr, "::mlir::zc::MeshAxis::data">:$axis);
   let results = (outs ZC_AsyncType:$handle);
-  let assemblyFormat = "$input `ranks` $ranks attr-dict `:` type($input) `->` qualified(type($handle))";
+  let assemblyFormat = "$input `ranks` $ranks (`on` $axis^)? attr-dict `:` type($input) `->` qualified(type($handle))";
 }
 
 def ZC_ReduceScatterStartOp : ZC_CollectiveOp<"reduce_scatter_start"> {

@@ -47,6 +47,8 @@ class ZC_Op<string mnemonic, list<Trait> traits = []>
 // Element types of activations, parameters and gradients.
 def ZC_FloatElement : AnyTypeOf<[F32, BF16]>;
 def ZC_FloatTensor : StaticShapeTensorOf<[F32, BF16]>;
+// What the gathers move: values, or quantized bytes (zc.quantize).
+def ZC_CommTensor : StaticShapeTensorOf<[F32, BF16, I8]>;
 // Token ids and class labels.
 def ZC_IndexTensor : StaticShapeTensorOf<[I32]>;
 // A loss: a 0-d f32 tensor (losses accumulate in f32 whatever the inputs).

@@ -20,5 +20,6 @@ include "dialects/zc/ZcGradOps.td"
 include "dialects/zc/ZcCollectiveOps.td"
 include "dialects/zc/ZcTrainOps.td"
 include "dialects/zc/ZcOffloadOps.td"
+include "dialects/zc/ZcQuantizeOps.td"
 
 #endif // ZC_OPS_TD

@@ -41,6 +41,13 @@ size_t dtypeSize(int32_t dtype);
 /// blocks to the others.
 int64_t ringBytesSent(const CollectiveArgs &args, int ranks, int rank);
 
+/// The same bytes by link: `nodes[i]` is the node of the group's rank i. The ring algorithms
+/// send everything to rank + 1 (mod ranks); an all-to-all sends block p to rank p.
+struct LinkBytes {
+  int64_t inNode = 0, crossNode = 0;
+};
+LinkBytes linkBytesSent(const CollectiveArgs &args, const int *nodes, int ranks, int rank);
+
 class Communicator {
 public:
   virtual ~Communicator() = default;

@@ -25,7 +25,7 @@ const char *collectiveName(Collective kind) {
   return "zrt_collective";
 }
 
-size_t dtypeSize(int32_t dtype) { return dtype == 1 ? 2 : 4; }
+size_t dtypeSize(int32_t dtype) { return dtype == 2 ? 1 : dtype == 1 ? 2 : 4; }
 
 int64_t ringBytesSent(const CollectiveArgs &a, int ranks, int rank) {
   int64_t bytes = a.count * static_cast<int64_t>(dtypeSize(a.dtype));
@@ -40,6 +40,22 @@ int64_t ringBytesSent(const CollectiveArgs &a, int ranks, int rank) {
     return rank == a.root && ranks > 1 ? bytes : 0;
   }
   return 0;
+}
+
+LinkBytes linkBytesSent(const CollectiveArgs &a, const int *nodes, int ranks, int rank) {
+  LinkBytes out;
+  if (ranks < 2)
+    return out;
+  if (a.kind == Collective::AllToAll) {
+    const int64_t block = a.count * static_cast<int64_t>(dtypeSize(a.dtype));
+    for (int p = 0; p < ranks; ++p)
+      if (p != rank)
+        (nodes[p] == nodes[rank] ? out.inNode : out.crossNode) += block;
+    return out;
+  }
+  const int64_t bytes = ringBytesSent(a, ranks, rank);
+  (nodes[(rank + 1) % ranks] == nodes[rank] ? out.inNode : out.crossNode) += bytes;
+  return out;
 }
 
 bool launchedByMpi() {

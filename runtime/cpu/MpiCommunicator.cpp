@@ -142,7 +142,7 @@ public:
   /// one moves nothing and makes no call: every rank agrees on the count).
   void run(const CollectiveArgs &a) override {
     const char *call = collectiveName(a.kind);
-    const MPI_Datatype type = a.dtype == 1 ? MPI_UINT16_T : MPI_FLOAT;
+    const MPI_Datatype type = a.dtype == 2 ? MPI_INT8_T : a.dtype == 1 ? MPI_UINT16_T : MPI_FLOAT;
     const MPI_Op sum = a.dtype == 1 ? bf16SumOp_ : MPI_SUM;
     const int64_t size = static_cast<int64_t>(dtypeSize(a.dtype)), chunk = maxCount();
     const char *send = static_cast<const char *>(a.send);

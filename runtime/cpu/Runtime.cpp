@@ -39,6 +39,12 @@ struct RuntimeState {
   std::unique_ptr<Communicator> axes[3];
   std::unique_ptr<Communicator> pipelineEnds; // ZRT_AXIS_PIPELINE_ENDS; null: alone in it
   std::unique_ptr<Communicator> context;      // ZRT_AXIS_CONTEXT (zrt_set_context); null: alone in it
+  // ZeRO++'s groups inside the data axis (zrt_set_hierarchy): ZRT_AXIS_NODE, _CROSS, _HPZ.
+  std::unique_ptr<Communicator> node, cross, hpz;
+  // The world ranks of each group's members, by group rank (the link counters' nodes), and the
+  // world ranks per physical node.
+  std::unordered_map<const Communicator *, std::vector<int>> members;
+  int linkNodeSize = 0;
   int meshRank[3] = {0, 0, 0}, meshSize[3] = {1, 1, 1};
   std::unique_ptr<Communicator> alone; // a one-rank group
   std::unique_ptr<CommStream> stream;
@@ -93,10 +99,15 @@ Communicator *groupOf(RuntimeState &s, int32_t axis, const char *call) {
     return s.comm.get();
   if (axis == ZRT_AXIS_PIPELINE_ENDS)
     return s.pipelineEnds ? s.pipelineEnds.get() : s.alone.get();
+  if (axis == ZRT_AXIS_NODE || axis == ZRT_AXIS_CROSS || axis == ZRT_AXIS_HPZ) {
+    const std::unique_ptr<Communicator> &g = axis == ZRT_AXIS_NODE ? s.node : axis == ZRT_AXIS_CROSS ? s.cross : s.hpz;
+    return g ? g.get() : s.alone.get();
+  }
   if (axis == ZRT_AXIS_CONTEXT)
     return s.context ? s.context.get() : s.alone.get();
   if (axis < 0 || axis > ZRT_AXIS_PIPELINE)
-    fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context)", axis);
+    fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context, 6 node, "
+                "7 cross, 8 hpz)", axis);
   if (s.axes[axis])
     return s.axes[axis].get();
   return axis == ZRT_AXIS_DATA ? s.comm.get() : s.alone.get();
@@ -110,6 +121,45 @@ void checkBuffer(const char *call, const char *what, const void *p, int64_t elem
     fatal(call, "%s %p is not aligned to its %zu-byte elements", what, p, elementSize);
 }
 
+/// World ranks per physical node for the link counters: zrt_set_hierarchy's, else the
+/// launcher's local rank count, else all on one node.
+int linkNodeSize(const RuntimeState &s) {
+  if (s.linkNodeSize > 0)
+    return s.linkNodeSize;
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
+    if (const char *v = std::getenv(name); v && std::atoi(v) > 0)
+      return std::atoi(v);
+  return s.comm->size();
+}
+
+/// The node of each member of `comm`, by group rank.
+std::vector<int> nodesOf(RuntimeState &s, const Communicator *comm) {
+  const int perNode = linkNodeSize(s);
+  std::vector<int> nodes;
+  auto it = s.members.find(comm);
+  if (it == s.members.end()) { // the world, or a group of this rank alone
+    if (comm == s.comm.get())
+      for (int r = 0; r < comm->size(); ++r)
+        nodes.push_back(r / perNode);
+    else
+      nodes.push_back(s.comm->rank() / perNode);
+    return nodes;
+  }
+  for (int world : it->second)
+    nodes.push_back(world / perNode);
+  return nodes;
+}
+
+/// Records the world rank of each member of a group just split off (collective on it).
+void recordMembers(RuntimeState &s, Communicator *group) {
+  if (!group)
+    return;
+  std::vector<int> world(group->size());
+  const int mine = s.comm->rank();
+  group->run(CollectiveArgs{Collective::AllGather, ZRT_DTYPE_F32, &mine, world.data(), 1, false, 0, -1, 0});
+  s.members[group] = std::move(world);
+}
+
 /// Validates `a` on the calling thread (so errors name the caller's call), counts it,
 /// and returns the work that runs it (on the communication stream or inline).
 std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
@@ -117,8 +167,10 @@ std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
   RuntimeState &s = current(call);
   Communicator *comm = groupOf(s, a.axis, call);
   const int ranks = comm->size();
-  if (a.dtype != ZRT_DTYPE_F32 && a.dtype != ZRT_DTYPE_BF16)
-    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16)", a.dtype);
+  if (a.dtype != ZRT_DTYPE_F32 && a.dtype != ZRT_DTYPE_BF16 && a.dtype != ZRT_DTYPE_I8)
+    fatal(call, "unknown dtype %d (0 = f32, 1 = bf16, 2 = i8)", a.dtype);
+  if (a.dtype == ZRT_DTYPE_I8 && (a.kind == Collective::ReduceScatter || a.kind == Collective::AllReduce))
+    fatal(call, "bytes (dtype 2) are moved, never reduced: dequantize first");
   if (a.count < 0)
     fatal(call, "negative element count %lld", static_cast<long long>(a.count));
   const size_t elementSize = dtypeSize(a.dtype);
@@ -153,6 +205,9 @@ std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
   if (counted) {
     s.counters.calls[kind] += 1;
     s.counters.bytes_sent[kind] += ringBytesSent(a, ranks, comm->rank());
+    const LinkBytes links = linkBytesSent(a, nodesOf(s, comm).data(), ranks, comm->rank());
+    s.counters.bytes_in_node += links.inNode;
+    s.counters.bytes_cross_node += links.crossNode;
   }
   const int64_t sequence = ++s.sequence[comm];
   const bool check = s.checkAgreement && ranks > 1;
@@ -264,6 +319,9 @@ void zrt_finalize() {
   for (std::unique_ptr<Communicator> &axis : s.axes)
     if (axis)
       axis->finalize();
+  for (std::unique_ptr<Communicator> *group : {&s.node, &s.cross, &s.hpz})
+    if (*group)
+      (*group)->finalize();
   if (s.pipelineEnds)
     s.pipelineEnds->finalize();
   if (s.context)
@@ -293,6 +351,8 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
   s.axes[ZRT_AXIS_DATA] = s.comm->split(p * tp + t, d);
   s.axes[ZRT_AXIS_TENSOR] = s.comm->split(p * dp + d, t);
   s.axes[ZRT_AXIS_PIPELINE] = s.comm->split(d * tp + t, p);
+  for (std::unique_ptr<Communicator> &axis : s.axes)
+    recordMembers(s, axis.get());
   const bool end = pp > 1 && (p == 0 || p == pp - 1);
   s.pipelineEnds = s.comm->split(end ? d * tp + t : -1, p);
 }
@@ -309,6 +369,29 @@ void zrt_set_context(int32_t cp) {
   // ranks of one data-parallel coordinate.
   const int coordinate = data->rank();
   s.context = data->split(coordinate / cp, coordinate % cp);
+  recordMembers(s, s.context.get());
+}
+void zrt_set_hierarchy(int32_t nodeSize, int32_t hpz, int32_t linkNodeSize) {
+  RuntimeState &s = current("zrt_set_hierarchy");
+  Communicator *data = groupOf(s, ZRT_AXIS_DATA, "zrt_set_hierarchy");
+  const int dp = data->size(), d = data->rank();
+  if (nodeSize < 1 || dp % nodeSize != 0 || hpz < 1 || dp % hpz != 0 || linkNodeSize < 0)
+    fatal("zrt_set_hierarchy", "nodes of %d and hpZ groups of %d ranks must divide the %d data-parallel ranks",
+          nodeSize, hpz, dp);
+  if (s.node || s.cross || s.hpz)
+    fatal("zrt_set_hierarchy", "called twice");
+  s.stream->drain(); // splitting is collective: nothing may be in flight
+  s.linkNodeSize = linkNodeSize;
+  if (nodeSize > 1) {
+    s.node = data->split(d / nodeSize, d % nodeSize);
+    s.cross = data->split(d % nodeSize, d / nodeSize);
+    recordMembers(s, s.node.get());
+    recordMembers(s, s.cross.get());
+  }
+  if (hpz > 1) {
+    s.hpz = data->split(d / hpz, d % hpz);
+    recordMembers(s, s.hpz.get());
+  }
 }
 int64_t zrt_ring_exchange_start(int32_t axis, const void *send, void *recv, int64_t bytes, int32_t to,
                                 int32_t from) {
@@ -326,6 +409,9 @@ int64_t zrt_ring_exchange_start(int32_t axis, const void *send, void *recv, int6
     TraceScope trace("zrt_ring_exchange", TraceTrack::Communication, bytes);
     group->sendRecv(send, recv, bytes, to, from);
   });
+}
+int64_t zrt_all_gather_on_start(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count) {
+  return issue(args(Collective::AllGather, dtype, send, recv, count, 0, 0, -1, axis));
 }
 void zrt_all_to_all_on(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count) {
   runBlocking(args(Collective::AllToAll, dtype, send, recv, count, 0, 0, -1, axis));

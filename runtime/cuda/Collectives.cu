@@ -1,6 +1,7 @@
 // Collectives on the CUDA backend: NCCL on the communication stream, ordered with compute by
 // events, among the ranks of one axis of the device mesh (zrt_set_mesh: NCCL's and MPI's
 // communicators split per axis), and the host collectives train.bin uses, through MPI.
+#include <cstdlib>
 #include <cstring>
 
 #include "core/Error.h"
@@ -21,25 +22,66 @@ void runAlone(const CollectiveArgs &a, cudaStream_t s) {
     ZRT_CUDA_CHECK(cudaMemsetAsync(static_cast<char *>(a.recv) + valid * eb, 0, (a.count - valid) * eb, s));
 }
 
+/// The link counters (zrt_counters.bytes_in_node / _cross_node) of one collective.
+void countLinks(CudaRuntime &r, const Communicator *group, const CollectiveArgs &a, int ranks, int rank) {
+  int perNode = r.linkNodeSize;
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
+    if (const char *v = std::getenv(name); perNode <= 0 && v && std::atoi(v) > 0)
+      perNode = std::atoi(v);
+  if (perNode <= 0)
+    perNode = r.ranks;
+  std::vector<int> nodes;
+  auto it = group ? r.members.find(group) : r.members.end();
+  if (it != r.members.end())
+    for (int world : it->second)
+      nodes.push_back(world / perNode);
+  else if (ranks == r.ranks) // the world
+    for (int w = 0; w < r.ranks; ++w)
+      nodes.push_back(w / perNode);
+  else
+    return; // alone: nothing sent
+  const LinkBytes links = linkBytesSent(a, nodes.data(), ranks, rank);
+  r.counters.bytes_in_node += links.inNode;
+  r.counters.bytes_cross_node += links.crossNode;
+}
+
+/// Records the world rank of each member of a group split with (color, key) from the world.
+void recordMembers(CudaRuntime &r, const Communicator *group, int color, int key) {
+  if (!group)
+    return;
+  MPI_Comm host;
+  MPI_Comm_split(MPI_COMM_WORLD, color, key, &host);
+  std::vector<int> world(group->size());
+  MPI_Allgather(&r.rank, 1, MPI_INT, world.data(), 1, MPI_INT, host);
+  MPI_Comm_free(&host);
+  r.members[group] = std::move(world);
+}
+
 } // namespace
 
 cudaEvent_t issue(const CollectiveArgs &a) {
   CudaRuntime &r = current(collectiveName(a.kind));
-  if (a.dtype != 0 && a.dtype != 1)
-    fatal(collectiveName(a.kind), "unknown dtype %d (0 = f32, 1 = bf16)", a.dtype);
-  if (a.axis < 0 || a.axis > ZRT_AXIS_CONTEXT)
-    fatal(collectiveName(a.kind),
-          "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context)", a.axis);
+  if (a.dtype != 0 && a.dtype != 1 && a.dtype != 2)
+    fatal(collectiveName(a.kind), "unknown dtype %d (0 = f32, 1 = bf16, 2 = i8)", a.dtype);
+  if (a.dtype == 2 && (a.kind == Collective::ReduceScatter || a.kind == Collective::AllReduce))
+    fatal(collectiveName(a.kind), "bytes (dtype 2) are moved, never reduced: dequantize first");
+  if (a.axis < 0 || a.axis > ZRT_AXIS_HPZ)
+    fatal(collectiveName(a.kind), "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, "
+                                  "5 context, 6 node, 7 cross, 8 hpz)", a.axis);
   // The axis' NCCL group; a group of one rank copies.
   Communicator *group = a.axis == ZRT_AXIS_WORLD || (a.axis == ZRT_AXIS_DATA && !r.axes[a.axis])
                             ? (r.nccl ? r.comm.get() : nullptr)
                         : a.axis == ZRT_AXIS_PIPELINE_ENDS ? r.pipelineEnds.get()
                         : a.axis == ZRT_AXIS_CONTEXT       ? r.context.get()
+                        : a.axis == ZRT_AXIS_NODE          ? r.node.get()
+                        : a.axis == ZRT_AXIS_CROSS         ? r.cross.get()
+                        : a.axis == ZRT_AXIS_HPZ           ? r.hpz.get()
                                                            : r.axes[a.axis].get();
   const int ranks = group ? group->size() : 1, rank = group ? group->rank() : 0;
   int kind = static_cast<int>(a.kind);
   r.counters.calls[kind] += 1;
   r.counters.bytes_sent[kind] += ringBytesSent(a, ranks, rank);
+  countLinks(r, group, a, ranks, rank);
   joinHostWork(r); // a collective's input may be what the host-side optimizer wrote back
   r.device->commWaitsForCompute();
   {
@@ -169,6 +211,7 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
   for (int axis = 0; axis < 3; ++axis) {
     r.axes[axis] = r.comm->split(colors[axis], keys[axis]);
     MPI_Comm_split(MPI_COMM_WORLD, colors[axis], keys[axis], &r.hostAxes[axis]);
+    recordMembers(r, r.axes[axis].get(), colors[axis], keys[axis]);
   }
   const bool end = pp > 1 && (p == 0 || p == pp - 1);
   r.pipelineEnds = r.comm->split(end ? d * tp + t : -1, p);
@@ -197,6 +240,32 @@ void zrt_set_context(int32_t cp) {
                     r.meshRank[ZRT_AXIS_TENSOR];
   ZRT_CUDA_CHECK(cudaDeviceSynchronize()); // splitting is collective: nothing may be in flight
   r.context = r.comm->split(color, coordinate % cp);
+  recordMembers(r, r.context.get(), color, coordinate % cp);
+}
+void zrt_set_hierarchy(int32_t nodeSize, int32_t hpz, int32_t linkNodeSize) {
+  CudaRuntime &r = current("zrt_set_hierarchy");
+  const int dp = r.meshSize[ZRT_AXIS_DATA], d = r.meshRank[ZRT_AXIS_DATA];
+  if (nodeSize < 1 || dp % nodeSize != 0 || hpz < 1 || dp % hpz != 0 || linkNodeSize < 0)
+    fatal("zrt_set_hierarchy", "nodes of %d and hpZ groups of %d ranks must divide the %d data-parallel ranks",
+          nodeSize, hpz, dp);
+  if (r.node || r.cross || r.hpz)
+    fatal("zrt_set_hierarchy", "called twice");
+  r.linkNodeSize = linkNodeSize;
+  if (r.ranks == 1)
+    return;
+  // Groups inside this rank's data group (the same tensor and pipeline coordinates).
+  const int base = (r.meshRank[ZRT_AXIS_PIPELINE] * r.meshSize[ZRT_AXIS_TENSOR] + r.meshRank[ZRT_AXIS_TENSOR]) * dp;
+  ZRT_CUDA_CHECK(cudaDeviceSynchronize()); // splitting is collective: nothing may be in flight
+  if (nodeSize > 1) {
+    r.node = r.comm->split(base + d / nodeSize, d % nodeSize);
+    recordMembers(r, r.node.get(), base + d / nodeSize, d % nodeSize);
+    r.cross = r.comm->split(base + d % nodeSize, d / nodeSize);
+    recordMembers(r, r.cross.get(), base + d % nodeSize, d / nodeSize);
+  }
+  if (hpz > 1) {
+    r.hpz = r.comm->split(base + d / hpz, d % hpz);
+    recordMembers(r, r.hpz.get(), base + d / hpz, d % hpz);
+  }
 }
 void zrt_all_to_all_on(int32_t axis, int32_t dt, const void *send, void *recv, int64_t count) {
   runBlocking(args(Collective::AllToAll, dt, send, recv, count, 0, 0, -1, axis));
@@ -324,6 +393,9 @@ void zrt_wait(int64_t handle) {
     fatal("zrt_wait", "handle %lld was never issued or is already waited on", static_cast<long long>(handle));
   computeWaits(it->second);
   r.inFlight.erase(it);
+}
+int64_t zrt_all_gather_on_start(int32_t axis, int32_t dt, const void *send, void *recv, int64_t count) {
+  return start(args(Collective::AllGather, dt, send, recv, count, 0, 0, -1, axis));
 }
 int64_t zrt_all_reduce_on_start(int32_t axis, int32_t dt, const void *send, void *recv, int64_t count,
                                 int32_t average) {

@@ -38,7 +38,7 @@ public:
   int size() const override { return control_->size(); }
 
   void run(const CollectiveArgs &a) override {
-    ncclDataType_t type = a.dtype == 1 ? ncclBfloat16 : ncclFloat32;
+    ncclDataType_t type = a.dtype == 2 ? ncclInt8 : a.dtype == 1 ? ncclBfloat16 : ncclFloat32;
     ncclRedOp_t op = a.average ? ncclAvg : ncclSum;
     const size_t elementBytes = dtypeSize(a.dtype);
     switch (a.kind) {

@@ -32,6 +32,12 @@ struct CudaRuntime {
   std::unique_ptr<Communicator> axes[3];
   std::unique_ptr<Communicator> pipelineEnds; // ZRT_AXIS_PIPELINE_ENDS; null: alone in it
   std::unique_ptr<Communicator> context;      // ZRT_AXIS_CONTEXT (zrt_set_context); null: alone in it
+  // ZeRO++'s groups inside the data axis (zrt_set_hierarchy); null: alone in it.
+  std::unique_ptr<Communicator> node, cross, hpz;
+  // The world ranks of each group's members by group rank (the link counters), and the world
+  // ranks per physical node (0: the launcher's count).
+  std::unordered_map<const Communicator *, std::vector<int>> members;
+  int linkNodeSize = 0;
   MPI_Comm hostAxes[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
   // The pipeline's point to point: activations (to the next stage) and gradients (to the one
   // before) each on their own NCCL communicator and stream. On one FIFO stream, a stage's send

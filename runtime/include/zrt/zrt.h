@@ -9,7 +9,9 @@ extern "C" {
 #endif
 
 /// Element types of tensors passed through the ABI.
-typedef enum zrt_dtype { ZRT_DTYPE_F32 = 0, ZRT_DTYPE_BF16 = 1 } zrt_dtype;
+/// ZRT_DTYPE_I8: bytes (zrt_quantize's rows), which gathers and all-to-alls move; no reduction
+/// takes it.
+typedef enum zrt_dtype { ZRT_DTYPE_F32 = 0, ZRT_DTYPE_BF16 = 1, ZRT_DTYPE_I8 = 2 } zrt_dtype;
 
 /// Axes of the device mesh (zrt_set_mesh). Rank order is Megatron's: tensor fastest, then
 /// data, then pipeline. The collectives without an axis argument run on the data axis (the
@@ -26,7 +28,14 @@ typedef enum zrt_axis {
   /// Context parallelism (zrt_set_context): the ranks of one data-parallel group that hold the
   /// same sequences, each its part of their tokens. Megatron-LM's order: tensor fastest, then
   /// context, then data, then pipeline, so the data axis (ZeRO's group) spans data x context.
-  ZRT_AXIS_CONTEXT = 5
+  ZRT_AXIS_CONTEXT = 5,
+  /// ZeRO++'s groups inside the data axis (zrt_set_hierarchy): the data-parallel ranks of this
+  /// rank's node (the compiled node size, consecutive data coordinates), the ranks with this
+  /// rank's place on every node, and hpZ's groups of consecutive ranks. Each is this rank alone
+  /// before zrt_set_hierarchy.
+  ZRT_AXIS_NODE = 6,
+  ZRT_AXIS_CROSS = 7,
+  ZRT_AXIS_HPZ = 8
 } zrt_axis;
 
 /// Where model state lives (zrt_tier_open): the arena on the backend's device, host memory, or
@@ -57,6 +66,12 @@ typedef struct zrt_counters {
   int64_t swap_write_bytes;
   double swap_wait_seconds;  /* compute thread blocked in zrt_swap_wait */
   int64_t ring_attention_scores; /* query-key scores ring attention computed (forward and gradient) */
+  /* Every counted collective's bytes by the link they cross (ZeRO++'s accounting): to a rank of
+     this rank's node or of another. The ring algorithms send all of a rank's bytes to the next
+     rank of the group; an all-to-all sends each peer its block. Nodes are world ranks / the
+     ranks per node (zrt_set_hierarchy; else the launcher's local rank count; else one node). */
+  int64_t bytes_in_node;
+  int64_t bytes_cross_node;
 } zrt_counters;
 
 #define ZRT_VOID void

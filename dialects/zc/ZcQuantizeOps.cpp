@@ -1,0 +1,108 @@
+//===- ZcQuantizeOps.cpp - checks of the quantized-communication ops -------===//
+//
+// Shapes follow the runtime's byte layout (zrt/Quantize.h): a quantized row's
+// length is defined there once, for these checks, the passes and the kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/zc/ZcDialect.h"
+#include "dialects/zc/ZcVerifyUtils.h"
+
+#include "zrt/Quantize.h"
+
+using namespace mlir;
+using namespace mlir::zc;
+
+namespace {
+
+/// The float and quantized tensors of a quantize/dequantize pair agree with `block` and `bits`.
+LogicalResult verifyQuantizedPair(Operation *op, RankedTensorType values, RankedTensorType bytes, int64_t block,
+                                  int32_t bits) {
+  if (bits != 8 && bits != 4)
+    return op->emitOpError() << "bits must be 8 or 4, got " << bits;
+  if (bits == 4 && block % 2)
+    return op->emitOpError() << "a 4-bit block must hold an even number of values (a byte never spans "
+                                "two blocks), got "
+                             << block;
+  if (values.getRank() == 0 || values.getRank() != bytes.getRank())
+    return op->emitOpError() << "the values " << values << " and the quantized rows " << bytes
+                             << " must have the same rank, at least 1";
+  for (int64_t d = 0; d + 1 < values.getRank(); ++d)
+    if (values.getDimSize(d) != bytes.getDimSize(d))
+      return op->emitOpError() << "axis " << d << " differs: " << values << " and " << bytes;
+  const int64_t cols = values.getShape().back();
+  const int64_t want = zrt::quant::rowBytes(cols, block, bits);
+  if (bytes.getShape().back() != want)
+    return op->emitOpError() << "a row of " << cols << " values in blocks of " << block << " at " << bits
+                             << " bits is " << want << " bytes, got " << bytes.getShape().back();
+  return success();
+}
+
+/// The `zc.state` tensors a secondary-shard op names, with their total element count.
+FailureOr<int64_t> secondaryElements(Operation *op, ArrayAttr states, Type element,
+                                     SymbolTableCollection &symbolTable) {
+  if (states.empty())
+    return op->emitOpError("names no secondary shard");
+  int64_t total = 0;
+  for (Attribute a : states) {
+    auto state = symbolTable.lookupNearestSymbolFrom<StateOp>(op, cast<FlatSymbolRefAttr>(a));
+    if (!state)
+      return op->emitOpError() << a << " is not a zc.state";
+    if (state.getTensorType().getElementType() != element)
+      return op->emitOpError() << a << " holds " << state.getTensorType().getElementType() << ", the bucket "
+                               << element;
+    total += state.getTensorType().getNumElements();
+  }
+  return total;
+}
+
+LogicalResult verifyGroup(Operation *op, int64_t ranks, int64_t group) {
+  if (ranks % group)
+    return op->emitOpError() << "groups of " << group << " ranks do not divide " << ranks;
+  return success();
+}
+
+} // namespace
+
+LogicalResult QuantizeOp::verify() {
+  return verifyQuantizedPair(*this, tensorOf(getInput()), tensorOf(getResult()), getBlock(), getBits());
+}
+
+LogicalResult DequantizeOp::verify() {
+  return verifyQuantizedPair(*this, tensorOf(getResult()), tensorOf(getInput()), getBlock(), getBits());
+}
+
+LogicalResult AllToAllOp::verify() {
+  RankedTensorType type = tensorOf(getInput());
+  if (type.getRank() == 0 || type.getDimSize(0) % static_cast<int64_t>(getRanks()))
+    return emitOpError() << "the leading axis of " << type << " must be " << getRanks() << " equal blocks";
+  if (getAxis() == MeshAxis::pipeline)
+    return emitOpError("has no all-to-all on the pipeline axis");
+  return success();
+}
+
+LogicalResult KeepSecondaryOp::verify() { return verifyGroup(*this, getRanks(), getGroup()); }
+
+LogicalResult KeepSecondaryOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  RankedTensorType input = tensorOf(getInput());
+  FailureOr<int64_t> kept = secondaryElements(*this, getStates(), input.getElementType(), symbolTable);
+  if (failed(kept))
+    return failure();
+  // Each rank keeps 1 / group of the bucket: R = ranks / group chunks.
+  if (input.getRank() != 1 || *kept * static_cast<int64_t>(getGroup()) != input.getNumElements())
+    return emitOpError() << "the secondary shards hold " << *kept << " elements, 1/" << getGroup() << " of "
+                         << input << " must";
+  return success();
+}
+
+LogicalResult PackSecondaryOp::verify() { return verifyGroup(*this, getRanks(), getGroup()); }
+
+LogicalResult PackSecondaryOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  RankedTensorType result = tensorOf(getResult());
+  FailureOr<int64_t> kept = secondaryElements(*this, getStates(), result.getElementType(), symbolTable);
+  if (failed(kept))
+    return failure();
+  if (result.getRank() != 1 || *kept != result.getNumElements())
+    return emitOpError() << "the secondary shards hold " << *kept << " elements, the result " << result;
+  return success();
+}

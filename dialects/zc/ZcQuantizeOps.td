@@ -1,0 +1,124 @@
+//===- ZcQuantizeOps.td - quantized communication (ZeRO++) -----------------===//
+//
+// Block-wise quantization (the byte layout and rounding are the runtime's,
+// runtime/include/zrt/Quantize.h), the all-to-all that ZeRO++'s quantized
+// gradient reduction runs in two hops, and hpZ's secondary parameter shards.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZC_QUANTIZE_OPS_TD
+#define ZC_QUANTIZE_OPS_TD
+
+def ZC_QuantizeOp : ZC_Op<"quantize", [Pure]> {
+  let summary = "Block-wise symmetric quantization of the last axis to int8 or int4";
+  let description = [{
+    Each row of the last axis (`C` values) is cut into blocks of `block`
+    values (the last may be shorter); a block's scale is its largest magnitude
+    over 127 (8 bits) or 7 (4 bits), and each value becomes the nearest level
+    (ties to even) of that scale. The result holds each row as
+    `4 ceil(C / block)` bytes of f32 scales followed by the levels (one byte
+    each, or two per byte for 4 bits), padded to a multiple of 4 bytes: one
+    buffer, so one collective moves scales and levels together.
+
+    Example (a ZeRO-3 shard of 1000 values, in blocks of 128):
+
+    ```mlir
+    %q = zc.quantize %shard block 128 bits 8 : tensor<1000xf32> -> tensor<1032xi8>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$block,
+                       ConfinedAttr<I32Attr, [IntPositive]>:$bits);
+  let results = (outs StaticShapeTensorOf<[I8]>:$result);
+  let assemblyFormat = "$input `block` $block `bits` $bits attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_DequantizeOp : ZC_Op<"dequantize", [Pure]> {
+  let summary = "The values of zc.quantize's rows: level x block scale";
+  let description = [{
+    The inverse of `zc.quantize` with the same `block` and `bits`: the
+    result's last axis has the row's values, each its level times its
+    block's scale (in f32, then rounded to the result's type).
+
+    Example (4 ranks' quantized shards, gathered):
+
+    ```mlir
+    %x = zc.dequantize %all block 128 bits 8 : tensor<4x1032xi8> -> tensor<4x1000xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[I8]>:$input, ConfinedAttr<I64Attr, [IntPositive]>:$block,
+                       ConfinedAttr<I32Attr, [IntPositive]>:$bits);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `block` $block `bits` $bits attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_AllToAllOp : ZC_Op<"all_to_all", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Exchanges equal blocks of the leading axis among the ranks of one group (blocking)";
+  let description = [{
+    The leading axis is `ranks` blocks: rank `r` sends its block `p` to rank
+    `p`, where it becomes block `r` of the result. Each rank sends
+    `(ranks - 1) / ranks` of the buffer. `on` names the group: `node` (the
+    data-parallel ranks on this rank's node) and `cross` (the data-parallel
+    ranks with this rank's place on every node) are ZeRO++'s two hops.
+
+    Example:
+
+    ```mlir
+    %y = zc.all_to_all %x ranks 2 on node : tensor<2x2x520xi8>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32, BF16, I8]>:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       ZC_MeshAxisAttr:$axis);
+  let results = (outs StaticShapeTensorOf<[F32, BF16, I8]>:$result);
+  let assemblyFormat = "$input `ranks` $ranks `on` $axis attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_KeepSecondaryOp : ZC_Op<"keep_secondary", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Copies this rank's hpZ part of gathered parameters into their secondary shards";
+  let description = [{
+    ZeRO++'s hierarchical partitioning (hpZ): `input` is a gathered bucket
+    of `ranks` chunks (`zc.pack_shards`' layout, as the forward pass's
+    all-gather returns it). The data-parallel ranks form groups of `group`
+    consecutive ranks; rank `j` of its group keeps chunks
+    `[j R, (j + 1) R)` (`R = ranks / group`) in the `zc.state` tensors
+    named, one per parameter, laid out as `zc.unpack ranks R` lays out a
+    tensor of `R` chunks. Each group then holds the whole parameters, and
+    the backward pass gathers them inside the group (`zc.pack_secondary`).
+
+    Example (4 ranks in groups of 2):
+
+    ```mlir
+    zc.keep_secondary %all ranks 4 group 2 into [@w.secondary, @b.secondary] : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$group, FlatSymbolRefArrayAttr:$states);
+  let assemblyFormat = "$input `ranks` $ranks `group` $group `into` $states attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def ZC_PackSecondaryOp : ZC_Op<"pack_secondary", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "This rank's secondary shards of parameters as one bucket, for a gather inside its hpZ group";
+  let description = [{
+    The send side of the backward pass's gather under hpZ: the `R = ranks /
+    group` chunks this rank keeps of each named secondary shard, interleaved
+    as `zc.pack ranks R` interleaves them. A `zc.all_gather ... on hpz` of
+    it over the `group` ranks gives the bucket of `ranks` chunks a gather
+    over all ranks would have given.
+
+    Example:
+
+    ```mlir
+    %own = zc.pack_secondary [@w.secondary, @b.secondary] ranks 4 group 2 : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefArrayAttr:$states, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$group);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$states `ranks` $ranks `group` $group attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // ZC_QUANTIZE_OPS_TD
