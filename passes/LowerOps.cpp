@@ -363,6 +363,50 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         call(b, "zrt_fill_zero", {I32(0), p.back(), I64(1)});
         return success();
       })
+      .Case([&](QuantizeOp o) {
+        const int64_t cols = tensorOf(o.getInput()).getShape().back();
+        call(b, "zrt_quantize", {dt, p[0], p[1], I64(numel(o.getInput()) / cols), I64(cols),
+                                 I64(o.getBlock()), I32(o.getBits())});
+        return success();
+      })
+      .Case([&](DequantizeOp o) {
+        const int64_t cols = tensorOf(o.getResult()).getShape().back();
+        call(b, "zrt_dequantize", {dtype(b, o.getResult()), p[0], p[1], I64(numel(o.getResult()) / cols), I64(cols),
+                                   I64(o.getBlock()), I32(o.getBits())});
+        return success();
+      })
+      .Case([&](AllToAllOp o) {
+        call(b, "zrt_all_to_all_on", {I32(static_cast<int32_t>(o.getAxis())), dt, p[0], p[1],
+                                      I64(numel(o.getInput()) / static_cast<int64_t>(o.getRanks()))});
+        return success();
+      })
+      // hpZ's secondary shards: this rank's R = ranks / group chunks of a gathered bucket, at its
+      // place in its hpZ group, unpacked into (or packed from) one state per parameter.
+      .Case<KeepSecondaryOp, PackSecondaryOp>([&](Operation *o) {
+        auto states = o->getAttrOfType<ArrayAttr>("states");
+        const int64_t ranks = o->getAttrOfType<IntegerAttr>("ranks").getInt();
+        const int64_t group = o->getAttrOfType<IntegerAttr>("group").getInt(), chunks = ranks / group;
+        SmallVector<Value> shards;
+        SmallVector<int64_t> numels;
+        int64_t kept = 0;
+        for (Attribute a : states) {
+          auto name = cast<FlatSymbolRefAttr>(a);
+          auto state = SymbolTable::lookupNearestSymbolFrom<StateOp>(o, name);
+          shards.push_back(arenaAt(b, plan.stateOffset.lookup(name.getAttr())));
+          numels.push_back(state.getTensorType().getNumElements());
+          kept += numels.back();
+        }
+        if (auto keep = dyn_cast<KeepSecondaryOp>(o)) {
+          Value mine = LLVM::SExtOp::create(b, i64, call(b, "zrt_mesh_rank", {I32(static_cast<int32_t>(MeshAxis::hpz))}));
+          Value offset = LLVM::MulOp::create(b, mine, I64(kept * elementBytes(keep.getInput())));
+          Value src = LLVM::GEPOp::create(b, ptrType, i8, p[0], ValueRange{offset});
+          call(b, "zrt_unpack", {dt, I64(shards.size()), src, i64Array(b, numels), I64(chunks), pointerArray(b, shards)});
+        } else {
+          call(b, "zrt_pack", {dtype(b, o->getResult(0)), I64(shards.size()), pointerArray(b, shards),
+                               i64Array(b, numels), I64(chunks), p[0]});
+        }
+        return success();
+      })
       .Case([&](AllGatherOp o) {
         if (o.getAxis() == MeshAxis::data)
           call(b, "zrt_all_gather", {dt, p[0], p[1], I64(numel(o.getInput()))});
@@ -410,7 +454,11 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         return success();
       })
       .Case([&](AllGatherStartOp o) {
-        handles[o.getHandle()] = call(b, "zrt_all_gather_start", {dt, p[0], p[1], I64(numel(o.getInput()))});
+        handles[o.getHandle()] =
+            o.getAxis() == MeshAxis::data
+                ? call(b, "zrt_all_gather_start", {dt, p[0], p[1], I64(numel(o.getInput()))})
+                : call(b, "zrt_all_gather_on_start", {I32(static_cast<int32_t>(o.getAxis())), dt, p[0], p[1],
+                                                      I64(numel(o.getInput()))});
         return success();
       })
       .Case([&](ReduceScatterStartOp o) {

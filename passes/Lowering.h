@@ -30,7 +30,8 @@ struct AbiFunction {
 };
 const std::vector<AbiFunction> &runtimeAbi();
 
-inline int32_t dtypeCode(Type element) { return element.isBF16() ? 1 : 0; }
+/// zrt_dtype: f32 0, bf16 1, bytes (zc.quantize's rows) 2.
+inline int32_t dtypeCode(Type element) { return element.isBF16() ? 1 : element.isInteger(8) ? 2 : 0; }
 inline int64_t numel(Value v) { return tensorOf(v).getNumElements(); }
 inline int64_t elementBytes(Value v) { return tensorOf(v).getElementTypeBitWidth() / 8; }
 

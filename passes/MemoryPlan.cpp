@@ -52,10 +52,14 @@ bool isGathered(Value v) {
   Operation *def = v.getDefiningOp();
   if (auto wait = dyn_cast_or_null<WaitOp>(def))
     def = wait.getHandle().getDefiningOp();
-  if (auto gather = dyn_cast_or_null<AllGatherOp>(def); gather && gather.getAxis() != MeshAxis::data)
+  if (auto gather = dyn_cast_or_null<AllGatherOp>(def); gather && gather.getAxis() == MeshAxis::tensor)
     return false; // sequence parallelism's tokens
   if (isa_and_nonnull<GatherParamOp, AllGatherOp, AllGatherStartOp>(def))
     return true;
+  if (auto dequantize = dyn_cast_or_null<DequantizeOp>(def)) // qwZ's gathered levels, as values
+    return isGathered(dequantize.getInput());
+  if (auto reshape = dyn_cast_or_null<ReshapeOp>(def))
+    return isGathered(reshape.getInput());
   if (auto unpack = dyn_cast_or_null<UnpackOp>(def))
     return isGathered(unpack.getInput());
   return false;

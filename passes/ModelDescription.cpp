@@ -157,7 +157,10 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
         {"offset", plan.stateOffset.lookup(state.getSymNameAttr())},
         // zrt_tier: 0 the arena, 1 host memory, 2 the NVMe store (offset: in that tier).
         {"tier", plan.tierOf(state.getSymNameAttr())},
-        {"role", masters.contains(state.getSymNameAttr()) ? "master" : "moment"},
+        // A secondary shard (ZeRO++'s hpZ) is rebuilt by every forward pass: never saved or initialized.
+        {"role", masters.contains(state.getSymNameAttr()) ? "master"
+                 : state.getSecondary()                  ? "secondary"
+                                                          : "moment"},
         {"bytes", tensorBytes(state.getTensorType())}});
   for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
     auto t = cast<RankedTensorType>(type);
@@ -214,5 +217,9 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
         {"predicted_bubble", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()},
         {"forward", static_cast<bool>(functionWithRole(module, "forward"))}};
   model["eval"] = static_cast<bool>(functionWithRole(module, "eval"));
+  // ZeRO++'s hierarchy (zcc-zero-pp): the node size the hops' shapes assume, hpZ's group.
+  if (auto h = module->getAttrOfType<DictionaryAttr>("zc.hierarchy"))
+    model["hierarchy"] = llvm::json::Object{{"ranks_per_node", h.getAs<IntegerAttr>("ranks_per_node").getInt()},
+                                            {"hpz", h.getAs<IntegerAttr>("hpz").getInt()}};
   return model;
 }

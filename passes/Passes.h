@@ -38,6 +38,10 @@ constexpr llvm::StringLiteral kRecomputedAttr = "zc.recomputed";
 
 /// The function autodiff (`zc.role = "step"`) or the optimizer (`"update"`)
 /// wrote, or null.
+/// The blocking ZeRO gathers (zc.gather_param, zc.all_gather_param) as pack_shards +
+/// all_gather (+ unpack / unpack_params): the form zcc-schedule splits and zcc-zero-pp rewrites.
+void expandParamGathers(Block &block);
+
 inline func::FuncOp functionWithRole(ModuleOp module, StringRef role) {
   for (auto fn : module.getOps<func::FuncOp>())
     if (auto r = fn->getAttrOfType<StringAttr>("zc.role"); r && r.getValue() == role)

@@ -394,6 +394,50 @@ def ZccBucket : Pass<"zcc-bucket", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccZeroPlusPlus : Pass<"zcc-zero-pp", "mlir::ModuleOp"> {
+  let summary = "ZeRO++: quantized weight gathers (qwZ), hierarchical partitions (hpZ), quantized gradients (qgZ)";
+  let description = [{
+    Runs after `zcc-bucket` on ZeRO-partitioned functions; each part is
+    independent (Wang et al. 2023; DeepSpeed's `zero_quantized_weights`,
+    `zero_hpz_partition_size`, `zero_quantized_gradients`).
+
+    * qwZ (`quantized-weights`): each ZeRO-3 parameter gather sends its
+      shards as int8 blocks (`zc.quantize`, one f32 scale per `weight-block`
+      values) and dequantizes the gathered bucket; the stored shards and the
+      optimizer stay full precision.
+    * hpZ (`hpz` = K > 1): each parameter gets a secondary shard (a
+      `zc.state` marked `secondary`, 1/K of it) kept from the forward
+      pass's gather (`zc.keep_secondary`); the backward pass's gathers run
+      inside groups of K consecutive ranks (`zc.pack_secondary`,
+      `zc.all_gather ... on hpz`) at full precision.
+    * qgZ (`quantized-gradients`): each data-parallel gradient
+      reduce-scatter becomes ZeRO++'s two hops: int4 blocks all-to-all
+      inside the node (`ranks-per-node` consecutive ranks), dequantized and
+      summed in f32, re-quantized and all-to-all across nodes, dequantized
+      and summed again.
+
+    ```mlir
+    %own = zc.pack_shards [@w] : tensor<6xf32>
+    %all = zc.all_gather %own ranks 2 : tensor<6xf32> -> tensor<12xf32>
+    // with quantized-weights, block 2048
+    %row = zc.reshape %own : tensor<6xf32> -> tensor<1x6xf32>
+    %q = zc.quantize %row block 2048 bits 8 : tensor<1x6xf32> -> tensor<1x12xi8>
+    %qall = zc.all_gather %q ranks 2 : tensor<1x12xi8> -> tensor<2x12xi8>
+    %rows = zc.dequantize %qall block 2048 bits 8 : tensor<2x12xi8> -> tensor<2x6xf32>
+    %all = zc.reshape %rows : tensor<2x6xf32> -> tensor<12xf32>
+    ```
+  }];
+  let options = [
+    Option<"quantizedWeights", "quantized-weights", "bool", "false", "qwZ: int8 ZeRO-3 gathers">,
+    Option<"hpz", "hpz", "int64_t", "1", "hpZ: secondary shards over groups of this many ranks (1: off)">,
+    Option<"quantizedGradients", "quantized-gradients", "bool", "false", "qgZ: int4 two-hop gradient reduction">,
+    Option<"ranksPerNode", "ranks-per-node", "int64_t", "0", "Data-parallel ranks per node (0: all on one)">,
+    Option<"weightBlock", "weight-block", "int64_t", "2048", "qwZ: values per scale">,
+    Option<"gradientBlock", "gradient-block", "int64_t", "512", "qgZ: values per scale (even)">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccSchedule : Pass<"zcc-schedule", "mlir::ModuleOp"> {
   let summary = "Overlaps collectives with compute: async starts early, waits late";
   let description = [{

@@ -39,6 +39,22 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--grad-accum must be at least 1, got " << options.gradAccum;
   else if (options.zeroStage < 0 || options.zeroStage > 3)
     os << "--zero-stage must be 0, 1, 2 or 3, got " << options.zeroStage;
+  else if ((options.zeroQuantizedWeights || options.zeroHpzPartitionSize > 1) && options.zeroStage != 3)
+    os << "--zero-quantized-weights and --zero-hpz-partition-size change ZeRO-3's parameter gathers: they need "
+          "--zero-stage 3";
+  else if (options.zeroQuantizedGradients && options.zeroStage < 1)
+    os << "--zero-quantized-gradients replaces ZeRO's gradient reduce-scatter: it needs --zero-stage 1, 2 or 3";
+  else if ((options.zeroQuantizedWeights || options.zeroHpzPartitionSize > 1 || options.zeroQuantizedGradients) &&
+           (options.tensorParallel > 1 || options.pipelineParallel > 1 || options.contextParallel > 1))
+    os << "ZeRO++ runs on plain data parallelism here: not with --tp, --pp or --cp";
+  else if ((options.zeroQuantizedWeights || options.zeroHpzPartitionSize > 1 || options.zeroQuantizedGradients) &&
+           options.offloadOptimizer != "none")
+    os << "ZeRO++ with --offload-optimizer is not supported";
+  else if (options.zeroHpzPartitionSize < 1 || options.worldSize % options.zeroHpzPartitionSize != 0)
+    os << "--zero-hpz-partition-size must divide --world-size " << options.worldSize << ", got "
+       << options.zeroHpzPartitionSize;
+  else if (options.ranksPerNode < 0 || (options.ranksPerNode > 0 && options.worldSize % options.ranksPerNode != 0))
+    os << "--ranks-per-node must divide --world-size " << options.worldSize << ", got " << options.ranksPerNode;
   else if (!(options.gradClip >= 0))
     os << "--grad-clip must be >= 0 (0: no clipping), got " << options.gradClip;
   else if (options.persistenceThreshold < 0)
@@ -111,6 +127,15 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
   // Fewer, larger collectives.
   if (dataRanks > 1)
     pm.addPass(createZccBucket({options.bucketMb, options.gatherBucketMb, options.costModel}));
+  // ZeRO++: what crosses nodes, quantized or kept inside them.
+  if (options.zeroQuantizedWeights || options.zeroHpzPartitionSize > 1 || options.zeroQuantizedGradients) {
+    ZccZeroPlusPlusOptions pp;
+    pp.quantizedWeights = options.zeroQuantizedWeights;
+    pp.hpz = options.zeroHpzPartitionSize;
+    pp.quantizedGradients = options.zeroQuantizedGradients;
+    pp.ranksPerNode = options.ranksPerNode;
+    pm.addPass(createZccZeroPlusPlus(pp));
+  }
   // Transfers in flight while the compute stream works.
   if (options.worldSize > 1 && options.overlap)
     pm.addPass(createZccSchedule({options.prefetch, options.maxLiveMb}));

@@ -33,6 +33,17 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
   Option<int64_t> zeroStage{*this, "zero-stage",
                             llvm::cl::desc("ZeRO stage: 0 replicates everything"),
                             llvm::cl::init(0)};
+  Option<bool> zeroQuantizedWeights{*this, "zero-quantized-weights",
+                                    llvm::cl::desc("ZeRO++ qwZ: int8 ZeRO-3 parameter gathers"), llvm::cl::init(false)};
+  Option<int64_t> zeroHpzPartitionSize{*this, "zero-hpz-partition-size",
+                                       llvm::cl::desc("ZeRO++ hpZ: secondary parameter shards over this many ranks"),
+                                       llvm::cl::init(1)};
+  Option<bool> zeroQuantizedGradients{*this, "zero-quantized-gradients",
+                                      llvm::cl::desc("ZeRO++ qgZ: int4 two-hop gradient reduction"),
+                                      llvm::cl::init(false)};
+  Option<int64_t> ranksPerNode{*this, "ranks-per-node",
+                               llvm::cl::desc("Ranks per node for ZeRO++'s hierarchy (0: one node)"),
+                               llvm::cl::init(0)};
   Option<int64_t> persistenceThreshold{
       *this, "param-persistence-threshold",
       llvm::cl::desc("ZeRO-3: parameters with at most this many elements stay whole (DeepSpeed's default)"),

@@ -35,9 +35,9 @@ ParamOp paramNamed(Operation *user, Attribute name) {
   return SymbolTable::lookupNearestSymbolFrom<ParamOp>(user, cast<FlatSymbolRefAttr>(name));
 }
 
-/// The blocking ZeRO forms as pack_shards + all_gather (+ unpack / unpack_params),
-/// so that every parameter gather has an async form.
-void expandParamGathers(Block &block) {
+} // namespace
+
+void mlir::zc::expandParamGathers(Block &block) {
   SmallVector<Operation *> ops;
   for (Operation &op : block)
     if (isa<GatherParamOp, AllGatherParamOp>(op))
@@ -60,6 +60,8 @@ void expandParamGathers(Block &block) {
     op->erase();
   }
 }
+
+namespace {
 
 /// Each blocking collective as a start and its wait, adjacent.
 void splitCollectives(Block &block) {
@@ -117,7 +119,14 @@ private:
   static SmallVector<Operation *> startGroup(Operation *start) {
     SmallVector<Operation *> group;
     Operation *def = start->getOperand(0).getDefiningOp();
-    if (def && isa<PackOp, PackShardsOp, GradRefOp>(def) && def->hasOneUse()) {
+    // qwZ's gathers send the shards quantized: pack_shards, reshape, quantize, then the start.
+    if (auto q = dyn_cast_or_null<QuantizeOp>(def); q && q->hasOneUse()) {
+      auto row = q.getInput().getDefiningOp<ReshapeOp>();
+      auto pack = row ? row.getInput().getDefiningOp<PackShardsOp>() : PackShardsOp();
+      if (row && pack && row->hasOneUse() && pack->hasOneUse())
+        return {pack, row, q, start};
+    }
+    if (def && isa<PackOp, PackShardsOp, PackSecondaryOp, GradRefOp>(def) && def->hasOneUse()) {
       for (Value operand : def->getOperands())
         if (Operation *ref = operand.getDefiningOp(); ref && isa<GradRefOp>(ref) && ref->hasOneUse() &&
                                                      ref->getBlock() == start->getBlock())

@@ -22,6 +22,11 @@ int64_t Mesh::groupSize(MeshAxis axis) const {
   case MeshAxis::context: return cp;
   case MeshAxis::data: return cp * dp;
   case MeshAxis::pipeline: return pp;
+  // ZeRO++'s groups inside the data axis (zcc-zero-pp): priced as the whole data axis, an upper
+  // bound (the simulator does not model ZeRO++'s hierarchy yet).
+  case MeshAxis::node:
+  case MeshAxis::cross:
+  case MeshAxis::hpz: return cp * dp;
   }
   return 1;
 }
@@ -32,6 +37,9 @@ int64_t Mesh::stride(MeshAxis axis) const {
   case MeshAxis::context:
   case MeshAxis::data: return tp; // data x context ranks: one contiguous run at the tensor stride
   case MeshAxis::pipeline: return tp * cp * dp;
+  case MeshAxis::node:
+  case MeshAxis::cross:
+  case MeshAxis::hpz: return tp;
   }
   return 1;
 }

@@ -186,7 +186,7 @@ def ZC_WaitOp : ZC_Op<"wait", [
     ```
   }];
   let arguments = (ins ZC_AsyncType:$handle);
-  let results = (outs ZC_FloatTensor:$result);
+  let results = (outs ZC_CommTensor:$result);
   let assemblyFormat = "$handle attr-dict `:` qualified(type($handle))";
   let hasVerifier = 1;
 }

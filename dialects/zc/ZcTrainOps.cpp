@@ -97,6 +97,14 @@ LogicalResult StateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(param))
     return failure();
   ParamSharding sharding = ParamSharding::of(*param);
+  if (getSecondary()) {
+    RankedTensorType type = getTensorType();
+    if (!sharding.param || type.getRank() != 1 || type.getNumElements() % sharding.shardElements() ||
+        type.getElementType() != param->getTensorType().getElementType())
+      return emitOpError() << "a secondary shard must be whole shards of a ZeRO-3 parameter's "
+                           << sharding.shardElements() << " elements, in its type; got " << getType();
+    return success();
+  }
   SmallVector<int64_t> expected(param->getTensorType().getShape());
   if (sharding.partitioned())
     expected = {sharding.shardElements()};

@@ -18,15 +18,21 @@ def ZC_StateOp : ZC_Op<"state", [Symbol, HasParent<"::mlir::ModuleOp">,
     the update op's `master`) starts at the parameter's initial values. Created
     by the optimizer pass; the ZeRO passes shard it like its parameter.
 
+    `secondary` (zcc-zero-pp, ZeRO++'s hpZ): not optimizer state but the part
+    of a ZeRO-3 parameter this rank keeps for its group's backward gathers,
+    in the parameter's type, a whole number of its shards. Every forward pass
+    rewrites it: never saved, never initialized.
+
     Example:
 
     ```mlir
     zc.state @w.exp_avg : tensor<784x10xf32> of @w
+    zc.state @w.secondary : tensor<3920xf32> of @w secondary
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<ZC_FloatTensor>:$type,
-                       FlatSymbolRefAttr:$param);
-  let assemblyFormat = "$sym_name `:` $type `of` $param attr-dict";
+                       FlatSymbolRefAttr:$param, UnitAttr:$secondary);
+  let assemblyFormat = "$sym_name `:` $type `of` $param (`secondary` $secondary^)? attr-dict";
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getType());

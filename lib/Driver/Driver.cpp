@@ -105,6 +105,27 @@ struct DriverOptions {
                              cl::desc("ZeRO stage: 0 = plain data parallelism, 1 = + sharded optimizer state, "
                                       "2 = + sharded gradients, 3 = + sharded parameters"),
                              cl::init(0), cl::cat(category)};
+  cl::opt<bool> zeroQuantizedWeights{
+      "zero-quantized-weights",
+      cl::desc("ZeRO++ qwZ (DeepSpeed's zero_quantized_weights): ZeRO-3's parameter gathers send int8 blocks "
+               "with one scale per 2048 values; the stored shards and the optimizer stay full precision"),
+      cl::cat(category)};
+  cl::opt<int64_t> zeroHpzPartitionSize{
+      "zero-hpz-partition-size",
+      cl::desc("ZeRO++ hpZ (DeepSpeed's zero_hpz_partition_size): each group of this many consecutive ranks "
+               "keeps a secondary copy of the parameters from the forward gather, and the backward pass gathers "
+               "inside the group (default 1: off; the ranks of a node)"),
+      cl::init(1), cl::cat(category)};
+  cl::opt<bool> zeroQuantizedGradients{
+      "zero-quantized-gradients",
+      cl::desc("ZeRO++ qgZ (DeepSpeed's zero_quantized_gradients): the gradient reduce-scatter as int4 "
+               "all-to-alls, inside the node then across nodes, summed in f32"),
+      cl::cat(category)};
+  cl::opt<int64_t> ranksPerNode{
+      "ranks-per-node",
+      cl::desc("Ranks per node of the cluster the program is compiled for (ZeRO++'s two hops; default: "
+               "min(8, world size), an 8-GPU node). train.bin warns when the launcher places it otherwise"),
+      cl::init(0), cl::cat(category)};
   cl::opt<int64_t> persistenceThreshold{
       "param-persistence-threshold",
       cl::desc("ZeRO-3: parameters with at most this many elements stay whole on every rank (DeepSpeed's "
@@ -390,6 +411,14 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.contextParallelMode = options.contextParallelMode;
   pipeline.gradAccum = options.gradAccum;
   pipeline.persistenceThreshold = options.persistenceThreshold;
+  pipeline.zeroQuantizedWeights = options.zeroQuantizedWeights;
+  pipeline.zeroHpzPartitionSize = options.zeroHpzPartitionSize;
+  pipeline.zeroQuantizedGradients = options.zeroQuantizedGradients;
+  // Default: an 8-GPU node, or the largest part of the world up to 8 ranks that divides it.
+  pipeline.ranksPerNode = options.ranksPerNode;
+  for (int64_t n = std::min<int64_t>(8, options.worldSize); pipeline.ranksPerNode == 0 && n >= 1; --n)
+    if (options.worldSize % n == 0)
+      pipeline.ranksPerNode = n;
   pipeline.gradClip = options.gradClip;
   pipeline.bucketMb = options.bucketMb;
   pipeline.gatherBucketMb = options.gatherBucketMb;

@@ -1,12 +1,12 @@
 // Block-wise quantization on the GPU (zc.quantize / zc.dequantize): the layout and the rounding
-// are zrt/Quantize.h's, so results match the CPU backend and the f64 reference bitwise. One
-// thread block per quantization block finds the block's largest magnitude (a maximum: the same
-// in any order) and writes its scale and values; dequantization is elementwise.
+// are zrt/Quantize.h's, so results match the CPU backend and the f64 reference bitwise. One warp
+// per quantization block finds the block's largest magnitude (a maximum: the same in any order;
+// a warp's shuffles need no barrier) and writes its scale and values; dequantization is
+// elementwise.
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
 #include "cuda/Dispatch.h"
 #include "cuda/Kernels.h"
-#include "cuda/RowReduce.cuh"
 #include "zrt/Quantize.h"
 
 #include <algorithm>
@@ -14,6 +14,11 @@
 
 namespace zrt::cuda {
 namespace {
+
+constexpr int kWarp = 32;
+
+/// This lane's columns of the warp's block.
+#define ZRT_LANE_COLUMNS(c, count) for (int64_t c = threadIdx.x; c < (count); c += kWarp)
 
 /// Thread blocks for `items` quantization blocks (each loops over items a grid's width apart).
 unsigned itemBlocks(int64_t items) { return static_cast<unsigned>(items < 1 ? 1 : items > 65535 ? 65535 : items); }
@@ -28,19 +33,20 @@ __global__ void quantizeBlocks(const T *x, uint8_t *out, int64_t rows, int64_t c
     const T *src = x + row * cols + first;
     uint8_t *dst = out + row * stride;
     float amax = 0.0f;
-    ZRT_ROW_COLUMNS(i, count)
+    ZRT_LANE_COLUMNS(i, count)
     amax = fmaxf(amax, fabsf(static_cast<float>(src[i])));
-    amax = blockMax(amax);
+    for (int offset = kWarp / 2; offset > 0; offset /= 2)
+      amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
     const float scale = quant::scaleOf(amax, bits);
     if (threadIdx.x == 0)
       reinterpret_cast<float *>(dst)[b] = scale;
     uint8_t *values = dst + 4 * blocks;
     if (bits == 8) {
-      ZRT_ROW_COLUMNS(i, count)
+      ZRT_LANE_COLUMNS(i, count)
       values[first + i] = static_cast<uint8_t>(static_cast<int8_t>(quant::levelOf(static_cast<float>(src[i]), scale, bits)));
     } else {
       // Blocks start on even values: each byte is one block's.
-      ZRT_ROW_COLUMNS(pair, (count + 1) / 2) {
+      ZRT_LANE_COLUMNS(pair, (count + 1) / 2) {
         const int64_t i = 2 * pair;
         uint8_t byte = quant::nibble(quant::levelOf(static_cast<float>(src[i]), scale, bits));
         if (i + 1 < count)
@@ -75,7 +81,7 @@ void quantize(int32_t dtype, const void *x, void *out, int64_t rows, int64_t col
   if (rows * cols == 0)
     return;
   ZRT_CUDA_TYPED("zrt_quantize", dtype,
-                 (quantizeBlocks<T><<<itemBlocks(rows * quant::blocksPerRow(cols, block)), kRowThreads, 0, s>>>(
+                 (quantizeBlocks<T><<<itemBlocks(rows * quant::blocksPerRow(cols, block)), kWarp, 0, s>>>(
                      static_cast<const T *>(x), static_cast<uint8_t *>(out), rows, cols, block, bits)));
 }
 

@@ -35,7 +35,8 @@ std::vector<Region> savedRegions(const ModelInfo &m) {
   for (const ParamInfo &p : m.params)
     regions.push_back({"param", p.name, p.tier, p.offset, p.paramStorageBytes});
   for (const StateInfo &s : m.states)
-    regions.push_back({s.role, s.name, s.tier, s.offset, s.bytes});
+    if (s.role != "secondary") // hpZ's copy: the next forward pass rebuilds it
+      regions.push_back({s.role, s.name, s.tier, s.offset, s.bytes});
   return regions;
 }
 
@@ -179,6 +180,8 @@ nlohmann::json layoutJson(const ModelInfo &m) {
   }
   nlohmann::json states = nlohmann::json::array();
   for (const StateInfo &s : m.states) {
+    if (s.role == "secondary")
+      continue;
     states.push_back({{"name", s.name}, {"param", s.param}, {"role", s.role}, {"file_offset", at},
                       {"bytes", s.bytes}});
     at += s.bytes;

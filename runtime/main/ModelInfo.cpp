@@ -22,6 +22,10 @@ ModelInfo parseModelInfo(const char *text) {
       info.tp = j.at("mesh").value("tp", int64_t(1));
       info.pp = j.at("mesh").value("pp", int64_t(1));
       info.cp = j.at("mesh").value("cp", int64_t(1));
+    if (j.contains("hierarchy")) {
+      info.ranksPerNode = j.at("hierarchy").at("ranks_per_node").get<int64_t>();
+      info.hpz = j.at("hierarchy").at("hpz").get<int64_t>();
+    }
     }
     if (j.contains("pipeline")) {
       info.stage = j.at("pipeline").value("stage", int64_t(0));

@@ -108,6 +108,9 @@ struct ModelInfo {
   /// The device mesh: tp x cp x data-parallel ranks x pp (tensor fastest, then context, then
   /// data, then pipeline). The data axis' groups span data x context ranks.
   int64_t tp = 1, pp = 1, cp = 1;
+  /// ZeRO++ (zcc-zero-pp): the ranks per node the program's hops assume (0: no hierarchy) and
+  /// hpZ's group size.
+  int64_t ranksPerNode = 0, hpz = 1;
   /// Pipeline stage this description is of, and the 1F1B schedule's predicted bubble.
   int64_t stage = 0;
   double predictedBubble = 0;

@@ -53,6 +53,7 @@ struct Flags {
   bool synthetic = false, resume = false, describe = false, overrideSchedule = false, cudaGraphs = true;
   int64_t steps = 100, warmup = 0, logEvery = 10, ckptEvery = 0, ckptKeep = 2, evalEvery = 100, evalIters = 10;
   double commTimeout = 600;
+  int64_t ranksPerNode = 0; // world ranks per physical node, for the link counters (0: the launcher's)
   uint64_t seed = 1337;
   double lr = -1, minLr = -1; // -1: lr / 10
   int64_t decaySteps = -1, wsdDecaySteps = -1; // -1: the last step; WSD: a fifth of the horizon
@@ -98,6 +99,9 @@ const char *kUsage =
     "                         second signal stops at once)\n"
     "  --override-lr-schedule resume even where --lr/--lr-schedule/--warmup/--steps give another schedule\n"
     "  --describe             print the compiler's model description (JSON) and exit\n"
+    "  --ranks-per-node N     world ranks per node, where the link counters (bytes inside and across\n"
+    "                         nodes, printed by every rank at the end) put node boundaries (default: the\n"
+    "                         launcher's local rank count; a one-machine test can declare several nodes)\n"
     "  --comm-timeout S       stop every rank when a collective makes no progress for S seconds\n"
     "                         (a dead or stuck rank; default 600, 0: never)\n"
     "  --nonfinite M          a NaN or Inf in the loss or a gradient: stop (default), skip the\n"
@@ -193,6 +197,7 @@ Flags parseFlags(int argc, char **argv) {
     else if (a == "--resume") f.resume = true;
     else if (a == "--override-lr-schedule") f.overrideSchedule = true;
     else if (a == "--describe") f.describe = true;
+    else if (a == "--ranks-per-node") f.ranksPerNode = integer();
     else if (a == "--comm-timeout") {
       std::string v = value();
       char *end = nullptr;
@@ -412,6 +417,28 @@ int main(int argc, char **argv) {
   char *arena = static_cast<char *>(zrt_init(stageModels[0].worldSize, arenaBytes));
   zrt_set_mesh(static_cast<int32_t>(stageModels[0].tp), static_cast<int32_t>(stageModels[0].pp));
   zrt_set_context(static_cast<int32_t>(stageModels[0].cp));
+  {
+    // ZeRO++'s groups (the node size the program was compiled for) and where the nodes really
+    // are, for the link counters. In-node hops that cross nodes still give the same results:
+    // only slower, so a mismatch is a warning.
+    const ModelInfo &m0 = stageModels[0];
+    const int64_t compiled = m0.ranksPerNode > 0 ? m0.ranksPerNode : 1;
+    if (flags.ranksPerNode < 0 || (flags.ranksPerNode > 0 && m0.worldSize % flags.ranksPerNode != 0)) {
+      std::fprintf(stderr, "train.bin: --ranks-per-node must divide the %lld ranks, got %lld\n",
+                   static_cast<long long>(m0.worldSize), static_cast<long long>(flags.ranksPerNode));
+      return 2;
+    }
+    zrt_set_hierarchy(static_cast<int32_t>(compiled), static_cast<int32_t>(m0.hpz),
+                      static_cast<int32_t>(flags.ranksPerNode));
+    int64_t placed = flags.ranksPerNode;
+    if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); placed == 0 && local)
+      placed = std::atoll(local);
+    if (m0.ranksPerNode > 0 && placed > 0 && placed != m0.ranksPerNode && zrt_rank() == 0)
+      std::fprintf(stderr,
+                   "train.bin: warning: compiled for %lld ranks per node (zcc --ranks-per-node), placed %lld per "
+                   "node: ZeRO++'s in-node hops cross nodes (results are the same, slower)\n",
+                   static_cast<long long>(m0.ranksPerNode), static_cast<long long>(placed));
+  }
   const int64_t stage = zrt_mesh_rank(ZRT_AXIS_PIPELINE);
   const ModelInfo &model = stageModels[stage];
   const auto stepFunction = stages > 1 ? zcc_stages[stage].step : zcc_step;
@@ -592,6 +619,8 @@ int main(int argc, char **argv) {
     zrt_host_all_reduce(ZRT_AXIS_WORLD, &mine, &total, 1, 0);
     return total / static_cast<float>(dataRanks * model.tp);
   };
+  zrt_counters runStart{};
+  zrt_get_counters(&runStart);
   for (int64_t step = firstStep; step < flags.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     double lossSum = 0;
@@ -781,6 +810,16 @@ int main(int argc, char **argv) {
       zrt_finalize();
       return 143; // as a process that SIGTERM ended: the job did not finish
     }
+  }
+  {
+    // Every rank: what its collectives sent over the steps, by link (zrt_counters).
+    zrt_counters runEnd{};
+    zrt_get_counters(&runEnd);
+    std::printf("zcc: rank %d link bytes over %lld steps: in node %lld, across nodes %lld\n", rank,
+                static_cast<long long>(flags.steps - firstStep),
+                static_cast<long long>(runEnd.bytes_in_node - runStart.bytes_in_node),
+                static_cast<long long>(runEnd.bytes_cross_node - runStart.bytes_cross_node));
+    std::fflush(stdout);
   }
   if (rank == 0) {
     std::printf("zcc: %lld steps in %.2f s (%.2f ms/step), final loss %.6f\n",
