@@ -130,6 +130,10 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
       ParamSharding s = ParamSharding::of(param);
       plan.allGathers += times;
       plan.commBytes += times * (s.ranks - 1) * s.shardElements() * elementBytes(param.getTensorType());
+    } else if (auto o = dyn_cast<AllToAllOp>(op)) { // ZeRO++'s hops: each peer its block
+      RankedTensorType t = tensorOf(o.getInput());
+      const int64_t ranks = static_cast<int64_t>(o.getRanks());
+      plan.commBytes += times * (ranks - 1) * (t.getNumElements() / ranks) * elementBytes(t);
     } else if (auto o = dyn_cast<AllGatherOp>(op)) {
       RankedTensorType shard = tensorOf(o.getInput());
       plan.allGathers += times;

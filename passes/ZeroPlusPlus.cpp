@@ -73,8 +73,8 @@ struct ZeroPlusPlus {
   /// hpZ's secondary state of each ZeRO-3 parameter: R = ranks / hpz chunks of its shard.
   void declareSecondaries() {
     OpBuilder b(module.getBodyRegion());
-    b.setInsertionPointToEnd(module.getBody());
     for (ParamOp param : llvm::to_vector(module.getOps<ParamOp>())) {
+      b.setInsertionPointAfter(param);
       ParamSharding s = ParamSharding::of(param);
       if (!s.param)
         continue;

@@ -1265,3 +1265,61 @@ func.func @f(%x: tensor<2x8x4xf32>) {
   %0 = zc.cp_to_tokens %x ranks 2 heads 4 : tensor<2x8x4xf32> -> tensor<2x8x8xf32>
   return
 }
+
+// -----
+
+func.func @f(%x: tensor<2x1000xf32>) {
+  // expected-error @+1 {{'zc.quantize' op a row of 1000 values in blocks of 128 at 8 bits is 1032 bytes, got 1000}}
+  %q = zc.quantize %x block 128 bits 8 : tensor<2x1000xf32> -> tensor<2x1000xi8>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x1000xf32>) {
+  // expected-error @+1 {{'zc.quantize' op a 4-bit block must hold an even number of values}}
+  %q = zc.quantize %x block 127 bits 4 : tensor<2x1000xf32> -> tensor<2x1032xi8>
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<2x1032xi8>) {
+  // expected-error @+1 {{'zc.dequantize' op bits must be 8 or 4, got 2}}
+  %y = zc.dequantize %q block 128 bits 2 : tensor<2x1032xi8> -> tensor<2x1000xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<3x8xi8>) {
+  // expected-error @+1 {{'zc.all_to_all' op the leading axis of 'tensor<3x8xi8>' must be 2 equal blocks}}
+  %y = zc.all_to_all %x ranks 2 on node : tensor<3x8xi8>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<4x6xf32> = #zc.zeros {zc.shards = 4 : i64, zc.shard_param}
+// expected-error @+1 {{'zc.state' op a secondary shard must be whole shards of a ZeRO-3 parameter's 6 elements}}
+zc.state @w.secondary : tensor<13xf32> of @w secondary
+
+// -----
+
+zc.param @w : tensor<4x6xf32> = #zc.zeros {zc.shards = 4 : i64, zc.shard_param}
+zc.state @w.secondary : tensor<12xf32> of @w secondary
+func.func @f(%all: tensor<20xf32>) {
+  // expected-error @+1 {{'zc.keep_secondary' op the secondary shards hold 12 elements, 1/2 of 'tensor<20xf32>' must}}
+  zc.keep_secondary %all ranks 4 group 2 into [@w.secondary] : tensor<20xf32>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<4x6xf32> = #zc.zeros {zc.shards = 4 : i64, zc.shard_param}
+zc.state @w.secondary : tensor<12xf32> of @w secondary
+func.func @f() {
+  // expected-error @+1 {{'zc.pack_secondary' op groups of 3 ranks do not divide 4}}
+  %own = zc.pack_secondary [@w.secondary] ranks 4 group 3 : tensor<12xf32>
+  return
+}

@@ -475,3 +475,28 @@ func.func @activations(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
   %0 = zc.reload_activation slot 3 : tensor<4x64xf32>
   return %0 : tensor<4x64xf32>
 }
+
+// -----
+
+// Tests that ZeRO++'s ops round-trip: quantized rows, the all-to-all, hpZ's secondary shards.
+module {
+  // CHECK: zc.state @w.secondary : tensor<12xf32> of @w secondary
+  zc.param @w : tensor<4x6xf32> = #zc.zeros {zc.shards = 4 : i64, zc.shard_param}
+  zc.state @w.secondary : tensor<12xf32> of @w secondary
+  // CHECK-LABEL: func.func @zeropp
+  func.func @zeropp(%x: tensor<2x1000xf32>, %all: tensor<24xf32>, %g: tensor<2x2x520xi8>) -> tensor<2x1000xf32> {
+    // CHECK: zc.quantize %{{.+}} block 128 bits 8 : tensor<2x1000xf32> -> tensor<2x1032xi8>
+    %q = zc.quantize %x block 128 bits 8 : tensor<2x1000xf32> -> tensor<2x1032xi8>
+    // CHECK: zc.dequantize %{{.+}} block 128 bits 8 : tensor<2x1032xi8> -> tensor<2x1000xf32>
+    %y = zc.dequantize %q block 128 bits 8 : tensor<2x1032xi8> -> tensor<2x1000xf32>
+    // CHECK: zc.all_to_all %{{.+}} ranks 2 on node : tensor<2x2x520xi8>
+    %a = zc.all_to_all %g ranks 2 on node : tensor<2x2x520xi8>
+    // CHECK: zc.keep_secondary %{{.+}} ranks 4 group 2 into [@w.secondary] : tensor<24xf32>
+    zc.keep_secondary %all ranks 4 group 2 into [@w.secondary] : tensor<24xf32>
+    // CHECK: zc.pack_secondary [@w.secondary] ranks 4 group 2 : tensor<12xf32>
+    %own = zc.pack_secondary [@w.secondary] ranks 4 group 2 : tensor<12xf32>
+    // CHECK: zc.all_gather %{{.+}} ranks 2 on hpz : tensor<12xf32> -> tensor<24xf32>
+    %back = zc.all_gather %own ranks 2 on hpz : tensor<12xf32> -> tensor<24xf32>
+    return %y : tensor<2x1000xf32>
+  }
+}
