@@ -668,6 +668,8 @@ def ZccReport : Pass<"zcc-report", "mlir::ModuleOp"> {
     Option<"worldSize", "world-size", "int64_t", "1", "All ranks of the mesh">,
     Option<"tensorParallel", "tp", "int64_t", "1", "Tensor-parallel ranks">,
     Option<"pipelineParallel", "pp", "int64_t", "1", "Pipeline stages">,
+    Option<"ranksPerNode", "ranks-per-node", "int64_t", "0",
+           "Ranks per node: bytes by link, summed over ranks (0: not reported)">,
   ];
 }
 

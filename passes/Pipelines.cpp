@@ -237,7 +237,8 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
     pm.addPass(createZccMemorySvg({options.memorySvg}));
   if (!options.report.empty())
     pm.addPass(createZccReport({options.report, options.reportFile, options.gradAccum, options.costModel,
-                                options.worldSize, options.tensorParallel, options.pipelineParallel}));
+                                options.worldSize, options.tensorParallel, options.pipelineParallel,
+                                options.ranksPerNode}));
   if (!options.lower)
     return;
   // 8. Memory plan and runtime calls in the LLVM dialect.

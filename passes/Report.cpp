@@ -33,6 +33,73 @@ struct Plan {
   int64_t contextAllToAlls = 0, contextCommBytes = 0;
   // Pipeline stages: activations and their gradients sent, the tied parameters' gradient sums.
   int64_t pipelineSends = 0, pipelineBytes = 0;
+  // hpZ's secondary parameter shards (zcc-zero-pp), not optimizer state.
+  int64_t secondaryBytes = 0;
+  // Over all ranks, per step, by the link the bytes cross (LinkModel; -1: not modelled).
+  int64_t inNodeBytes = -1, crossNodeBytes = -1;
+};
+
+/// Where the data axis' collectives send their bytes, summed over all ranks: the runtime's link
+/// counters' model (zrt_counters.bytes_in_node / bytes_cross_node). A ring sends all of a rank's
+/// bytes to the next rank of its group; an all-to-all sends each peer its block; node = rank /
+/// ranks per node. Modelled on meshes of data-parallel ranks only (rank = data coordinate), with
+/// ZeRO++'s groups: `node` (ranks per node consecutive), `cross` (same place on each node), `hpz`.
+class LinkModel {
+public:
+  LinkModel(int64_t ranks, int64_t perNode, int64_t hpz)
+      : ranks(ranks), perNode(std::max<int64_t>(1, std::min(perNode, ranks))), hpz(std::max<int64_t>(1, hpz)) {}
+
+  /// The world ranks of `rank`'s group on `axis`, in group order.
+  SmallVector<int64_t> group(MeshAxis axis, int64_t rank) const {
+    SmallVector<int64_t> members;
+    auto run = [&](int64_t first, int64_t count, int64_t stride) {
+      for (int64_t i = 0; i < count; ++i)
+        members.push_back(first + i * stride);
+    };
+    switch (axis) {
+    case MeshAxis::node: run(rank / perNode * perNode, perNode, 1); break;
+    case MeshAxis::cross: run(rank % perNode, ranks / perNode, perNode); break;
+    case MeshAxis::hpz: run(rank / hpz * hpz, hpz, 1); break;
+    default: run(0, ranks, 1); break; // the data axis
+    }
+    return members;
+  }
+
+  /// Ranks whose ring successor on `axis` is on another node.
+  int64_t crossingRingRanks(MeshAxis axis) const {
+    int64_t crossing = 0;
+    for (int64_t r = 0; r < ranks; ++r) {
+      SmallVector<int64_t> g = group(axis, r);
+      auto at = llvm::find(g, r) - g.begin();
+      crossing += g.size() > 1 && g[(at + 1) % g.size()] / perNode != r / perNode;
+    }
+    return crossing;
+  }
+
+  /// Peers on other nodes, summed over the ranks (an all-to-all's crossing blocks).
+  int64_t crossPeers(MeshAxis axis) const {
+    int64_t peers = 0;
+    for (int64_t r = 0; r < ranks; ++r)
+      for (int64_t p : group(axis, r))
+        peers += p / perNode != r / perNode;
+    return peers;
+  }
+
+  /// Adds a ring collective every rank runs, `perRank` bytes each, to the totals.
+  void ring(MeshAxis axis, int64_t perRank, Plan &plan) const {
+    const int64_t cross = crossingRingRanks(axis) * perRank;
+    plan.crossNodeBytes += cross;
+    plan.inNodeBytes += ranks * perRank - cross;
+  }
+  /// An all-to-all of `groupRanks` blocks of `block` bytes.
+  void allToAll(MeshAxis axis, int64_t groupRanks, int64_t block, Plan &plan) const {
+    const int64_t cross = crossPeers(axis) * block;
+    plan.crossNodeBytes += cross;
+    plan.inNodeBytes += ranks * (groupRanks - 1) * block - cross;
+  }
+
+private:
+  int64_t ranks, perNode, hpz;
 };
 
 /// Counts the collectives of `fn`, `times` runs of it, with the bytes a rank sends
@@ -40,11 +107,17 @@ struct Plan {
 /// The tensor an async collective's zc.wait yields.
 RankedTensorType awaitedType(Value handle) { return cast<AsyncType>(handle.getType()).getValueType(); }
 
-void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
+void countCollectives(func::FuncOp fn, int64_t times, Plan &plan, const std::optional<LinkModel> &links) {
+  // The data axis' (and ZeRO++'s groups') ring bytes by link.
+  auto onLinks = [&](MeshAxis axis, int64_t perRank) {
+    if (links && axis != MeshAxis::tensor && axis != MeshAxis::context && axis != MeshAxis::pipeline)
+      links->ring(axis, perRank, plan);
+  };
   auto allReduce = [&](RankedTensorType t, int64_t n, MeshAxis axis = MeshAxis::data) {
     int64_t bytes = times * 2 * (n - 1) * t.getNumElements() * elementBytes(t) / n;
     plan.allReduces += times;
     plan.commBytes += bytes;
+    onLinks(axis, bytes);
     if (axis == MeshAxis::tensor) {
       plan.tensorAllReduces += times;
       plan.tensorCommBytes += bytes;
@@ -119,26 +192,33 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan) {
     } else if (auto o = dyn_cast<CrossEntropyGradOp>(op)) {
       vocabLoss(o.getLogits(), o.getVocabShards());
     } else if (auto o = dyn_cast<ReduceScatterOp>(op)) {
-      shardWise(plan.reduceScatters, tensorOf(o.getResult()), static_cast<int64_t>(o.getRanks()));
+      onLinks(o.getAxis(), shardWise(plan.reduceScatters, tensorOf(o.getResult()), static_cast<int64_t>(o.getRanks())));
     } else if (auto o = dyn_cast<ReduceScatterStartOp>(op)) {
-      shardWise(plan.reduceScatters, awaitedType(o.getHandle()), static_cast<int64_t>(o.getRanks()));
+      onLinks(MeshAxis::data,
+              shardWise(plan.reduceScatters, awaitedType(o.getHandle()), static_cast<int64_t>(o.getRanks())));
     } else if (auto o = dyn_cast<AllGatherStartOp>(op)) {
-      shardWise(plan.allGathers, tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks()));
+      onLinks(o.getAxis(), shardWise(plan.allGathers, tensorOf(o.getInput()), static_cast<int64_t>(o.getRanks())));
     } else if (isa<GatherParamOp, AllGatherParamOp>(op)) {
       auto name = op->getAttrOfType<FlatSymbolRefAttr>("param");
       auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, name);
       ParamSharding s = ParamSharding::of(param);
+      const int64_t bytes = times * (s.ranks - 1) * s.shardElements() * elementBytes(param.getTensorType());
       plan.allGathers += times;
-      plan.commBytes += times * (s.ranks - 1) * s.shardElements() * elementBytes(param.getTensorType());
+      plan.commBytes += bytes;
+      onLinks(MeshAxis::data, bytes);
     } else if (auto o = dyn_cast<AllToAllOp>(op)) { // ZeRO++'s hops: each peer its block
       RankedTensorType t = tensorOf(o.getInput());
-      const int64_t ranks = static_cast<int64_t>(o.getRanks());
-      plan.commBytes += times * (ranks - 1) * (t.getNumElements() / ranks) * elementBytes(t);
+      const int64_t ranks = static_cast<int64_t>(o.getRanks()), block = (t.getNumElements() / ranks) * elementBytes(t);
+      plan.allToAlls += times;
+      plan.commBytes += times * (ranks - 1) * block;
+      if (links)
+        links->allToAll(o.getAxis(), ranks, times * block, plan);
     } else if (auto o = dyn_cast<AllGatherOp>(op)) {
       RankedTensorType shard = tensorOf(o.getInput());
+      const int64_t bytes = times * (static_cast<int64_t>(o.getRanks()) - 1) * shard.getNumElements() * elementBytes(shard);
       plan.allGathers += times;
-      plan.commBytes += times * (static_cast<int64_t>(o.getRanks()) - 1) * shard.getNumElements() *
-                        elementBytes(shard);
+      plan.commBytes += bytes;
+      onLinks(o.getAxis(), bytes);
     }
   });
 }
@@ -302,7 +382,17 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       plan.gradBytes += s.gradStorage() * elementBytes(param.getTensorType());
     }
     for (StateOp state : module.getOps<StateOp>())
-      plan.optimizerBytes += state.getTensorType().getNumElements() * elementBytes(state.getTensorType());
+      (state.getSecondary() ? plan.secondaryBytes : plan.optimizerBytes) +=
+          state.getTensorType().getNumElements() * elementBytes(state.getTensorType());
+    // Bytes by link, where the mesh is data-parallel ranks only.
+    std::optional<LinkModel> links;
+    if (contextRanks == 1 && tensorParallel == 1 && pipelineParallel == 1 && worldSize > 1 && ranksPerNode > 0) {
+      int64_t hpz = 1;
+      if (auto h = module->getAttrOfType<DictionaryAttr>("zc.hierarchy"))
+        hpz = h.getAs<IntegerAttr>("hpz").getInt();
+      links.emplace(worldSize, ranksPerNode, hpz);
+      plan.inNodeBytes = plan.crossNodeBytes = 0;
+    }
     // A parameter the first and last stages share: train.bin sums its gradient over the two
     // (an all-reduce of the stored gradient, ring bytes over 2 ranks).
     for (ParamOp param : module.getOps<ParamOp>())
@@ -318,7 +408,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
         continue;
       bool isStep = role.getValue() == "step";
       // The step, and a pipeline stage's forward, run once per micro-batch.
-      countCollectives(fn, isStep || role.getValue() == "forward" ? microBatches : 1, plan);
+      countCollectives(fn, isStep || role.getValue() == "forward" ? microBatches : 1, plan, links);
       if (!isStep)
         continue;
       // Gathered parameters live from their zc.gather_param to their zc.release.
@@ -440,6 +530,12 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
                                              {"reduce_scatter", plan.reduceScatters},
                                              {"all_reduce", plan.allReduces}}},
           {"comm_bytes", plan.commBytes}};
+      if (plan.secondaryBytes)
+        report["hpz_secondary_bytes"] = plan.secondaryBytes;
+      if (plan.crossNodeBytes >= 0) // all ranks, per step
+        report["links"] = llvm::json::Object{{"ranks_per_node", static_cast<int64_t>(ranksPerNode)},
+                                             {"in_node_bytes", plan.inNodeBytes},
+                                             {"cross_node_bytes", plan.crossNodeBytes}};
       llvm::json::Object peakJson;
       for (auto &[kind, bytes] : breakdown)
         peakJson[bufferKindName(kind)] = bytes;
@@ -520,6 +616,11 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
          << "  gathered_param_peak_bytes  " << plan.gatheredPeakBytes << "\n"
          << "  per step: all_gather " << plan.allGathers << ", reduce_scatter " << plan.reduceScatters
          << ", all_reduce " << plan.allReduces << ", comm_bytes " << plan.commBytes << "\n";
+      if (plan.secondaryBytes)
+        os << "  hpz_secondary_bytes        " << plan.secondaryBytes << " (ZeRO++'s copy for in-group gathers)\n";
+      if (plan.crossNodeBytes >= 0)
+        os << "  all ranks per step, by link (" << ranksPerNode << " ranks per node): in node " << plan.inNodeBytes
+           << " B, across nodes " << plan.crossNodeBytes << " B\n";
       if (auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline"))
         os << "    of which pipeline: " << plan.pipelineSends << " sends, " << plan.pipelineBytes
            << " bytes (stage " << stage.getAs<IntegerAttr>("stage").getInt() << " of "

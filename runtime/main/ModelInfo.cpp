@@ -105,7 +105,8 @@ ModelInfo parseModelInfo(const char *text) {
       s.tier = state.value("tier", int32_t(0));
       if (s.tier < 0 || s.tier > 2)
         fatal("zcc_model_json", "state %s: tier %d (0 arena, 1 host, 2 nvme)", s.name.c_str(), s.tier);
-      info.optimizerBytes += s.bytes;
+      if (s.role != "secondary") // hpZ's copy of parameters: the report's hpz_secondary_bytes
+        info.optimizerBytes += s.bytes;
       info.stateTier = std::max(info.stateTier, s.tier);
       info.states.push_back(s);
     }
