@@ -22,11 +22,10 @@ int64_t Mesh::groupSize(MeshAxis axis) const {
   case MeshAxis::context: return cp;
   case MeshAxis::data: return cp * dp;
   case MeshAxis::pipeline: return pp;
-  // ZeRO++'s groups inside the data axis (zcc-zero-pp): priced as the whole data axis, an upper
-  // bound (the simulator does not model ZeRO++'s hierarchy yet).
-  case MeshAxis::node:
-  case MeshAxis::cross:
-  case MeshAxis::hpz: return cp * dp;
+  // ZeRO++'s groups inside the data axis (zcc-zero-pp): a node's data ranks, one per node, hpZ's.
+  case MeshAxis::node: return nodeRanks;
+  case MeshAxis::cross: return cp * dp / nodeRanks;
+  case MeshAxis::hpz: return hpz;
   }
   return 1;
 }
@@ -38,8 +37,8 @@ int64_t Mesh::stride(MeshAxis axis) const {
   case MeshAxis::data: return tp; // data x context ranks: one contiguous run at the tensor stride
   case MeshAxis::pipeline: return tp * cp * dp;
   case MeshAxis::node:
-  case MeshAxis::cross:
-  case MeshAxis::hpz: return tp;
+  case MeshAxis::hpz: return tp; // consecutive data ranks
+  case MeshAxis::cross: return tp * nodeRanks; // the same place on each node
   }
   return 1;
 }

@@ -35,10 +35,16 @@ namespace zcc::sim {
 /// each pipeline rank runs (interleaved 1F1B).
 struct Mesh {
   int64_t tp = 1, cp = 1, dp = 1, pp = 1, interleave = 1;
+  /// ZeRO++'s groups inside the data axis: data ranks per node (the compiled --ranks-per-node)
+  /// and hpZ's group (1: none).
+  int64_t nodeRanks = 1, hpz = 1;
   int64_t world() const { return tp * cp * dp * pp; }
   /// The mesh zcc's pipeline options describe (dp: the ranks that read different rows of the batch).
   static Mesh of(const mlir::zc::ZccPipelineOptions &o, int64_t interleave = 1) {
-    return {o.tensorParallel, o.contextParallel, mlir::zc::batchRanks(o), o.pipelineParallel, interleave};
+    const int64_t dp = mlir::zc::batchRanks(o);
+    const int64_t nodeRanks = o.ranksPerNode > 0 ? std::min<int64_t>(o.ranksPerNode, dp) : dp;
+    return {o.tensorParallel, o.contextParallel, dp, o.pipelineParallel, interleave, nodeRanks,
+            std::max<int64_t>(1, o.zeroHpzPartitionSize)};
   }
   /// Ranks in a group of `axis` and the distance between consecutive ones. The data axis'
   /// groups span data x context ranks (ZeRO and the gradient average cover both).

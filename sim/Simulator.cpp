@@ -84,6 +84,8 @@ std::optional<CollectiveCall> collectiveOf(Operation *op) {
     return call(Collective::AllReduce, bytesOf(o.getInput().getType()), true);
   if (auto o = dyn_cast<AllReduceOp>(op))
     return call(Collective::AllReduce, bytesOf(o.getInput().getType()), false);
+  if (auto o = dyn_cast<AllToAllOp>(op)) // ZeRO++'s quantized gradient hops
+    return call(Collective::AllToAll, bytesOf(o.getInput().getType()), false);
   if (isa<CpToHeadsOp, CpToTokensOp>(op))
     return CollectiveCall{Collective::AllToAll, MeshAxis::context, ranksOf(op), bytesOf(op->getOperand(0).getType()),
                           false};
@@ -166,8 +168,8 @@ FunctionTime timeFunction(func::FuncOp fn, const ClusterCost &cost, bool isUpdat
       return;
     if (isUpdate) // the update's waits are the optimizer's
       parts.optimizer += seconds;
-    else if (axis == MeshAxis::data)
-      parts.exposedData += seconds;
+    else if (axis == MeshAxis::data || axis == MeshAxis::node || axis == MeshAxis::cross || axis == MeshAxis::hpz)
+      parts.exposedData += seconds; // ZeRO++'s groups are the data axis'
     else if (axis == MeshAxis::tensor)
       parts.exposedTensor += seconds;
     else if (axis == MeshAxis::context)

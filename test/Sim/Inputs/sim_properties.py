@@ -4,7 +4,9 @@
   - compute scales with the device's peak;
   - a data-parallel group across nodes is slower than one inside a node;
   - the 1F1B bubble shrinks with more micro-batches and with virtual stages;
-  - materialized attention costs more than flash attention.
+  - materialized attention costs more than flash attention;
+  - ZeRO++ (qwZ, hpZ, qgZ) exposes less data-parallel communication than ZeRO-3 across a slow
+    network (its hops priced on the node's and the network's links).
 usage: sim_properties.py ZCC SRC_ROOT FLAT_CLUSTER WORKDIR"""
 import json
 import os
@@ -78,3 +80,14 @@ scores = sim(gpt, cluster("slow-memory", device__memory_bytes_per_s=1e11), "--si
 flash_slow = sim(gpt, cluster("slow-memory2", device__memory_bytes_per_s=1e11))
 check("materialized attention costs more", scores["step_s"] > flash_slow["step_s"],
       f"{flash_slow['step_s'] * 1e3:.3f} ms flash, {scores['step_s'] * 1e3:.3f} ms materialized")
+
+# Two nodes of 8 behind a network 100x slower than the node's links: ZeRO-3 sends 3M per rank
+# across it, ZeRO++ a fraction (int8 forward gathers, backward gathers inside the node, int4
+# gradients across once).
+slow = cluster("slow-network", links__inter_node__bytes_per_s=1e8)
+zero3 = sim(gpt, slow, "--world-size", "16", "--zero-stage", "3", "--ranks-per-node", "8")
+zeropp = sim(gpt, slow, "--world-size", "16", "--zero-stage", "3", "--ranks-per-node", "8",
+             "--zero-quantized-weights", "--zero-hpz-partition-size", "8", "--zero-quantized-gradients")
+exposed = lambda r: r["breakdown_s"]["exposed_comm_data"]
+check("ZeRO++ exposes less communication across a slow network", exposed(zeropp) < 0.3 * exposed(zero3),
+      f"{exposed(zero3) * 1e3:.1f} ms ZeRO-3, {exposed(zeropp) * 1e3:.1f} ms ZeRO++")
