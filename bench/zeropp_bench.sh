@@ -20,7 +20,7 @@ trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 python3 "$here/examples/gen_gpt.py" --layers 6 --dim 384 --heads 6 --context 256 --batch 8 --vocab 256 > "$work/model.mlir"
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; np=4, OMP_NUM_THREADS=$OMP_NUM_THREADS"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(getconf _NPROCESSORS_ONLN) cores; np=4, OMP_NUM_THREADS=$OMP_NUM_THREADS"
 for config in plain zeropp; do # both compiled first: a rebuild during the runs changes neither
   flags=()
   [ "$config" = zeropp ] && flags=(--zero-quantized-weights --zero-hpz-partition-size 2 --zero-quantized-gradients)

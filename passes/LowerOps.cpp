@@ -375,6 +375,12 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                                    I64(o.getBlock()), I32(o.getBits())});
         return success();
       })
+      .Case([&](AllToAllStartOp o) {
+        handles[o.getHandle()] =
+            call(b, "zrt_all_to_all_on_start", {I32(static_cast<int32_t>(o.getAxis())), dt, p[0], p[1],
+                                                I64(numel(o.getInput()) / static_cast<int64_t>(o.getRanks()))});
+        return success();
+      })
       .Case([&](AllToAllOp o) {
         call(b, "zrt_all_to_all_on", {I32(static_cast<int32_t>(o.getAxis())), dt, p[0], p[1],
                                       I64(numel(o.getInput()) / static_cast<int64_t>(o.getRanks()))});

@@ -78,7 +78,7 @@ BufferKind mlir::zc::bufferKindOf(Value v) {
   if (onTensorAxis(def))
     return BufferKind::Activation;
   if (isa_and_nonnull<PackOp, PackShardsOp, UnpackOp, ReduceScatterOp, AllReduceOp, ReduceScatterStartOp,
-                      AllReduceStartOp>(def))
+                      AllReduceStartOp, AllToAllOp, AllToAllStartOp, QuantizeOp>(def))
     return BufferKind::Communication;
   return BufferKind::Activation;
 }
@@ -132,7 +132,7 @@ FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
       if (it != intervals.end())
         it->second.end = index;
     }
-    if (isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp>(op)) {
+    if (isCollectiveStart(&op)) {
       Value input = op.getOperand(0);
       Value root = rootOf.lookup(input) ? rootOf.lookup(input) : input;
       started[op.getResult(0)] = {index, root};

@@ -206,13 +206,14 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan, const std::opt
       plan.allGathers += times;
       plan.commBytes += bytes;
       onLinks(MeshAxis::data, bytes);
-    } else if (auto o = dyn_cast<AllToAllOp>(op)) { // ZeRO++'s hops: each peer its block
-      RankedTensorType t = tensorOf(o.getInput());
-      const int64_t ranks = static_cast<int64_t>(o.getRanks()), block = (t.getNumElements() / ranks) * elementBytes(t);
+    } else if (isa<AllToAllOp, AllToAllStartOp>(op)) { // ZeRO++'s hops: each peer its block
+      RankedTensorType t = tensorOf(op->getOperand(0));
+      const int64_t ranks = op->getAttrOfType<IntegerAttr>("ranks").getInt();
+      const int64_t block = (t.getNumElements() / ranks) * elementBytes(t);
       plan.allToAlls += times;
       plan.commBytes += times * (ranks - 1) * block;
       if (links)
-        links->allToAll(o.getAxis(), ranks, times * block, plan);
+        links->allToAll(op->getAttrOfType<MeshAxisAttr>("axis").getValue(), ranks, times * block, plan);
     } else if (auto o = dyn_cast<AllGatherOp>(op)) {
       RankedTensorType shard = tensorOf(o.getInput());
       const int64_t bytes = times * (static_cast<int64_t>(o.getRanks()) - 1) * shard.getNumElements() * elementBytes(shard);
@@ -241,6 +242,11 @@ double collectiveSeconds(Operation *op, const CostModel &costs) {
   };
   if (auto o = dyn_cast<AllReduceStartOp>(op))
     return allReduce(tensorOf(o.getInput()), o.getRanks());
+  if (isa<AllToAllOp, AllToAllStartOp>(op)) { // priced as an all-gather of the blocks sent
+    RankedTensorType t = tensorOf(op->getOperand(0));
+    const double ranks = double(op->getAttrOfType<IntegerAttr>("ranks").getInt());
+    return costs.allGather.seconds((ranks - 1) / ranks * double(t.getNumElements()) * elementBytes(t));
+  }
   if (auto o = dyn_cast<AllReduceOp>(op))
     return allReduce(tensorOf(o.getInput()), o.getRanks());
   if (isa<GatherParamOp, AllGatherParamOp>(op)) {
@@ -261,7 +267,7 @@ void simulate(func::FuncOp fn, const CostModel &costs, int64_t times, double &co
   DenseMap<Value, double> finish;
   for (Operation &op : fn.getBody().front()) {
     double cost = collectiveSeconds(&op, costs);
-    if (isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp>(op)) {
+    if (isCollectiveStart(&op)) {
       stream = std::max(stream, clock) + cost;
       finish[op.getResult(0)] = stream;
       commHere += cost;

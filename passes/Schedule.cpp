@@ -27,7 +27,7 @@ using namespace mlir::zc;
 
 namespace {
 
-bool isStart(Operation *op) { return isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp>(op); }
+bool isStart(Operation *op) { return isCollectiveStart(op); }
 
 int64_t bytesOf(Value v) { return tensorBytes(tensorOf(v)); }
 
@@ -73,7 +73,7 @@ void splitCollectives(Block &block) {
       continue;
     if (auto rs = dyn_cast<ReduceScatterOp>(op); rs && rs.getAxis() != MeshAxis::data)
       continue;
-    if (isa<AllGatherOp, ReduceScatterOp, AllReduceOp>(op))
+    if (isa<AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp>(op))
       ops.push_back(&op);
   }
   for (Operation *op : ops) {
@@ -87,6 +87,8 @@ void splitCollectives(Block &block) {
       handle = ReduceScatterStartOp::create(b, loc, type, o.getKind(), o.getInput(), o.getRanks());
     else if (auto o = dyn_cast<AllReduceOp>(op))
       handle = AllReduceStartOp::create(b, loc, type, o.getKind(), o.getInput(), o.getRanks(), o.getAxis());
+    else if (auto o = dyn_cast<AllToAllOp>(op))
+      handle = AllToAllStartOp::create(b, loc, type, o.getInput(), o.getRanks(), o.getAxis());
     handle.getDefiningOp()->setDiscardableAttrs(op->getDiscardableAttrDictionary()); // what the report names
     op->getResult(0).replaceAllUsesWith(WaitOp::create(b, loc, handle).getResult());
     op->erase();

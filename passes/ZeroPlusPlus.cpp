@@ -136,9 +136,20 @@ struct ZeroPlusPlus {
     }
   }
 
+  /// What runs after a reduction's first hop, to be moved to the end of the backward pass:
+  /// `tail` up to the second hop's issue, then `rest` (the second hop's result onwards and the
+  /// ops that read the reduced gradient).
+  struct Deferred {
+    SmallVector<Operation *> tail, rest;
+  };
+  SmallVector<Deferred> deferred;
+
   /// qgZ: a data-parallel reduce-scatter over all `ranks` as two quantized all-to-all hops.
-  void rewriteReduceScatter(ReduceScatterOp rs) {
+  /// `defer`: the ops after the first hop move to the end of the block (the step's backward),
+  /// so the hop's transfer overlaps the rest of the backward pass, as a reduce-scatter's does.
+  void rewriteReduceScatter(ReduceScatterOp rs, bool defer) {
     OpBuilder b(rs);
+    Operation *before = rs->getPrevNode();
     Location loc = rs.getLoc();
     MLIRContext *ctx = b.getContext();
     RankedTensorType result = tensorOf(rs.getResult());
@@ -184,7 +195,54 @@ struct ZeroPlusPlus {
     if (element != f32)
       total = CastOp::create(b, loc, result, total);
     rs.getResult().replaceAllUsesWith(total);
+    Block *block = rs->getBlock();
+    Operation *after = rs->getNextNode();
     rs->erase();
+    if (defer)
+      planDeferral(block, before ? before->getNextNode() : &block->front(), after);
+  }
+
+  /// Splits the chain [first, end) at its all-to-alls into what waits for each hop, with the
+  /// ops that read the chain's result; records them unless one of those readers cannot move.
+  void planDeferral(Block *block, Operation *first, Operation *end) {
+    SmallVector<Operation *> chain;
+    for (Operation *op = first; op != end; op = op->getNextNode())
+      chain.push_back(op);
+    auto hop = llvm::find_if(chain, [](Operation *op) { return isa<AllToAllOp>(op); });
+    if (hop == chain.end())
+      return;
+    Deferred d;
+    auto second = std::find_if(std::next(hop), chain.end(), [](Operation *op) { return isa<AllToAllOp>(op); });
+    d.tail.assign(std::next(hop), second == chain.end() ? std::next(hop) : std::next(second));
+    d.rest.assign(second == chain.end() ? std::next(hop) : std::next(second), chain.end());
+    // The readers of the result (a bucket's unpack, the accumulates), transitively, in block order.
+    SetVector<Operation *> readers;
+    SmallVector<Operation *> work{chain.back()};
+    while (!work.empty())
+      for (Operation *user : work.pop_back_val()->getUsers())
+        if (readers.insert(user))
+          work.push_back(user);
+    SmallVector<Operation *> sorted(readers.begin(), readers.end());
+    llvm::sort(sorted, [](Operation *a, Operation *c) { return a->isBeforeInBlock(c); });
+    for (Operation *op : sorted)
+      if (op->getBlock() != block || !(isPure(op) || isa<GradAccumulateOp>(op)))
+        return; // read by something that must stay: the chain stays where it is
+    d.rest.append(sorted.begin(), sorted.end());
+    deferred.push_back(std::move(d));
+  }
+
+  /// Moves the deferred chains to the end of `block`: every chain's first part (up to its
+  /// second hop's issue), then every chain's rest, so each hop's transfer overlaps the work
+  /// queued after it.
+  void placeDeferred(Block &block) {
+    Operation *end = block.getTerminator();
+    for (Deferred &d : deferred)
+      for (Operation *op : d.tail)
+        op->moveBefore(end);
+    for (Deferred &d : deferred)
+      for (Operation *op : d.rest)
+        op->moveBefore(end);
+    deferred.clear();
   }
 };
 
@@ -248,8 +306,12 @@ struct ZccZeroPlusPlusPass : zc::impl::ZccZeroPlusPlusBase<ZccZeroPlusPlusPass> 
           if (rs.getAxis() == MeshAxis::data && static_cast<int64_t>(rs.getRanks()) == z.ranks)
             reductions.push_back(rs);
         });
+        // In the step, each reduction's work after its first hop waits for the end of the backward
+        // pass; the update (ZeRO-1) has nothing to overlap.
+        const bool defer = fn->getAttrOfType<StringAttr>("zc.role").getValue() == "step";
         for (ReduceScatterOp rs : reductions)
-          z.rewriteReduceScatter(rs);
+          z.rewriteReduceScatter(rs, defer);
+        z.placeDeferred(fn.getBody().front());
       }
     }
     Builder b(&getContext());

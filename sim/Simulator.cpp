@@ -86,6 +86,8 @@ std::optional<CollectiveCall> collectiveOf(Operation *op) {
     return call(Collective::AllReduce, bytesOf(o.getInput().getType()), false);
   if (auto o = dyn_cast<AllToAllOp>(op)) // ZeRO++'s quantized gradient hops
     return call(Collective::AllToAll, bytesOf(o.getInput().getType()), false);
+  if (auto o = dyn_cast<AllToAllStartOp>(op))
+    return call(Collective::AllToAll, bytesOf(o.getInput().getType()), true);
   if (isa<CpToHeadsOp, CpToTokensOp>(op))
     return CollectiveCall{Collective::AllToAll, MeshAxis::context, ranksOf(op), bytesOf(op->getOperand(0).getType()),
                           false};

@@ -121,7 +121,7 @@ LogicalResult AllReduceStartOp::verify() {
 
 LogicalResult WaitOp::verify() {
   Operation *start = getHandle().getDefiningOp();
-  if (!start || !isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp>(start))
+  if (!start || !isCollectiveStart(start))
     return emitOpError("handle must come from a zc.*_start op");
   if (start->getBlock() != (*this)->getBlock())
     return emitOpError("must be in the same block as its zc.*_start op");

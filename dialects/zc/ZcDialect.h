@@ -48,6 +48,11 @@ bool isInitializerAttr(Attribute attr);
 /// The static tensor type of a zc value (every zc tensor operand and result is one).
 inline RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
+/// A collective issued on the communication stream, finished by its zc.wait.
+inline bool isCollectiveStart(Operation *op) {
+  return isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp, AllToAllStartOp>(op);
+}
+
 /// Sequence parallelism's split of a tensor over `ranks` ranks: rank r holds the r-th of
 /// `ranks` contiguous parts, so the collectives move plain contiguous buffers. The part is
 /// the tensor with its first axis longer than 1 divided (the batch, or with one sequence

@@ -81,6 +81,18 @@ LogicalResult AllToAllOp::verify() {
   return success();
 }
 
+LogicalResult AllToAllStartOp::verify() {
+  RankedTensorType type = tensorOf(getInput());
+  if (type != cast<AsyncType>(getHandle().getType()).getValueType())
+    return emitOpError() << "the handle must yield the input's type " << type;
+  if (type.getRank() == 0 || type.getDimSize(0) % static_cast<int64_t>(getRanks()))
+    return emitOpError() << "the leading axis of " << type << " must be " << getRanks() << " equal blocks";
+  Value handle = getHandle();
+  if (!handle.hasOneUse() || !isa<WaitOp>(*handle.getUsers().begin()))
+    return emitOpError("handle must be waited on by exactly one zc.wait");
+  return success();
+}
+
 LogicalResult KeepSecondaryOp::verify() { return verifyGroup(*this, getRanks(), getGroup()); }
 
 LogicalResult KeepSecondaryOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

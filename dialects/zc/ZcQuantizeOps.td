@@ -75,6 +75,25 @@ def ZC_AllToAllOp : ZC_Op<"all_to_all", [AllTypesMatch<["input", "result"]>]> {
   let hasVerifier = 1;
 }
 
+def ZC_AllToAllStartOp : ZC_Op<"all_to_all_start"> {
+  let summary = "Starts an all_to_all on the communication stream";
+  let description = [{
+    Same semantics as `zc.all_to_all`; the exchanged tensor is available from
+    the matching `zc.wait`. `input` must not be modified until then.
+
+    Example:
+
+    ```mlir
+    %h = zc.all_to_all_start %x ranks 2 on node : tensor<2x2x520xi8> -> !zc.async<tensor<2x2x520xi8>>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32, BF16, I8]>:$input, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       ZC_MeshAxisAttr:$axis);
+  let results = (outs ZC_AsyncType:$handle);
+  let assemblyFormat = "$input `ranks` $ranks `on` $axis attr-dict `:` type($input) `->` qualified(type($handle))";
+  let hasVerifier = 1;
+}
+
 def ZC_KeepSecondaryOp : ZC_Op<"keep_secondary", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Copies this rank's hpZ part of gathered parameters into their secondary shards";
   let description = [{

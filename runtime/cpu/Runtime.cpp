@@ -413,6 +413,9 @@ int64_t zrt_ring_exchange_start(int32_t axis, const void *send, void *recv, int6
 int64_t zrt_all_gather_on_start(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count) {
   return issue(args(Collective::AllGather, dtype, send, recv, count, 0, 0, -1, axis));
 }
+int64_t zrt_all_to_all_on_start(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count) {
+  return issue(args(Collective::AllToAll, dtype, send, recv, count, 0, 0, -1, axis));
+}
 void zrt_all_to_all_on(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count) {
   runBlocking(args(Collective::AllToAll, dtype, send, recv, count, 0, 0, -1, axis));
 }

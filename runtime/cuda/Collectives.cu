@@ -267,6 +267,9 @@ void zrt_set_hierarchy(int32_t nodeSize, int32_t hpz, int32_t linkNodeSize) {
     recordMembers(r, r.hpz.get(), base + d / hpz, d % hpz);
   }
 }
+int64_t zrt_all_to_all_on_start(int32_t axis, int32_t dt, const void *send, void *recv, int64_t count) {
+  return start(args(Collective::AllToAll, dt, send, recv, count, 0, 0, -1, axis));
+}
 void zrt_all_to_all_on(int32_t axis, int32_t dt, const void *send, void *recv, int64_t count) {
   runBlocking(args(Collective::AllToAll, dt, send, recv, count, 0, 0, -1, axis));
 }

@@ -69,8 +69,17 @@ zc.forward @two(%x: tensor<2x4xf32>, %y: tensor<2xi32>) -> tensor<f32> {
 // ALL: zc.keep_secondary
 // ALL: zc.pack_secondary [@big.secondary]
 // ALL-NEXT: zc.all_gather_start %{{.+}} ranks 2 on hpz
-// ALL: zc.all_to_all %{{.+}} on node
-// ALL: zc.all_to_all %{{.+}} on cross
+// qgZ's hops on the stream: @big's first hop is issued as soon as its gradient is, and overlaps
+// the backward's last product; the work after each hop waits at the end of the backward, every
+// second hop issued before the first is waited on.
+// ALL: zc.all_to_all_start %{{.+}} ranks 2 on node : tensor<2x2x28xi8>
+// ALL: zc.matmul %arg0
+// ALL: zc.all_to_all_start %{{.+}} ranks 2 on node : tensor<2x2x8xi8>
+// ALL-NEXT: zc.wait
+// ALL: zc.all_to_all_start %{{.+}} ranks 2 on cross : tensor<2x28xi8>
+// ALL: zc.all_to_all_start %{{.+}} ranks 2 on cross : tensor<2x8xi8>
+// ALL: zc.grad_accumulate @big
+// ALL: zc.grad_accumulate @w1
 
 // STAGE2: quantized weights and hpZ change ZeRO-3's parameter gathers
 // NODES: 4 data-parallel ranks are not whole nodes of 3
