@@ -136,17 +136,18 @@ struct ZeroPlusPlus {
     }
   }
 
-  /// What runs after a reduction's first hop, to be moved to the end of the backward pass:
-  /// `tail` up to the second hop's issue, then `rest` (the second hop's result onwards and the
-  /// ops that read the reduced gradient).
+  /// What runs after a reduction's first hop, to be moved later in the backward pass: `tail`
+  /// up to the second hop's issue, then `rest` (the second hop's result onwards and the ops that
+  /// read the reduced gradient). `issue`: the chain's first op, where its work is queued.
   struct Deferred {
+    Operation *issue = nullptr;
     SmallVector<Operation *> tail, rest;
   };
   SmallVector<Deferred> deferred;
 
   /// qgZ: a data-parallel reduce-scatter over all `ranks` as two quantized all-to-all hops.
-  /// `defer`: the ops after the first hop move to the end of the block (the step's backward),
-  /// so the hop's transfer overlaps the rest of the backward pass, as a reduce-scatter's does.
+  /// `defer`: the ops after the first hop move later in the block (placeDeferred), so the
+  /// hop's transfer overlaps the backward pass, as a reduce-scatter's does.
   void rewriteReduceScatter(ReduceScatterOp rs, bool defer) {
     OpBuilder b(rs);
     Operation *before = rs->getPrevNode();
@@ -212,6 +213,7 @@ struct ZeroPlusPlus {
     if (hop == chain.end())
       return;
     Deferred d;
+    d.issue = chain.front();
     auto second = std::find_if(std::next(hop), chain.end(), [](Operation *op) { return isa<AllToAllOp>(op); });
     d.tail.assign(std::next(hop), second == chain.end() ? std::next(hop) : std::next(second));
     d.rest.assign(second == chain.end() ? std::next(hop) : std::next(second), chain.end());
@@ -231,17 +233,20 @@ struct ZeroPlusPlus {
     deferred.push_back(std::move(d));
   }
 
-  /// Moves the deferred chains to the end of `block`: every chain's first part (up to its
-  /// second hop's issue), then every chain's rest, so each hop's transfer overlaps the work
-  /// queued after it.
+  /// Moves each deferred chain later, as zcc-schedule defers a reduce-scatter's wait: chain i's
+  /// first part (up to its second hop's issue) to where chain i + 2 is queued, its rest to where
+  /// chain i + 3 is (the last ones to the end of the block). Each hop's transfer overlaps the
+  /// backward work queued after it, and no more than three chains hold their quantized buffers
+  /// (holding them all would keep an int4 copy of every gradient, sent and received).
   void placeDeferred(Block &block) {
     Operation *end = block.getTerminator();
-    for (Deferred &d : deferred)
-      for (Operation *op : d.tail)
-        op->moveBefore(end);
-    for (Deferred &d : deferred)
-      for (Operation *op : d.rest)
-        op->moveBefore(end);
+    auto issueOf = [&](size_t i) { return i < deferred.size() ? deferred[i].issue : end; };
+    for (size_t i = 0; i < deferred.size(); ++i) {
+      for (Operation *op : deferred[i].tail)
+        op->moveBefore(issueOf(i + 2));
+      for (Operation *op : deferred[i].rest)
+        op->moveBefore(issueOf(i + 3));
+    }
     deferred.clear();
   }
 };
