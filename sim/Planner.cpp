@@ -72,7 +72,17 @@ std::string PlanChoice::describe() const {
                                 microBatchSize, microBatches, recompute);
   if (offloadOptimizer != "none")
     s += ", optimizer on " + offloadOptimizer;
+  if (zeroPlusPlus)
+    s += ", ZeRO++";
   return s;
+}
+
+void zcc::sim::setZeroPlusPlus(ZccPipelineOptions &o, bool on, int64_t ranksPerNode) {
+  o.zeroQuantizedWeights = on;
+  o.zeroQuantizedGradients = on;
+  o.zeroHpzPartitionSize = on ? ranksPerNode : 1;
+  if (on)
+    o.ranksPerNode = ranksPerNode;
 }
 
 namespace {
@@ -120,6 +130,9 @@ double modelStateLowerBound(const PlanChoice &c, double params) {
     grads /= shards;
   if (c.zeroStage >= 3)
     weights /= shards;
+  // hpZ's copy: the parameters over the ranks of a node (at least 1/dp of them).
+  if (c.zeroPlusPlus)
+    weights += 4.0 / shards;
   if (c.offloadOptimizer != "none")
     states = 0;
   return perDevice * (weights + grads + states);
@@ -197,10 +210,19 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
               for (const char *offload : {"none", "cpu"}) {
                 if (std::string(offload) == "cpu" && zero == 0)
                   continue;
-                PlanOutcome o;
-                o.plan = {tp, cp, pp, dp, 1, zero, b, global / (dp * b), facts.batch / (dp * b), recompute, offload};
-                o.lowerBoundSeconds = stepLowerBound(o.plan, facts, scale, cluster, bf16);
-                candidates.push_back(std::move(o));
+                // ZeRO++ where it applies: ZeRO-3 of data-parallel ranks on whole nodes, more than one.
+                const bool zeroPlusPlusApplies = zero == 3 && tp == 1 && cp == 1 && pp == 1 &&
+                                                 std::string(offload) == "none" && dp > cluster.devicesPerNode &&
+                                                 dp % cluster.devicesPerNode == 0;
+                for (bool zeroPlusPlus : {false, true}) {
+                  if (zeroPlusPlus && !zeroPlusPlusApplies)
+                    continue;
+                  PlanOutcome o;
+                  o.plan = {tp, cp, pp, dp, 1, zero, b, global / (dp * b), facts.batch / (dp * b), recompute, offload,
+                            zeroPlusPlus};
+                  o.lowerBoundSeconds = stepLowerBound(o.plan, facts, scale, cluster, bf16);
+                  candidates.push_back(std::move(o));
+                }
               }
           }
         }
@@ -218,7 +240,9 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
   // Recomputation and offload trade time for memory: a plan that recomputes more, or offloads,
   // than a twin that fits is never faster, so it is not evaluated (nor listed).
   auto twinKey = [](const PlanChoice &p) {
-    return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}", p.tp, p.cp, p.pp, p.dp, p.zeroStage, p.microBatchSize).str();
+    return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}/{6}", p.tp, p.cp, p.pp, p.dp, p.zeroStage, p.microBatchSize,
+                         p.zeroPlusPlus)
+        .str();
   };
   // Recomputation in increasing amounts (op recomputes selective's values and more), then
   // offload: level % 4 and level / 4.
@@ -254,7 +278,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
           const PlanChoice &p = c.plan;
           return small.tp == p.tp && small.cp == p.cp && small.pp == p.pp && small.zeroStage == p.zeroStage &&
                  small.recompute == p.recompute && small.offloadOptimizer == p.offloadOptimizer &&
-                 small.microBatchSize <= p.microBatchSize;
+                 small.zeroPlusPlus == p.zeroPlusPlus && small.microBatchSize <= p.microBatchSize;
         })) {
       ++result.overMemory;
       continue;
@@ -269,6 +293,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     o.gradAccum = c.plan.compileMicroBatches;
     o.recompute = c.plan.recompute;
     o.offloadOptimizer = c.plan.offloadOptimizer;
+    setZeroPlusPlus(o, c.plan.zeroPlusPlus, cluster.devicesPerNode);
     o.memoryBudget = 0; // the planner compares the plan with the budget itself
     o.report = "";
     // The passes' cost model (bucket sizes) from the cluster's links for this mesh, as zcc
@@ -290,7 +315,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
       continue;
     }
     SimRequest sim;
-    sim.mesh = {c.plan.tp, c.plan.cp, c.plan.dp, c.plan.pp, 1};
+    sim.mesh = Mesh::of(o);
     sim.microBatches = c.plan.microBatches;
     sim.bf16 = bf16;
     sim.modelFlopsPerStep = facts.modelFlops * scale;
@@ -362,6 +387,8 @@ llvm::json::Value zcc::sim::planJson(const PlanOutcome &choice, const Cluster &c
       {"grad_accum", c.compileMicroBatches},
       {"recompute", c.recompute},
       {"offload_optimizer", c.offloadOptimizer},
+      {"zero_plus_plus", c.zeroPlusPlus},
+      {"ranks_per_node", cluster.devicesPerNode},
       {"precision", choice.result.bf16 ? "bf16" : "fp32"},
       {"predicted", choice.result.toJson()}};
 }
@@ -412,6 +439,13 @@ llvm::Error zcc::sim::applyPlanFile(llvm::StringRef path, ZccPipelineOptions &op
   options.recompute = recompute;
   options.offloadOptimizer = offload;
   options.precision = precision;
+  // ZeRO++ (plans written before it: absent, off).
+  if (std::optional<bool> zeroPlusPlus = root->getBoolean("zero_plus_plus"); zeroPlusPlus && *zeroPlusPlus) {
+    int64_t perNode = 0;
+    if (llvm::Error e = integer("ranks_per_node", perNode))
+      return e;
+    setZeroPlusPlus(options, true, perNode);
+  }
   if (std::string problem = checkPipelineOptions(options); !problem.empty())
     return fail(problem);
   return llvm::Error::success();

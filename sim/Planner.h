@@ -50,6 +50,9 @@ struct PlanChoice {
   int64_t microBatches = 1;   // per optimizer step (the global batch's)
   int64_t compileMicroBatches = 1; // of the model's own batch (--grad-accum of the compile)
   std::string recompute = "none", offloadOptimizer = "none";
+  /// ZeRO++ over nodes of the cluster's devices (qwZ, hpZ inside a node, qgZ): ZeRO-3 on a mesh
+  /// of data-parallel ranks only, across nodes.
+  bool zeroPlusPlus = false;
   std::string describe() const;
 };
 
@@ -77,6 +80,9 @@ struct PlannerResult {
 
 /// Searches the plans for `request.nodes` nodes of `cluster`. Fails (with `error`) where no
 /// plan fits.
+/// ZeRO++ as the planner chooses it: qwZ, qgZ, and hpZ over each node's `ranksPerNode` ranks.
+void setZeroPlusPlus(mlir::zc::ZccPipelineOptions &o, bool on, int64_t ranksPerNode);
+
 mlir::FailureOr<PlannerResult> planAuto(const PlannerRequest &request, const Cluster &cluster, std::string &error);
 
 /// Why the runner-up lost to the choice: the parts of the step that differ most.
