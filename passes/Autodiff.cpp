@@ -79,6 +79,10 @@ public:
           });
           return success();
         })
+        .Case([&](FakeQuantizeOp o) { // straight through: the quantization's gradient is the identity
+          give(o.getInput(), [&] { return dy; });
+          return success();
+        })
         .Case([&](CastOp o) {
           give(o.getInput(), [&] { return Value(CastOp::create(b, o.getInput().getType(), dy)); });
           return success();

@@ -363,6 +363,12 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         call(b, "zrt_fill_zero", {I32(0), p.back(), I64(1)});
         return success();
       })
+      .Case([&](FakeQuantizeOp o) {
+        call(b, "zrt_fake_quantize", {dt, p[0], p[1], p[2], I64(numel(o.getInput())),
+                                      I64(static_cast<int64_t>(o.getGroups())), I32(o.getBits()),
+                                      I32(o.getAsymmetric() ? 1 : 0)});
+        return success();
+      })
       .Case([&](QuantizeOp o) {
         const int64_t cols = tensorOf(o.getInput()).getShape().back();
         call(b, "zrt_quantize", {dt, p[0], p[1], I64(numel(o.getInput()) / cols), I64(cols),

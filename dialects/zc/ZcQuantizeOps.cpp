@@ -72,6 +72,16 @@ LogicalResult DequantizeOp::verify() {
   return verifyQuantizedPair(*this, tensorOf(getResult()), tensorOf(getInput()), getBlock(), getBits());
 }
 
+LogicalResult FakeQuantizeOp::verify() {
+  if (getBits() < 2 || getBits() > 8)
+    return emitOpError() << "bits must be 2 to 8 (DeepSpeed's ternary and binary quantizers are not supported), got "
+                         << getBits();
+  const int64_t n = tensorOf(getInput()).getNumElements();
+  if (n % static_cast<int64_t>(getGroups()))
+    return emitOpError() << getGroups() << " groups do not divide the " << n << " values";
+  return success();
+}
+
 LogicalResult AllToAllOp::verify() {
   RankedTensorType type = tensorOf(getInput());
   if (type.getRank() == 0 || type.getDimSize(0) % static_cast<int64_t>(getRanks()))

@@ -53,6 +53,35 @@ def ZC_DequantizeOp : ZC_Op<"dequantize", [Pure]> {
   let hasVerifier = 1;
 }
 
+def ZC_FakeQuantizeOp : ZC_Op<"fake_quantize", [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "Compression training's weight quantization: values snapped to a grid, gradient straight through";
+  let description = [{
+    DeepSpeed's `SymQuantizer` / `AsymQuantizer` (`compression_training`'s
+    weight quantization with `quantize_weight_in_forward`): the flattened
+    input is `groups` contiguous groups, each snapped to its own `bits`-bit
+    grid (symmetric: `scale = 2 max|x| / 2^bits`, levels
+    `[-2^(bits-1), 2^(bits-1) - 1]`; `asymmetric`: `scale = (max - min) /
+    2^bits` and a zero point, levels `[0, 2^bits - 1]`), each operation
+    rounded in f32 as PyTorch does (runtime/include/zrt/FakeQuantize.h).
+    While the 0-d `gate` is 0 (before the schedule's offset) the result is
+    the input. The gradient passes through unchanged (straight-through
+    estimator).
+
+    Example:
+
+    ```mlir
+    %wq = zc.fake_quantize %w, %gate bits 8 groups 1 : tensor<128x512xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_LossTensor:$gate, ConfinedAttr<I32Attr, [IntPositive]>:$bits,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$groups, UnitAttr:$asymmetric);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gate `bits` $bits `groups` $groups (`asymmetric` $asymmetric^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def ZC_AllToAllOp : ZC_Op<"all_to_all", [AllTypesMatch<["input", "result"]>]> {
   let summary = "Exchanges equal blocks of the leading axis among the ranks of one group (blocking)";
   let description = [{

@@ -142,6 +142,18 @@ void zrt_quantize(int32_t dtype, const void *x, void *o, int64_t rows, int64_t c
   checkQuantization("zrt_quantize", rows, cols, block, bits);
   isaKernels().quantize(dtype, x, o, rows, cols, block, bits);
 }
+void zrt_fake_quantize(int32_t dtype, const void *x, const void *gate, void *y, int64_t n, int64_t groups, int32_t bits,
+                       int32_t asymmetric) {
+  TraceScope trace("zrt_fake_quantize", TraceTrack::Compute);
+  if (bits < 2 || bits > 8)
+    fatal("zrt_fake_quantize", "bits is %d: 2 to 8", bits);
+  if (n < 0 || groups < 1 || n % groups)
+    fatal("zrt_fake_quantize", "%lld values do not make %lld equal groups", static_cast<long long>(n),
+          static_cast<long long>(groups));
+  if (!gate)
+    fatal("zrt_fake_quantize", "gate is null");
+  isaKernels().fakeQuantize(dtype, x, y, n, groups, bits, asymmetric != 0, *static_cast<const float *>(gate));
+}
 void zrt_dequantize(int32_t dtype, const void *q, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
   TraceScope trace("zrt_dequantize", TraceTrack::Compute);
   checkQuantization("zrt_dequantize", rows, cols, block, bits);

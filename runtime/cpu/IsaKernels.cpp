@@ -95,13 +95,18 @@ void dequantizeEntry(int32_t dtype, const void *q, void *y, int64_t rows, int64_
   ZRT_TYPED("zrt_dequantize", dtype, dequantizeRows(in<uint8_t>(q), out<T>(y), rows, cols, block, bits));
 }
 
+void fakeQuantizeEntry(int32_t dtype, const void *x, void *y, int64_t n, int64_t groups, int32_t bits, bool asymmetric,
+                       float gate) {
+  ZRT_TYPED("zrt_fake_quantize", dtype, fakeQuantizeGroups(in<T>(x), out<T>(y), n, groups, bits, asymmetric, gate));
+}
+
 } // namespace
 
 extern const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA);
 const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA) = {
     ZRT_STRINGIFY(ZRT_ISA), geluEntry, geluGradEntry, siluEntry, siluGradEntry, swigluEntry, swigluGradEntry, softmaxEntry, attentionEntry,
     attentionGradEntry, biasAddEntry, layernormEntry, addLayernormEntry, layernormGradEntry, reduceSumEntry, adamwEntry,
-    sumOfSquaresEntry, quantizeEntry, dequantizeEntry, widenedGemm,
+    sumOfSquaresEntry, quantizeEntry, dequantizeEntry, fakeQuantizeEntry, widenedGemm,
 };
 
 } // namespace zrt::cpu

@@ -520,6 +520,14 @@ void zrt_quantize(int32_t dt, const void *x, void *o, int64_t rows, int64_t cols
   GpuScope trace("zrt_quantize", compute());
   quantize(dt, x, o, rows, cols, block, bits, compute());
 }
+void zrt_fake_quantize(int32_t dt, const void *x, const void *gate, void *y, int64_t n, int64_t groups, int32_t bits,
+                       int32_t asymmetric) {
+  GpuScope trace("zrt_fake_quantize", compute());
+  if (bits < 2 || bits > 8 || n < 0 || groups < 1 || n % groups)
+    fatal("zrt_fake_quantize", "%lld values in %lld groups at %d bits: groups must divide the values, bits 2 to 8",
+          static_cast<long long>(n), static_cast<long long>(groups), bits);
+  fakeQuantize(dt, x, gate, y, n, groups, bits, asymmetric != 0, compute());
+}
 void zrt_dequantize(int32_t dt, const void *q, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
   GpuScope trace("zrt_dequantize", compute());
   dequantize(dt, q, y, rows, cols, block, bits, compute());

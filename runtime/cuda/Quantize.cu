@@ -7,6 +7,7 @@
 #include "cuda/CudaCheck.h"
 #include "cuda/Dispatch.h"
 #include "cuda/Kernels.h"
+#include "zrt/FakeQuantize.h"
 #include "zrt/Quantize.h"
 
 #include <algorithm>
@@ -74,7 +75,48 @@ __global__ void dequantizeValues(const uint8_t *in, T *y, int64_t rows, int64_t 
   }
 }
 
+/// zc.fake_quantize: a warp per group finds its extremes (order-free), then snaps its values.
+template <class T>
+__global__ void fakeQuantizeGroups(const T *x, const float *gate, T *y, int64_t groups, int64_t size, int32_t bits,
+                                   bool asymmetric) {
+  const bool on = *gate != 0.0f;
+  for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
+    const T *src = x + g * size;
+    T *dst = y + g * size;
+    if (!on) {
+      ZRT_LANE_COLUMNS(i, size)
+      dst[i] = src[i];
+      continue;
+    }
+    float lo = INFINITY, hi = -INFINITY, amax = 0.0f;
+    ZRT_LANE_COLUMNS(i, size) {
+      const float v = static_cast<float>(src[i]);
+      lo = fminf(lo, v);
+      hi = fmaxf(hi, v);
+      amax = fmaxf(amax, fabsf(v));
+    }
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+      lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, offset));
+      hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, offset));
+      amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
+    }
+    const fakequant::Grid grid = asymmetric ? fakequant::asymmetricGrid(lo, hi, bits) : fakequant::symmetricGrid(amax, bits);
+    ZRT_LANE_COLUMNS(i, size)
+    dst[i] = T(fakequant::snapped(static_cast<float>(src[i]), grid, bits, asymmetric));
+  }
+}
+
 } // namespace
+
+void fakeQuantize(int32_t dtype, const void *x, const void *gate, void *y, int64_t n, int64_t groups, int32_t bits,
+                  bool asymmetric, cudaStream_t s) {
+  if (n == 0)
+    return;
+  ZRT_CUDA_TYPED("zrt_fake_quantize", dtype,
+                 (fakeQuantizeGroups<T><<<itemBlocks(groups), kWarp, 0, s>>>(
+                     static_cast<const T *>(x), static_cast<const float *>(gate), static_cast<T *>(y), groups,
+                     n / groups, bits, asymmetric)));
+}
 
 void quantize(int32_t dtype, const void *x, void *out, int64_t rows, int64_t cols, int64_t block, int32_t bits,
               cudaStream_t s) {

@@ -363,6 +363,30 @@ void quantization() {
           wantBack[i] = dt == 1 ? float(zrt::bf16(static_cast<float>(back[i]))) : static_cast<float>(back[i]);
         compare("de" + what, decode(dy.host(), dt), wantBack, 0);
       }
+  // Compression training's fake quantization (DeepSpeed's quantizers), f32 as the reference computes
+  // it; more groups than one launch's grid, and the gate off (a copy).
+  for (bool asymmetric : {false, true})
+    for (auto [groups, bits] : {std::pair<int64_t, int>{1, 8}, {3, 4}, {70000, 2}}) {
+      const int64_t n = 210000;
+      std::vector<double> x = zrt::test::quantizationInputs(1, n, 64, 8, 17 + bits);
+      Tensor t{0, std::vector<float>(n)};
+      for (int64_t i = 0; i < n; ++i)
+        x[i] = t.values[i] = static_cast<float>(x[i] * 0.02);
+      std::vector<double> want = zrt::test::referenceFakeQuantize(x, groups, bits, asymmetric);
+      std::vector<float> wantF(want.begin(), want.end());
+      auto tb = t.bytes();
+      const float on = 1.0f, off = 0.0f;
+      std::vector<unsigned char> onb(4), offb(4);
+      std::memcpy(onb.data(), &on, 4);
+      std::memcpy(offb.data(), &off, 4);
+      DeviceBuffer dx(tb), dy(tb.size()), gateOn(onb), gateOff(offb);
+      const std::string what = std::string("fake_quantize ") + (asymmetric ? "asym" : "sym") + " " +
+                               std::to_string(groups) + " groups int" + std::to_string(bits);
+      zrt::cuda::fakeQuantize(0, dx.ptr, gateOn.ptr, dy.ptr, n, groups, bits, asymmetric, nullptr);
+      compare(what, decode(dy.host(), 0), wantF, 0);
+      zrt::cuda::fakeQuantize(0, dx.ptr, gateOff.ptr, dy.ptr, n, groups, bits, asymmetric, nullptr);
+      compare(what + " gate off", decode(dy.host(), 0), t.values, 0);
+    }
 }
 
 void fusedMatmuls(std::mt19937 &rng) {

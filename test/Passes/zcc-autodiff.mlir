@@ -142,6 +142,23 @@ zc.forward @gqa(%q: tensor<2x3x8xf32>, %t: tensor<2x3x8xf32>) -> tensor<f32> {
 
 // -----
 
+// Compression training's fake quantization: the straight-through estimator, the weight's gradient is
+// the product's, untouched; the gate (a step input) gets none.
+
+zc.param @wq : tensor<3x4xf32> = #zc.ones
+// CHECK-LABEL: func.func @ste_step
+zc.forward @ste(%x: tensor<2x3xf32>, %t: tensor<2x4xf32>, %gate: tensor<f32> {zc.input = "compression_gate"}) -> tensor<f32> {
+  %w = zc.param_ref @wq : tensor<3x4xf32>
+  %q = zc.fake_quantize %w, %gate bits 8 groups 1 : tensor<3x4xf32>
+  %y = zc.matmul %x, %q : tensor<2x3xf32>, tensor<3x4xf32> -> tensor<2x4xf32>
+  %l = zc.mse %y, %t : tensor<2x4xf32> -> tensor<f32>
+  zc.return %l : tensor<f32>
+}
+// CHECK: %[[DW:.+]] = zc.matmul %arg0, %{{.+}} transpose_lhs : tensor<2x3xf32>, tensor<2x4xf32> -> tensor<3x4xf32>
+// CHECK-NEXT: zc.grad_accumulate @wq, %[[DW]]
+
+// -----
+
 zc.param @w : tensor<4xf32> = #zc.zeros
 zc.forward @bad(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<f32> {
   %w = zc.param_ref @w : tensor<4xf32>

@@ -91,6 +91,44 @@ TEST(Quantize, TiesRoundToEvenAndLevelsSaturate) {
   EXPECT_EQ(back, y);
 }
 
+TEST(FakeQuantize, EveryLevelMatchesDeepSpeedsQuantizersBitwise) {
+  // Groups of 1000 and 33 values (vector remainders), one group; weights at the scale of an
+  // initialization, some exactly on a tie of the grid, and a constant group (scale 0).
+  for (const cpu::IsaKernels *k : levelsThisCpuRuns())
+    for (bool asymmetric : {false, true})
+      for (int bits : {8, 4, 2})
+        for (int64_t groups : {int64_t(1), int64_t(3), int64_t(100)}) {
+          const int64_t n = 3300;
+          std::vector<double> x = quantizationInputs(1, n, 64, 8, 7 + bits);
+          for (double &v : x)
+            v = static_cast<float>(v * 0.02);
+          for (int64_t i = 0; i < n / groups && groups == 100; ++i)
+            x[i] = 0.25; // group 0: constant
+          const std::string what = std::string(k->isa) + (asymmetric ? " asymmetric" : " symmetric") + " bits " +
+                                   std::to_string(bits) + " groups " + std::to_string(groups);
+          std::vector<double> want = referenceFakeQuantize(x, groups, bits, asymmetric);
+          std::vector<float> in = as<float>(x), got(n);
+          const float on = 1.0f;
+          k->fakeQuantize(ZRT_DTYPE_F32, in.data(), got.data(), n, groups, bits, asymmetric, on);
+          for (int64_t i = 0; i < n; ++i)
+            ASSERT_EQ(got[i], static_cast<float>(want[i])) << what << " at " << i << " (x " << x[i] << ")";
+          k->fakeQuantize(ZRT_DTYPE_F32, in.data(), got.data(), n, groups, bits, asymmetric, 0.0f);
+          ASSERT_EQ(got, in) << what << ": gate 0 must copy";
+        }
+}
+
+TEST(FakeQuantize, SymmetricGridIsDeepSpeeds) {
+  // amax 1 at 8 bits: scale 2/256, levels -128..127, so 1.0 saturates at 127/128 and -1.0 is exact.
+  std::vector<float> x{1.0f, -1.0f, 0.5f, 3.0f / 256, 0.0f}, y(5);
+  const float gate = 1.0f;
+  zrt_fake_quantize(ZRT_DTYPE_F32, x.data(), &gate, y.data(), 5, 1, 8, 0);
+  EXPECT_EQ(y[0], 127.0f / 128);
+  EXPECT_EQ(y[1], -1.0f);
+  EXPECT_EQ(y[2], 0.5f);
+  EXPECT_EQ(y[3], 2.0f / 128); // 1.5 steps: ties to even
+  EXPECT_EQ(y[4], 0.0f);
+}
+
 TEST(Quantize, RowBytesKeepScalesAligned) {
   EXPECT_EQ(quant::rowBytes(1000, 128, 8), 4 * 8 + 1000);
   EXPECT_EQ(quant::rowBytes(257, 64, 4), 4 * 5 + 132); // 129 value bytes padded to 132

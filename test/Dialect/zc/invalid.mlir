@@ -1323,3 +1323,28 @@ func.func @f() {
   %own = zc.pack_secondary [@w.secondary] ranks 4 group 3 : tensor<12xf32>
   return
 }
+
+// -----
+
+func.func @f(%w: tensor<64x32xf32>, %gate: tensor<f32>) {
+  // expected-error @+1 {{'zc.fake_quantize' op 3 groups do not divide the 2048 values}}
+  %q = zc.fake_quantize %w, %gate bits 8 groups 3 : tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<64x32xf32>, %gate: tensor<f32>) {
+  // expected-error @+1 {{'zc.fake_quantize' op bits must be 2 to 8}}
+  %q = zc.fake_quantize %w, %gate bits 1 groups 1 : tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<3x8xi8>) {
+  // expected-error @+1 {{'zc.all_to_all_start' op the leading axis of 'tensor<3x8xi8>' must be 2 equal blocks}}
+  %h = zc.all_to_all_start %x ranks 2 on node : tensor<3x8xi8> -> !zc.async<tensor<3x8xi8>>
+  %y = zc.wait %h : !zc.async<tensor<3x8xi8>>
+  return
+}

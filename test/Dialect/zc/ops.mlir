@@ -491,6 +491,9 @@ module {
     %y = zc.dequantize %q block 128 bits 8 : tensor<2x1032xi8> -> tensor<2x1000xf32>
     // CHECK: zc.all_to_all %{{.+}} ranks 2 on node : tensor<2x2x520xi8>
     %a = zc.all_to_all %g ranks 2 on node : tensor<2x2x520xi8>
+    // CHECK: zc.all_to_all_start %{{.+}} ranks 2 on cross : tensor<2x2x520xi8> -> !zc.async<tensor<2x2x520xi8>>
+    %h = zc.all_to_all_start %a ranks 2 on cross : tensor<2x2x520xi8> -> !zc.async<tensor<2x2x520xi8>>
+    %b = zc.wait %h : !zc.async<tensor<2x2x520xi8>>
     // CHECK: zc.keep_secondary %{{.+}} ranks 4 group 2 into [@w.secondary] : tensor<24xf32>
     zc.keep_secondary %all ranks 4 group 2 into [@w.secondary] : tensor<24xf32>
     // CHECK: zc.pack_secondary [@w.secondary] ranks 4 group 2 : tensor<12xf32>
@@ -499,4 +502,16 @@ module {
     %back = zc.all_gather %own ranks 2 on hpz : tensor<12xf32> -> tensor<24xf32>
     return %y : tensor<2x1000xf32>
   }
+}
+
+// -----
+
+// Tests that compression training's fake quantization round-trips.
+// CHECK-LABEL: func.func @fake_quantize
+func.func @fake_quantize(%w: tensor<64x32xf32>, %gate: tensor<f32>) -> tensor<64x32xf32> {
+  // CHECK: zc.fake_quantize %{{.+}}, %{{.+}} bits 8 groups 4 : tensor<64x32xf32>
+  %q = zc.fake_quantize %w, %gate bits 8 groups 4 : tensor<64x32xf32>
+  // CHECK: zc.fake_quantize %{{.+}}, %{{.+}} bits 4 groups 1 asymmetric : tensor<64x32xf32>
+  %a = zc.fake_quantize %q, %gate bits 4 groups 1 asymmetric : tensor<64x32xf32>
+  return %a : tensor<64x32xf32>
 }
