@@ -141,8 +141,10 @@ std::vector<int> nodesOf(RuntimeState &s, const Communicator *comm) {
     if (comm == s.comm.get())
       for (int r = 0; r < comm->size(); ++r)
         nodes.push_back(r / perNode);
-    else
+    else if (comm->size() == 1)
       nodes.push_back(s.comm->rank() / perNode);
+    else // every split records its members (recordMembers): one that does not is a runtime bug
+      fatal("zrt collective", "a group of %d ranks whose members were never recorded", comm->size());
     return nodes;
   }
   for (int world : it->second)
@@ -355,6 +357,7 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
     recordMembers(s, axis.get());
   const bool end = pp > 1 && (p == 0 || p == pp - 1);
   s.pipelineEnds = s.comm->split(end ? d * tp + t : -1, p);
+  recordMembers(s, s.pipelineEnds.get());
 }
 void zrt_set_context(int32_t cp) {
   RuntimeState &s = current("zrt_set_context");

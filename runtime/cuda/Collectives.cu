@@ -46,11 +46,12 @@ void countLinks(CudaRuntime &r, const Communicator *group, const CollectiveArgs 
 }
 
 /// Records the world rank of each member of a group split with (color, key) from the world.
+/// Collective on the world: every rank calls it, a rank in no group (null) with nothing to record.
 void recordMembers(CudaRuntime &r, const Communicator *group, int color, int key) {
-  if (!group)
-    return;
   MPI_Comm host;
-  MPI_Comm_split(MPI_COMM_WORLD, color, key, &host);
+  MPI_Comm_split(MPI_COMM_WORLD, group ? color : MPI_UNDEFINED, key, &host);
+  if (host == MPI_COMM_NULL)
+    return;
   std::vector<int> world(group->size());
   MPI_Allgather(&r.rank, 1, MPI_INT, world.data(), 1, MPI_INT, host);
   MPI_Comm_free(&host);
@@ -215,6 +216,7 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
   }
   const bool end = pp > 1 && (p == 0 || p == pp - 1);
   r.pipelineEnds = r.comm->split(end ? d * tp + t : -1, p);
+  recordMembers(r, r.pipelineEnds.get(), d * tp + t, p);
   if (pp > 1)
     for (int direction = 0; direction < 2; ++direction) {
       ZRT_CUDA_CHECK(cudaStreamCreateWithFlags(&r.pipeStreams[direction], cudaStreamNonBlocking));
