@@ -40,7 +40,7 @@ def main():
                             "--param-persistence-threshold", "1000", "--ranks-per-node", "2", "--report=json"] + flags,
                            check=True)
             report = json.load(open(exe + ".report.json"))
-            steps = STEPS if name in ("plain", "all") else 10
+            steps = STEPS if name in ("plain", "all") else 3
             out = subprocess.run(["mpirun", "-np", "4", exe, "--data", data, "--steps", str(steps),
                                   "--log-every", str(steps), "--ranks-per-node", "2"],
                                  check=True, capture_output=True, text=True, timeout=900).stdout
