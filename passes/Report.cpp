@@ -1,6 +1,7 @@
 //===- Report.cpp - per-rank memory and communication of the training plan ===//
 
 #include "passes/CostModel.h"
+#include "passes/LinkModel.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 
@@ -39,79 +40,20 @@ struct Plan {
   int64_t inNodeBytes = -1, crossNodeBytes = -1;
 };
 
-/// Where the data axis' collectives send their bytes, summed over all ranks: the runtime's link
-/// counters' model (zrt_counters.bytes_in_node / bytes_cross_node). A ring sends all of a rank's
-/// bytes to the next rank of its group; an all-to-all sends each peer its block; node = rank /
-/// ranks per node. Modelled on meshes of data-parallel ranks only (rank = data coordinate), with
-/// ZeRO++'s groups: `node` (ranks per node consecutive), `cross` (same place on each node), `hpz`.
-class LinkModel {
-public:
-  LinkModel(int64_t ranks, int64_t perNode, int64_t hpz)
-      : ranks(ranks), perNode(std::max<int64_t>(1, std::min(perNode, ranks))), hpz(std::max<int64_t>(1, hpz)) {}
-
-  /// The world ranks of `rank`'s group on `axis`, in group order.
-  SmallVector<int64_t> group(MeshAxis axis, int64_t rank) const {
-    SmallVector<int64_t> members;
-    auto run = [&](int64_t first, int64_t count, int64_t stride) {
-      for (int64_t i = 0; i < count; ++i)
-        members.push_back(first + i * stride);
-    };
-    switch (axis) {
-    case MeshAxis::node: run(rank / perNode * perNode, perNode, 1); break;
-    case MeshAxis::cross: run(rank % perNode, ranks / perNode, perNode); break;
-    case MeshAxis::hpz: run(rank / hpz * hpz, hpz, 1); break;
-    default: run(0, ranks, 1); break; // the data axis
-    }
-    return members;
-  }
-
-  /// Ranks whose ring successor on `axis` is on another node.
-  int64_t crossingRingRanks(MeshAxis axis) const {
-    int64_t crossing = 0;
-    for (int64_t r = 0; r < ranks; ++r) {
-      SmallVector<int64_t> g = group(axis, r);
-      auto at = llvm::find(g, r) - g.begin();
-      crossing += g.size() > 1 && g[(at + 1) % g.size()] / perNode != r / perNode;
-    }
-    return crossing;
-  }
-
-  /// Peers on other nodes, summed over the ranks (an all-to-all's crossing blocks).
-  int64_t crossPeers(MeshAxis axis) const {
-    int64_t peers = 0;
-    for (int64_t r = 0; r < ranks; ++r)
-      for (int64_t p : group(axis, r))
-        peers += p / perNode != r / perNode;
-    return peers;
-  }
-
-  /// Adds a ring collective every rank runs, `perRank` bytes each, to the totals.
-  void ring(MeshAxis axis, int64_t perRank, Plan &plan) const {
-    const int64_t cross = crossingRingRanks(axis) * perRank;
-    plan.crossNodeBytes += cross;
-    plan.inNodeBytes += ranks * perRank - cross;
-  }
-  /// An all-to-all of `groupRanks` blocks of `block` bytes.
-  void allToAll(MeshAxis axis, int64_t groupRanks, int64_t block, Plan &plan) const {
-    const int64_t cross = crossPeers(axis) * block;
-    plan.crossNodeBytes += cross;
-    plan.inNodeBytes += ranks * (groupRanks - 1) * block - cross;
-  }
-
-private:
-  int64_t ranks, perNode, hpz;
-};
-
 /// Counts the collectives of `fn`, `times` runs of it, with the bytes a rank sends
 /// under ring algorithms (what the runtime's counters add up).
 /// The tensor an async collective's zc.wait yields.
 RankedTensorType awaitedType(Value handle) { return cast<AsyncType>(handle.getType()).getValueType(); }
 
 void countCollectives(func::FuncOp fn, int64_t times, Plan &plan, const std::optional<LinkModel> &links) {
+  auto add = [&](LinkModel::Bytes b) {
+    plan.inNodeBytes += b.inNode;
+    plan.crossNodeBytes += b.crossNode;
+  };
   // The data axis' (and ZeRO++'s groups') ring bytes by link.
   auto onLinks = [&](MeshAxis axis, int64_t perRank) {
     if (links && axis != MeshAxis::tensor && axis != MeshAxis::context && axis != MeshAxis::pipeline)
-      links->ring(axis, perRank, plan);
+      add(links->ring(axis, perRank));
   };
   auto allReduce = [&](RankedTensorType t, int64_t n, MeshAxis axis = MeshAxis::data) {
     int64_t bytes = times * 2 * (n - 1) * t.getNumElements() * elementBytes(t) / n;
@@ -213,7 +155,7 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan, const std::opt
       plan.allToAlls += times;
       plan.commBytes += times * (ranks - 1) * block;
       if (links)
-        links->allToAll(op->getAttrOfType<MeshAxisAttr>("axis").getValue(), ranks, times * block, plan);
+        add(links->allToAll(op->getAttrOfType<MeshAxisAttr>("axis").getValue(), ranks, times * block));
     } else if (auto o = dyn_cast<AllGatherOp>(op)) {
       RankedTensorType shard = tensorOf(o.getInput());
       const int64_t bytes = times * (static_cast<int64_t>(o.getRanks()) - 1) * shard.getNumElements() * elementBytes(shard);

@@ -7,16 +7,14 @@ using namespace mlir;
 using namespace mlir::zc;
 using namespace mlir::zc::detail;
 
-namespace {
-/// A started collective must be finished by exactly one zc.wait, or the
-/// communication stream would hold a transfer nobody completes.
-LogicalResult verifyWaitedOnce(Operation *start) {
+LogicalResult mlir::zc::detail::verifyWaitedOnce(Operation *start) {
   Value handle = start->getResult(0);
   if (!handle.hasOneUse() || !isa<WaitOp>(*handle.getUsers().begin()))
     return start->emitOpError("handle must be waited on by exactly one zc.wait");
   return success();
 }
 
+namespace {
 RankedTensorType awaited(Value handle) {
   return cast<AsyncType>(handle.getType()).getValueType();
 }

@@ -56,6 +56,15 @@ FailureOr<int64_t> secondaryElements(Operation *op, ArrayAttr states, Type eleme
   return total;
 }
 
+/// An all-to-all's buffer: `ranks` equal blocks of the leading axis, on a group that has one.
+LogicalResult verifyExchange(Operation *op, RankedTensorType type, uint64_t ranks, MeshAxis axis) {
+  if (type.getRank() == 0 || type.getDimSize(0) % static_cast<int64_t>(ranks))
+    return op->emitOpError() << "the leading axis of " << type << " must be " << ranks << " equal blocks";
+  if (axis == MeshAxis::pipeline)
+    return op->emitOpError("has no all-to-all on the pipeline axis");
+  return success();
+}
+
 LogicalResult verifyGroup(Operation *op, int64_t ranks, int64_t group) {
   if (ranks % group)
     return op->emitOpError() << "groups of " << group << " ranks do not divide " << ranks;
@@ -82,25 +91,15 @@ LogicalResult FakeQuantizeOp::verify() {
   return success();
 }
 
-LogicalResult AllToAllOp::verify() {
-  RankedTensorType type = tensorOf(getInput());
-  if (type.getRank() == 0 || type.getDimSize(0) % static_cast<int64_t>(getRanks()))
-    return emitOpError() << "the leading axis of " << type << " must be " << getRanks() << " equal blocks";
-  if (getAxis() == MeshAxis::pipeline)
-    return emitOpError("has no all-to-all on the pipeline axis");
-  return success();
-}
+LogicalResult AllToAllOp::verify() { return verifyExchange(*this, tensorOf(getInput()), getRanks(), getAxis()); }
 
 LogicalResult AllToAllStartOp::verify() {
   RankedTensorType type = tensorOf(getInput());
   if (type != cast<AsyncType>(getHandle().getType()).getValueType())
     return emitOpError() << "the handle must yield the input's type " << type;
-  if (type.getRank() == 0 || type.getDimSize(0) % static_cast<int64_t>(getRanks()))
-    return emitOpError() << "the leading axis of " << type << " must be " << getRanks() << " equal blocks";
-  Value handle = getHandle();
-  if (!handle.hasOneUse() || !isa<WaitOp>(*handle.getUsers().begin()))
-    return emitOpError("handle must be waited on by exactly one zc.wait");
-  return success();
+  if (failed(verifyExchange(*this, type, getRanks(), getAxis())))
+    return failure();
+  return detail::verifyWaitedOnce(*this);
 }
 
 LogicalResult KeepSecondaryOp::verify() { return verifyGroup(*this, getRanks(), getGroup()); }

@@ -40,6 +40,10 @@ LogicalResult verifyBoxInside(Operation *op, ArrayRef<int64_t> offsets, RankedTe
 LogicalResult verifyShardedPair(Operation *op, RankedTensorType shard,
                                 RankedTensorType gathered, int64_t ranks);
 
+/// A started collective must be finished by exactly one zc.wait, or the
+/// communication stream would hold a transfer nobody completes.
+LogicalResult verifyWaitedOnce(Operation *start);
+
 /// `layernorm`, `rmsnorm` and their gradients: gamma matches the last axis; epsilon > 0.
 LogicalResult verifyLayerNormOperands(Operation *op, RankedTensorType input,
                                       RankedTensorType gamma, double epsilon);

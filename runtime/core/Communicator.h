@@ -87,6 +87,9 @@ std::unique_ptr<Communicator> createLocalCommunicator();
 std::unique_ptr<Communicator> createMpiCommunicator(int *argc, char ***argv);
 /// True when the process was started by an MPI launcher (mpirun, srun).
 bool launchedByMpi();
+/// The ranks the launcher started on this rank's node (Open MPI, MPICH, Slurm), or 0 when it
+/// does not say.
+int launcherLocalRanks();
 
 } // namespace zrt
 

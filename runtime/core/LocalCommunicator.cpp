@@ -58,6 +58,13 @@ LinkBytes linkBytesSent(const CollectiveArgs &a, const int *nodes, int ranks, in
   return out;
 }
 
+int launcherLocalRanks() {
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
+    if (const char *v = std::getenv(name); v && std::atoi(v) > 0)
+      return std::atoi(v);
+  return 0;
+}
+
 bool launchedByMpi() {
   for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
     if (std::getenv(name))

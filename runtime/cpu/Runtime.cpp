@@ -126,10 +126,8 @@ void checkBuffer(const char *call, const char *what, const void *p, int64_t elem
 int linkNodeSize(const RuntimeState &s) {
   if (s.linkNodeSize > 0)
     return s.linkNodeSize;
-  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
-    if (const char *v = std::getenv(name); v && std::atoi(v) > 0)
-      return std::atoi(v);
-  return s.comm->size();
+  const int local = launcherLocalRanks();
+  return local > 0 ? local : s.comm->size();
 }
 
 /// The node of each member of `comm`, by group rank.

@@ -1,7 +1,6 @@
 // Collectives on the CUDA backend: NCCL on the communication stream, ordered with compute by
 // events, among the ranks of one axis of the device mesh (zrt_set_mesh: NCCL's and MPI's
 // communicators split per axis), and the host collectives train.bin uses, through MPI.
-#include <cstdlib>
 #include <cstring>
 
 #include "core/Error.h"
@@ -24,10 +23,7 @@ void runAlone(const CollectiveArgs &a, cudaStream_t s) {
 
 /// The link counters (zrt_counters.bytes_in_node / _cross_node) of one collective.
 void countLinks(CudaRuntime &r, const Communicator *group, const CollectiveArgs &a, int ranks, int rank) {
-  int perNode = r.linkNodeSize;
-  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
-    if (const char *v = std::getenv(name); perNode <= 0 && v && std::atoi(v) > 0)
-      perNode = std::atoi(v);
+  int perNode = r.linkNodeSize > 0 ? r.linkNodeSize : launcherLocalRanks();
   if (perNode <= 0)
     perNode = r.ranks;
   std::vector<int> nodes;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/Communicator.h"
 #include "core/Error.h"
 #include "core/Trace.h"
 #include "main/Data.h"
@@ -430,9 +431,7 @@ int main(int argc, char **argv) {
     }
     zrt_set_hierarchy(static_cast<int32_t>(compiled), static_cast<int32_t>(m0.hpz),
                       static_cast<int32_t>(flags.ranksPerNode));
-    int64_t placed = flags.ranksPerNode;
-    if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); placed == 0 && local)
-      placed = std::atoll(local);
+    const int64_t placed = flags.ranksPerNode > 0 ? flags.ranksPerNode : zrt::launcherLocalRanks();
     if (m0.ranksPerNode > 0 && placed > 0 && placed != m0.ranksPerNode && zrt_rank() == 0)
       std::fprintf(stderr,
                    "train.bin: warning: compiled for %lld ranks per node (zcc --ranks-per-node), placed %lld per "
