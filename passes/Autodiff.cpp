@@ -79,6 +79,12 @@ public:
           });
           return success();
         })
+        .Case([&](ApplyMaskOp o) { // the mask again: pruned weights get no gradient
+          give(o.getInput(), [&] {
+            return Value(ApplyMaskOp::create(b, dy.getType(), dy, o.getGate(), o.getMaskAttr()));
+          });
+          return success();
+        })
         .Case([&](FakeQuantizeOp o) { // straight through: the quantization's gradient is the identity
           give(o.getInput(), [&] { return dy; });
           return success();

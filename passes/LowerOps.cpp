@@ -363,6 +363,16 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         call(b, "zrt_fill_zero", {I32(0), p.back(), I64(1)});
         return success();
       })
+      .Case([&](ApplyMaskOp o) {
+        call(b, "zrt_apply_mask", {dt, p[0], p[1], arenaAt(b, plan.stateOffset.lookup(o.getMaskAttr().getAttr())),
+                                   p[2], I64(numel(o.getInput()))});
+        return success();
+      })
+      .Case([&](StepGateOp o) {
+        ModuleOp module = o->getParentOfType<ModuleOp>();
+        call(b, "zrt_step_gate", {I64(stepGateIndex(module, o.getFrom())), p[0]});
+        return success();
+      })
       .Case([&](FakeQuantizeOp o) {
         call(b, "zrt_fake_quantize", {dt, p[0], p[1], p[2], I64(numel(o.getInput())),
                                       I64(static_cast<int64_t>(o.getGroups())), I32(o.getBits()),

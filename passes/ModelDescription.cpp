@@ -160,7 +160,11 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
         // A secondary shard (ZeRO++'s hpZ) is rebuilt by every forward pass: never saved or initialized.
         {"role", masters.contains(state.getSymNameAttr()) ? "master"
                  : state.getSecondary()                  ? "secondary"
+                 : state.getMaskKeepAttr()               ? "mask"
                                                           : "moment"},
+        // A pruning mask: the fraction of the parameter's initial values it keeps.
+        {"keep", state.getMaskKeepAttr() ? llvm::json::Value(state.getMaskKeepAttr().getValueAsDouble())
+                                         : llvm::json::Value(nullptr)},
         {"bytes", tensorBytes(state.getTensorType())}});
   for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
     auto t = cast<RankedTensorType>(type);
@@ -221,5 +225,25 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
   if (auto h = module->getAttrOfType<DictionaryAttr>("zc.hierarchy"))
     model["hierarchy"] = llvm::json::Object{{"ranks_per_node", h.getAs<IntegerAttr>("ranks_per_node").getInt()},
                                             {"hpz", h.getAs<IntegerAttr>("hpz").getInt()}};
+  // Compression training (zcc-compress): the schedule's gates train.bin sets before each step
+  // (zc.step_gate's numbering), and per compressed parameter what --export-weights applies
+  // (DeepSpeed's redundancy_clean: the weight quantized, then masked).
+  if (auto compressed = module->getAttrOfType<ArrayAttr>("zc.compression")) {
+    llvm::json::Array gates, params;
+    for (int64_t from : stepGateOffsets(module))
+      gates.push_back(from);
+    for (auto entry : compressed.getAsRange<DictionaryAttr>()) {
+      llvm::json::Object p{{"param", entry.getAs<StringAttr>("param").getValue()}};
+      if (auto bits = entry.getAs<IntegerAttr>("bits"))
+        p["quantize"] = llvm::json::Object{{"bits", bits.getInt()},
+                                           {"groups", entry.getAs<IntegerAttr>("groups").getInt()},
+                                           {"asymmetric", static_cast<bool>(entry.get("asymmetric"))},
+                                           {"transposed", static_cast<bool>(entry.get("transposed"))}};
+      if (auto mask = entry.getAs<StringAttr>("mask"))
+        p["mask"] = mask.getValue();
+      params.push_back(std::move(p));
+    }
+    model["compression"] = llvm::json::Object{{"step_gates", std::move(gates)}, {"params", std::move(params)}};
+  }
   return model;
 }

@@ -88,7 +88,8 @@ struct ZccOffloadPass : zc::impl::ZccOffloadBase<ZccOffloadPass> {
     }
     Builder b(module.getContext());
     for (StateOp state : module.getOps<StateOp>())
-      state->setAttr(Offload::kTier, b.getStringAttr(optimizer));
+      if (!state.getMaskKeepAttr()) // a pruning mask is read by the forward pass: it stays in the arena
+        state->setAttr(Offload::kTier, b.getStringAttr(optimizer));
     // Parameters: the shards ZeRO-3 partitions (a parameter kept whole on every rank, under the
     // persistence threshold, stays in the arena: every step reads it).
     SmallVector<ParamOp> offloadedParams;

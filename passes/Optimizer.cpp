@@ -122,7 +122,8 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
       auto state = [&](StringRef role) {
         OpBuilder after(param->getBlock(), std::next(param->getIterator()));
         auto s = StateOp::create(after, param.getLoc(), after.getStringAttr(param.getSymName() + "." + role),
-                                 TypeAttr::get(stateType), FlatSymbolRefAttr::get(param.getSymNameAttr()));
+                                 TypeAttr::get(stateType), FlatSymbolRefAttr::get(param.getSymNameAttr()),
+                                 /*secondary=*/UnitAttr(), /*mask_keep=*/FloatAttr());
         return FlatSymbolRefAttr::get(s.getSymNameAttr());
       };
       bool decay = type.getRank() >= 2 && !param->hasAttr("zc.no_decay");

@@ -59,6 +59,20 @@ inline SmallVector<func::FuncOp> forwardOnlyFunctions(ModuleOp module) {
   return fns;
 }
 
+/// The compression schedule's gates (zc.step_gate): their distinct `from` steps in increasing
+/// order, a gate's index being its place in the list (train.bin sets them in this order).
+inline SmallVector<int64_t> stepGateOffsets(ModuleOp module) {
+  SmallVector<int64_t> offsets;
+  module.walk([&](StepGateOp gate) { offsets.push_back(static_cast<int64_t>(gate.getFrom())); });
+  llvm::sort(offsets);
+  offsets.erase(std::unique(offsets.begin(), offsets.end()), offsets.end());
+  return offsets;
+}
+inline int64_t stepGateIndex(ModuleOp module, int64_t from) {
+  SmallVector<int64_t> offsets = stepGateOffsets(module);
+  return std::lower_bound(offsets.begin(), offsets.end(), from) - offsets.begin();
+}
+
 /// The functions the memory plan places: the step and the update, and the forward-only ones.
 inline SmallVector<func::FuncOp> plannedFunctions(ModuleOp module) {
   SmallVector<func::FuncOp> fns{functionWithRole(module, "step"), functionWithRole(module, "update")};

@@ -394,6 +394,34 @@ def ZccBucket : Pass<"zcc-bucket", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccCompress : Pass<"zcc-compress", "mlir::ModuleOp"> {
+  let summary = "DeepSpeed's compression training: fake-quantized, pruned weights on a schedule";
+  let description = [{
+    Reads DeepSpeed's `compression_training` JSON (a whole DeepSpeed config or
+    the section) and does what `init_compression` does to the matched
+    nn.Linear / nn.Embedding weights: every forward read of one becomes
+    `zc.fake_quantize` (weight_quantization, quantize_weight_in_forward)
+    and/or `zc.apply_mask` with a `zc.state ... mask` (l1 sparse_pruning),
+    each gated by a `zc.step_gate` at its `schedule_offset`. Module names are
+    parameter names without `.weight`; `modules` are regular expressions
+    searched in them. Records what --export-weights applies in the module
+    attribute `zc.compression`.
+
+    ```mlir
+    %w = zc.param_ref @"fc.weight" : tensor<64x32xf32>
+    // becomes
+    %q = zc.step_gate from 0 : tensor<f32>
+    %p = zc.step_gate from 50 : tensor<f32>
+    %w = zc.param_ref @"fc.weight" : tensor<64x32xf32>
+    %wq = zc.fake_quantize %w, %q bits 8 groups 1 : tensor<64x32xf32>
+    %wm = zc.apply_mask %wq, %p mask @"fc.weight.sparse_mask" : tensor<64x32xf32>
+    ```
+  }];
+  let options = [
+    Option<"config", "config", "std::string", "\"\"", "The compression_training JSON file">,
+  ];
+}
+
 def ZccZeroPlusPlus : Pass<"zcc-zero-pp", "mlir::ModuleOp"> {
   let summary = "ZeRO++: quantized weight gathers (qwZ), hierarchical partitions (hpZ), quantized gradients (qgZ)";
   let description = [{

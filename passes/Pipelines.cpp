@@ -68,6 +68,9 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--recompute auto chooses what fits --memory-budget: give one";
   else if (options.prefetch < 0)
     os << "--prefetch must be non-negative, got " << options.prefetch;
+  else if (!options.compression.empty() && (options.tensorParallel > 1 || options.pipelineParallel > 1))
+    os << "--compression with --tp or --pp is not supported: a quantization group and a pruning mask span the "
+          "whole weight";
   else if (options.precision != "fp32" && options.precision != "bf16")
     os << "--precision must be fp32 or bf16, got " << options.precision;
   else if (!options.report.empty() && options.report != "text" && options.report != "json")
@@ -161,6 +164,10 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
 void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &options) {
   // 1. Reject modules that are not a trainable model before any work.
   pm.addPass(createZccVerifyModel());
+  // Compression training (DeepSpeed's init_compression): on the user's whole weights, before
+  //    any pass splits them, so every later pass sees ordinary ops.
+  if (!options.compression.empty())
+    pm.addPass(createZccCompress({options.compression}));
   // 2. Megatron's tensor parallelism over the mesh's tensor axis, then each
   //    data-parallel rank's micro-batch of the global batch.
   if (options.tensorParallel > 1)

@@ -56,6 +56,10 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("adamw or sgd (default: the model's, else adamw)"),
                                 llvm::cl::init("")};
+  Option<std::string> compression{
+      *this, "compression",
+      llvm::cl::desc("DeepSpeed compression_training JSON: fake-quantized and pruned weights, on their schedule"),
+      llvm::cl::init("")};
   Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32, or bf16 compute with fp32 master weights"),
                                 llvm::cl::init("fp32")};
   Option<double> bucketMb{*this, "bucket-mb",

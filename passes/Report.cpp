@@ -36,6 +36,7 @@ struct Plan {
   int64_t pipelineSends = 0, pipelineBytes = 0;
   // hpZ's secondary parameter shards (zcc-zero-pp), not optimizer state.
   int64_t secondaryBytes = 0;
+  int64_t maskBytes = 0; // compression training's pruning masks (whole on every rank)
   // Over all ranks, per step, by the link the bytes cross (LinkModel; -1: not modelled).
   int64_t inNodeBytes = -1, crossNodeBytes = -1;
 };
@@ -330,7 +331,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       plan.gradBytes += s.gradStorage() * elementBytes(param.getTensorType());
     }
     for (StateOp state : module.getOps<StateOp>())
-      (state.getSecondary() ? plan.secondaryBytes : plan.optimizerBytes) +=
+      (state.getSecondary() ? plan.secondaryBytes : state.getMaskKeepAttr() ? plan.maskBytes : plan.optimizerBytes) +=
           state.getTensorType().getNumElements() * elementBytes(state.getTensorType());
     // Bytes by link, where the mesh is data-parallel ranks only.
     std::optional<LinkModel> links;
@@ -480,6 +481,8 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
           {"comm_bytes", plan.commBytes}};
       if (plan.secondaryBytes)
         report["hpz_secondary_bytes"] = plan.secondaryBytes;
+      if (plan.maskBytes)
+        report["pruning_mask_bytes"] = plan.maskBytes;
       if (plan.crossNodeBytes >= 0) // all ranks, per step
         report["links"] = llvm::json::Object{{"ranks_per_node", static_cast<int64_t>(ranksPerNode)},
                                              {"in_node_bytes", plan.inNodeBytes},
@@ -566,6 +569,8 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
          << ", all_reduce " << plan.allReduces << ", comm_bytes " << plan.commBytes << "\n";
       if (plan.secondaryBytes)
         os << "  hpz_secondary_bytes        " << plan.secondaryBytes << " (ZeRO++'s copy for in-group gathers)\n";
+      if (plan.maskBytes)
+        os << "  pruning_mask_bytes         " << plan.maskBytes << " (compression's sparse-pruning masks)\n";
       if (plan.crossNodeBytes >= 0)
         os << "  all ranks per step, by link (" << ranksPerNode << " ranks per node): in node " << plan.inNodeBytes
            << " B, across nodes " << plan.crossNodeBytes << " B\n";

@@ -146,7 +146,7 @@ struct ZccZeroPass : zc::impl::ZccZeroBase<ZccZeroPass> {
                                              param.getTensorType().getElementType());
       auto stateShard = RankedTensorType::get({sharding.shardElements()}, builder.getF32Type());
       for (StateOp state : module.getOps<StateOp>())
-        if (state.getParamAttr().getAttr() == name)
+        if (state.getParamAttr().getAttr() == name && !state.getMaskKeepAttr()) // a mask stays whole
           state.setTypeAttr(TypeAttr::get(stateShard));
 
       // The step function (and a pipeline stage's forward-only function: one gather).

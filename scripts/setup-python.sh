@@ -26,4 +26,14 @@ if ! "$venv/bin/python" -c "import torch, transformers, safetensors, numpy; asse
   "$venv/bin/pip" install --quiet --upgrade pip
   "$venv/bin/pip" install --quiet "${REQUIREMENTS[@]}"
 fi
+# DeepSpeed's compression library (init_compression), the reference of zcc --compression: 0.19.6 is
+# its last release (0.19.7 removed it). Beside the environment, not in it, so the benchmark peers
+# keep the current DeepSpeed (bench/setup_peers.sh); its own dependencies go into the environment.
+# No ops are built (DS_BUILD_OPS=0): the compression library is PyTorch only.
+ds_compression="$venv/deepspeed-0.19.6"
+if ! PYTHONPATH="$ds_compression" "$venv/bin/python" -c "import deepspeed.compression.compress" >/dev/null 2>&1; then
+  echo "setup-python: installing deepspeed==0.19.6 (compression training's reference) into $ds_compression (PyPI)"
+  "$venv/bin/pip" install --quiet einops hjson msgpack ninja "packaging>=20.0" psutil py-cpuinfo "pydantic>=2.0.0" tqdm
+  DS_BUILD_OPS=0 "$venv/bin/pip" install --quiet --no-deps --target "$ds_compression" "deepspeed==0.19.6"
+fi
 "$venv/bin/python" -c "import torch, transformers, safetensors; print('setup-python:', '$venv:', 'torch', torch.__version__, 'transformers', transformers.__version__, 'safetensors', safetensors.__version__)"

@@ -91,6 +91,15 @@ LogicalResult FakeQuantizeOp::verify() {
   return success();
 }
 
+LogicalResult ApplyMaskOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto mask = symbolTable.lookupNearestSymbolFrom<StateOp>(*this, getMaskAttr());
+  if (!mask || !mask.getMaskKeepAttr())
+    return emitOpError() << getMask() << " is not a mask (zc.state ... mask keep R)";
+  if (mask.getTensorType().getShape() != tensorOf(getInput()).getShape())
+    return emitOpError() << "mask " << mask.getType() << " differs from the input's shape " << getInput().getType();
+  return success();
+}
+
 LogicalResult AllToAllOp::verify() { return verifyExchange(*this, tensorOf(getInput()), getRanks(), getAxis()); }
 
 LogicalResult AllToAllStartOp::verify() {

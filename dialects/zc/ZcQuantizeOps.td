@@ -1,4 +1,4 @@
-//===- ZcQuantizeOps.td - quantized communication (ZeRO++) -----------------===//
+//===- ZcQuantizeOps.td - quantization: ZeRO++ and compression training ----===//
 //
 // Block-wise quantization (the byte layout and rounding are the runtime's,
 // runtime/include/zrt/Quantize.h), the all-to-all that ZeRO++'s quantized
@@ -80,6 +80,47 @@ def ZC_FakeQuantizeOp : ZC_Op<"fake_quantize", [Pure, AllTypesMatch<["input", "r
     $input `,` $gate `bits` $bits `groups` $groups (`asymmetric` $asymmetric^)? attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def ZC_StepGateOp : ZC_Op<"step_gate", [Pure]> {
+  let summary = "1 from a training step on, 0 before: a compression technique's schedule";
+  let description = [{
+    The 0-d gate of `compression_training`'s `schedule_offset`: 1.0 while the
+    run has completed at least `from` training steps, else 0.0 (DeepSpeed's
+    compression scheduler counts the same steps, and once on a technique
+    stays on). train.bin writes every gate's value before each step
+    (`zrt_set_step_gates`); the gates of a module are numbered by their
+    distinct `from` values in increasing order.
+
+    Example:
+
+    ```mlir
+    %on = zc.step_gate from 50 : tensor<f32>
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$from);
+  let results = (outs ZC_LossTensor:$result);
+  let assemblyFormat = "`from` $from attr-dict `:` type($result)";
+}
+
+def ZC_ApplyMaskOp : ZC_Op<"apply_mask", [AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Sparse pruning: the weight times its mask once the gate is on";
+  let description = [{
+    DeepSpeed's `LinearLayer_Compress` with `sparse_pruning` enabled: while
+    the 0-d `gate` is nonzero the result is `input * mask` (the `zc.state ...
+    mask` named, in the input's shape), else the input itself. Its gradient
+    is the same op on the incoming gradient: pruned weights get none.
+
+    Example:
+
+    ```mlir
+    %wm = zc.apply_mask %wq, %on mask @w.sparse_mask : tensor<128x512xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_LossTensor:$gate, FlatSymbolRefAttr:$mask);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $gate `mask` $mask attr-dict `:` type($result)";
 }
 
 def ZC_AllToAllOp : ZC_Op<"all_to_all", [AllTypesMatch<["input", "result"]>]> {

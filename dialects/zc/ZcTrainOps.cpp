@@ -105,6 +105,17 @@ LogicalResult StateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                            << sharding.shardElements() << " elements, in its type; got " << getType();
     return success();
   }
+  if (FloatAttr keepAttr = getMaskKeepAttr()) {
+    const double keep = keepAttr.getValueAsDouble();
+    if (getSecondary())
+      return emitOpError() << "is a secondary shard or a mask, not both";
+    if (!(keep > 0.0 && keep <= 1.0))
+      return emitOpError() << "a mask keeps a fraction in (0, 1] of the weights, got " << keep;
+    if (getType() != RankedTensorType::get(param->getTensorType().getShape(), Float32Type::get(getContext())))
+      return emitOpError() << "a mask is the whole parameter's shape in f32 (every rank holds all of it), got "
+                           << getType() << " for " << param->getType();
+    return success();
+  }
   SmallVector<int64_t> expected(param->getTensorType().getShape());
   if (sharding.partitioned())
     expected = {sharding.shardElements()};

@@ -23,16 +23,26 @@ def ZC_StateOp : ZC_Op<"state", [Symbol, HasParent<"::mlir::ModuleOp">,
     in the parameter's type, a whole number of its shards. Every forward pass
     rewrites it: never saved, never initialized.
 
+    `mask keep R` (zcc-compress, DeepSpeed's l1 `sparse_pruning`): not
+    optimizer state but the pruning mask of the whole parameter, 1 where the
+    weight is kept and 0 where it is pruned: the `ceil(R n)` largest
+    magnitudes of the parameter's initial values (DeepSpeed computes it once,
+    in `init_compression`). train.bin computes it before the first step and
+    checkpoints it; every rank holds all of it (DeepSpeed's buffers are not
+    partitioned either), since the forward pass reads it with the whole
+    weight (`zc.apply_mask`).
+
     Example:
 
     ```mlir
     zc.state @w.exp_avg : tensor<784x10xf32> of @w
     zc.state @w.secondary : tensor<3920xf32> of @w secondary
+    zc.state @w.sparse_mask : tensor<784x10xf32> of @w mask keep 5.0e-01
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<ZC_FloatTensor>:$type,
-                       FlatSymbolRefAttr:$param, UnitAttr:$secondary);
-  let assemblyFormat = "$sym_name `:` $type `of` $param (`secondary` $secondary^)? attr-dict";
+                       FlatSymbolRefAttr:$param, UnitAttr:$secondary, OptionalAttr<F64Attr>:$mask_keep);
+  let assemblyFormat = "$sym_name `:` $type `of` $param (`secondary` $secondary^)? (`mask` `keep` $mask_keep^)? attr-dict";
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getType());

@@ -220,6 +220,12 @@ struct DriverOptions {
                              cl::init(1), cl::cat(category)};
   cl::opt<std::string> optimizer{"optimizer", cl::desc("adamw or sgd (default: the model's zc.optimizer, else adamw)"),
                                  cl::init(""), cl::cat(category)};
+  cl::opt<std::string> compression{
+      "compression",
+      cl::desc("DeepSpeed's compression_training JSON (a DeepSpeed config or the section): the matched linear and "
+               "embedding weights are fake-quantized (weight_quantization, straight-through gradients) and pruned "
+               "(l1 sparse_pruning) from their schedule_offset on; --export-weights writes them compressed"),
+      cl::value_desc("FILE"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> precision{"precision", cl::desc("fp32, or bf16 compute with fp32 master weights and optimizer state"), cl::init("fp32"),
                                  cl::cat(category)};
   // The simulator and the planner (sim/, docs/simulator.md).
@@ -467,6 +473,7 @@ int zcc::runZccMain(int argc, char **argv) {
   }
   pipeline.optimizer = options.optimizer;
   pipeline.precision = options.precision;
+  pipeline.compression = options.compression;
   const bool planAuto = options.plan == "auto";
   if (!options.plan.empty() && !planAuto)
     if (llvm::Error e = zcc::sim::applyPlanFile(options.plan, pipeline)) {

@@ -55,6 +55,7 @@ struct RuntimeState {
   std::unordered_map<const Communicator *, int64_t> sequence;
   bool checkAgreement = true;
   std::vector<std::vector<char>> inputs; // zrt_input_buffer's, by index
+  std::vector<float> stepGates;          // zrt_set_step_gates' values
   // The collective running now (on the stream thread or inline), for the watchdog.
   std::atomic<int64_t> runningSequence{0};
   std::atomic<const char *> runningName{nullptr};
@@ -587,6 +588,20 @@ void zrt_input_write(int64_t index, const void *src, int64_t bytes) {
     fatal("zrt_input_write", "input %lld has no buffer of %lld bytes", static_cast<long long>(index),
           static_cast<long long>(bytes));
   std::memcpy(s.inputs[index].data(), src, bytes);
+}
+void zrt_set_step_gates(int64_t count, const void *values) {
+  RuntimeState &s = current("zrt_set_step_gates");
+  if (count < 0 || (count > 0 && !values))
+    fatal("zrt_set_step_gates", "%lld values at %p", static_cast<long long>(count), values);
+  const float *v = static_cast<const float *>(values);
+  s.stepGates.assign(v, v + count);
+}
+void zrt_step_gate(int64_t index, void *out) {
+  RuntimeState &s = current("zrt_step_gate");
+  if (index < 0 || index >= static_cast<int64_t>(s.stepGates.size()))
+    fatal("zrt_step_gate", "gate %lld was never set (%zu set by zrt_set_step_gates)", static_cast<long long>(index),
+          s.stepGates.size());
+  *static_cast<float *>(out) = s.stepGates[index];
 }
 // The kernels run on the host: a constant is read where the executable keeps it.
 void *zrt_constant(const void *data, int64_t) { return const_cast<void *>(data); }

@@ -302,6 +302,30 @@ void zrt_input_write(int64_t index, const void *src, int64_t bytes) {
   // Pageable source: the copy is staged before this returns, so the caller may refill it.
   ZRT_CUDA_CHECK(cudaMemcpyAsync(r.inputs[index], src, bytes, cudaMemcpyHostToDevice, compute()));
 }
+void zrt_set_step_gates(int64_t count, const void *values) {
+  CudaRuntime &r = current("zrt_set_step_gates");
+  if (count < 0 || (count > 0 && !values))
+    fatal("zrt_set_step_gates", "%lld values at %p", static_cast<long long>(count), values);
+  if (r.capturing >= 0)
+    fatal("zrt_set_step_gates", "called inside a captured region: the gates are set before the step");
+  if (count > r.stepGateCapacity) { // once, at start-up
+    if (r.stepGates)
+      ZRT_CUDA_CHECK(cudaFree(r.stepGates));
+    ZRT_CUDA_CHECK(cudaMalloc(&r.stepGates, count * sizeof(float)));
+    r.stepGateCapacity = count;
+  }
+  r.stepGateCount = count;
+  // Pageable source: staged before this returns; ordered before the step's kernels on the stream.
+  if (count > 0)
+    ZRT_CUDA_CHECK(cudaMemcpyAsync(r.stepGates, values, count * sizeof(float), cudaMemcpyHostToDevice, compute()));
+}
+void zrt_step_gate(int64_t index, void *out) {
+  CudaRuntime &r = current("zrt_step_gate");
+  if (index < 0 || index >= r.stepGateCount)
+    fatal("zrt_step_gate", "gate %lld was never set (%lld set by zrt_set_step_gates)", static_cast<long long>(index),
+          static_cast<long long>(r.stepGateCount));
+  ZRT_CUDA_CHECK(cudaMemcpyAsync(out, r.stepGates + index, sizeof(float), cudaMemcpyDeviceToDevice, compute()));
+}
 void *zrt_constant(const void *data, int64_t bytes) {
   CudaRuntime &r = current("zrt_constant");
   auto it = r.constants.find(data);
@@ -527,6 +551,12 @@ void zrt_fake_quantize(int32_t dt, const void *x, const void *gate, void *y, int
     fatal("zrt_fake_quantize", "%lld values in %lld groups at %d bits: groups must divide the values, bits 2 to 8",
           static_cast<long long>(n), static_cast<long long>(groups), bits);
   fakeQuantize(dt, x, gate, y, n, groups, bits, asymmetric != 0, compute());
+}
+void zrt_apply_mask(int32_t dt, const void *x, const void *gate, const void *mask, void *y, int64_t n) {
+  GpuScope trace("zrt_apply_mask", compute());
+  if (n < 0 || !gate || !mask)
+    fatal("zrt_apply_mask", "%lld values, gate %p, mask %p", static_cast<long long>(n), gate, mask);
+  applyMask(dt, x, gate, mask, y, n, compute());
 }
 void zrt_dequantize(int32_t dt, const void *q, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
   GpuScope trace("zrt_dequantize", compute());

@@ -58,6 +58,9 @@ struct CudaRuntime {
   std::vector<void *> inputs;
   std::unordered_map<const void *, void *> constants; // zrt_constant: host global -> device copy
   std::vector<int64_t> inputBytes;
+  // zrt_set_step_gates' values in device memory (grown outside captures only).
+  float *stepGates = nullptr;
+  int64_t stepGateCount = 0, stepGateCapacity = 0;
   int *errors = nullptr; // device: [0] a label out of range, [1] an id out of range
   int *finiteFlags = nullptr; // device: zrt_arena_first_nonfinite's flag per tensor
   // zrt_grad_norm's device buffers: kGradNormBlocks partial sums per tensor, this rank's and the

@@ -103,9 +103,15 @@ ModelInfo parseModelInfo(const char *text) {
       s.offset = state.at("offset").get<int64_t>();
       s.bytes = state.at("bytes").get<int64_t>();
       s.tier = state.value("tier", int32_t(0));
+      if (state.contains("keep") && !state.at("keep").is_null())
+        s.keep = state.at("keep").get<double>();
       if (s.tier < 0 || s.tier > 2)
         fatal("zcc_model_json", "state %s: tier %d (0 arena, 1 host, 2 nvme)", s.name.c_str(), s.tier);
-      if (s.role != "secondary") // hpZ's copy of parameters: the report's hpz_secondary_bytes
+      if (s.role == "mask" && !(s.keep > 0 && s.keep <= 1))
+        fatal("zcc_model_json", "mask %s keeps %g of its weights: (0, 1]", s.name.c_str(), s.keep);
+      // hpZ's copy of parameters (the report's hpz_secondary_bytes) and pruning masks are not
+      // the optimizer's.
+      if (s.role != "secondary" && s.role != "mask")
         info.optimizerBytes += s.bytes;
       info.stateTier = std::max(info.stateTier, s.tier);
       info.states.push_back(s);
@@ -130,6 +136,23 @@ ModelInfo parseModelInfo(const char *text) {
       for (size_t i = 2; i < row.size() && i < values.size(); ++i)
         values[i] = row.at(i).get<int64_t>();
       info.matmuls.insert(info.matmuls.end(), values.begin(), values.end());
+    }
+    if (j.contains("compression")) {
+      const nlohmann::json &c = j.at("compression");
+      info.stepGates = c.at("step_gates").get<std::vector<int64_t>>();
+      for (const nlohmann::json &p : c.at("params")) {
+        CompressedParam cp;
+        cp.param = p.at("param").get<std::string>();
+        cp.mask = p.value("mask", std::string());
+        if (p.contains("quantize")) {
+          const nlohmann::json &q = p.at("quantize");
+          cp.bits = q.at("bits").get<int32_t>();
+          cp.groups = q.at("groups").get<int64_t>();
+          cp.asymmetric = q.at("asymmetric").get<bool>();
+          cp.transposed = q.value("transposed", false);
+        }
+        info.compressed.push_back(cp);
+      }
     }
   } catch (const nlohmann::json::exception &e) {
     fatal("zcc_model_json", "malformed model description: %s", e.what());

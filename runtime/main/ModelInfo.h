@@ -87,9 +87,11 @@ private:
   }
 };
 
-/// An optimizer state tensor (a moment or a master copy) of one parameter.
+/// An optimizer state tensor (a moment or a master copy) of one parameter, hpZ's secondary
+/// shard, or compression training's pruning mask.
 struct StateInfo {
-  std::string name, param, role; // role: moment | master
+  std::string name, param, role; // role: moment | master | secondary | mask
+  double keep = 0;                // a mask: the fraction of the initial weights it keeps
   int64_t offset = 0, bytes = 0;
   int32_t tier = 0; // zrt_tier: 0 the arena, 1 host memory, 2 the NVMe store (offset: in it)
 };
@@ -100,6 +102,16 @@ struct InputInfo {
   std::string dtype;          // f32 | i32
   int64_t bytes = 0;
   int64_t classes = 0; // ids: the number of distinct values (vocabulary, classes)
+};
+
+/// Compression training (zcc --compression): what a parameter's forward pass does to it, and
+/// so what --export-weights writes (DeepSpeed's redundancy_clean: quantized, then masked).
+struct CompressedParam {
+  std::string param, mask; // mask: the state's name, empty when not pruned
+  int32_t bits = 0;        // 0: not quantized
+  int64_t groups = 1;
+  bool asymmetric = false;
+  bool transposed = false; // a 2-D weight kept [in, out]: groups run over its transpose
 };
 
 struct ModelInfo {
@@ -128,6 +140,9 @@ struct ModelInfo {
   std::vector<ParamInfo> params;
   std::vector<StateInfo> states;
   std::vector<InputInfo> inputs;
+  /// zc.step_gate's `from` steps in gate order (train.bin sets gate k to step >= stepGates[k]).
+  std::vector<int64_t> stepGates;
+  std::vector<CompressedParam> compressed;
   /// The products the compiled functions run, as zrt_plan_matmuls takes them: rows of
   /// ZRT_MATMUL_ROW int64s (kind, dtype, then the op's sizes).
   std::vector<int64_t> matmuls;

@@ -21,6 +21,7 @@
 #include "main/PipelineSchedule.h"
 #include "main/Preemption.h"
 #include "main/Checkpoint.h"
+#include "main/Compression.h"
 #include "main/Weights.h"
 #include "zrt/bf16.h"
 #include "zrt/zrt.h"
@@ -469,6 +470,9 @@ int main(int argc, char **argv) {
     readSafetensors(model, flags.init);
   else
     initializeWeights(model, flags.seed);
+  // Compression training's pruning masks, from the weights the run starts from (a resume
+  // below restores the saved ones).
+  computePruningMasks(model);
 
   paintScratch(model);
 
@@ -622,6 +626,7 @@ int main(int argc, char **argv) {
   zrt_get_counters(&runStart);
   for (int64_t step = firstStep; step < flags.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
+    setStepGates(model, step); // compression techniques on from their schedule_offset
     double lossSum = 0;
     // Rows of this rank's micro-batch k in the step's global batch, into input slot `slot`.
     auto fillMicroBatch = [&](int64_t k, int64_t slot) { fillRows(*data, step, k, slot); };
@@ -721,6 +726,7 @@ int main(int argc, char **argv) {
 
     double valLoss = std::nan("");
     if (evalData && ((step + 1) % flags.evalEvery == 0 || step + 1 == flags.steps)) {
+      setStepGates(model, step + 1); // as DeepSpeed's scheduler stands after this update
       valLoss = validationLoss();
       if (!(valLoss >= run.bestValLoss)) // the first, or a lower one
         run.bestValLoss = valLoss;

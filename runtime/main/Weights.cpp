@@ -8,6 +8,7 @@
 
 #include "core/Error.h"
 #include <nlohmann/json.hpp>
+#include "main/Compression.h"
 #include "main/Random.h"
 #include "zrt/bf16.h"
 #include "zrt/zrt.h"
@@ -124,10 +125,7 @@ void readSafetensors(const ModelInfo &model, const std::string &path) {
   }
 }
 
-namespace {
-/// This rank's tensor-parallel part of `p` in fp32: the master copy, or the parameter itself,
-/// all-gathered over the data-parallel ranks where ZeRO shards it.
-std::vector<float> readPart(const ParamInfo &p) {
+std::vector<float> readParamValues(const ParamInfo &p) {
   const int64_t offset = p.hasMaster() ? p.masterOffset : p.offset;
   const int32_t tier = p.hasMaster() ? p.masterTier : p.tier;
   bool sharded = p.hasMaster() ? p.shards > 1 : p.shardedParam;
@@ -143,12 +141,10 @@ std::vector<float> readPart(const ParamInfo &p) {
   return gathered;
 }
 
-} // namespace
-
 void writeWeights(const ModelInfo &model, const std::string &path) {
   std::vector<std::vector<float>> whole;
   for (const ParamInfo &p : model.params) {
-    std::vector<float> part = readPart(p);
+    std::vector<float> part = readParamValues(p);
     if (!p.tensorParallel()) {
       whole.push_back(std::move(part));
       continue;
@@ -163,9 +159,28 @@ void writeWeights(const ModelInfo &model, const std::string &path) {
   }
   if (zrt_rank() != 0)
     return;
+  for (size_t i = 0; i < model.params.size(); ++i)
+    compressWeights(model, model.params[i], whole[i]);
   std::string tmp = path + ".tmp";
   {
     std::ofstream file(tmp, std::ios::binary);
+    const bool safetensors = path.size() >= 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0;
+    if (safetensors) {
+      // The header: each tensor's dtype, shape and byte range, padded with spaces to 8 bytes.
+      nlohmann::json header = nlohmann::json::object();
+      int64_t at = 0;
+      for (size_t i = 0; i < model.params.size(); ++i) {
+        const int64_t bytes = static_cast<int64_t>(whole[i].size() * sizeof(float));
+        header[model.params[i].name] = {{"dtype", "F32"}, {"shape", model.params[i].wholeShape},
+                                        {"data_offsets", {at, at + bytes}}};
+        at += bytes;
+      }
+      std::string text = header.dump();
+      text.append((8 - text.size() % 8) % 8, ' ');
+      const uint64_t length = text.size();
+      file.write(reinterpret_cast<const char *>(&length), 8);
+      file.write(text.data(), static_cast<std::streamsize>(text.size()));
+    }
     for (const std::vector<float> &w : whole)
       file.write(reinterpret_cast<const char *>(w.data()), w.size() * sizeof(float));
     if (!file)

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "main/ModelInfo.h"
 
@@ -26,9 +27,15 @@ void readWeights(const ModelInfo &model, const std::string &path);
 /// missing, misshapen or malformed tensor.
 void readSafetensors(const ModelInfo &model, const std::string &path);
 
+/// This rank's tensor-parallel part of `p` in fp32 (the master copy where there is one),
+/// all-gathered over the data-parallel ranks where ZeRO shards it: collective.
+std::vector<float> readParamValues(const ParamInfo &p);
+
 /// Every rank takes part (shards and tensor-parallel slices are all-gathered); rank 0 writes the file, through a
 /// temporary file renamed into place, so a failure never leaves half a file. The values
-/// written are the fp32 master values where there is a master.
+/// written are the fp32 master values where there is a master, compressed as the forward
+/// pass reads them where the model is compiled with --compression. A path ending in
+/// .safetensors gets a safetensors file (F32, by parameter name), else raw f32 in model order.
 void writeWeights(const ModelInfo &model, const std::string &path);
 
 } // namespace zrt::train

@@ -1,0 +1,452 @@
+//===- Compression.cpp - DeepSpeed's compression training in the graph -----===//
+//
+// DeepSpeed's `init_compression` swaps a model's nn.Linear / nn.Embedding modules for
+// compression-aware ones whose forward quantizes the weight (straight-through gradient) and
+// multiplies it by a pruning mask, each technique switched on by its `schedule_offset`. This
+// pass does the same to a zc graph from the same `compression_training` JSON: every forward
+// read of a matched weight becomes
+//
+//   %w  = zc.param_ref @P
+//   %on = zc.step_gate from OFFSET            (one per distinct offset)
+//   %wq = zc.fake_quantize %w, %on bits B groups G [asymmetric]
+//   %wm = zc.apply_mask %wq, %on2 mask @P.sparse_mask
+//
+// so autodiff derives DeepSpeed's gradients (straight through the quantizer, masked), and the
+// ZeRO passes gather @P as before. Module names are DeepSpeed's: a parameter `X.weight` is
+// module `X` (zcc-import keeps PyTorch's names), any other parameter its own name; like
+// DeepSpeed, a group's `modules` are regular expressions searched in those names (POSIX
+// extended here, Python's re there: the same for names, dots, alternation, anchors), and only
+// linear weights (a matmul's right operand) and embedding tables are compressible.
+//
+// Supported: weight_quantization with quantize_weight_in_forward (symmetric or asymmetric,
+// 3 to 8 bits, quantize_groups; embeddings token-wise as DeepSpeed), sparse_pruning by l1
+// (the mask is computed by train.bin from the initial weights, as init_compression does). The
+// other techniques are refused with the JSON path that enables them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include <cmath>
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
+
+namespace mlir::zc {
+#define GEN_PASS_DEF_ZCCCOMPRESS
+#include "passes/Passes.h.inc"
+} // namespace mlir::zc
+
+using namespace mlir;
+using namespace mlir::zc;
+
+namespace {
+
+/// What happens to one parameter's weight in the forward pass.
+struct Compression {
+  // Weight quantization (bits 0: none).
+  int32_t bits = 0;
+  int64_t groups = 1, quantizeFrom = 0;
+  bool asymmetric = false;
+  // Sparse pruning (keep 0: none).
+  double keep = 0;
+  int64_t pruneFrom = 0;
+};
+
+/// A compressible weight: its DeepSpeed module name and how the forward pass reads it.
+struct Weight {
+  ParamOp param;
+  std::string module;
+  bool embedding = false;   // an nn.Embedding's table (quantized token-wise)
+  bool outputsFirst = true; // a linear weight laid out [out, in] (transpose_rhs), as nn.Linear's
+};
+
+/// Reads the JSON and reports errors as `FILE: path.to.key: message`.
+class ConfigReader {
+public:
+  ConfigReader(StringRef file, ModuleOp module) : file(file), module(module) {}
+
+  bool failed() const { return error; }
+
+  InFlightDiagnostic fail(const Twine &path) {
+    error = true;
+    return module.emitError() << file << ": " << path.str() << ": ";
+  }
+
+  const llvm::json::Object *object(const llvm::json::Object &parent, StringRef key, const Twine &path) {
+    const llvm::json::Value *v = parent.get(key);
+    if (!v)
+      return nullptr;
+    if (const llvm::json::Object *o = v->getAsObject())
+      return o;
+    fail(path) << "must be an object";
+    return nullptr;
+  }
+  bool boolean(const llvm::json::Object &o, StringRef key, bool fallback, const Twine &path) {
+    const llvm::json::Value *v = o.get(key);
+    if (!v)
+      return fallback;
+    if (std::optional<bool> b = v->getAsBoolean())
+      return *b;
+    fail(path) << "must be true or false";
+    return fallback;
+  }
+  int64_t integer(const llvm::json::Object &o, StringRef key, int64_t fallback, const Twine &path) {
+    const llvm::json::Value *v = o.get(key);
+    if (!v)
+      return fallback;
+    if (std::optional<int64_t> i = v->getAsInteger())
+      return *i;
+    fail(path) << "must be an integer";
+    return fallback;
+  }
+  double number(const llvm::json::Object &o, StringRef key, const Twine &path) {
+    const llvm::json::Value *v = o.get(key);
+    if (!v) {
+      fail(path) << "is required";
+      return 0;
+    }
+    if (std::optional<double> d = v->getAsNumber())
+      return *d;
+    fail(path) << "must be a number";
+    return 0;
+  }
+  std::string string(const llvm::json::Object &o, StringRef key, StringRef fallback, const Twine &path) {
+    const llvm::json::Value *v = o.get(key);
+    if (!v)
+      return fallback.str();
+    if (std::optional<StringRef> s = v->getAsString())
+      return s->str();
+    fail(path) << "must be a string";
+    return fallback.str();
+  }
+
+private:
+  StringRef file;
+  ModuleOp module;
+  bool error = false;
+};
+
+struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (config.empty())
+      return;
+    auto buffer = llvm::MemoryBuffer::getFile(config);
+    if (!buffer) {
+      module.emitError() << "cannot read --compression " << config << ": " << buffer.getError().message();
+      return signalPassFailure();
+    }
+    llvm::Expected<llvm::json::Value> parsed = llvm::json::parse((*buffer)->getBuffer());
+    if (!parsed) {
+      module.emitError() << config << ": not JSON: " << llvm::toString(parsed.takeError());
+      return signalPassFailure();
+    }
+    const llvm::json::Object *top = parsed->getAsObject();
+    ConfigReader read(config, module);
+    if (!top) {
+      read.fail("(top level)") << "must be an object (a DeepSpeed config or its compression_training section)";
+      return signalPassFailure();
+    }
+    // A whole DeepSpeed config, or the section alone.
+    const llvm::json::Object *section = top;
+    std::string root = "compression_training";
+    if (const llvm::json::Value *s = top->get("compression_training")) {
+      section = s->getAsObject();
+      if (!section) {
+        read.fail(root) << "must be an object";
+        return signalPassFailure();
+      }
+    }
+
+    ForwardOp userForward;
+    for (ForwardOp fn : module.getOps<ForwardOp>())
+      userForward = fn;
+    if (!userForward) {
+      module.emitError("--compression: the module has no zc.forward");
+      return signalPassFailure();
+    }
+    SmallVector<Weight> weights = compressibleWeightsOf(userForward);
+
+    llvm::StringMap<Compression> plan;
+    for (const auto &[key, value] : *section) {
+      std::string path = root + "." + key.str();
+      const llvm::json::Object *method = value.getAsObject();
+      if (!method) {
+        read.fail(path) << "must be an object";
+        continue;
+      }
+      const llvm::json::Object *shared = read.object(*method, "shared_parameters", path + ".shared_parameters");
+      bool enabled = shared && read.boolean(*shared, "enabled", false, path + ".shared_parameters.enabled");
+      if (key == "layer_reduction") {
+        if (read.boolean(*method, "enabled", false, path + ".enabled"))
+          read.fail(path + ".enabled") << "layer reduction (a student initialized from a teacher's layers) is not "
+                                          "supported: initialize the smaller model's weights with --init instead";
+        continue;
+      }
+      if (!enabled)
+        continue;
+      std::string sharedPath = path + ".shared_parameters";
+      if (key == "weight_quantization") {
+        if (!read.boolean(*shared, "quantize_weight_in_forward", false, sharedPath + ".quantize_weight_in_forward"))
+          read.fail(sharedPath + ".quantize_weight_in_forward")
+              << "must be true: zcc quantizes in the forward pass (DeepSpeed's other mode, MoQ, quantizes in "
+                 "the fp16 optimizer step)";
+        std::string rounding = read.string(*shared, "rounding", "nearest", sharedPath + ".rounding");
+        if (rounding != "nearest")
+          read.fail(sharedPath + ".rounding") << "'" << rounding << "': only nearest rounding is supported";
+        if (const llvm::json::Object *mixed = read.object(*shared, "fp16_mixed_quantize", sharedPath + ".fp16_mixed_quantize"))
+          if (read.boolean(*mixed, "enabled", false, sharedPath + ".fp16_mixed_quantize.enabled"))
+            read.fail(sharedPath + ".fp16_mixed_quantize.enabled") << "fp16 mixed quantization (MoQ) is not supported";
+        std::string type = read.string(*shared, "quantization_type", "symmetric", sharedPath + ".quantization_type");
+        if (type != "symmetric" && type != "asymmetric")
+          read.fail(sharedPath + ".quantization_type") << "'" << type << "': symmetric or asymmetric";
+        const int64_t groups = read.integer(*shared, "quantize_groups", 1, sharedPath + ".quantize_groups");
+        const int64_t from = read.integer(*shared, "schedule_offset", 0, sharedPath + ".schedule_offset");
+        if (groups < 1)
+          read.fail(sharedPath + ".quantize_groups") << "must be at least 1";
+        if (from < 0)
+          read.fail(sharedPath + ".schedule_offset") << "must be a step, 0 or more";
+        forEachGroup(read, *method, path, key, weights, [&](Weight w, const llvm::json::Object &params,
+                                                          StringRef groupPath) {
+          const int64_t bits = read.integer(params, "target_bits", 0, groupPath + ".params.target_bits");
+          if (!params.get("target_bits") || !params.get("start_bits"))
+            read.fail(groupPath + ".params") << "start_bits and target_bits are required (as DeepSpeed requires)";
+          else if (bits < 3 || bits > 8)
+            read.fail(groupPath + ".params.target_bits")
+                << bits << ": 3 to 8 bits (DeepSpeed's ternary and binary quantizers are not supported)";
+          Compression &c = plan[w.param.getSymName()];
+          c.bits = static_cast<int32_t>(bits);
+          // DeepSpeed quantizes an embedding token by token, whatever quantize_groups says.
+          c.groups = w.embedding ? w.param.getTensorType().getDimSize(0) : groups;
+          c.asymmetric = type == "asymmetric";
+          c.quantizeFrom = from;
+          if (c.groups > 0 && w.param.getTensorType().getNumElements() % c.groups)
+            read.fail(sharedPath + ".quantize_groups")
+                << groups << " groups do not divide " << w.module << "'s " << w.param.getTensorType().getNumElements()
+                << " weights";
+        });
+      } else if (key == "sparse_pruning") {
+        std::string method_ = read.string(*shared, "method", "l1", sharedPath + ".method");
+        if (method_ != "l1")
+          read.fail(sharedPath + ".method")
+              << "'" << method_ << "': only l1 is supported (topk learns mask scores, snip_momentum needs "
+                 "Intel Neural Compressor)";
+        const int64_t from = read.integer(*shared, "schedule_offset", 1000, sharedPath + ".schedule_offset");
+        if (from < 0)
+          read.fail(sharedPath + ".schedule_offset") << "must be a step, 0 or more";
+        forEachGroup(read, *method, path, key, weights, [&](Weight w, const llvm::json::Object &params,
+                                                          StringRef groupPath) {
+          if (w.embedding) {
+            read.fail(groupPath + ".modules") << "matches embedding '" << w.module
+                                              << "': sparse pruning applies to linear weights (as DeepSpeed's)";
+            return;
+          }
+          const double keep = read.number(params, "dense_ratio", groupPath + ".params.dense_ratio");
+          if (!(keep > 0 && keep <= 1))
+            read.fail(groupPath + ".params.dense_ratio") << keep << ": the fraction kept, in (0, 1]";
+          Compression &c = plan[w.param.getSymName()];
+          c.keep = keep;
+          c.pruneFrom = from;
+        });
+      } else if (key == "activation_quantization" || key == "row_pruning" || key == "head_pruning" ||
+                 key == "channel_pruning") {
+        read.fail(sharedPath + ".enabled") << key.str() << " is not supported yet (weight_quantization and l1 "
+                                                     "sparse_pruning are)";
+      } else {
+        read.fail(path) << "unknown technique (DeepSpeed's: weight_quantization, activation_quantization, "
+                           "sparse_pruning, row_pruning, head_pruning, channel_pruning, layer_reduction)";
+      }
+    }
+    if (read.failed())
+      return signalPassFailure();
+    rewrite(module, userForward, weights, plan);
+  }
+
+  /// The compressible weights the forward pass reads, in the order it first reads them.
+  SmallVector<Weight> compressibleWeightsOf(ForwardOp forward) {
+    DenseMap<StringAttr, Weight> found;
+    SmallVector<StringAttr> order;
+    forward.walk([&](ParamRefOp ref) {
+      auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(ref, ref.getNameAttr());
+      if (!param || param.getTensorType().getRank() != 2)
+        return;
+      for (OpOperand &use : ref->getUses()) {
+        Weight w{param, "", false, true};
+        if (auto mm = dyn_cast<MatmulOp>(use.getOwner()); mm && use.getOperandNumber() == 1)
+          w.outputsFirst = mm.getTransposeRhs();
+        else if (auto emb = dyn_cast<EmbeddingOp>(use.getOwner()); emb && use.get() == emb.getTable())
+          w.embedding = true;
+        else
+          continue;
+        StringRef name = param.getSymName();
+        w.module = name.ends_with(".weight") ? name.drop_back(strlen(".weight")).str() : name.str();
+        if (found.try_emplace(param.getSymNameAttr(), w).second)
+          order.push_back(param.getSymNameAttr());
+      }
+    });
+    SmallVector<Weight> weights;
+    for (StringAttr name : order)
+      weights.push_back(found.lookup(name));
+    return weights;
+  }
+
+  /// Calls `apply` for every compressible weight each group of `method` matches; a weight
+  /// matched by two groups of one technique is an error, as in DeepSpeed.
+  void forEachGroup(ConfigReader &read, const llvm::json::Object &method, StringRef path, StringRef technique,
+                    ArrayRef<Weight> weights,
+                    function_ref<void(Weight, const llvm::json::Object &, StringRef)> apply) {
+    std::string groupsPath = (path + ".different_groups").str();
+    const llvm::json::Object *groups = read.object(method, "different_groups", groupsPath);
+    if (!groups) {
+      if (!read.failed())
+        read.fail(groupsPath) << "is required when " << technique << " is enabled";
+      return;
+    }
+    llvm::StringSet<> taken;
+    for (const auto &[name, value] : *groups) {
+      std::string groupPath = groupsPath + "." + name.str();
+      const llvm::json::Object *group = value.getAsObject();
+      const llvm::json::Object *params = group ? read.object(*group, "params", groupPath + ".params") : nullptr;
+      if (!group || !params) {
+        read.fail(groupPath) << "must be an object with params and modules";
+        continue;
+      }
+      if (group->get("related_modules") && !group->get("related_modules")->getAsNull())
+        read.fail(groupPath + ".related_modules") << "is for row and head pruning, not " << technique;
+      SmallVector<std::string> patterns;
+      if (const llvm::json::Value *modules = group->get("modules")) {
+        const llvm::json::Array *list = modules->getAsArray();
+        if (!list) {
+          read.fail(groupPath + ".modules") << "must be a list of regular expressions";
+          continue;
+        }
+        for (const llvm::json::Value &m : *list) {
+          if (std::optional<StringRef> s = m.getAsString())
+            patterns.push_back(s->str());
+          else
+            read.fail(groupPath + ".modules") << "must be a list of strings";
+        }
+      } else {
+        patterns.push_back("*"); // DeepSpeed's default scope: every module
+      }
+      for (const std::string &pattern : patterns) {
+        // Python's re.search in DeepSpeed; POSIX extended expressions here (names, `.`, `|`,
+        // anchors, classes: what compression configs use).
+        llvm::Regex re(pattern == "*" ? "" : pattern);
+        std::string invalid;
+        if (!re.isValid(invalid)) {
+          read.fail(groupPath + ".modules") << "'" << pattern << "' is not a regular expression: " << invalid;
+          continue;
+        }
+        for (const Weight &w : weights) {
+          if (!re.match(w.module))
+            continue;
+          if (w.param->hasAttr("zc.tied")) {
+            read.fail(groupPath + ".modules")
+                << "matches '" << w.module << "', whose weight is tied to another module: compressing a tied "
+                << "weight is not supported (DeepSpeed's module swap unties it)";
+            continue;
+          }
+          if (!taken.insert(w.module).second) {
+            read.fail(groupPath + ".modules")
+                << "'" << w.module << "' is already added to " << technique << " by another group";
+            continue;
+          }
+          apply(w, *params, groupPath);
+        }
+      }
+    }
+  }
+
+  void rewrite(ModuleOp module, ForwardOp forward, MutableArrayRef<Weight> weights,
+               const llvm::StringMap<Compression> &plan) {
+    Block &entry = forward.getBody().front();
+    OpBuilder b(module.getContext());
+    DenseMap<int64_t, Value> gates;
+    auto gate = [&](int64_t from, Location loc) {
+      Value &g = gates[from];
+      if (!g) {
+        OpBuilder at = OpBuilder::atBlockBegin(&entry);
+        g = StepGateOp::create(at, loc, RankedTensorType::get({}, at.getF32Type()), at.getI64IntegerAttr(from));
+      }
+      return g;
+    };
+    SmallVector<Attribute> record;
+    for (Weight &w : weights) {
+      auto it = plan.find(w.param.getSymName());
+      if (it == plan.end())
+        continue;
+      const Compression &c = it->second;
+      Builder attrs(module.getContext());
+      SmallVector<NamedAttribute> entryAttrs{attrs.getNamedAttr("param", w.param.getSymNameAttr())};
+      FlatSymbolRefAttr mask;
+      if (c.keep > 0) {
+        OpBuilder after(w.param->getBlock(), std::next(w.param->getIterator()));
+        RankedTensorType type = w.param.getTensorType();
+        auto state = StateOp::create(after, w.param.getLoc(),
+                                     after.getStringAttr(w.param.getSymName() + ".sparse_mask"),
+                                     TypeAttr::get(RankedTensorType::get(type.getShape(), after.getF32Type())),
+                                     FlatSymbolRefAttr::get(w.param.getSymNameAttr()), UnitAttr(),
+                                     after.getF64FloatAttr(c.keep));
+        mask = FlatSymbolRefAttr::get(state.getSymNameAttr());
+        entryAttrs.push_back(attrs.getNamedAttr("mask", state.getSymNameAttr()));
+      }
+      if (c.bits) {
+        entryAttrs.push_back(attrs.getNamedAttr("bits", attrs.getI32IntegerAttr(c.bits)));
+        entryAttrs.push_back(attrs.getNamedAttr("groups", attrs.getI64IntegerAttr(c.groups)));
+        if (c.asymmetric)
+          entryAttrs.push_back(attrs.getNamedAttr("asymmetric", attrs.getUnitAttr()));
+        if (!w.embedding && !w.outputsFirst && c.groups > 1) // quantized through its transpose
+          entryAttrs.push_back(attrs.getNamedAttr("transposed", attrs.getUnitAttr()));
+      }
+      record.push_back(attrs.getDictionaryAttr(entryAttrs));
+
+      SmallVector<ParamRefOp> refs;
+      forward.walk([&](ParamRefOp ref) {
+        if (ref.getNameAttr().getAttr() == w.param.getSymNameAttr())
+          refs.push_back(ref);
+      });
+      for (ParamRefOp ref : refs) {
+        b.setInsertionPointAfter(ref);
+        Location loc = ref.getLoc();
+        Value v = ref.getResult();
+        auto type = cast<RankedTensorType>(v.getType());
+        Operation *first = nullptr;
+        if (c.bits) {
+          // DeepSpeed's groups are contiguous in nn.Linear's [out, in] layout: a weight kept
+          // [in, out] is quantized through its transpose when the groups are more than one.
+          const bool transposed = !w.embedding && !w.outputsFirst && c.groups > 1;
+          Value in = v;
+          if (transposed) {
+            auto t = RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
+            in = TransposeOp::create(b, loc, t, v, b.getDenseI64ArrayAttr({1, 0}));
+            first = in.getDefiningOp();
+          }
+          Operation *q = FakeQuantizeOp::create(b, loc, in.getType(), in, gate(c.quantizeFrom, loc),
+                                                b.getI32IntegerAttr(c.bits), b.getI64IntegerAttr(c.groups),
+                                                c.asymmetric ? b.getUnitAttr() : UnitAttr());
+          first = first ? first : q;
+          v = q->getResult(0);
+          if (transposed)
+            v = TransposeOp::create(b, loc, type, v, b.getDenseI64ArrayAttr({1, 0}));
+        }
+        if (mask) {
+          Operation *m = ApplyMaskOp::create(b, loc, type, v, gate(c.pruneFrom, loc), mask);
+          first = first ? first : m;
+          v = m->getResult(0);
+        }
+        ref.getResult().replaceAllUsesExcept(v, first);
+      }
+    }
+    if (!record.empty())
+      module->setAttr("zc.compression", b.getArrayAttr(record));
+  }
+};
+
+} // namespace

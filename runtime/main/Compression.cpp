@@ -1,0 +1,116 @@
+#include "main/Compression.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/Error.h"
+#include "main/TierIo.h"
+#include "main/Weights.h"
+#include "zrt/FakeQuantize.h"
+#include "zrt/zrt.h"
+
+namespace zrt::train {
+namespace {
+
+const ParamInfo &paramNamed(const ModelInfo &model, const std::string &name) {
+  for (const ParamInfo &p : model.params)
+    if (p.name == name)
+      return p;
+  fatal("train", "compression: no parameter '%s' in the model description", name.c_str());
+}
+
+const StateInfo &stateNamed(const ModelInfo &model, const std::string &name) {
+  for (const StateInfo &s : model.states)
+    if (s.name == name)
+      return s;
+  fatal("train", "compression: no state '%s' in the model description", name.c_str());
+}
+
+/// DeepSpeed's TopKBinarizer on |w|: the ceil(keep n) largest magnitudes are 1. torch.sort
+/// orders equal magnitudes arbitrarily; here the lower index wins, so every rank agrees.
+std::vector<float> topMagnitudes(const std::vector<float> &w, double keep) {
+  const int64_t n = static_cast<int64_t>(w.size());
+  const int64_t kept = std::min<int64_t>(n, static_cast<int64_t>(std::ceil(keep * static_cast<double>(n))));
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  auto larger = [&](int64_t a, int64_t b) {
+    const float ma = std::fabs(w[a]), mb = std::fabs(w[b]);
+    return ma != mb ? ma > mb : a < b;
+  };
+  if (kept < n)
+    std::nth_element(order.begin(), order.begin() + kept, order.end(), larger);
+  std::vector<float> mask(n, 0.0f);
+  for (int64_t i = 0; i < kept; ++i)
+    mask[order[i]] = 1.0f;
+  return mask;
+}
+
+/// zc.fake_quantize on the host, with the kernels' arithmetic (zrt/FakeQuantize.h): `groups`
+/// contiguous groups of the values in `order` (order[i]: the i-th value's index).
+void fakeQuantize(std::vector<float> &values, const std::vector<int64_t> &order, int64_t groups, int32_t bits,
+                  bool asymmetric) {
+  const int64_t n = static_cast<int64_t>(values.size()), size = n / groups;
+  for (int64_t g = 0; g < groups; ++g) {
+    float lo = INFINITY, hi = -INFINITY, amax = 0;
+    for (int64_t i = g * size; i < (g + 1) * size; ++i) {
+      const float v = values[order[i]];
+      lo = std::min(lo, v), hi = std::max(hi, v), amax = std::max(amax, std::fabs(v));
+    }
+    const fakequant::Grid grid = asymmetric ? fakequant::asymmetricGrid(lo, hi, bits) : fakequant::symmetricGrid(amax, bits);
+    for (int64_t i = g * size; i < (g + 1) * size; ++i)
+      values[order[i]] = fakequant::snapped(values[order[i]], grid, bits, asymmetric);
+  }
+}
+
+} // namespace
+
+void computePruningMasks(const ModelInfo &model) {
+  for (const StateInfo &s : model.states) {
+    if (s.role != "mask")
+      continue;
+    const ParamInfo &p = paramNamed(model, s.param);
+    std::vector<float> mask = topMagnitudes(readParamValues(p), s.keep);
+    if (static_cast<int64_t>(mask.size()) * 4 != s.bytes)
+      fatal("train", "mask %s is %lld bytes; its parameter has %zu values", s.name.c_str(),
+            static_cast<long long>(s.bytes), mask.size());
+    writeModelState(s.tier, s.offset, mask.data(), s.bytes);
+  }
+}
+
+void setStepGates(const ModelInfo &model, int64_t completedSteps) {
+  if (model.stepGates.empty())
+    return;
+  std::vector<float> on;
+  for (int64_t from : model.stepGates)
+    on.push_back(completedSteps >= from ? 1.0f : 0.0f);
+  zrt_set_step_gates(static_cast<int64_t>(on.size()), on.data());
+}
+
+void compressWeights(const ModelInfo &model, const ParamInfo &p, std::vector<float> &values) {
+  for (const CompressedParam &c : model.compressed) {
+    if (c.param != p.name)
+      continue;
+    if (c.bits) {
+      // The groups run over nn.Linear's [out, in] layout: a weight kept [in, out] is read
+      // through its transpose, as the forward pass quantizes it.
+      std::vector<int64_t> order(values.size());
+      std::iota(order.begin(), order.end(), 0);
+      if (c.transposed && p.wholeShape.size() == 2) {
+        const int64_t rows = p.wholeShape[0], cols = p.wholeShape[1];
+        for (int64_t t = 0; t < rows * cols; ++t)
+          order[t] = (t % rows) * cols + t / rows;
+      }
+      fakeQuantize(values, order, c.groups, c.bits, c.asymmetric);
+    }
+    if (!c.mask.empty()) {
+      const StateInfo &s = stateNamed(model, c.mask);
+      std::vector<float> mask(values.size());
+      readModelState(s.tier, s.offset, mask.data(), s.bytes);
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] *= mask[i];
+    }
+  }
+}
+
+} // namespace zrt::train
