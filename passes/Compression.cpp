@@ -60,6 +60,7 @@ struct Compression {
 struct Weight {
   ParamOp param;
   std::string module;
+  SmallVector<std::string> tiedModules; // the modules sharing it (zc.tied: a tied LM head)
   bool embedding = false;   // an nn.Embedding's table (quantized token-wise)
   bool outputsFirst = true; // a linear weight laid out [out, in] (transpose_rhs), as nn.Linear's
 };
@@ -71,9 +72,10 @@ public:
 
   bool failed() const { return error; }
 
+  /// An error located at the file (its JSON path in the message: llvm::json keeps no lines).
   InFlightDiagnostic fail(const Twine &path) {
     error = true;
-    return module.emitError() << file << ": " << path.str() << ": ";
+    return mlir::emitError(FileLineColLoc::get(module.getContext(), file, 0, 0)) << path.str() << ": ";
   }
 
   const llvm::json::Object *object(const llvm::json::Object &parent, StringRef key, const Twine &path) {
@@ -181,6 +183,13 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         read.fail(path) << "must be an object";
         continue;
       }
+      if (!llvm::is_contained({"weight_quantization", "activation_quantization", "sparse_pruning", "row_pruning",
+                               "head_pruning", "channel_pruning", "layer_reduction"},
+                              key.str())) {
+        read.fail(path) << "unknown technique (DeepSpeed's: weight_quantization, activation_quantization, "
+                           "sparse_pruning, row_pruning, head_pruning, channel_pruning, layer_reduction)";
+        continue;
+      }
       const llvm::json::Object *shared = read.object(*method, "shared_parameters", path + ".shared_parameters");
       bool enabled = shared && read.boolean(*shared, "enabled", false, path + ".shared_parameters.enabled");
       if (key == "layer_reduction") {
@@ -249,7 +258,7 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
           }
           const double keep = read.number(params, "dense_ratio", groupPath + ".params.dense_ratio");
           if (!(keep > 0 && keep <= 1))
-            read.fail(groupPath + ".params.dense_ratio") << keep << ": the fraction kept, in (0, 1]";
+            read.fail(groupPath + ".params.dense_ratio") << "the fraction kept must be in (0, 1]";
           Compression &c = plan[w.param.getSymName()];
           c.keep = keep;
           c.pruneFrom = from;
@@ -258,9 +267,6 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
                  key == "channel_pruning") {
         read.fail(sharedPath + ".enabled") << key.str() << " is not supported yet (weight_quantization and l1 "
                                                      "sparse_pruning are)";
-      } else {
-        read.fail(path) << "unknown technique (DeepSpeed's: weight_quantization, activation_quantization, "
-                           "sparse_pruning, row_pruning, head_pruning, channel_pruning, layer_reduction)";
       }
     }
     if (read.failed())
@@ -277,15 +283,20 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
       if (!param || param.getTensorType().getRank() != 2)
         return;
       for (OpOperand &use : ref->getUses()) {
-        Weight w{param, "", false, true};
+        Weight w{param, "", {}, false, true};
         if (auto mm = dyn_cast<MatmulOp>(use.getOwner()); mm && use.getOperandNumber() == 1)
           w.outputsFirst = mm.getTransposeRhs();
         else if (auto emb = dyn_cast<EmbeddingOp>(use.getOwner()); emb && use.get() == emb.getTable())
           w.embedding = true;
         else
           continue;
-        StringRef name = param.getSymName();
-        w.module = name.ends_with(".weight") ? name.drop_back(strlen(".weight")).str() : name.str();
+        auto moduleOf = [](StringRef name) {
+          return name.ends_with(".weight") ? name.drop_back(strlen(".weight")).str() : name.str();
+        };
+        w.module = moduleOf(param.getSymName());
+        if (auto tied = param->getAttrOfType<ArrayAttr>("zc.tied"))
+          for (auto name : tied.getAsRange<StringAttr>())
+            w.tiedModules.push_back(moduleOf(name.getValue()));
         if (found.try_emplace(param.getSymNameAttr(), w).second)
           order.push_back(param.getSymNameAttr());
       }
@@ -308,9 +319,15 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         read.fail(groupsPath) << "is required when " << technique << " is enabled";
       return;
     }
-    llvm::StringSet<> taken;
-    for (const auto &[name, value] : *groups) {
-      std::string groupPath = groupsPath + "." + name.str();
+    // llvm::json keeps no key order: the groups in name order, so messages are stable.
+    SmallVector<std::string> names;
+    for (const auto &entry : *groups)
+      names.push_back(entry.first.str());
+    llvm::sort(names);
+    llvm::StringMap<std::string> taken; // module -> the group that has it
+    for (const std::string &name : names) {
+      const llvm::json::Value &value = *groups->get(name);
+      std::string groupPath = groupsPath + "." + name;
       const llvm::json::Object *group = value.getAsObject();
       const llvm::json::Object *params = group ? read.object(*group, "params", groupPath + ".params") : nullptr;
       if (!group || !params) {
@@ -345,17 +362,23 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
           continue;
         }
         for (const Weight &w : weights) {
-          if (!re.match(w.module))
+          const std::string *tiedMatch = nullptr;
+          for (const std::string &tied : w.tiedModules)
+            if (re.match(tied))
+              tiedMatch = &tied;
+          if (!re.match(w.module) && !tiedMatch)
             continue;
-          if (w.param->hasAttr("zc.tied")) {
+          if (!w.tiedModules.empty()) {
             read.fail(groupPath + ".modules")
-                << "matches '" << w.module << "', whose weight is tied to another module: compressing a tied "
-                << "weight is not supported (DeepSpeed's module swap unties it)";
+                << "matches '" << (tiedMatch ? *tiedMatch : w.module) << "', whose weight is tied to another "
+                << "module: compressing a tied weight is not supported (DeepSpeed's module swap unties it)";
             continue;
           }
-          if (!taken.insert(w.module).second) {
-            read.fail(groupPath + ".modules")
-                << "'" << w.module << "' is already added to " << technique << " by another group";
+          auto [it, fresh] = taken.try_emplace(w.module, name);
+          if (!fresh) {
+            if (it->second != name) // DeepSpeed: "is already added to compression"
+              read.fail(groupPath + ".modules")
+                  << "'" << w.module << "' is in groups '" << it->second << "' and '" << name << "' of " << technique;
             continue;
           }
           apply(w, *params, groupPath);

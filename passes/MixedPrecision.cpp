@@ -34,7 +34,14 @@ bool isF32Tensor(Type type) {
 bool keepsItsPrecision(Operation *op) {
   // param_ref: the fp32 master weight. embedding: gathers and scatter-adds fp32
   // rows. cast: the user chose its types. return: hands back the fp32 loss.
-  return isa<ParamRefOp, EmbeddingOp, CastOp, ReturnOp>(op);
+  // step_gate: a compression schedule's 0-d f32 switch.
+  return isa<ParamRefOp, EmbeddingOp, CastOp, ReturnOp, StepGateOp>(op);
+}
+
+/// A compression op's gate (operand 1 of zc.fake_quantize and zc.apply_mask) stays the f32 the
+/// kernels read; the weight it gates goes low.
+bool isGateOperand(OpOperand &operand) {
+  return isa<FakeQuantizeOp, ApplyMaskOp>(operand.getOwner()) && operand.getOperandNumber() == 1;
 }
 
 /// Ops whose result stays fp32 even when they read bf16 (the losses' scalar).
@@ -98,12 +105,30 @@ void convertForward(ForwardOp forward, Type lowType) {
     if (keepsItsPrecision(op) || op->getName().getDialectNamespace() != ZcDialect::getDialectNamespace())
       continue;
     for (OpOperand &operand : op->getOpOperands())
-      operand.set(toLow(operand.get()));
+      if (!isGateOperand(operand))
+        operand.set(toLow(operand.get()));
     if (hasFp32Result(op))
       continue;
     for (OpResult result : op->getResults())
       if (isF32Tensor(result.getType()))
         result.setType(cast<RankedTensorType>(result.getType()).clone(lowType));
+  }
+  // An op that keeps fp32 may now read what went low (an embedding table compression
+  // fake-quantized in bf16): it reads it through a cast up.
+  for (Operation *op : ops) {
+    if (!isa<EmbeddingOp>(op))
+      continue;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (!type || type.getElementType() != lowType)
+        continue;
+      if (auto down = operand.get().getDefiningOp<CastOp>(); down && isF32Tensor(down.getInput().getType())) {
+        operand.set(down.getInput());
+        continue;
+      }
+      OpBuilder b(op);
+      operand.set(CastOp::create(b, op->getLoc(), type.clone(Float32Type::get(op->getContext())), operand.get()));
+    }
   }
   // The casts up that every reader folded away.
   for (Operation *op : ops)

@@ -94,7 +94,7 @@ LogicalResult FakeQuantizeOp::verify() {
 LogicalResult ApplyMaskOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto mask = symbolTable.lookupNearestSymbolFrom<StateOp>(*this, getMaskAttr());
   if (!mask || !mask.getMaskKeepAttr())
-    return emitOpError() << getMask() << " is not a mask (zc.state ... mask keep R)";
+    return emitOpError() << getMaskAttr() << " is not a mask (zc.state ... mask keep R)";
   if (mask.getTensorType().getShape() != tensorOf(getInput()).getShape())
     return emitOpError() << "mask " << mask.getType() << " differs from the input's shape " << getInput().getType();
   return success();

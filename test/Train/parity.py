@@ -11,7 +11,8 @@ CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism
 ",recompute=selective|op|full", ",headchunk=SIZE" (zcc --head-chunk), ",offload=cpu|nvme" (zcc
 --offload-optimizer; nvme: the store in the test's temporary directory), ",param=cpu|nvme" (zcc
 --offload-param), ",swapbuf=SIZE" (zcc
---offload-buffer-size), ",act=cpu" (zcc --offload-activations), ",engine=sync" (ZRT_NVME_ENGINE: the store's pread/pwrite fallback instead of
+--offload-buffer-size), ",act=cpu" (zcc --offload-activations), ",compression=NAME" (zcc --compression
+Inputs/NAME.json), ",engine=sync" (ZRT_NVME_ENGINE: the store's pread/pwrite fallback instead of
 io_uring), and the CPU paths the run takes: ",matmul=native|widen"
 (ZRT_BF16_MATMUL), ",cpu=avx2" (as on a CPU without AVX-512: oneDNN capped at AVX2, where it
 has no bf16 matmul, and the runtime's avx2 kernels where this CPU runs them);
@@ -53,7 +54,10 @@ def run(zcc, model, steps, data, fields, work):
                    + (["--offload-optimizer", fields["offload"], "--nvme-path", work] if "offload" in fields else [])
                    + (["--offload-param", fields["param"]] if "param" in fields else [])
                    + (["--offload-buffer-size", fields["swapbuf"]] if "swapbuf" in fields else [])
-                   + (["--offload-activations", fields["act"]] if "act" in fields else []), check=True)
+                   + (["--offload-activations", fields["act"]] if "act" in fields else [])
+                   + (["--compression", os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs",
+                                                     fields["compression"] + ".json")]
+                      if "compression" in fields else []), check=True)
     log = os.path.join(work, f"log-{tag}.jsonl")
     cmd = [exe, "--steps", str(steps), "--log-every", "1", "--log-json", log] + data
     if np_ > 1:

@@ -1348,3 +1348,43 @@ func.func @f(%x: tensor<3x8xi8>) {
   %y = zc.wait %h : !zc.async<tensor<3x8xi8>>
   return
 }
+
+// -----
+
+zc.param @w : tensor<64x32xf32> = #zc.zeros
+// expected-error @+1 {{'zc.state' op a mask keeps a fraction in (0, 1] of the weights, got 1.5}}
+zc.state @w.sparse_mask : tensor<64x32xf32> of @w mask keep 1.5
+
+// -----
+
+zc.param @w : tensor<64x32xf32> = #zc.zeros
+// expected-error @+1 {{'zc.state' op a mask is the whole parameter's shape in f32 (every rank holds all of it), got 'tensor<2048xf32>'}}
+zc.state @w.sparse_mask : tensor<2048xf32> of @w mask keep 0.5
+
+// -----
+
+zc.param @w : tensor<64x32xf32> = #zc.zeros
+zc.state @w.exp_avg : tensor<64x32xf32> of @w
+func.func @f(%w: tensor<64x32xf32>, %on: tensor<f32>) {
+  // expected-error @+1 {{'zc.apply_mask' op @w.exp_avg is not a mask (zc.state ... mask keep R)}}
+  %m = zc.apply_mask %w, %on mask @w.exp_avg : tensor<64x32xf32>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<64x32xf32> = #zc.zeros
+zc.state @w.sparse_mask : tensor<64x32xf32> of @w mask keep 0.5
+func.func @f(%w: tensor<32x64xf32>, %on: tensor<f32>) {
+  // expected-error @+1 {{'zc.apply_mask' op mask 'tensor<64x32xf32>' differs from the input's shape 'tensor<32x64xf32>'}}
+  %m = zc.apply_mask %w, %on mask @w.sparse_mask : tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'zc.step_gate' op attribute 'from' failed to satisfy constraint}}
+  %on = zc.step_gate from -1 : tensor<f32>
+  return
+}

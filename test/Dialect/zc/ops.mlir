@@ -515,3 +515,20 @@ func.func @fake_quantize(%w: tensor<64x32xf32>, %gate: tensor<f32>) -> tensor<64
   %a = zc.fake_quantize %q, %gate bits 4 groups 1 asymmetric : tensor<64x32xf32>
   return %a : tensor<64x32xf32>
 }
+
+// -----
+
+// Tests that compression training's schedule gate, sparse-pruning mask and masking round-trip.
+module {
+  zc.param @w : tensor<64x32xf32> = #zc.normal<std = 0.02>
+  // CHECK: zc.state @w.sparse_mask : tensor<64x32xf32> of @w mask keep 5.000000e-01
+  zc.state @w.sparse_mask : tensor<64x32xf32> of @w mask keep 0.5
+  // CHECK-LABEL: func.func @pruning
+  func.func @pruning(%w: tensor<64x32xf32>) -> tensor<64x32xf32> {
+    // CHECK: %[[ON:.+]] = zc.step_gate from 50 : tensor<f32>
+    %on = zc.step_gate from 50 : tensor<f32>
+    // CHECK: zc.apply_mask %{{.+}}, %[[ON]] mask @w.sparse_mask : tensor<64x32xf32>
+    %m = zc.apply_mask %w, %on mask @w.sparse_mask : tensor<64x32xf32>
+    return %m : tensor<64x32xf32>
+  }
+}
