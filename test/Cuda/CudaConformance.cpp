@@ -387,6 +387,28 @@ void quantization() {
       zrt::cuda::fakeQuantize(0, dx.ptr, gateOff.ptr, dy.ptr, n, groups, bits, asymmetric, nullptr);
       compare(what + " gate off", decode(dy.host(), 0), t.values, 0);
     }
+  // Sparse pruning's mask (zc.apply_mask): exact products by 0 and 1 with the gate on, a copy off.
+  for (int32_t dt : {0, 1}) {
+    const int64_t n = 210000;
+    std::vector<double> x = zrt::test::quantizationInputs(1, n, 64, 8, 29);
+    Tensor t{dt, std::vector<float>(n)}, mask{0, std::vector<float>(n)};
+    std::vector<float> masked(n);
+    for (int64_t i = 0; i < n; ++i) {
+      t.values[i] = dt == 1 ? float(zrt::bf16(static_cast<float>(x[i]))) : static_cast<float>(x[i]);
+      mask.values[i] = (i * 7919) % 3 ? 1.0f : 0.0f;
+      masked[i] = t.values[i] * mask.values[i];
+    }
+    const float on = 1.0f, off = 0.0f;
+    std::vector<unsigned char> onb(4), offb(4);
+    std::memcpy(onb.data(), &on, 4);
+    std::memcpy(offb.data(), &off, 4);
+    auto tb = t.bytes();
+    DeviceBuffer dx(tb), dm(mask.bytes()), dy(tb.size()), gateOn(onb), gateOff(offb);
+    zrt::cuda::applyMask(dt, dx.ptr, gateOn.ptr, dm.ptr, dy.ptr, n, nullptr);
+    compare(std::string("apply_mask ") + name(dt), decode(dy.host(), dt), masked, 0);
+    zrt::cuda::applyMask(dt, dx.ptr, gateOff.ptr, dm.ptr, dy.ptr, n, nullptr);
+    compare(std::string("apply_mask gate off ") + name(dt), decode(dy.host(), dt), t.values, 0);
+  }
 }
 
 void fusedMatmuls(std::mt19937 &rng) {

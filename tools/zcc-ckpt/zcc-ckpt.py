@@ -157,6 +157,11 @@ def full_state(manifest, files):
             states.setdefault(name, value)
     return values, states
 
+def state_sharded(p, s):
+    """ZeRO shards a parameter's optimizer states with it; a pruning mask (zcc --compression) is
+    whole on every rank."""
+    return p["shards"] > 1 and s["role"] != "mask"
+
 def full_state_of_stage(manifest, files):
     """name -> whole fp32 values: parameters (their master values where there is one) and
     optimizer states (by their names), plus which states each parameter has. Each tensor-parallel
@@ -190,7 +195,7 @@ def full_state_of_stage(manifest, files):
         if s["role"] == "master":
             continue
         p = params[s["param"]]
-        states[s["name"]] = whole(p, s["file_offset"], s["bytes"], "f32", p["shards"] > 1)
+        states[s["name"]] = whole(p, s["file_offset"], s["bytes"], "f32", state_sharded(p, s))
     return values, states
 
 def write_safetensors(path, tensors, metadata):
@@ -232,8 +237,11 @@ def cmd_inspect(a):
             if p.get("pipeline_tied"):
                 layout += ", tied between the first and last stage"
             print(f"  {p['name']:24s} {p['dtype']} {'x'.join(map(str, whole_shape(p))):>12s}  {layout}")
-    states = sum(len(layout["states"]) for layout in stage_layouts(m))
-    print(f"  {states} optimizer state tensors; {len(files)} rank files, checksums verified")
+    all_states = [s for layout in stage_layouts(m) for s in layout["states"]]
+    masks = sum(s["role"] == "mask" for s in all_states)
+    print(f"  {len(all_states) - masks} optimizer state tensors" +
+          (f", {masks} pruning masks (zcc --compression)" if masks else "") +
+          f"; {len(files)} rank files, checksums verified")
 
 def cmd_consolidate(a):
     ckpt, m, files = load(a.checkpoint)
@@ -330,7 +338,7 @@ def cmd_reshard(a):
                 whole = states[s["name"]]
             else:
                 fail(f"the checkpoint has no optimizer state {s['name']} (another optimizer?)")
-            blob += stored(whole, p, p["shards"] > 1, r, s["bytes"], "f32")
+            blob += stored(whole, p, state_sharded(p, s), r, s["bytes"], "f32")
         name = f"rank-{r}.bin"
         tmp = os.path.join(out_dir, name + ".tmp")
         with open(tmp, "wb") as f:
