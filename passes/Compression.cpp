@@ -54,6 +54,10 @@ struct Compression {
   // Sparse pruning (keep 0: none).
   double keep = 0;
   int64_t pruneFrom = 0;
+  // Activation quantization of the layer's input, token by token (bits 0: none).
+  int32_t activationBits = 0;
+  bool activationAsymmetric = false;
+  int64_t activationFrom = 0;
 };
 
 /// A compressible weight: its DeepSpeed module name and how the forward pass reads it.
@@ -263,10 +267,35 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
           c.keep = keep;
           c.pruneFrom = from;
         });
-      } else if (key == "activation_quantization" || key == "row_pruning" || key == "head_pruning" ||
-                 key == "channel_pruning") {
-        read.fail(sharedPath + ".enabled") << key.str() << " is not supported yet (weight_quantization and l1 "
-                                                     "sparse_pruning are)";
+      } else if (key == "activation_quantization") {
+        std::string type = read.string(*shared, "quantization_type", "symmetric", sharedPath + ".quantization_type");
+        if (type != "symmetric" && type != "asymmetric")
+          read.fail(sharedPath + ".quantization_type") << "'" << type << "': symmetric or asymmetric";
+        std::string range = read.string(*shared, "range_calibration", "dynamic", sharedPath + ".range_calibration");
+        if (range != "dynamic")
+          read.fail(sharedPath + ".range_calibration")
+              << "'" << range << "': only dynamic ranges are supported (static keeps a running range per layer)";
+        const int64_t from = read.integer(*shared, "schedule_offset", 1000, sharedPath + ".schedule_offset");
+        if (from < 0)
+          read.fail(sharedPath + ".schedule_offset") << "must be a step, 0 or more";
+        forEachGroup(read, *method, path, key, weights, [&](Weight w, const llvm::json::Object &params,
+                                                          StringRef groupPath) {
+          if (w.embedding) {
+            read.fail(groupPath + ".modules") << "matches embedding '" << w.module
+                                              << "': activation quantization applies to linear layers (as DeepSpeed's)";
+            return;
+          }
+          const int64_t bits = read.integer(params, "bits", 0, groupPath + ".params.bits");
+          if (bits != 4 && bits != 8)
+            read.fail(groupPath + ".params.bits") << "activations are quantized to 4 or 8 bits (as DeepSpeed's)";
+          Compression &c = plan[w.param.getSymName()];
+          c.activationBits = static_cast<int32_t>(bits);
+          c.activationAsymmetric = type == "asymmetric";
+          c.activationFrom = from;
+        });
+      } else if (key == "row_pruning" || key == "head_pruning" || key == "channel_pruning") {
+        read.fail(sharedPath + ".enabled") << key.str() << " is not supported yet (weight_quantization, dynamic "
+                                                     "activation_quantization and l1 sparse_pruning are)";
       }
     }
     if (read.failed())
@@ -406,6 +435,9 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
       if (it == plan.end())
         continue;
       const Compression &c = it->second;
+      quantizeInputs(forward, w, c, gate);
+      if (!c.bits && c.keep == 0)
+        continue; // only its input is quantized: the weight is what it was
       Builder attrs(module.getContext());
       SmallVector<NamedAttribute> entryAttrs{attrs.getNamedAttr("param", w.param.getSymNameAttr())};
       FlatSymbolRefAttr mask;
@@ -453,7 +485,7 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
           }
           Operation *q = FakeQuantizeOp::create(b, loc, in.getType(), in, gate(c.quantizeFrom, loc),
                                                 b.getI32IntegerAttr(c.bits), b.getI64IntegerAttr(c.groups),
-                                                c.asymmetric ? b.getUnitAttr() : UnitAttr());
+                                                /*per_row=*/UnitAttr(), c.asymmetric ? b.getUnitAttr() : UnitAttr());
           first = first ? first : q;
           v = q->getResult(0);
           if (transposed)
@@ -469,6 +501,29 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
     }
     if (!record.empty())
       module->setAttr("zc.compression", b.getArrayAttr(record));
+  }
+
+  /// DeepSpeed's activation quantization: the input of every matmul the weight `w` is the
+  /// right operand of, fake-quantized row by row (a token's features are a group).
+  void quantizeInputs(ForwardOp forward, Weight &w, const Compression &c,
+                      function_ref<Value(int64_t, Location)> gate) {
+    if (!c.activationBits)
+      return;
+    SmallVector<MatmulOp> matmuls;
+    forward.walk([&](ParamRefOp ref) {
+      if (ref.getNameAttr().getAttr() == w.param.getSymNameAttr())
+        for (OpOperand &use : ref->getUses())
+          if (auto mm = dyn_cast<MatmulOp>(use.getOwner()); mm && use.getOperandNumber() == 1)
+            matmuls.push_back(mm);
+    });
+    for (MatmulOp mm : matmuls) {
+      OpBuilder b(mm);
+      Value x = mm.getLhs();
+      auto q = FakeQuantizeOp::create(b, mm.getLoc(), x.getType(), x, gate(c.activationFrom, mm.getLoc()),
+                                      b.getI32IntegerAttr(c.activationBits), IntegerAttr(), b.getUnitAttr(),
+                                      c.activationAsymmetric ? b.getUnitAttr() : UnitAttr());
+      mm.getLhsMutable().assign(q.getResult());
+    }
   }
 };
 

@@ -166,6 +166,12 @@ private:
           same(o->getResult(0), o->getOperand(0));
           return success();
         })
+        .Case([&](FakeQuantizeOp o) -> LogicalResult { // activation quantization: a group per token row
+          if (!o.getPerRow() || tokenAxis.lookup(o.getInput()) == tensorOf(o.getInput()).getRank() - 1)
+            return unsupported(o, "its quantization groups span the tokens");
+          same(o.getResult(), o.getInput());
+          return success();
+        })
         .Case<SoftmaxOp, LayerNormOp, RmsNormOp>([&](Operation *o) -> LogicalResult {
           if (!isSplit(o->getOperand(0)) || tokenAxis.lookup(o->getOperand(0)) == tensorOf(o->getOperand(0)).getRank() - 1)
             return unsupported(o, "it normalizes over the tokens");

@@ -37,6 +37,11 @@ FailureOr<Type> inferResult(Operation *op, RankedTensorType oldResult, int64_t p
       .Case<CrossEntropyOp, MseOp, ParamRefOp>([&](Operation *) -> FailureOr<Type> {
         return Type(oldResult);
       })
+      .Case([&](FakeQuantizeOp o) -> FailureOr<Type> { // activation quantization: groups of rows
+        if (!o.getPerRow())
+          return batchMoved("its quantization groups span the batch (use per_row)");
+        return o.getInput().getType();
+      })
       .Case([&](CastOp o) -> FailureOr<Type> {
         return Type(oldResult.clone(tensorOf(o.getInput()).getShape()));
       })

@@ -85,9 +85,11 @@ LogicalResult FakeQuantizeOp::verify() {
   if (getBits() < 2 || getBits() > 8)
     return emitOpError() << "bits must be 2 to 8 (DeepSpeed's ternary and binary quantizers are not supported), got "
                          << getBits();
+  if (getGroups().has_value() == getPerRow())
+    return emitOpError() << "takes `groups G` or `per_row`, one of them";
   const int64_t n = tensorOf(getInput()).getNumElements();
-  if (n % static_cast<int64_t>(getGroups()))
-    return emitOpError() << getGroups() << " groups do not divide the " << n << " values";
+  if (getGroups() && n % static_cast<int64_t>(*getGroups()))
+    return emitOpError() << *getGroups() << " groups do not divide the " << n << " values";
   return success();
 }
 

@@ -67,19 +67,35 @@ def ZC_FakeQuantizeOp : ZC_Op<"fake_quantize", [Pure, AllTypesMatch<["input", "r
     the input. The gradient passes through unchanged (straight-through
     estimator).
 
+    `per_row` instead of `groups` (activation quantization, DeepSpeed's
+    dynamic range: `num_groups = numel / size(-1)`): each row of the last
+    axis is a group, so the op means the same on any slice of the batch.
+
     Example:
 
     ```mlir
     %wq = zc.fake_quantize %w, %gate bits 8 groups 1 : tensor<128x512xf32>
+    %xq = zc.fake_quantize %x, %gate bits 8 per_row : tensor<8x64x128xf32>
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$input, ZC_LossTensor:$gate, ConfinedAttr<I32Attr, [IntPositive]>:$bits,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$groups, UnitAttr:$asymmetric);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$groups, UnitAttr:$per_row,
+                       UnitAttr:$asymmetric);
   let results = (outs ZC_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $gate `bits` $bits `groups` $groups (`asymmetric` $asymmetric^)? attr-dict `:` type($result)
+    $input `,` $gate `bits` $bits (`groups` $groups^)? (`per_row` $per_row^)? (`asymmetric` $asymmetric^)? attr-dict
+    `:` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of groups: `groups`, or the rows of the last axis with `per_row`.
+    int64_t groupCount() {
+      auto type = ::llvm::cast<::mlir::RankedTensorType>(getInput().getType());
+      if (getPerRow())
+        return type.getShape().empty() ? 1 : type.getNumElements() / std::max<int64_t>(1, type.getShape().back());
+      return static_cast<int64_t>(getGroups().value_or(1));
+    }
+  }];
 }
 
 def ZC_StepGateOp : ZC_Op<"step_gate", [Pure]> {

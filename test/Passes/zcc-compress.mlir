@@ -18,6 +18,9 @@
 // RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-ratio.json" 2>&1 | FileCheck %s --check-prefix=RATIO
 // RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-groups.json" 2>&1 | FileCheck %s --check-prefix=GROUPS
 // RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-tied.json" 2>&1 | FileCheck %s --check-prefix=TIED
+// RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-static.json" 2>&1 | FileCheck %s --check-prefix=STATIC
+// Activation quantization per token survives the batch split (ShardBatch):
+// RUN: zcc-opt %s -zcc-compress="config=%S/Inputs/compress.json" -zcc-shard-batch="ranks=2" | FileCheck %s --check-prefix=SHARD
 // RUN: not zcc %s --compression %S/Inputs/compress.json --world-size 2 --tp 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=TP
 
 // An embedding, a linear weight as nn.Linear keeps it ([out, in], transpose_rhs), a matrix kept
@@ -50,6 +53,7 @@ zc.forward @net(%ids: tensor<2x3xi32>, %y: tensor<2x3xi32>) -> tensor<f32> {
 // CHECK-LABEL: zc.forward @net
 // One gate per schedule_offset.
 // CHECK-DAG: %[[PRUNE:.+]] = zc.step_gate from 50 : tensor<f32>
+// CHECK-DAG: %[[ACT:.+]] = zc.step_gate from 10 : tensor<f32>
 // CHECK-DAG: %[[QUANT:.+]] = zc.step_gate from 0 : tensor<f32>
 // The embedding token by token (DeepSpeed's Embedding_Compress ignores quantize_groups).
 // CHECK: %[[E:.+]] = zc.param_ref @emb.weight
@@ -59,7 +63,9 @@ zc.forward @net(%ids: tensor<2x3xi32>, %y: tensor<2x3xi32>) -> tensor<f32> {
 // CHECK: %[[W:.+]] = zc.param_ref @fc.weight
 // CHECK-NEXT: %[[WQ:.+]] = zc.fake_quantize %[[W]], %[[QUANT]] bits 8 groups 4 : tensor<16x8xf32>
 // CHECK-NEXT: %[[WM:.+]] = zc.apply_mask %[[WQ]], %[[PRUNE]] mask @fc.weight.sparse_mask : tensor<16x8xf32>
-// CHECK-NEXT: zc.matmul %{{.+}}, %[[WM]] transpose_rhs
+// The layer's input, token by token (activation_quantization, dynamic range).
+// CHECK-NEXT: %[[XQ:.+]] = zc.fake_quantize %{{.+}}, %[[ACT]] bits 8 per_row asymmetric : tensor<2x3x8xf32>
+// CHECK-NEXT: zc.matmul %[[XQ]], %[[WM]] transpose_rhs
 // The bias is not compressed.
 // CHECK: %[[B:.+]] = zc.param_ref @fc.bias
 // CHECK-NEXT: zc.bias_add %{{.+}}, %[[B]]
@@ -106,3 +112,5 @@ zc.forward @net(%ids: tensor<2x3xi32>, %y: tensor<2x3xi32>) -> tensor<f32> {
 // GROUPS: compression_training.weight_quantization.shared_parameters.quantize_groups: 7 groups do not divide fc's 128 weights
 // TIED: compression_training.weight_quantization.different_groups.g.modules: matches 'head', whose weight is tied
 // TP: --compression with --tp or --pp is not supported
+// STATIC: compression_training.activation_quantization.shared_parameters.range_calibration: 'static': only dynamic ranges are supported
+// SHARD: zc.fake_quantize %{{.+}}, %{{.+}} bits 8 per_row asymmetric : tensor<1x3x8xf32>

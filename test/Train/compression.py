@@ -4,7 +4,9 @@
 The model is the shakespeare-char GPT as nanoGPT writes it (Inputs/compression_gpt.py), imported
 with zcc-import so both sides name the same modules. The config is DeepSpeed's
 compression_training: int8 symmetric weight quantization (4 groups per weight) of every attention
-and MLP linear from step 0, l1 sparse pruning of half of each MLP weight from step PRUNE_AT. The
+and MLP linear from step 0, l1 sparse pruning of half of each MLP weight from step PRUNE_AT; and
+W8A4 (the same weights, and every such layer's input quantized to 4 bits token by token, dynamic
+range). The
 DeepSpeed side is its engine (deepspeed.initialize, which steps the compression scheduler) with
 zcc's AdamW and gradient clipping, one process, fp32, on the CPU.
 
@@ -32,15 +34,22 @@ from torch_reference import TextData  # noqa: E402  train.bin's --data batches, 
 
 PRUNE_AT = 50
 PRUNE_ONLY_AT, PRUNE_ONLY_STEPS = 10, 25
+W8A4_STEPS = 30
 ROWS, CONTEXT, LR = 8, 64, 1e-3
 QUANTIZE_GROUPS = 4
 
 
-def config(quantize=True, prune_at=PRUNE_AT):
-    c = {
-        "sparse_pruning": {
+def config(quantize=True, prune_at=PRUNE_AT, activations=None):
+    c = {}
+    if prune_at is not None:
+        c["sparse_pruning"] = {
             "shared_parameters": {"enabled": True, "schedule_offset": prune_at, "method": "l1"},
-            "different_groups": {"sp1": {"params": {"dense_ratio": 0.5}, "modules": ["mlp"]}}}}
+            "different_groups": {"sp1": {"params": {"dense_ratio": 0.5}, "modules": ["mlp"]}}}
+    if activations:
+        c["activation_quantization"] = {
+            "shared_parameters": {"enabled": True, "quantization_type": "symmetric",
+                                  "range_calibration": "dynamic", "schedule_offset": 0},
+            "different_groups": {"aq1": {"params": {"bits": activations}, "modules": ["attn", "mlp"]}}}
     if quantize:
         c["weight_quantization"] = {
             "shared_parameters": {"enabled": True, "quantizer_kernel": False, "schedule_offset": 0,
@@ -170,29 +179,42 @@ def main():
         #    different paths. DeepSpeed does the same against itself from weights one ulp apart,
         #    so that run is the bound: zcc within TOLERANCE until DeepSpeed's own runs part, and
         #    after it no farther from DeepSpeed than DeepSpeed is from itself.
-        cfg = config()
-        cfg_path = os.path.join(work, "compression.json")
-        json.dump(cfg, open(cfg_path, "w"))
-        zcc_losses, exported, val_loss = run_zcc(zcc, mlir, cfg_path, init, corpus, steps, work, heldout)
-        ds_losses, masks = run_deepspeed(build, weights, json.loads(json.dumps(cfg)), corpus, steps)
         nudged = {k: torch.from_numpy(np.nextafter(v.numpy(), np.float32(np.inf))) for k, v in weights.items()}
-        floor_losses, _ = run_deepspeed(build, nudged, json.loads(json.dumps(cfg)), corpus, steps)
-        ours = [abs(a - b) for a, b in zip(zcc_losses, ds_losses)]
-        floor = [abs(a - b) for a, b in zip(floor_losses, ds_losses)]
-        parted = next((s for s, d in enumerate(floor) if d > tolerance), steps)
-        print(f"quantization from step 0, pruning from step {PRUNE_AT}, {steps} steps: zcc {zcc_losses[0]:.6f} -> "
-              f"{zcc_losses[-1]:.6f}, DeepSpeed {ds_losses[0]:.6f} -> {ds_losses[-1]:.6f}")
-        print("  |zcc - DeepSpeed|:           ", " ".join(f"{d:.0e}" for d in ours))
-        print("  |DeepSpeed - itself + 1 ulp|:", " ".join(f"{d:.0e}" for d in floor))
-        before = max(ours[:parted], default=0.0)
-        after_ours = sum(ours[parted:]) / max(1, steps - parted)
-        after_floor = sum(floor[parted:]) / max(1, steps - parted)
-        print(f"  DeepSpeed's runs part at step {parted + 1}; before it zcc is within {before:.1e}; after it the "
-              f"mean difference is {after_ours:.1e} (DeepSpeed against itself: {after_floor:.1e})")
-        if len(zcc_losses) != steps or parted < 10 or before > tolerance or after_ours > 3 * after_floor:
-            sys.exit("FAIL: the losses differ from DeepSpeed's init_compression beyond its own spread")
-        if abs(zcc_losses[-1] - ds_losses[-1]) > 0.02 * ds_losses[-1]:
-            sys.exit("FAIL: the final losses differ by more than 2%")
+
+        def against_deepspeed(what, cfg, n, heldout_file=None, exact_steps=10):
+            cfg_path = os.path.join(work, "compression.json")
+            json.dump(cfg, open(cfg_path, "w"))
+            zcc_losses, exported, val_loss = run_zcc(zcc, mlir, cfg_path, init, corpus, n, work, heldout_file)
+            ds_losses, masks = run_deepspeed(build, weights, json.loads(json.dumps(cfg)), corpus, n)
+            floor_losses, _ = run_deepspeed(build, nudged, json.loads(json.dumps(cfg)), corpus, n)
+            ours = [abs(a - b) for a, b in zip(zcc_losses, ds_losses)]
+            floor = [abs(a - b) for a, b in zip(floor_losses, ds_losses)]
+            parted = next((s for s, d in enumerate(floor) if d > tolerance), n)
+            print(f"{what}, {n} steps: zcc {zcc_losses[0]:.6f} -> {zcc_losses[-1]:.6f}, DeepSpeed "
+                  f"{ds_losses[0]:.6f} -> {ds_losses[-1]:.6f}")
+            print("  |zcc - DeepSpeed|:           ", " ".join(f"{d:.0e}" for d in ours))
+            print("  |DeepSpeed - itself + 1 ulp|:", " ".join(f"{d:.0e}" for d in floor))
+            before = max(ours[:parted], default=0.0)
+            after_ours = sum(ours[parted:]) / max(1, n - parted)
+            after_floor = sum(floor[parted:]) / max(1, n - parted)
+            print(f"  DeepSpeed's runs part at step {parted + 1}; before it zcc is within {before:.1e}"
+                  + (f"; after it the mean difference is {after_ours:.1e} (DeepSpeed against itself: "
+                     f"{after_floor:.1e})" if parted < n else ""))
+            if ours[0] > max(tolerance, 3 * floor[0]):
+                sys.exit(f"FAIL: {what}: the first step's loss (from the same weights) differs by {ours[0]:.1e}")
+            if len(zcc_losses) != n or parted < exact_steps or before > tolerance or after_ours > 3 * after_floor:
+                sys.exit(f"FAIL: {what}: the losses differ from DeepSpeed's init_compression beyond its own spread")
+            if abs(zcc_losses[-1] - ds_losses[-1]) > 0.02 * ds_losses[-1]:
+                sys.exit(f"FAIL: {what}: the final losses differ by more than 2%")
+            return exported, masks, val_loss
+
+        # W8A4: activations quantized token by token to 4 bits as well. Every forward pass rounds
+        # fresh activations, so DeepSpeed's runs one ulp apart part at once: only its own spread
+        # bounds the difference, and the first step (the same weights) the quantizer's use.
+        against_deepspeed("int8 weights, 4-bit activations from step 0", config(activations=4, prune_at=None),
+                          W8A4_STEPS, exact_steps=0)
+        exported, masks, val_loss = against_deepspeed(
+            f"int8 weights from step 0, pruning from step {PRUNE_AT}", config(), steps, heldout)
 
         # 2. The exported weights: on the grid, pruned where DeepSpeed's mask prunes, close to
         #    DeepSpeed's redundancy_clean weights.

@@ -1335,6 +1335,22 @@ func.func @f(%w: tensor<64x32xf32>, %gate: tensor<f32>) {
 // -----
 
 func.func @f(%w: tensor<64x32xf32>, %gate: tensor<f32>) {
+  // expected-error @+1 {{'zc.fake_quantize' op takes `groups G` or `per_row`, one of them}}
+  %q = zc.fake_quantize %w, %gate bits 8 groups 2 per_row : tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<64x32xf32>, %gate: tensor<f32>) {
+  // expected-error @+1 {{'zc.fake_quantize' op takes `groups G` or `per_row`, one of them}}
+  %q = zc.fake_quantize %w, %gate bits 8 : tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<64x32xf32>, %gate: tensor<f32>) {
   // expected-error @+1 {{'zc.fake_quantize' op bits must be 2 to 8}}
   %q = zc.fake_quantize %w, %gate bits 1 groups 1 : tensor<64x32xf32>
   return
