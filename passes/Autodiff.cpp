@@ -81,7 +81,7 @@ public:
         })
         .Case([&](ApplyMaskOp o) { // the mask again: pruned weights get no gradient
           give(o.getInput(), [&] {
-            return Value(ApplyMaskOp::create(b, dy.getType(), dy, o.getGate(), o.getMaskAttr()));
+            return Value(ApplyMaskOp::create(b, dy.getType(), dy, o.getGate(), o.getMaskAttr(), o.getAxisAttr()));
           });
           return success();
         })

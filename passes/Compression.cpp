@@ -19,9 +19,12 @@
 // linear weights (a matmul's right operand) and embedding tables are compressible.
 //
 // Supported: weight_quantization with quantize_weight_in_forward (symmetric or asymmetric,
-// 3 to 8 bits, quantize_groups; embeddings token-wise as DeepSpeed), sparse_pruning by l1
-// (the mask is computed by train.bin from the initial weights, as init_compression does). The
-// other techniques are refused with the JSON path that enables them.
+// 3 to 8 bits, quantize_groups; embeddings token-wise as DeepSpeed), activation_quantization
+// with dynamic ranges (each layer input's rows, 4 or 8 bits), sparse_pruning and row_pruning by
+// l1 (their masks computed by train.bin from the initial weights, as init_compression does; a
+// row mask also zeroes the layer's bias). The other techniques (topk's learned scores, head and
+// channel pruning, static activation ranges, layer reduction) are refused with the JSON path
+// that enables them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +57,9 @@ struct Compression {
   // Sparse pruning (keep 0: none).
   double keep = 0;
   int64_t pruneFrom = 0;
+  // Row pruning (keep 0: none): the output features with the smallest L1 norms, bias included.
+  double rowKeep = 0;
+  int64_t rowFrom = 0;
   // Activation quantization of the layer's input, token by token (bits 0: none).
   int32_t activationBits = 0;
   bool activationAsymmetric = false;
@@ -293,7 +299,28 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
           c.activationAsymmetric = type == "asymmetric";
           c.activationFrom = from;
         });
-      } else if (key == "row_pruning" || key == "head_pruning" || key == "channel_pruning") {
+      } else if (key == "row_pruning") {
+        std::string method_ = read.string(*shared, "method", "l1", sharedPath + ".method");
+        if (method_ != "l1")
+          read.fail(sharedPath + ".method") << "'" << method_ << "': only l1 is supported (topk learns mask scores)";
+        const int64_t from = read.integer(*shared, "schedule_offset", 1000, sharedPath + ".schedule_offset");
+        if (from < 0)
+          read.fail(sharedPath + ".schedule_offset") << "must be a step, 0 or more";
+        forEachGroup(read, *method, path, key, weights, [&](Weight w, const llvm::json::Object &params,
+                                                          StringRef groupPath) {
+          if (w.embedding) {
+            read.fail(groupPath + ".modules") << "matches embedding '" << w.module
+                                              << "': row pruning applies to linear layers (as DeepSpeed's)";
+            return;
+          }
+          const double keep = read.number(params, "dense_ratio", groupPath + ".params.dense_ratio");
+          if (!(keep > 0 && keep <= 1))
+            read.fail(groupPath + ".params.dense_ratio") << "the fraction kept must be in (0, 1]";
+          Compression &c = plan[w.param.getSymName()];
+          c.rowKeep = keep;
+          c.rowFrom = from;
+        });
+      } else if (key == "head_pruning" || key == "channel_pruning") {
         read.fail(sharedPath + ".enabled") << key.str() << " is not supported yet (weight_quantization, dynamic "
                                                      "activation_quantization and l1 sparse_pruning are)";
       }
@@ -363,8 +390,14 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         read.fail(groupPath) << "must be an object with params and modules";
         continue;
       }
-      if (group->get("related_modules") && !group->get("related_modules")->getAsNull())
-        read.fail(groupPath + ".related_modules") << "is for row and head pruning, not " << technique;
+      if (group->get("related_modules") && !group->get("related_modules")->getAsNull()) {
+        if (technique == "row_pruning")
+          read.fail(groupPath + ".related_modules")
+              << "shrinking the related layers (redundancy_clean's dimension reduction) is not supported: "
+                 "pruned rows stay, as zeros";
+        else
+          read.fail(groupPath + ".related_modules") << "is for row and head pruning, not " << technique;
+      }
       SmallVector<std::string> patterns;
       if (const llvm::json::Value *modules = group->get("modules")) {
         const llvm::json::Array *list = modules->getAsArray();
@@ -436,7 +469,7 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         continue;
       const Compression &c = it->second;
       quantizeInputs(forward, w, c, gate);
-      if (!c.bits && c.keep == 0)
+      if (!c.bits && c.keep == 0 && c.rowKeep == 0)
         continue; // only its input is quantized: the weight is what it was
       Builder attrs(module.getContext());
       SmallVector<NamedAttribute> entryAttrs{attrs.getNamedAttr("param", w.param.getSymNameAttr())};
@@ -448,9 +481,50 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
                                      after.getStringAttr(w.param.getSymName() + ".sparse_mask"),
                                      TypeAttr::get(RankedTensorType::get(type.getShape(), after.getF32Type())),
                                      FlatSymbolRefAttr::get(w.param.getSymNameAttr()), UnitAttr(),
-                                     after.getF64FloatAttr(c.keep));
+                                     after.getF64FloatAttr(c.keep), IntegerAttr());
         mask = FlatSymbolRefAttr::get(state.getSymNameAttr());
         entryAttrs.push_back(attrs.getNamedAttr("mask", state.getSymNameAttr()));
+      }
+      // Row pruning: one mask value per output feature (axis 0 of nn.Linear's [out, in]), applied
+      // to the weight's rows and to the module's bias.
+      FlatSymbolRefAttr rowMask;
+      const int64_t rowAxis = w.outputsFirst ? 0 : 1;
+      ParamOp bias;
+      if (c.rowKeep > 0) {
+        OpBuilder after(w.param->getBlock(), std::next(w.param->getIterator()));
+        RankedTensorType type = w.param.getTensorType();
+        auto state = StateOp::create(
+            after, w.param.getLoc(), after.getStringAttr(w.param.getSymName() + ".row_mask"),
+            TypeAttr::get(RankedTensorType::get({type.getDimSize(rowAxis)}, after.getF32Type())),
+            FlatSymbolRefAttr::get(w.param.getSymNameAttr()), UnitAttr(), after.getF64FloatAttr(c.rowKeep),
+            after.getI64IntegerAttr(rowAxis));
+        rowMask = FlatSymbolRefAttr::get(state.getSymNameAttr());
+        entryAttrs.push_back(attrs.getNamedAttr("row_mask", state.getSymNameAttr()));
+        entryAttrs.push_back(attrs.getNamedAttr("row_axis", attrs.getI64IntegerAttr(rowAxis)));
+        // DeepSpeed masks the module's bias too: the parameter the layer's output gets added
+        // (zc.bias_add of the matmul), else `X.bias` beside `X.weight`.
+        bias = biasOf(forward, w.param);
+        if (!bias)
+          bias = SymbolTable::lookupNearestSymbolFrom<ParamOp>(module, attrs.getStringAttr(w.module + ".bias"));
+        if (bias && bias.getTensorType().getShape() != ArrayRef<int64_t>{type.getDimSize(rowAxis)})
+          bias = {};
+        if (bias) {
+          record.push_back(attrs.getDictionaryAttr(
+              {attrs.getNamedAttr("param", bias.getSymNameAttr()),
+               attrs.getNamedAttr("row_mask", state.getSymNameAttr()),
+               attrs.getNamedAttr("row_axis", attrs.getI64IntegerAttr(0))}));
+          SmallVector<ParamRefOp> biasRefs;
+          forward.walk([&](ParamRefOp ref) {
+            if (ref.getNameAttr().getAttr() == bias.getSymNameAttr())
+              biasRefs.push_back(ref);
+          });
+          for (ParamRefOp ref : biasRefs) {
+            b.setInsertionPointAfter(ref);
+            auto m = ApplyMaskOp::create(b, ref.getLoc(), ref.getType(), ref.getResult(), gate(c.rowFrom, ref.getLoc()),
+                                         rowMask, b.getI64IntegerAttr(0));
+            ref.getResult().replaceAllUsesExcept(m.getResult(), m);
+          }
+        }
       }
       if (c.bits) {
         entryAttrs.push_back(attrs.getNamedAttr("bits", attrs.getI32IntegerAttr(c.bits)));
@@ -492,7 +566,13 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
             v = TransposeOp::create(b, loc, type, v, b.getDenseI64ArrayAttr({1, 0}));
         }
         if (mask) {
-          Operation *m = ApplyMaskOp::create(b, loc, type, v, gate(c.pruneFrom, loc), mask);
+          Operation *m = ApplyMaskOp::create(b, loc, type, v, gate(c.pruneFrom, loc), mask, IntegerAttr());
+          first = first ? first : m;
+          v = m->getResult(0);
+        }
+        if (rowMask) {
+          Operation *m = ApplyMaskOp::create(b, loc, type, v, gate(c.rowFrom, loc), rowMask,
+                                             b.getI64IntegerAttr(rowAxis));
           first = first ? first : m;
           v = m->getResult(0);
         }
@@ -501,6 +581,32 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
     }
     if (!record.empty())
       module->setAttr("zc.compression", b.getArrayAttr(record));
+  }
+
+  /// The bias of the linear layer whose weight is `weight`: the parameter every matmul by it
+  /// has added to its result (zc.bias_add), when there is one and only one.
+  static ParamOp biasOf(ForwardOp forward, ParamOp weight) {
+    ParamOp found;
+    bool unique = true;
+    forward.walk([&](ParamRefOp ref) {
+      if (ref.getNameAttr().getAttr() != weight.getSymNameAttr())
+        return;
+      for (OpOperand &use : ref->getUses()) {
+        auto mm = dyn_cast<MatmulOp>(use.getOwner());
+        if (!mm || use.getOperandNumber() != 1)
+          continue;
+        for (Operation *user : mm->getUsers()) {
+          auto add = dyn_cast<BiasAddOp>(user);
+          auto biasRef = add ? add.getBias().getDefiningOp<ParamRefOp>() : ParamRefOp();
+          if (!biasRef || add.getInput() != mm.getResult())
+            continue;
+          auto p = SymbolTable::lookupNearestSymbolFrom<ParamOp>(biasRef, biasRef.getNameAttr());
+          unique = unique && (!found || found == p);
+          found = p;
+        }
+      }
+    });
+    return unique ? found : ParamOp();
   }
 
   /// DeepSpeed's activation quantization: the input of every matmul the weight `w` is the

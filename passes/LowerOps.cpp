@@ -364,8 +364,16 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         return success();
       })
       .Case([&](ApplyMaskOp o) {
+        ArrayRef<int64_t> shape = tensorOf(o.getInput()).getShape();
+        int64_t dim = numel(o.getInput()), inner = 1;
+        if (std::optional<uint64_t> axis = o.getAxis()) { // a row mask: one value per index of `axis`
+          dim = shape[*axis];
+          inner = 1;
+          for (size_t d = *axis + 1; d < shape.size(); ++d)
+            inner *= shape[d];
+        }
         call(b, "zrt_apply_mask", {dt, p[0], p[1], arenaAt(b, plan.stateOffset.lookup(o.getMaskAttr().getAttr())),
-                                   p[2], I64(numel(o.getInput()))});
+                                   p[2], I64(numel(o.getInput())), I64(dim), I64(inner)});
         return success();
       })
       .Case([&](StepGateOp o) {

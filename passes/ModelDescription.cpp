@@ -165,6 +165,9 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
         // A pruning mask: the fraction of the parameter's initial values it keeps.
         {"keep", state.getMaskKeepAttr() ? llvm::json::Value(state.getMaskKeepAttr().getValueAsDouble())
                                          : llvm::json::Value(nullptr)},
+        // A row mask: the parameter's axis it has a value per index of.
+        {"rows", state.getMaskRows() ? llvm::json::Value(static_cast<int64_t>(*state.getMaskRows()))
+                                     : llvm::json::Value(nullptr)},
         {"bytes", tensorBytes(state.getTensorType())}});
   for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
     auto t = cast<RankedTensorType>(type);
@@ -241,6 +244,10 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
                                            {"transposed", static_cast<bool>(entry.get("transposed"))}};
       if (auto mask = entry.getAs<StringAttr>("mask"))
         p["mask"] = mask.getValue();
+      if (auto rows = entry.getAs<StringAttr>("row_mask")) {
+        p["row_mask"] = rows.getValue();
+        p["row_axis"] = entry.getAs<IntegerAttr>("row_axis").getInt();
+      }
       params.push_back(std::move(p));
     }
     model["compression"] = llvm::json::Object{{"step_gates", std::move(gates)}, {"params", std::move(params)}};

@@ -123,7 +123,7 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
         OpBuilder after(param->getBlock(), std::next(param->getIterator()));
         auto s = StateOp::create(after, param.getLoc(), after.getStringAttr(param.getSymName() + "." + role),
                                  TypeAttr::get(stateType), FlatSymbolRefAttr::get(param.getSymNameAttr()),
-                                 /*secondary=*/UnitAttr(), /*mask_keep=*/FloatAttr());
+                                 /*secondary=*/UnitAttr(), /*mask_keep=*/FloatAttr(), /*mask_rows=*/IntegerAttr());
         return FlatSymbolRefAttr::get(s.getSymNameAttr());
       };
       bool decay = type.getRank() >= 2 && !param->hasAttr("zc.no_decay");

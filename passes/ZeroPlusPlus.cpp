@@ -82,7 +82,7 @@ struct ZeroPlusPlus {
       auto type = RankedTensorType::get({s.shardElements() * (ranks / hpz)}, element);
       auto state = StateOp::create(b, param.getLoc(), b.getStringAttr(param.getSymName() + ".secondary"),
                                    TypeAttr::get(type), FlatSymbolRefAttr::get(param.getSymNameAttr()),
-                                   b.getUnitAttr(), /*mask_keep=*/FloatAttr());
+                                   b.getUnitAttr(), /*mask_keep=*/FloatAttr(), /*mask_rows=*/IntegerAttr());
       secondaries[param.getSymNameAttr()] = FlatSymbolRefAttr::get(state.getSymNameAttr());
     }
   }

@@ -97,7 +97,17 @@ LogicalResult ApplyMaskOp::verifySymbolUses(SymbolTableCollection &symbolTable) 
   auto mask = symbolTable.lookupNearestSymbolFrom<StateOp>(*this, getMaskAttr());
   if (!mask || !mask.getMaskKeepAttr())
     return emitOpError() << getMaskAttr() << " is not a mask (zc.state ... mask keep R)";
-  if (mask.getTensorType().getShape() != tensorOf(getInput()).getShape())
+  RankedTensorType input = tensorOf(getInput());
+  if (std::optional<uint64_t> axis = getAxis()) {
+    if (!mask.getMaskRows() || *axis >= static_cast<uint64_t>(input.getRank()) ||
+        mask.getTensorType().getShape() != ArrayRef<int64_t>{input.getDimSize(*axis)})
+      return emitOpError() << "axis " << *axis << " of " << getInput().getType() << " needs a row mask of its size, got "
+                           << mask.getType();
+    return success();
+  }
+  if (mask.getMaskRows())
+    return emitOpError() << getMaskAttr() << " is a row mask: name the input's axis it covers";
+  if (mask.getTensorType().getShape() != input.getShape())
     return emitOpError() << "mask " << mask.getType() << " differs from the input's shape " << getInput().getType();
   return success();
 }

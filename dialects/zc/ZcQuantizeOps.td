@@ -128,15 +128,21 @@ def ZC_ApplyMaskOp : ZC_Op<"apply_mask", [AllTypesMatch<["input", "result"]>,
     mask` named, in the input's shape), else the input itself. Its gradient
     is the same op on the incoming gradient: pruned weights get none.
 
+    A row mask (`zc.state ... rows A`) has one value per index of the
+    input's `axis`, and multiplies every slice along it (row pruning: the
+    weight's output rows, and the bias).
+
     Example:
 
     ```mlir
     %wm = zc.apply_mask %wq, %on mask @w.sparse_mask : tensor<128x512xf32>
+    %wr = zc.apply_mask %wm, %on mask @w.row_mask axis 1 : tensor<128x512xf32>
     ```
   }];
-  let arguments = (ins ZC_FloatTensor:$input, ZC_LossTensor:$gate, FlatSymbolRefAttr:$mask);
+  let arguments = (ins ZC_FloatTensor:$input, ZC_LossTensor:$gate, FlatSymbolRefAttr:$mask,
+                       OptionalAttr<I64Attr>:$axis);
   let results = (outs ZC_FloatTensor:$result);
-  let assemblyFormat = "$input `,` $gate `mask` $mask attr-dict `:` type($result)";
+  let assemblyFormat = "$input `,` $gate `mask` $mask (`axis` $axis^)? attr-dict `:` type($result)";
 }
 
 def ZC_AllToAllOp : ZC_Op<"all_to_all", [AllTypesMatch<["input", "result"]>]> {

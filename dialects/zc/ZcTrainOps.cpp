@@ -111,11 +111,20 @@ LogicalResult StateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
       return emitOpError() << "is a secondary shard or a mask, not both";
     if (!(keep > 0.0 && keep <= 1.0))
       return emitOpError() << "a mask keeps a fraction in (0, 1] of the weights, got " << keep;
-    if (getType() != RankedTensorType::get(param->getTensorType().getShape(), Float32Type::get(getContext())))
-      return emitOpError() << "a mask is the whole parameter's shape in f32 (every rank holds all of it), got "
+    SmallVector<int64_t> shape(param->getTensorType().getShape());
+    if (std::optional<uint64_t> rows = getMaskRows()) {
+      if (*rows >= shape.size())
+        return emitOpError() << "row mask of axis " << *rows << " of " << param->getType();
+      shape = {shape[*rows]};
+    }
+    if (getType() != RankedTensorType::get(shape, Float32Type::get(getContext())))
+      return emitOpError() << "a mask is the whole parameter's shape (a row mask: its axis' size) in f32 (every rank "
+                              "holds all of it), got "
                            << getType() << " for " << param->getType();
     return success();
   }
+  if (getMaskRows())
+    return emitOpError() << "`rows` belongs to a mask";
   SmallVector<int64_t> expected(param->getTensorType().getShape());
   if (sharding.partitioned())
     expected = {sharding.shardElements()};

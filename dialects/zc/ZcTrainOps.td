@@ -32,17 +32,27 @@ def ZC_StateOp : ZC_Op<"state", [Symbol, HasParent<"::mlir::ModuleOp">,
     partitioned either), since the forward pass reads it with the whole
     weight (`zc.apply_mask`).
 
+    `mask keep R rows A` (l1 `row_pruning`): one value per index of the
+    parameter's axis `A` (a linear layer's output features): the `ceil(R d)`
+    indices whose slices have the largest L1 norms are kept, the others
+    pruned whole (with the layer's bias).
+
     Example:
 
     ```mlir
     zc.state @w.exp_avg : tensor<784x10xf32> of @w
     zc.state @w.secondary : tensor<3920xf32> of @w secondary
     zc.state @w.sparse_mask : tensor<784x10xf32> of @w mask keep 5.0e-01
+    zc.state @w.row_mask : tensor<10xf32> of @w mask keep 5.0e-01 rows 1
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<ZC_FloatTensor>:$type,
-                       FlatSymbolRefAttr:$param, UnitAttr:$secondary, OptionalAttr<F64Attr>:$mask_keep);
-  let assemblyFormat = "$sym_name `:` $type `of` $param (`secondary` $secondary^)? (`mask` `keep` $mask_keep^)? attr-dict";
+                       FlatSymbolRefAttr:$param, UnitAttr:$secondary, OptionalAttr<F64Attr>:$mask_keep,
+                       OptionalAttr<I64Attr>:$mask_rows);
+  let assemblyFormat = [{
+    $sym_name `:` $type `of` $param (`secondary` $secondary^)? (`mask` `keep` $mask_keep^)? (`rows` $mask_rows^)?
+    attr-dict
+  }];
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getTensorType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getType());

@@ -154,18 +154,20 @@ void zrt_fake_quantize(int32_t dtype, const void *x, const void *gate, void *y, 
     fatal("zrt_fake_quantize", "gate is null");
   isaKernels().fakeQuantize(dtype, x, y, n, groups, bits, asymmetric != 0, *static_cast<const float *>(gate));
 }
-void zrt_apply_mask(int32_t dtype, const void *x, const void *gate, const void *mask, void *y, int64_t n) {
+void zrt_apply_mask(int32_t dtype, const void *x, const void *gate, const void *mask, void *y, int64_t n, int64_t dim,
+                    int64_t inner) {
   TraceScope trace("zrt_apply_mask", TraceTrack::Compute);
   checkCount("zrt_apply_mask", n);
-  if (!gate || !mask)
-    fatal("zrt_apply_mask", "gate or mask is null");
+  if (!gate || !mask || dim < 1 || inner < 1)
+    fatal("zrt_apply_mask", "gate %p, mask %p, %lld mask values of %lld each", gate, mask, static_cast<long long>(dim),
+          static_cast<long long>(inner));
   const bool on = *static_cast<const float *>(gate) != 0.0f;
   const float *m = static_cast<const float *>(mask);
   ZRT_TYPED("zrt_apply_mask", dtype, {
     const T *src = static_cast<const T *>(x);
     T *dst = static_cast<T *>(y);
     for (int64_t i = 0; i < n; ++i)
-      dst[i] = on ? T(static_cast<float>(src[i]) * m[i]) : src[i];
+      dst[i] = on ? T(static_cast<float>(src[i]) * m[(i / inner) % dim]) : src[i];
   });
 }
 void zrt_dequantize(int32_t dtype, const void *q, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits) {

@@ -552,11 +552,13 @@ void zrt_fake_quantize(int32_t dt, const void *x, const void *gate, void *y, int
           static_cast<long long>(n), static_cast<long long>(groups), bits);
   fakeQuantize(dt, x, gate, y, n, groups, bits, asymmetric != 0, compute());
 }
-void zrt_apply_mask(int32_t dt, const void *x, const void *gate, const void *mask, void *y, int64_t n) {
+void zrt_apply_mask(int32_t dt, const void *x, const void *gate, const void *mask, void *y, int64_t n, int64_t dim,
+                    int64_t inner) {
   GpuScope trace("zrt_apply_mask", compute());
-  if (n < 0 || !gate || !mask)
-    fatal("zrt_apply_mask", "%lld values, gate %p, mask %p", static_cast<long long>(n), gate, mask);
-  applyMask(dt, x, gate, mask, y, n, compute());
+  if (n < 0 || !gate || !mask || dim < 1 || inner < 1)
+    fatal("zrt_apply_mask", "%lld values, gate %p, mask %p of %lld values of %lld each", static_cast<long long>(n),
+          gate, mask, static_cast<long long>(dim), static_cast<long long>(inner));
+  applyMask(dt, x, gate, mask, y, n, dim, inner, compute());
 }
 void zrt_dequantize(int32_t dt, const void *q, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
   GpuScope trace("zrt_dequantize", compute());

@@ -76,10 +76,12 @@ __global__ void dequantizeValues(const uint8_t *in, T *y, int64_t rows, int64_t 
 }
 
 /// zc.apply_mask: the gate read once per thread; off, the values pass unchanged.
-template <class T> __global__ void applyMaskValues(const T *x, const float *gate, const float *mask, T *y, int64_t n) {
+template <class T>
+__global__ void applyMaskValues(const T *x, const float *gate, const float *mask, T *y, int64_t n, int64_t dim,
+                                int64_t inner) {
   const bool on = *gate != 0.0f;
   ZRT_FOR_EACH(i, n)
-  y[i] = on ? T(static_cast<float>(x[i]) * mask[i]) : x[i];
+  y[i] = on ? T(static_cast<float>(x[i]) * mask[(i / inner) % dim]) : x[i];
 }
 
 /// zc.fake_quantize: a warp per group finds its extremes (order-free), then snaps its values.
@@ -125,14 +127,16 @@ void fakeQuantize(int32_t dtype, const void *x, const void *gate, void *y, int64
                      n / groups, bits, asymmetric)));
 }
 
-void applyMask(int32_t dtype, const void *x, const void *gate, const void *mask, void *y, int64_t n, cudaStream_t s) {
+void applyMask(int32_t dtype, const void *x, const void *gate, const void *mask, void *y, int64_t n, int64_t dim,
+               int64_t inner, cudaStream_t s) {
   if (n == 0)
     return;
   constexpr int threads = 256;
   const int grid = static_cast<int>(std::min<int64_t>(gridStrideBlocks(n, threads), 1 << 20));
   ZRT_CUDA_TYPED("zrt_apply_mask", dtype,
                  (applyMaskValues<T><<<grid, threads, 0, s>>>(static_cast<const T *>(x), static_cast<const float *>(gate),
-                                                              static_cast<const float *>(mask), static_cast<T *>(y), n)));
+                                                              static_cast<const float *>(mask), static_cast<T *>(y), n,
+                                                              dim, inner)));
 }
 
 void quantize(int32_t dtype, const void *x, void *out, int64_t rows, int64_t cols, int64_t block, int32_t bits,

@@ -65,12 +65,30 @@ void fakeQuantize(std::vector<float> &values, const std::vector<int64_t> &order,
 
 } // namespace
 
+/// The L1 norm of each slice of `w` (shape `shape`) at index i of `axis`, in double (torch
+/// sums in f32: a difference only where two norms tie to rounding).
+std::vector<float> sliceNorms(const std::vector<float> &w, const std::vector<int64_t> &shape, int64_t axis) {
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  const int64_t dim = shape[axis];
+  std::vector<double> norms(dim, 0.0);
+  for (size_t i = 0; i < w.size(); ++i)
+    norms[(static_cast<int64_t>(i) / inner) % dim] += std::fabs(static_cast<double>(w[i]));
+  return std::vector<float>(norms.begin(), norms.end());
+}
+
 void computePruningMasks(const ModelInfo &model) {
   for (const StateInfo &s : model.states) {
     if (s.role != "mask")
       continue;
     const ParamInfo &p = paramNamed(model, s.param);
-    std::vector<float> mask = topMagnitudes(readParamValues(p), s.keep);
+    std::vector<float> values = readParamValues(p);
+    if (s.rows >= static_cast<int64_t>(p.shape.size()))
+      fatal("train", "row mask %s of axis %lld: %s has %zu axes", s.name.c_str(), static_cast<long long>(s.rows),
+            p.name.c_str(), p.shape.size());
+    // DeepSpeed's l1 masks: the largest magnitudes (sparse), or the rows with the largest L1 norms.
+    std::vector<float> mask = topMagnitudes(s.rows >= 0 ? sliceNorms(values, p.shape, s.rows) : values, s.keep);
     if (static_cast<int64_t>(mask.size()) * 4 != s.bytes)
       fatal("train", "mask %s is %lld bytes; its parameter has %zu values", s.name.c_str(),
             static_cast<long long>(s.bytes), mask.size());
@@ -109,6 +127,20 @@ void compressWeights(const ModelInfo &model, const ParamInfo &p, std::vector<flo
       readModelState(s.tier, s.offset, mask.data(), s.bytes);
       for (size_t i = 0; i < values.size(); ++i)
         values[i] *= mask[i];
+    }
+    if (!c.rowMask.empty()) {
+      const StateInfo &s = stateNamed(model, c.rowMask);
+      std::vector<float> mask(s.bytes / 4);
+      readModelState(s.tier, s.offset, mask.data(), s.bytes);
+      int64_t inner = 1;
+      for (size_t d = c.rowAxis + 1; d < p.wholeShape.size(); ++d)
+        inner *= p.wholeShape[d];
+      const int64_t dim = static_cast<int64_t>(mask.size());
+      if (c.rowAxis >= static_cast<int64_t>(p.wholeShape.size()) || p.wholeShape[c.rowAxis] != dim)
+        fatal("train", "row mask %s does not fit axis %lld of %s", s.name.c_str(), static_cast<long long>(c.rowAxis),
+              p.name.c_str());
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] *= mask[(static_cast<int64_t>(i) / inner) % dim];
     }
   }
 }

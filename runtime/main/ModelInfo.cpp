@@ -105,6 +105,8 @@ ModelInfo parseModelInfo(const char *text) {
       s.tier = state.value("tier", int32_t(0));
       if (state.contains("keep") && !state.at("keep").is_null())
         s.keep = state.at("keep").get<double>();
+      if (state.contains("rows") && !state.at("rows").is_null())
+        s.rows = state.at("rows").get<int64_t>();
       if (s.tier < 0 || s.tier > 2)
         fatal("zcc_model_json", "state %s: tier %d (0 arena, 1 host, 2 nvme)", s.name.c_str(), s.tier);
       if (s.role == "mask" && !(s.keep > 0 && s.keep <= 1))
@@ -144,6 +146,8 @@ ModelInfo parseModelInfo(const char *text) {
         CompressedParam cp;
         cp.param = p.at("param").get<std::string>();
         cp.mask = p.value("mask", std::string());
+        cp.rowMask = p.value("row_mask", std::string());
+        cp.rowAxis = p.value("row_axis", int64_t(0));
         if (p.contains("quantize")) {
           const nlohmann::json &q = p.at("quantize");
           cp.bits = q.at("bits").get<int32_t>();

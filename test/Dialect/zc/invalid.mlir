@@ -1374,7 +1374,7 @@ zc.state @w.sparse_mask : tensor<64x32xf32> of @w mask keep 1.5
 // -----
 
 zc.param @w : tensor<64x32xf32> = #zc.zeros
-// expected-error @+1 {{'zc.state' op a mask is the whole parameter's shape in f32 (every rank holds all of it), got 'tensor<2048xf32>'}}
+// expected-error @+1 {{'zc.state' op a mask is the whole parameter's shape (a row mask: its axis' size) in f32 (every rank holds all of it), got 'tensor<2048xf32>'}}
 zc.state @w.sparse_mask : tensor<2048xf32> of @w mask keep 0.5
 
 // -----
@@ -1402,5 +1402,37 @@ func.func @f(%w: tensor<32x64xf32>, %on: tensor<f32>) {
 func.func @f() {
   // expected-error @+1 {{'zc.step_gate' op attribute 'from' failed to satisfy constraint}}
   %on = zc.step_gate from -1 : tensor<f32>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<64x32xf32> = #zc.zeros
+// expected-error @+1 {{'zc.state' op a mask is the whole parameter's shape (a row mask: its axis' size) in f32 (every rank holds all of it), got 'tensor<64xf32>'}}
+zc.state @w.row_mask : tensor<64xf32> of @w mask keep 0.5 rows 1
+
+// -----
+
+zc.param @w : tensor<64x32xf32> = #zc.zeros
+// expected-error @+1 {{'zc.state' op `rows` belongs to a mask}}
+zc.state @w.exp_avg : tensor<64x32xf32> of @w rows 0
+
+// -----
+
+zc.param @w : tensor<64x32xf32> = #zc.zeros
+zc.state @w.row_mask : tensor<64xf32> of @w mask keep 0.5 rows 0
+func.func @f(%w: tensor<64x32xf32>, %on: tensor<f32>) {
+  // expected-error @+1 {{'zc.apply_mask' op @w.row_mask is a row mask: name the input's axis it covers}}
+  %m = zc.apply_mask %w, %on mask @w.row_mask : tensor<64x32xf32>
+  return
+}
+
+// -----
+
+zc.param @w : tensor<64x32xf32> = #zc.zeros
+zc.state @w.row_mask : tensor<64xf32> of @w mask keep 0.5 rows 0
+func.func @f(%w: tensor<64x32xf32>, %on: tensor<f32>) {
+  // expected-error @+1 {{'zc.apply_mask' op axis 1 of 'tensor<64x32xf32>' needs a row mask of its size, got 'tensor<64xf32>'}}
+  %m = zc.apply_mask %w, %on mask @w.row_mask axis 1 : tensor<64x32xf32>
   return
 }

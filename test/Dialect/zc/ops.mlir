@@ -525,12 +525,16 @@ module {
   zc.param @w : tensor<64x32xf32> = #zc.normal<std = 0.02>
   // CHECK: zc.state @w.sparse_mask : tensor<64x32xf32> of @w mask keep 5.000000e-01
   zc.state @w.sparse_mask : tensor<64x32xf32> of @w mask keep 0.5
+  // CHECK: zc.state @w.row_mask : tensor<64xf32> of @w mask keep 2.500000e-01 rows 0
+  zc.state @w.row_mask : tensor<64xf32> of @w mask keep 0.25 rows 0
   // CHECK-LABEL: func.func @pruning
   func.func @pruning(%w: tensor<64x32xf32>) -> tensor<64x32xf32> {
     // CHECK: %[[ON:.+]] = zc.step_gate from 50 : tensor<f32>
     %on = zc.step_gate from 50 : tensor<f32>
     // CHECK: zc.apply_mask %{{.+}}, %[[ON]] mask @w.sparse_mask : tensor<64x32xf32>
     %m = zc.apply_mask %w, %on mask @w.sparse_mask : tensor<64x32xf32>
-    return %m : tensor<64x32xf32>
+    // CHECK: zc.apply_mask %{{.+}}, %[[ON]] mask @w.row_mask axis 0 : tensor<64x32xf32>
+    %r = zc.apply_mask %m, %on mask @w.row_mask axis 0 : tensor<64x32xf32>
+    return %r : tensor<64x32xf32>
   }
 }
