@@ -531,8 +531,8 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         entryAttrs.push_back(attrs.getNamedAttr("groups", attrs.getI64IntegerAttr(c.groups)));
         if (c.asymmetric)
           entryAttrs.push_back(attrs.getNamedAttr("asymmetric", attrs.getUnitAttr()));
-        if (!w.embedding && !w.outputsFirst && c.groups > 1) // quantized through its transpose
-          entryAttrs.push_back(attrs.getNamedAttr("transposed", attrs.getUnitAttr()));
+        if (!w.embedding && !w.outputsFirst && c.groups > 1) // groups of columns
+          entryAttrs.push_back(attrs.getNamedAttr("columns", attrs.getUnitAttr()));
       }
       record.push_back(attrs.getDictionaryAttr(entryAttrs));
 
@@ -548,22 +548,15 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         auto type = cast<RankedTensorType>(v.getType());
         Operation *first = nullptr;
         if (c.bits) {
-          // DeepSpeed's groups are contiguous in nn.Linear's [out, in] layout: a weight kept
-          // [in, out] is quantized through its transpose when the groups are more than one.
-          const bool transposed = !w.embedding && !w.outputsFirst && c.groups > 1;
-          Value in = v;
-          if (transposed) {
-            auto t = RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)}, type.getElementType());
-            in = TransposeOp::create(b, loc, t, v, b.getDenseI64ArrayAttr({1, 0}));
-            first = in.getDefiningOp();
-          }
-          Operation *q = FakeQuantizeOp::create(b, loc, in.getType(), in, gate(c.quantizeFrom, loc),
+          // DeepSpeed's groups are contiguous in nn.Linear's [out, in] layout: for a weight kept
+          // [in, out] they are blocks of columns (`columns`) when there are more than one.
+          const bool columns = !w.embedding && !w.outputsFirst && c.groups > 1;
+          Operation *q = FakeQuantizeOp::create(b, loc, type, v, gate(c.quantizeFrom, loc),
                                                 b.getI32IntegerAttr(c.bits), b.getI64IntegerAttr(c.groups),
-                                                /*per_row=*/UnitAttr(), c.asymmetric ? b.getUnitAttr() : UnitAttr());
-          first = first ? first : q;
+                                                columns ? b.getUnitAttr() : UnitAttr(), /*per_row=*/UnitAttr(),
+                                                c.asymmetric ? b.getUnitAttr() : UnitAttr());
+          first = q;
           v = q->getResult(0);
-          if (transposed)
-            v = TransposeOp::create(b, loc, type, v, b.getDenseI64ArrayAttr({1, 0}));
         }
         if (mask) {
           Operation *m = ApplyMaskOp::create(b, loc, type, v, gate(c.pruneFrom, loc), mask, IntegerAttr());
@@ -626,8 +619,8 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
       OpBuilder b(mm);
       Value x = mm.getLhs();
       auto q = FakeQuantizeOp::create(b, mm.getLoc(), x.getType(), x, gate(c.activationFrom, mm.getLoc()),
-                                      b.getI32IntegerAttr(c.activationBits), IntegerAttr(), b.getUnitAttr(),
-                                      c.activationAsymmetric ? b.getUnitAttr() : UnitAttr());
+                                      b.getI32IntegerAttr(c.activationBits), IntegerAttr(), /*columns=*/UnitAttr(),
+                                      b.getUnitAttr(), c.activationAsymmetric ? b.getUnitAttr() : UnitAttr());
       mm.getLhsMutable().assign(q.getResult());
     }
   }

@@ -383,7 +383,7 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       })
       .Case([&](FakeQuantizeOp o) {
         call(b, "zrt_fake_quantize", {dt, p[0], p[1], p[2], I64(numel(o.getInput())),
-                                      I64(o.groupCount()), I32(o.getBits()),
+                                      I64(o.groupCount()), I64(o.runWidth()), I32(o.getBits()),
                                       I32(o.getAsymmetric() ? 1 : 0)});
         return success();
       })

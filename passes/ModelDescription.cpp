@@ -241,7 +241,7 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
         p["quantize"] = llvm::json::Object{{"bits", bits.getInt()},
                                            {"groups", entry.getAs<IntegerAttr>("groups").getInt()},
                                            {"asymmetric", static_cast<bool>(entry.get("asymmetric"))},
-                                           {"transposed", static_cast<bool>(entry.get("transposed"))}};
+                                           {"columns", static_cast<bool>(entry.get("columns"))}};
       if (auto mask = entry.getAs<StringAttr>("mask"))
         p["mask"] = mask.getValue();
       if (auto rows = entry.getAs<StringAttr>("row_mask")) {

@@ -90,6 +90,11 @@ LogicalResult FakeQuantizeOp::verify() {
   const int64_t n = tensorOf(getInput()).getNumElements();
   if (getGroups() && n % static_cast<int64_t>(*getGroups()))
     return emitOpError() << *getGroups() << " groups do not divide the " << n << " values";
+  if (getColumns()) {
+    RankedTensorType type = tensorOf(getInput());
+    if (!getGroups() || type.getRank() < 1 || type.getShape().back() % static_cast<int64_t>(*getGroups()))
+      return emitOpError() << "`columns` takes `groups G` dividing the last axis of " << type;
+  }
   return success();
 }
 

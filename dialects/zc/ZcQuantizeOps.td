@@ -70,20 +70,25 @@ def ZC_FakeQuantizeOp : ZC_Op<"fake_quantize", [Pure, AllTypesMatch<["input", "r
     `per_row` instead of `groups` (activation quantization, DeepSpeed's
     dynamic range: `num_groups = numel / size(-1)`): each row of the last
     axis is a group, so the op means the same on any slice of the batch.
+    `groups G columns`: the groups are G blocks of the last axis, each
+    across every row (DeepSpeed's groups of output rows, of a weight zcc
+    keeps [in, out]).
 
     Example:
 
     ```mlir
     %wq = zc.fake_quantize %w, %gate bits 8 groups 1 : tensor<128x512xf32>
     %xq = zc.fake_quantize %x, %gate bits 8 per_row : tensor<8x64x128xf32>
+    %vq = zc.fake_quantize %v, %gate bits 8 groups 4 columns : tensor<128x512xf32>
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$input, ZC_LossTensor:$gate, ConfinedAttr<I32Attr, [IntPositive]>:$bits,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$groups, UnitAttr:$per_row,
-                       UnitAttr:$asymmetric);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$groups, UnitAttr:$columns,
+                       UnitAttr:$per_row, UnitAttr:$asymmetric);
   let results = (outs ZC_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $gate `bits` $bits (`groups` $groups^)? (`per_row` $per_row^)? (`asymmetric` $asymmetric^)? attr-dict
+    $input `,` $gate `bits` $bits (`groups` $groups^)? (`columns` $columns^)? (`per_row` $per_row^)?
+    (`asymmetric` $asymmetric^)? attr-dict
     `:` type($result)
   }];
   let hasVerifier = 1;
@@ -94,6 +99,16 @@ def ZC_FakeQuantizeOp : ZC_Op<"fake_quantize", [Pure, AllTypesMatch<["input", "r
       if (getPerRow())
         return type.getShape().empty() ? 1 : type.getNumElements() / std::max<int64_t>(1, type.getShape().back());
       return static_cast<int64_t>(getGroups().value_or(1));
+    }
+    /// The length of a group's contiguous runs (zrt/FakeQuantize.h's groupIndex).
+    int64_t runWidth() {
+      auto type = ::llvm::cast<::mlir::RankedTensorType>(getInput().getType());
+      const int64_t last = type.getShape().empty() ? 1 : type.getShape().back();
+      if (getPerRow())
+        return last;
+      if (getColumns())
+        return last / groupCount();
+      return type.getNumElements() / groupCount();
     }
   }];
 }

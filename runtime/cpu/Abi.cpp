@@ -142,17 +142,17 @@ void zrt_quantize(int32_t dtype, const void *x, void *o, int64_t rows, int64_t c
   checkQuantization("zrt_quantize", rows, cols, block, bits);
   isaKernels().quantize(dtype, x, o, rows, cols, block, bits);
 }
-void zrt_fake_quantize(int32_t dtype, const void *x, const void *gate, void *y, int64_t n, int64_t groups, int32_t bits,
-                       int32_t asymmetric) {
+void zrt_fake_quantize(int32_t dtype, const void *x, const void *gate, void *y, int64_t n, int64_t groups, int64_t width,
+                       int32_t bits, int32_t asymmetric) {
   TraceScope trace("zrt_fake_quantize", TraceTrack::Compute);
   if (bits < 2 || bits > 8)
     fatal("zrt_fake_quantize", "bits is %d: 2 to 8", bits);
-  if (n < 0 || groups < 1 || n % groups)
-    fatal("zrt_fake_quantize", "%lld values do not make %lld equal groups", static_cast<long long>(n),
-          static_cast<long long>(groups));
+  if (n < 0 || groups < 1 || n % groups || width < 1 || (n / groups) % width)
+    fatal("zrt_fake_quantize", "%lld values do not make %lld equal groups of runs of %lld", static_cast<long long>(n),
+          static_cast<long long>(groups), static_cast<long long>(width));
   if (!gate)
     fatal("zrt_fake_quantize", "gate is null");
-  isaKernels().fakeQuantize(dtype, x, y, n, groups, bits, asymmetric != 0, *static_cast<const float *>(gate));
+  isaKernels().fakeQuantize(dtype, x, y, n, groups, width, bits, asymmetric != 0, *static_cast<const float *>(gate));
 }
 void zrt_apply_mask(int32_t dtype, const void *x, const void *gate, const void *mask, void *y, int64_t n, int64_t dim,
                     int64_t inner) {

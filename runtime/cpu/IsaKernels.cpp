@@ -95,9 +95,10 @@ void dequantizeEntry(int32_t dtype, const void *q, void *y, int64_t rows, int64_
   ZRT_TYPED("zrt_dequantize", dtype, dequantizeRows(in<uint8_t>(q), out<T>(y), rows, cols, block, bits));
 }
 
-void fakeQuantizeEntry(int32_t dtype, const void *x, void *y, int64_t n, int64_t groups, int32_t bits, bool asymmetric,
-                       float gate) {
-  ZRT_TYPED("zrt_fake_quantize", dtype, fakeQuantizeGroups(in<T>(x), out<T>(y), n, groups, bits, asymmetric, gate));
+void fakeQuantizeEntry(int32_t dtype, const void *x, void *y, int64_t n, int64_t groups, int64_t width, int32_t bits,
+                       bool asymmetric, float gate) {
+  ZRT_TYPED("zrt_fake_quantize", dtype,
+            fakeQuantizeGroups(in<T>(x), out<T>(y), n, groups, width, bits, asymmetric, gate));
 }
 
 } // namespace

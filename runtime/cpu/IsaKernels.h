@@ -48,8 +48,8 @@ struct IsaKernels {
   // Block-wise quantization (zrt/Quantize.h): its divisions and roundings are the work.
   void (*quantize)(int32_t dtype, const void *x, void *out, int64_t rows, int64_t cols, int64_t block, int32_t bits);
   void (*dequantize)(int32_t dtype, const void *in, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits);
-  void (*fakeQuantize)(int32_t dtype, const void *x, void *y, int64_t n, int64_t groups, int32_t bits, bool asymmetric,
-                       float gate);
+  void (*fakeQuantize)(int32_t dtype, const void *x, void *y, int64_t n, int64_t groups, int64_t width, int32_t bits,
+                       bool asymmetric, float gate);
   // One 2-D product of the widened bf16 matmul (cpu/WidenedGemm.h).
   void (*widenedGemm)(const bf16 *a, const bf16 *b, bf16 *c, int64_t m, int64_t n, int64_t k,
                       bool transA, bool transB, const WidenTiles &tiles);

@@ -78,25 +78,28 @@ void dequantizeRows(const uint8_t *in, T *y, int64_t rows, int64_t cols, int64_t
 /// zc.fake_quantize (zrt/FakeQuantize.h): x's n values in `groups` contiguous groups, each snapped
 /// to its own grid; a copy while `gate` is 0 (before the technique's schedule offset).
 template <class T>
-void fakeQuantizeGroups(const T *x, T *y, int64_t n, int64_t groups, int32_t bits, bool asymmetric, float gate) {
+void fakeQuantizeGroups(const T *x, T *y, int64_t n, int64_t groups, int64_t width, int32_t bits, bool asymmetric,
+                        float gate) {
   if (gate == 0.0f) {
     parallelFor(n, kElementGrain, [&](int64_t i) { y[i] = x[i]; });
     return;
   }
-  const int64_t size = n / groups;
+  // Group g is runs of `width` values, one every groups * width (fakequant::groupIndex), walked
+  // run by run: no index arithmetic per value.
+  const int64_t size = n / groups, stride = groups * width;
   parallelFor(groups, kElementGrain / (size > 0 ? size : 1), [&](int64_t g) {
-    const T *src = x + g * size;
-    T *dst = y + g * size;
     float lo = INFINITY, hi = -INFINITY, amax = 0.0f;
-    for (int64_t i = 0; i < size; ++i) {
-      const float v = static_cast<float>(src[i]);
-      lo = fminf(lo, v);
-      hi = fmaxf(hi, v);
-      amax = fmaxf(amax, fabsf(v));
-    }
+    for (int64_t run = g * width; run < n; run += stride)
+      for (int64_t j = 0; j < width; ++j) {
+        const float v = static_cast<float>(x[run + j]);
+        lo = fminf(lo, v);
+        hi = fmaxf(hi, v);
+        amax = fmaxf(amax, fabsf(v));
+      }
     const fakequant::Grid grid = asymmetric ? fakequant::asymmetricGrid(lo, hi, bits) : fakequant::symmetricGrid(amax, bits);
-    for (int64_t i = 0; i < size; ++i)
-      dst[i] = T(fakequant::snapped(static_cast<float>(src[i]), grid, bits, asymmetric));
+    for (int64_t run = g * width; run < n; run += stride)
+      for (int64_t j = 0; j < width; ++j)
+        y[run + j] = T(fakequant::snapped(static_cast<float>(x[run + j]), grid, bits, asymmetric));
   });
 }
 

@@ -544,13 +544,14 @@ void zrt_quantize(int32_t dt, const void *x, void *o, int64_t rows, int64_t cols
   GpuScope trace("zrt_quantize", compute());
   quantize(dt, x, o, rows, cols, block, bits, compute());
 }
-void zrt_fake_quantize(int32_t dt, const void *x, const void *gate, void *y, int64_t n, int64_t groups, int32_t bits,
-                       int32_t asymmetric) {
+void zrt_fake_quantize(int32_t dt, const void *x, const void *gate, void *y, int64_t n, int64_t groups, int64_t width,
+                       int32_t bits, int32_t asymmetric) {
   GpuScope trace("zrt_fake_quantize", compute());
-  if (bits < 2 || bits > 8 || n < 0 || groups < 1 || n % groups)
-    fatal("zrt_fake_quantize", "%lld values in %lld groups at %d bits: groups must divide the values, bits 2 to 8",
-          static_cast<long long>(n), static_cast<long long>(groups), bits);
-  fakeQuantize(dt, x, gate, y, n, groups, bits, asymmetric != 0, compute());
+  if (bits < 2 || bits > 8 || n < 0 || groups < 1 || n % groups || width < 1 || (n / groups) % width)
+    fatal("zrt_fake_quantize", "%lld values in %lld groups of runs of %lld at %d bits: groups must divide the values, "
+          "runs a group, bits 2 to 8", static_cast<long long>(n), static_cast<long long>(groups),
+          static_cast<long long>(width), bits);
+  fakeQuantize(dt, x, gate, y, n, groups, width, bits, asymmetric != 0, compute());
 }
 void zrt_apply_mask(int32_t dt, const void *x, const void *gate, const void *mask, void *y, int64_t n, int64_t dim,
                     int64_t inner) {

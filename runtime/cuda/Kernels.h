@@ -140,8 +140,8 @@ void quantize(int32_t dtype, const void *x, void *out, int64_t rows, int64_t col
 void dequantize(int32_t dtype, const void *in, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits,
                 cudaStream_t s);
 // Compression training's fake quantization (zrt/FakeQuantize.h); `gate` is a device f32.
-void fakeQuantize(int32_t dtype, const void *x, const void *gate, void *y, int64_t n, int64_t groups, int32_t bits,
-                  bool asymmetric, cudaStream_t s);
+void fakeQuantize(int32_t dtype, const void *x, const void *gate, void *y, int64_t n, int64_t groups, int64_t width,
+                  int32_t bits, bool asymmetric, cudaStream_t s);
 // Pruning: y[i] = *gate != 0 ? x[i] * mask[(i / inner) % dim] : x[i] (mask f32, `gate` a device f32).
 void applyMask(int32_t dtype, const void *x, const void *gate, const void *mask, void *y, int64_t n, int64_t dim,
                int64_t inner, cudaStream_t s);

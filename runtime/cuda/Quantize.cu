@@ -86,20 +86,21 @@ __global__ void applyMaskValues(const T *x, const float *gate, const float *mask
 
 /// zc.fake_quantize: a warp per group finds its extremes (order-free), then snaps its values.
 template <class T>
-__global__ void fakeQuantizeGroups(const T *x, const float *gate, T *y, int64_t groups, int64_t size, int32_t bits,
-                                   bool asymmetric) {
+__global__ void fakeQuantizeGroups(const T *x, const float *gate, T *y, int64_t groups, int64_t size, int64_t width,
+                                   int32_t bits, bool asymmetric) {
   const bool on = *gate != 0.0f;
+  // Value i of group g at fakequant::groupIndex: runs of `width` (width = size: contiguous).
   for (int64_t g = blockIdx.x; g < groups; g += gridDim.x) {
-    const T *src = x + g * size;
-    T *dst = y + g * size;
     if (!on) {
-      ZRT_LANE_COLUMNS(i, size)
-      dst[i] = src[i];
+      ZRT_LANE_COLUMNS(i, size) {
+        const int64_t at = fakequant::groupIndex(g, i, groups, width);
+        y[at] = x[at];
+      }
       continue;
     }
     float lo = INFINITY, hi = -INFINITY, amax = 0.0f;
     ZRT_LANE_COLUMNS(i, size) {
-      const float v = static_cast<float>(src[i]);
+      const float v = static_cast<float>(x[fakequant::groupIndex(g, i, groups, width)]);
       lo = fminf(lo, v);
       hi = fmaxf(hi, v);
       amax = fmaxf(amax, fabsf(v));
@@ -110,21 +111,23 @@ __global__ void fakeQuantizeGroups(const T *x, const float *gate, T *y, int64_t 
       amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, offset));
     }
     const fakequant::Grid grid = asymmetric ? fakequant::asymmetricGrid(lo, hi, bits) : fakequant::symmetricGrid(amax, bits);
-    ZRT_LANE_COLUMNS(i, size)
-    dst[i] = T(fakequant::snapped(static_cast<float>(src[i]), grid, bits, asymmetric));
+    ZRT_LANE_COLUMNS(i, size) {
+      const int64_t at = fakequant::groupIndex(g, i, groups, width);
+      y[at] = T(fakequant::snapped(static_cast<float>(x[at]), grid, bits, asymmetric));
+    }
   }
 }
 
 } // namespace
 
-void fakeQuantize(int32_t dtype, const void *x, const void *gate, void *y, int64_t n, int64_t groups, int32_t bits,
-                  bool asymmetric, cudaStream_t s) {
+void fakeQuantize(int32_t dtype, const void *x, const void *gate, void *y, int64_t n, int64_t groups, int64_t width,
+                  int32_t bits, bool asymmetric, cudaStream_t s) {
   if (n == 0)
     return;
   ZRT_CUDA_TYPED("zrt_fake_quantize", dtype,
                  (fakeQuantizeGroups<T><<<itemBlocks(groups), kWarp, 0, s>>>(
                      static_cast<const T *>(x), static_cast<const float *>(gate), static_cast<T *>(y), groups,
-                     n / groups, bits, asymmetric)));
+                     n / groups, width, bits, asymmetric)));
 }
 
 void applyMask(int32_t dtype, const void *x, const void *gate, const void *mask, void *y, int64_t n, int64_t dim,

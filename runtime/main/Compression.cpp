@@ -46,20 +46,21 @@ std::vector<float> topMagnitudes(const std::vector<float> &w, double keep) {
   return mask;
 }
 
-/// zc.fake_quantize on the host, with the kernels' arithmetic (zrt/FakeQuantize.h): `groups`
-/// contiguous groups of the values in `order` (order[i]: the i-th value's index).
-void fakeQuantize(std::vector<float> &values, const std::vector<int64_t> &order, int64_t groups, int32_t bits,
-                  bool asymmetric) {
-  const int64_t n = static_cast<int64_t>(values.size()), size = n / groups;
+/// zc.fake_quantize on the host, with the kernels' arithmetic and layout (zrt/FakeQuantize.h):
+/// `groups` groups of runs of `width` values.
+void fakeQuantize(std::vector<float> &values, int64_t groups, int64_t width, int32_t bits, bool asymmetric) {
+  const int64_t size = static_cast<int64_t>(values.size()) / groups;
   for (int64_t g = 0; g < groups; ++g) {
     float lo = INFINITY, hi = -INFINITY, amax = 0;
-    for (int64_t i = g * size; i < (g + 1) * size; ++i) {
-      const float v = values[order[i]];
+    for (int64_t i = 0; i < size; ++i) {
+      const float v = values[fakequant::groupIndex(g, i, groups, width)];
       lo = std::min(lo, v), hi = std::max(hi, v), amax = std::max(amax, std::fabs(v));
     }
     const fakequant::Grid grid = asymmetric ? fakequant::asymmetricGrid(lo, hi, bits) : fakequant::symmetricGrid(amax, bits);
-    for (int64_t i = g * size; i < (g + 1) * size; ++i)
-      values[order[i]] = fakequant::snapped(values[order[i]], grid, bits, asymmetric);
+    for (int64_t i = 0; i < size; ++i) {
+      float &v = values[fakequant::groupIndex(g, i, groups, width)];
+      v = fakequant::snapped(v, grid, bits, asymmetric);
+    }
   }
 }
 
@@ -110,16 +111,10 @@ void compressWeights(const ModelInfo &model, const ParamInfo &p, std::vector<flo
     if (c.param != p.name)
       continue;
     if (c.bits) {
-      // The groups run over nn.Linear's [out, in] layout: a weight kept [in, out] is read
-      // through its transpose, as the forward pass quantizes it.
-      std::vector<int64_t> order(values.size());
-      std::iota(order.begin(), order.end(), 0);
-      if (c.transposed && p.wholeShape.size() == 2) {
-        const int64_t rows = p.wholeShape[0], cols = p.wholeShape[1];
-        for (int64_t t = 0; t < rows * cols; ++t)
-          order[t] = (t % rows) * cols + t / rows;
-      }
-      fakeQuantize(values, order, c.groups, c.bits, c.asymmetric);
+      // As the forward pass groups them: contiguous, or blocks of columns (a weight kept [in, out]).
+      const int64_t n = static_cast<int64_t>(values.size());
+      const int64_t width = c.columns && !p.wholeShape.empty() ? p.wholeShape.back() / c.groups : n / c.groups;
+      fakeQuantize(values, c.groups, width, c.bits, c.asymmetric);
     }
     if (!c.mask.empty()) {
       const StateInfo &s = stateNamed(model, c.mask);

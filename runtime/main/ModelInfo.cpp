@@ -153,7 +153,7 @@ ModelInfo parseModelInfo(const char *text) {
           cp.bits = q.at("bits").get<int32_t>();
           cp.groups = q.at("groups").get<int64_t>();
           cp.asymmetric = q.at("asymmetric").get<bool>();
-          cp.transposed = q.value("transposed", false);
+          cp.columns = q.value("columns", false);
         }
         info.compressed.push_back(cp);
       }

@@ -114,7 +114,7 @@ struct CompressedParam {
   int32_t bits = 0;        // 0: not quantized
   int64_t groups = 1;
   bool asymmetric = false;
-  bool transposed = false; // a 2-D weight kept [in, out]: groups run over its transpose
+  bool columns = false;    // groups are blocks of the last axis across every row (zrt/FakeQuantize.h)
 };
 
 struct ModelInfo {

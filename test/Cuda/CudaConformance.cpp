@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <tuple>
 #include <random>
 #include <string>
 #include <utility>
@@ -365,14 +366,16 @@ void quantization() {
       }
   // Compression training's fake quantization (DeepSpeed's quantizers), f32 as the reference computes
   // it; more groups than one launch's grid, and the gate off (a copy).
+  // Contiguous groups, and (width 70) blocks of columns of a [1000, 210] tensor.
   for (bool asymmetric : {false, true})
-    for (auto [groups, bits] : {std::pair<int64_t, int>{1, 8}, {3, 4}, {70000, 2}}) {
+    for (auto [groups, bits, width] : {std::tuple<int64_t, int, int64_t>{1, 8, 210000}, {3, 4, 70000},
+                                       {70000, 2, 3}, {3, 8, 70}}) {
       const int64_t n = 210000;
       std::vector<double> x = zrt::test::quantizationInputs(1, n, 64, 8, 17 + bits);
       Tensor t{0, std::vector<float>(n)};
       for (int64_t i = 0; i < n; ++i)
         x[i] = t.values[i] = static_cast<float>(x[i] * 0.02);
-      std::vector<double> want = zrt::test::referenceFakeQuantize(x, groups, bits, asymmetric);
+      std::vector<double> want = zrt::test::referenceFakeQuantize(x, groups, bits, asymmetric, width);
       std::vector<float> wantF(want.begin(), want.end());
       auto tb = t.bytes();
       const float on = 1.0f, off = 0.0f;
@@ -381,10 +384,11 @@ void quantization() {
       std::memcpy(offb.data(), &off, 4);
       DeviceBuffer dx(tb), dy(tb.size()), gateOn(onb), gateOff(offb);
       const std::string what = std::string("fake_quantize ") + (asymmetric ? "asym" : "sym") + " " +
-                               std::to_string(groups) + " groups int" + std::to_string(bits);
-      zrt::cuda::fakeQuantize(0, dx.ptr, gateOn.ptr, dy.ptr, n, groups, bits, asymmetric, nullptr);
+                               std::to_string(groups) + " groups of runs of " + std::to_string(width) + " int" +
+                               std::to_string(bits);
+      zrt::cuda::fakeQuantize(0, dx.ptr, gateOn.ptr, dy.ptr, n, groups, width, bits, asymmetric, nullptr);
       compare(what, decode(dy.host(), 0), wantF, 0);
-      zrt::cuda::fakeQuantize(0, dx.ptr, gateOff.ptr, dy.ptr, n, groups, bits, asymmetric, nullptr);
+      zrt::cuda::fakeQuantize(0, dx.ptr, gateOff.ptr, dy.ptr, n, groups, width, bits, asymmetric, nullptr);
       compare(what + " gate off", decode(dy.host(), 0), t.values, 0);
     }
   // Sparse pruning's mask (zc.apply_mask): exact products by 0 and 1 with the gate on, a copy off.

@@ -25,8 +25,8 @@
 // RUN: not zcc %s --compression %S/Inputs/compress.json --world-size 2 --tp 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=TP
 
 // An embedding, a linear weight as nn.Linear keeps it ([out, in], transpose_rhs), a matrix kept
-// [in, out] (quantized through its transpose: 4 groups of output rows, as DeepSpeed groups them),
-// and a tied head (left alone).
+// [in, out] (its 4 groups of output rows, as DeepSpeed groups them, are blocks of columns), and a
+// tied head (left alone).
 zc.param @"emb.weight" : tensor<16x8xf32> = #zc.normal<std = 0.02>
 zc.param @"fc.weight" : tensor<16x8xf32> = #zc.normal<std = 0.02>
 zc.param @"fc.bias" : tensor<16xf32> = #zc.zeros
@@ -48,7 +48,7 @@ zc.forward @net(%ids: tensor<2x3xi32>, %y: tensor<2x3xi32>) -> tensor<f32> {
 }
 
 // What --export-weights applies, per parameter.
-// CHECK: module attributes {zc.compression = [{bits = 8 : i32, groups = 16 : i64, param = "emb.weight"}, {param = "fc.bias", row_axis = 0 : i64, row_mask = "fc.weight.row_mask"}, {bits = 8 : i32, groups = 4 : i64, mask = "fc.weight.sparse_mask", param = "fc.weight", row_axis = 0 : i64, row_mask = "fc.weight.row_mask"}, {bits = 4 : i32, groups = 4 : i64, param = "proj", row_axis = 1 : i64, row_mask = "proj.row_mask", transposed}]}
+// CHECK: module attributes {zc.compression = [{bits = 8 : i32, groups = 16 : i64, param = "emb.weight"}, {param = "fc.bias", row_axis = 0 : i64, row_mask = "fc.weight.row_mask"}, {bits = 8 : i32, groups = 4 : i64, mask = "fc.weight.sparse_mask", param = "fc.weight", row_axis = 0 : i64, row_mask = "fc.weight.row_mask"}, {bits = 4 : i32, columns, groups = 4 : i64, param = "proj", row_axis = 1 : i64, row_mask = "proj.row_mask"}]}
 // CHECK: zc.param @fc.weight
 // Row pruning's mask: one value per output feature (axis 0 of [out, in], axis 1 of [in, out]).
 // CHECK-NEXT: zc.state @fc.weight.row_mask : tensor<16xf32> of @fc.weight mask keep 5.000000e-01 rows 0
@@ -77,10 +77,8 @@ zc.forward @net(%ids: tensor<2x3xi32>, %y: tensor<2x3xi32>) -> tensor<f32> {
 // CHECK-NEXT: %[[BM:.+]] = zc.apply_mask %[[B]], %[[ROWS]] mask @fc.weight.row_mask axis 0 : tensor<16xf32>
 // CHECK-NEXT: zc.bias_add %{{.+}}, %[[BM]]
 // CHECK: %[[P:.+]] = zc.param_ref @proj
-// CHECK-NEXT: %[[PT:.+]] = zc.transpose %[[P]] [1, 0] : tensor<16x8xf32> -> tensor<8x16xf32>
-// CHECK-NEXT: %[[PQ:.+]] = zc.fake_quantize %[[PT]], %[[QUANT]] bits 4 groups 4 : tensor<8x16xf32>
-// CHECK-NEXT: %[[PB:.+]] = zc.transpose %[[PQ]] [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
-// CHECK-NEXT: %[[PR:.+]] = zc.apply_mask %[[PB]], %[[ROWS]] mask @proj.row_mask axis 1 : tensor<16x8xf32>
+// CHECK-NEXT: %[[PQ:.+]] = zc.fake_quantize %[[P]], %[[QUANT]] bits 4 groups 4 columns : tensor<16x8xf32>
+// CHECK-NEXT: %[[PR:.+]] = zc.apply_mask %[[PQ]], %[[ROWS]] mask @proj.row_mask axis 1 : tensor<16x8xf32>
 // CHECK-NEXT: zc.matmul %{{.+}}, %[[PR]] :
 // CHECK: %[[T:.+]] = zc.param_ref @tok.weight
 // CHECK-NEXT: zc.matmul %{{.+}}, %[[T]] transpose_rhs

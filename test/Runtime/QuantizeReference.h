@@ -100,29 +100,33 @@ inline std::vector<double> quantizationInputs(int64_t rows, int64_t cols, int64_
 /// as PyTorch runs it in f32, each operation in f64 and rounded once to f32 (exactly PyTorch's
 /// f32 result). A group whose scale is 0 is returned as it is (DeepSpeed would give NaN).
 inline std::vector<double> referenceFakeQuantize(const std::vector<double> &x, int64_t groups, int bits,
-                                                 bool asymmetric) {
+                                                 bool asymmetric, int64_t width = 0) {
   auto f = [](double v) { return static_cast<double>(static_cast<float>(v)); };
   const int64_t size = static_cast<int64_t>(x.size()) / groups;
+  if (width == 0)
+    width = size; // contiguous groups
+  // Value i of group g: runs of `width`, one every groups * width (zrt/FakeQuantize.h).
+  auto at = [&](int64_t g, int64_t i) { return (i / width) * groups * width + g * width + i % width; };
   const double range = std::ldexp(1.0, bits);
   std::vector<double> y(x.size());
   for (int64_t g = 0; g < groups; ++g) {
-    double lo = x[g * size], hi = lo, amax = 0;
+    double lo = x[at(g, 0)], hi = lo, amax = 0;
     for (int64_t i = 0; i < size; ++i) {
-      lo = std::min(lo, x[g * size + i]);
-      hi = std::max(hi, x[g * size + i]);
-      amax = std::max(amax, std::fabs(x[g * size + i]));
+      lo = std::min(lo, x[at(g, i)]);
+      hi = std::max(hi, x[at(g, i)]);
+      amax = std::max(amax, std::fabs(x[at(g, i)]));
     }
     const double scale = asymmetric ? f(f(hi - lo) / range) : f(f(2 * amax) / range);
     const double zero = asymmetric && scale != 0 ? f(std::nearbyint(f(lo / scale)) * scale) : 0;
     for (int64_t i = 0; i < size; ++i) {
-      const double v = x[g * size + i];
+      const double v = x[at(g, i)];
       if (scale == 0) {
-        y[g * size + i] = v;
+        y[at(g, i)] = v;
         continue;
       }
       double q = std::nearbyint(f((asymmetric ? f(v - zero) : v) / scale));
       q = asymmetric ? std::min(range - 1, std::max(0.0, q)) : std::min(range / 2 - 1, std::max(-range / 2, q));
-      y[g * size + i] = asymmetric ? f(f(q * scale) + zero) : f(q * scale);
+      y[at(g, i)] = asymmetric ? f(f(q * scale) + zero) : f(q * scale);
     }
   }
   return y;

@@ -106,14 +106,19 @@ TEST(FakeQuantize, EveryLevelMatchesDeepSpeedsQuantizersBitwise) {
             x[i] = 0.25; // group 0: constant
           const std::string what = std::string(k->isa) + (asymmetric ? " asymmetric" : " symmetric") + " bits " +
                                    std::to_string(bits) + " groups " + std::to_string(groups);
-          std::vector<double> want = referenceFakeQuantize(x, groups, bits, asymmetric);
-          std::vector<float> in = as<float>(x), got(n);
-          const float on = 1.0f;
-          k->fakeQuantize(ZRT_DTYPE_F32, in.data(), got.data(), n, groups, bits, asymmetric, on);
-          for (int64_t i = 0; i < n; ++i)
-            ASSERT_EQ(got[i], static_cast<float>(want[i])) << what << " at " << i << " (x " << x[i] << ")";
-          k->fakeQuantize(ZRT_DTYPE_F32, in.data(), got.data(), n, groups, bits, asymmetric, 0.0f);
-          ASSERT_EQ(got, in) << what << ": gate 0 must copy";
+          // Contiguous groups, and blocks of columns: of a [100, 33] tensor for 3 groups (runs of
+          // 11), of a [33, 100] one otherwise (runs of 100 / groups).
+          for (int64_t width : {n / groups, groups == 3 ? int64_t(11) : int64_t(100) / groups}) {
+            std::vector<double> want = referenceFakeQuantize(x, groups, bits, asymmetric, width);
+            std::vector<float> in = as<float>(x), got(n);
+            const float on = 1.0f;
+            const std::string how = what + " runs of " + std::to_string(width);
+            k->fakeQuantize(ZRT_DTYPE_F32, in.data(), got.data(), n, groups, width, bits, asymmetric, on);
+            for (int64_t i = 0; i < n; ++i)
+              ASSERT_EQ(got[i], static_cast<float>(want[i])) << how << " at " << i << " (x " << x[i] << ")";
+            k->fakeQuantize(ZRT_DTYPE_F32, in.data(), got.data(), n, groups, width, bits, asymmetric, 0.0f);
+            ASSERT_EQ(got, in) << how << ": gate 0 must copy";
+          }
         }
 }
 
@@ -121,7 +126,7 @@ TEST(FakeQuantize, SymmetricGridIsDeepSpeeds) {
   // amax 1 at 8 bits: scale 2/256, levels -128..127, so 1.0 saturates at 127/128 and -1.0 is exact.
   std::vector<float> x{1.0f, -1.0f, 0.5f, 3.0f / 256, 0.0f}, y(5);
   const float gate = 1.0f;
-  zrt_fake_quantize(ZRT_DTYPE_F32, x.data(), &gate, y.data(), 5, 1, 8, 0);
+  zrt_fake_quantize(ZRT_DTYPE_F32, x.data(), &gate, y.data(), 5, 1, 5, 8, 0);
   EXPECT_EQ(y[0], 127.0f / 128);
   EXPECT_EQ(y[1], -1.0f);
   EXPECT_EQ(y[2], 0.5f);

@@ -8,7 +8,11 @@ resumes (a) started from other weights B (so only the checkpoint's masks give A'
 resharded by zcc-ckpt for 2 ranks at ZeRO-3 (masks are whole on every rank, the moments
 sharded). Both continue the reference's losses.
 
-usage: compression_checkpoint.py ZCC ZCC-CKPT MODEL.mlir CONFIG.json DATA
+And --export-weights writes the weights the compressed forward pass computes with (quantized in
+its groups, including a [in, out] weight's blocks of columns, then masked): the model compiled
+without --compression, from the exported file, gives the compressed run's last validation loss.
+
+usage: compression_checkpoint.py ZCC ZCC-CKPT MODEL.mlir CONFIG.json DATA HELD-OUT
 """
 import array, json, math, os, random, re, subprocess, sys, tempfile
 
@@ -21,7 +25,7 @@ def losses(log):
 
 
 def main():
-    zcc, zcc_ckpt, model, config, data = sys.argv[1:6]
+    zcc, zcc_ckpt, model, config, data, heldout = sys.argv[1:7]
     with tempfile.TemporaryDirectory() as work:
         w = lambda name: os.path.join(work, name)  # noqa: E731
         one, two = w("one.bin"), w("two.bin")
@@ -58,6 +62,22 @@ def main():
                        check=True, stdout=subprocess.DEVNULL)
         train(two, 2, w("resharded.jsonl"), "--ckpt-dir", w("ck2"), "--resume")
         check("resharded to 2 ranks at ZeRO-3", "resharded.jsonl", 1e-5)
+
+        # The export: the plain model from it (lr 1e-30: its update moves nothing by an ulp)
+        # evaluates as the compressed one did after its last step.
+        plain = w("plain.bin")
+        subprocess.run([zcc, model, "-o", plain], check=True)
+        evaluation = ["--eval-data", heldout, "--eval-iters", "1"]
+        train(one, 1, w("export.jsonl"), "--init-weights", w("A.f32"), "--export-weights", w("out.f32"),
+              "--eval-every", "8", *evaluation)
+        subprocess.run([plain, "--steps", "1", "--lr", "1e-30", "--log-every", "1", "--log-json", w("plain.jsonl"),
+                        "--data", data, "--init-weights", w("out.f32"), "--eval-every", "1", *evaluation],
+                       check=True, stdout=subprocess.DEVNULL, env=ENV, timeout=300)
+        compressed = [r["val_loss"] for r in map(json.loads, open(w("export.jsonl"))) if "val_loss" in r][-1]
+        exported = [r["val_loss"] for r in map(json.loads, open(w("plain.jsonl"))) if "val_loss" in r][-1]
+        print(f"export: the plain model from it {exported:.6f}, the compressed run {compressed:.6f}")
+        if abs(exported - compressed) > 1e-6:
+            sys.exit("FAIL: --export-weights is not what the compressed forward pass computes with")
     print("PASS")
 
 

@@ -4,8 +4,8 @@
 // their own type, so the forward pass sees the quantized weight and the backward pass passes the
 // gradient straight through.
 //
-// A tensor of n values is `groups` contiguous groups of n / groups (DeepSpeed's
-// input.reshape(num_groups, -1)). Each step below is one f32 operation, as in PyTorch, so the
+// A tensor of n values is `groups` groups of n / groups: contiguous (DeepSpeed's
+// input.reshape(num_groups, -1)), or strided runs (groupIndex). Each step below is one f32 operation, as in PyTorch, so the
 // results are bitwise those of the reference and of PyTorch on the same inputs:
 //   symmetric:  scale = (2 amax) / 2^bits;  y = clamp(round(x / scale), -2^(bits-1), 2^(bits-1) - 1) * scale
 //   asymmetric: scale = (max - min) / 2^bits;  zero = round(min / scale) * scale;
@@ -23,6 +23,14 @@
 namespace zrt::fakequant {
 
 ZRT_HD float levels(int32_t bits) { return static_cast<float>(int64_t(1) << bits); }
+
+/// Where value i of group g is: a group is runs of `width` consecutive values, one run every
+/// groups * width. width = n / groups: contiguous groups (DeepSpeed's reshape(num_groups, -1));
+/// width = C / groups of a [R, C] tensor: blocks of columns across every row (DeepSpeed's groups
+/// of output rows of a weight zcc keeps [in, out]).
+ZRT_HD int64_t groupIndex(int64_t g, int64_t i, int64_t groups, int64_t width) {
+  return (i / width) * groups * width + g * width + i % width;
+}
 
 /// The group's scale and (asymmetric) zero point from its extremes.
 struct Grid {

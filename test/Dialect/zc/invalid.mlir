@@ -1351,6 +1351,14 @@ func.func @f(%w: tensor<64x32xf32>, %gate: tensor<f32>) {
 // -----
 
 func.func @f(%w: tensor<64x32xf32>, %gate: tensor<f32>) {
+  // expected-error @+1 {{'zc.fake_quantize' op `columns` takes `groups G` dividing the last axis of 'tensor<64x32xf32>'}}
+  %q = zc.fake_quantize %w, %gate bits 8 groups 64 columns : tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @f(%w: tensor<64x32xf32>, %gate: tensor<f32>) {
   // expected-error @+1 {{'zc.fake_quantize' op bits must be 2 to 8}}
   %q = zc.fake_quantize %w, %gate bits 1 groups 1 : tensor<64x32xf32>
   return

@@ -515,7 +515,9 @@ func.func @fake_quantize(%w: tensor<64x32xf32>, %gate: tensor<f32>) -> tensor<64
   %a = zc.fake_quantize %q, %gate bits 4 groups 1 asymmetric : tensor<64x32xf32>
   // CHECK: zc.fake_quantize %{{.+}}, %{{.+}} bits 8 per_row asymmetric : tensor<64x32xf32>
   %r = zc.fake_quantize %a, %gate bits 8 per_row asymmetric : tensor<64x32xf32>
-  return %r : tensor<64x32xf32>
+  // CHECK: zc.fake_quantize %{{.+}}, %{{.+}} bits 8 groups 4 columns : tensor<64x32xf32>
+  %c = zc.fake_quantize %r, %gate bits 8 groups 4 columns : tensor<64x32xf32>
+  return %c : tensor<64x32xf32>
 }
 
 // -----
