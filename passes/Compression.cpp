@@ -187,7 +187,8 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
 
     llvm::StringMap<Compression> plan;
     for (const auto &[key, value] : *section) {
-      std::string path = root + "." + key.str();
+      const std::string technique = key.str(); // a lambda may not capture a structured binding
+      std::string path = root + "." + technique;
       const llvm::json::Object *method = value.getAsObject();
       if (!method) {
         read.fail(path) << "must be an object";
@@ -226,11 +227,9 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         if (type != "symmetric" && type != "asymmetric")
           read.fail(sharedPath + ".quantization_type") << "'" << type << "': symmetric or asymmetric";
         const int64_t groups = read.integer(*shared, "quantize_groups", 1, sharedPath + ".quantize_groups");
-        const int64_t from = read.integer(*shared, "schedule_offset", 0, sharedPath + ".schedule_offset");
+        const int64_t from = scheduleOffset(read, *shared, sharedPath, /*fallback=*/0);
         if (groups < 1)
           read.fail(sharedPath + ".quantize_groups") << "must be at least 1";
-        if (from < 0)
-          read.fail(sharedPath + ".schedule_offset") << "must be a step, 0 or more";
         forEachGroup(read, *method, path, key, weights, [&](Weight w, const llvm::json::Object &params,
                                                           StringRef groupPath) {
           const int64_t bits = read.integer(params, "target_bits", 0, groupPath + ".params.target_bits");
@@ -250,28 +249,18 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
                 << groups << " groups do not divide " << w.module << "'s " << w.param.getTensorType().getNumElements()
                 << " weights";
         });
-      } else if (key == "sparse_pruning") {
-        std::string method_ = read.string(*shared, "method", "l1", sharedPath + ".method");
-        if (method_ != "l1")
-          read.fail(sharedPath + ".method")
-              << "'" << method_ << "': only l1 is supported (topk learns mask scores, snip_momentum needs "
-                 "Intel Neural Compressor)";
-        const int64_t from = read.integer(*shared, "schedule_offset", 1000, sharedPath + ".schedule_offset");
-        if (from < 0)
-          read.fail(sharedPath + ".schedule_offset") << "must be a step, 0 or more";
+      } else if (key == "sparse_pruning" || key == "row_pruning") {
+        const int64_t from = l1Schedule(read, *shared, sharedPath);
         forEachGroup(read, *method, path, key, weights, [&](Weight w, const llvm::json::Object &params,
                                                           StringRef groupPath) {
-          if (w.embedding) {
-            read.fail(groupPath + ".modules") << "matches embedding '" << w.module
-                                              << "': sparse pruning applies to linear weights (as DeepSpeed's)";
+          if (!linearOnly(read, w, groupPath, technique))
             return;
-          }
           const double keep = read.number(params, "dense_ratio", groupPath + ".params.dense_ratio");
           if (!(keep > 0 && keep <= 1))
             read.fail(groupPath + ".params.dense_ratio") << "the fraction kept must be in (0, 1]";
           Compression &c = plan[w.param.getSymName()];
-          c.keep = keep;
-          c.pruneFrom = from;
+          (technique == "sparse_pruning" ? c.keep : c.rowKeep) = keep;
+          (technique == "sparse_pruning" ? c.pruneFrom : c.rowFrom) = from;
         });
       } else if (key == "activation_quantization") {
         std::string type = read.string(*shared, "quantization_type", "symmetric", sharedPath + ".quantization_type");
@@ -281,16 +270,11 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         if (range != "dynamic")
           read.fail(sharedPath + ".range_calibration")
               << "'" << range << "': only dynamic ranges are supported (static keeps a running range per layer)";
-        const int64_t from = read.integer(*shared, "schedule_offset", 1000, sharedPath + ".schedule_offset");
-        if (from < 0)
-          read.fail(sharedPath + ".schedule_offset") << "must be a step, 0 or more";
+        const int64_t from = scheduleOffset(read, *shared, sharedPath);
         forEachGroup(read, *method, path, key, weights, [&](Weight w, const llvm::json::Object &params,
                                                           StringRef groupPath) {
-          if (w.embedding) {
-            read.fail(groupPath + ".modules") << "matches embedding '" << w.module
-                                              << "': activation quantization applies to linear layers (as DeepSpeed's)";
+          if (!linearOnly(read, w, groupPath, technique))
             return;
-          }
           const int64_t bits = read.integer(params, "bits", 0, groupPath + ".params.bits");
           if (bits != 4 && bits != 8)
             read.fail(groupPath + ".params.bits") << "activations are quantized to 4 or 8 bits (as DeepSpeed's)";
@@ -299,35 +283,42 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
           c.activationAsymmetric = type == "asymmetric";
           c.activationFrom = from;
         });
-      } else if (key == "row_pruning") {
-        std::string method_ = read.string(*shared, "method", "l1", sharedPath + ".method");
-        if (method_ != "l1")
-          read.fail(sharedPath + ".method") << "'" << method_ << "': only l1 is supported (topk learns mask scores)";
-        const int64_t from = read.integer(*shared, "schedule_offset", 1000, sharedPath + ".schedule_offset");
-        if (from < 0)
-          read.fail(sharedPath + ".schedule_offset") << "must be a step, 0 or more";
-        forEachGroup(read, *method, path, key, weights, [&](Weight w, const llvm::json::Object &params,
-                                                          StringRef groupPath) {
-          if (w.embedding) {
-            read.fail(groupPath + ".modules") << "matches embedding '" << w.module
-                                              << "': row pruning applies to linear layers (as DeepSpeed's)";
-            return;
-          }
-          const double keep = read.number(params, "dense_ratio", groupPath + ".params.dense_ratio");
-          if (!(keep > 0 && keep <= 1))
-            read.fail(groupPath + ".params.dense_ratio") << "the fraction kept must be in (0, 1]";
-          Compression &c = plan[w.param.getSymName()];
-          c.rowKeep = keep;
-          c.rowFrom = from;
-        });
       } else if (key == "head_pruning" || key == "channel_pruning") {
         read.fail(sharedPath + ".enabled") << key.str() << " is not supported yet (weight_quantization, dynamic "
-                                                     "activation_quantization and l1 sparse_pruning are)";
+                                                     "activation_quantization, l1 sparse_pruning and row_pruning are)";
       }
     }
     if (read.failed())
       return signalPassFailure();
     rewrite(module, userForward, weights, plan);
+  }
+
+  /// A technique's `schedule_offset` (DeepSpeed's default: 1000, weight quantization's 0).
+  static int64_t scheduleOffset(ConfigReader &read, const llvm::json::Object &shared, const std::string &sharedPath,
+                                int64_t fallback = 1000) {
+    const int64_t from = read.integer(shared, "schedule_offset", fallback, sharedPath + ".schedule_offset");
+    if (from < 0)
+      read.fail(sharedPath + ".schedule_offset") << "must be a step, 0 or more";
+    return from;
+  }
+
+  /// A pruning technique's method (l1, the one whose mask is fixed at the start) and offset.
+  static int64_t l1Schedule(ConfigReader &read, const llvm::json::Object &shared, const std::string &sharedPath) {
+    std::string method = read.string(shared, "method", "l1", sharedPath + ".method");
+    if (method != "l1")
+      read.fail(sharedPath + ".method") << "'" << method << "': only l1 is supported (topk learns mask scores, "
+                                        << "snip_momentum needs Intel Neural Compressor)";
+    return scheduleOffset(read, shared, sharedPath);
+  }
+
+  /// Pruning and activation quantization apply to linear layers only (DeepSpeed's
+  /// Embedding_Compress has weight quantization alone).
+  static bool linearOnly(ConfigReader &read, const Weight &w, StringRef groupPath, StringRef technique) {
+    if (!w.embedding)
+      return true;
+    read.fail(groupPath + ".modules") << "matches embedding '" << w.module << "': " << technique
+                                      << " applies to linear layers (as DeepSpeed's)";
+    return false;
   }
 
   /// The compressible weights the forward pass reads, in the order it first reads them.

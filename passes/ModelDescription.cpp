@@ -151,8 +151,8 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
           {"segments", llvm::json::Array(segments.asArrayRef())}};
     }
   }
-  for (StateOp state : module.getOps<StateOp>())
-    states.push_back(llvm::json::Object{
+  for (StateOp state : module.getOps<StateOp>()) {
+    llvm::json::Object described{
         {"name", state.getSymName()}, {"param", state.getParam()},
         {"offset", plan.stateOffset.lookup(state.getSymNameAttr())},
         // zrt_tier: 0 the arena, 1 host memory, 2 the NVMe store (offset: in that tier).
@@ -162,13 +162,15 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
                  : state.getSecondary()                  ? "secondary"
                  : state.getMaskKeepAttr()               ? "mask"
                                                           : "moment"},
-        // A pruning mask: the fraction of the parameter's initial values it keeps.
-        {"keep", state.getMaskKeepAttr() ? llvm::json::Value(state.getMaskKeepAttr().getValueAsDouble())
-                                         : llvm::json::Value(nullptr)},
-        // A row mask: the parameter's axis it has a value per index of.
-        {"rows", state.getMaskRows() ? llvm::json::Value(static_cast<int64_t>(*state.getMaskRows()))
-                                     : llvm::json::Value(nullptr)},
-        {"bytes", tensorBytes(state.getTensorType())}});
+        {"bytes", tensorBytes(state.getTensorType())}};
+    // A pruning mask: the fraction of the parameter's initial values it keeps, and for a row
+    // mask the parameter's axis it has a value per index of.
+    if (FloatAttr keep = state.getMaskKeepAttr())
+      described["keep"] = keep.getValueAsDouble();
+    if (std::optional<uint64_t> rows = state.getMaskRows())
+      described["rows"] = static_cast<int64_t>(*rows);
+    states.push_back(std::move(described));
+  }
   for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
     auto t = cast<RankedTensorType>(type);
     inputs.push_back(llvm::json::Object{{"role", (*roles)[i]}, {"shape", shapeJson(t)},
