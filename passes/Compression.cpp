@@ -174,6 +174,10 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         read.fail(root) << "must be an object";
         return signalPassFailure();
       }
+    } else if (top->get("train_batch_size") || top->get("train_micro_batch_size_per_gpu") ||
+               top->get("zero_optimization") || top->get("optimizer")) {
+      read.fail("(top level)") << "a DeepSpeed config without a compression_training section";
+      return signalPassFailure();
     }
 
     ForwardOp userForward;

@@ -20,6 +20,7 @@
 // RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-tied.json" 2>&1 | FileCheck %s --check-prefix=TIED
 // RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-static.json" 2>&1 | FileCheck %s --check-prefix=STATIC
 // RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-related.json" 2>&1 | FileCheck %s --check-prefix=RELATED
+// RUN: not zcc-opt %s -zcc-compress="config=%S/Inputs/bad-nosection.json" 2>&1 | FileCheck %s --check-prefix=NOSECTION
 // Activation quantization per token survives the batch split (ShardBatch):
 // RUN: zcc-opt %s -zcc-compress="config=%S/Inputs/compress.json" -zcc-shard-batch="ranks=2" | FileCheck %s --check-prefix=SHARD
 // RUN: not zcc %s --compression %S/Inputs/compress.json --world-size 2 --tp 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=TP
@@ -114,6 +115,7 @@ zc.forward @net(%ids: tensor<2x3xi32>, %y: tensor<2x3xi32>) -> tensor<f32> {
 // EMBEDDING: compression_training.sparse_pruning.different_groups.a.modules: matches embedding 'emb'
 // ROW: compression_training.head_pruning.shared_parameters.enabled: head_pruning is not supported yet
 // RELATED: compression_training.row_pruning.different_groups.r.related_modules: shrinking the related layers
+// NOSECTION: bad-nosection.json:0:0: error: (top level): a DeepSpeed config without a compression_training section
 // REGEX: compression_training.sparse_pruning.different_groups.a.modules: 'fc(' is not a regular expression
 // RATIO: bad-ratio.json:0:0: error: compression_training.sparse_pruning.different_groups.a.params.dense_ratio: the fraction kept must be in (0, 1]
 // GROUPS: compression_training.weight_quantization.shared_parameters.quantize_groups: 7 groups do not divide fc's 128 weights
