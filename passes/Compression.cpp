@@ -30,10 +30,7 @@
 
 #include "passes/Passes.h"
 
-#include <cmath>
-
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Regex.h"
@@ -73,7 +70,32 @@ struct Weight {
   SmallVector<std::string> tiedModules; // the modules sharing it (zc.tied: a tied LM head)
   bool embedding = false;   // an nn.Embedding's table (quantized token-wise)
   bool outputsFirst = true; // a linear weight laid out [out, in] (transpose_rhs), as nn.Linear's
+
+  /// DeepSpeed's quantization groups are contiguous in nn.Linear's [out, in] layout: for a
+  /// weight kept [in, out] they are blocks of columns, when there is more than one.
+  bool groupsAreColumns(int64_t groups) const { return !embedding && !outputsFirst && groups > 1; }
 };
+
+/// The forward pass's reads of `param`.
+SmallVector<ParamRefOp> readsOf(ForwardOp forward, ParamOp param) {
+  SmallVector<ParamRefOp> refs;
+  forward.walk([&](ParamRefOp ref) {
+    if (ref.getNameAttr().getAttr() == param.getSymNameAttr())
+      refs.push_back(ref);
+  });
+  return refs;
+}
+
+/// A pruning mask of `param` (zc.state ... mask keep R [rows A]), declared after it.
+FlatSymbolRefAttr declareMask(ParamOp param, StringRef suffix, ArrayRef<int64_t> shape, double keep,
+                              std::optional<int64_t> rowsAxis) {
+  OpBuilder after(param->getBlock(), std::next(param->getIterator()));
+  auto state = StateOp::create(after, param.getLoc(), after.getStringAttr(param.getSymName() + suffix),
+                               TypeAttr::get(RankedTensorType::get(shape, after.getF32Type())),
+                               FlatSymbolRefAttr::get(param.getSymNameAttr()), UnitAttr(), after.getF64FloatAttr(keep),
+                               rowsAxis ? after.getI64IntegerAttr(*rowsAxis) : IntegerAttr());
+  return FlatSymbolRefAttr::get(state.getSymNameAttr());
+}
 
 /// Reads the JSON and reports errors as `FILE: path.to.key: message`.
 class ConfigReader {
@@ -468,17 +490,11 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         continue; // only its input is quantized: the weight is what it was
       Builder attrs(module.getContext());
       SmallVector<NamedAttribute> entryAttrs{attrs.getNamedAttr("param", w.param.getSymNameAttr())};
+      RankedTensorType type = w.param.getTensorType();
       FlatSymbolRefAttr mask;
       if (c.keep > 0) {
-        OpBuilder after(w.param->getBlock(), std::next(w.param->getIterator()));
-        RankedTensorType type = w.param.getTensorType();
-        auto state = StateOp::create(after, w.param.getLoc(),
-                                     after.getStringAttr(w.param.getSymName() + ".sparse_mask"),
-                                     TypeAttr::get(RankedTensorType::get(type.getShape(), after.getF32Type())),
-                                     FlatSymbolRefAttr::get(w.param.getSymNameAttr()), UnitAttr(),
-                                     after.getF64FloatAttr(c.keep), IntegerAttr());
-        mask = FlatSymbolRefAttr::get(state.getSymNameAttr());
-        entryAttrs.push_back(attrs.getNamedAttr("mask", state.getSymNameAttr()));
+        mask = declareMask(w.param, ".sparse_mask", type.getShape(), c.keep, std::nullopt);
+        entryAttrs.push_back(attrs.getNamedAttr("mask", mask.getAttr()));
       }
       // Row pruning: one mask value per output feature (axis 0 of nn.Linear's [out, in]), applied
       // to the weight's rows and to the module's bias.
@@ -486,15 +502,8 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
       const int64_t rowAxis = w.outputsFirst ? 0 : 1;
       ParamOp bias;
       if (c.rowKeep > 0) {
-        OpBuilder after(w.param->getBlock(), std::next(w.param->getIterator()));
-        RankedTensorType type = w.param.getTensorType();
-        auto state = StateOp::create(
-            after, w.param.getLoc(), after.getStringAttr(w.param.getSymName() + ".row_mask"),
-            TypeAttr::get(RankedTensorType::get({type.getDimSize(rowAxis)}, after.getF32Type())),
-            FlatSymbolRefAttr::get(w.param.getSymNameAttr()), UnitAttr(), after.getF64FloatAttr(c.rowKeep),
-            after.getI64IntegerAttr(rowAxis));
-        rowMask = FlatSymbolRefAttr::get(state.getSymNameAttr());
-        entryAttrs.push_back(attrs.getNamedAttr("row_mask", state.getSymNameAttr()));
+        rowMask = declareMask(w.param, ".row_mask", {type.getDimSize(rowAxis)}, c.rowKeep, rowAxis);
+        entryAttrs.push_back(attrs.getNamedAttr("row_mask", rowMask.getAttr()));
         entryAttrs.push_back(attrs.getNamedAttr("row_axis", attrs.getI64IntegerAttr(rowAxis)));
         // DeepSpeed masks the module's bias too: the parameter the layer's output gets added
         // (zc.bias_add of the matmul), else `X.bias` beside `X.weight`.
@@ -506,14 +515,9 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         if (bias) {
           record.push_back(attrs.getDictionaryAttr(
               {attrs.getNamedAttr("param", bias.getSymNameAttr()),
-               attrs.getNamedAttr("row_mask", state.getSymNameAttr()),
+               attrs.getNamedAttr("row_mask", rowMask.getAttr()),
                attrs.getNamedAttr("row_axis", attrs.getI64IntegerAttr(0))}));
-          SmallVector<ParamRefOp> biasRefs;
-          forward.walk([&](ParamRefOp ref) {
-            if (ref.getNameAttr().getAttr() == bias.getSymNameAttr())
-              biasRefs.push_back(ref);
-          });
-          for (ParamRefOp ref : biasRefs) {
+          for (ParamRefOp ref : readsOf(forward, bias)) {
             b.setInsertionPointAfter(ref);
             auto m = ApplyMaskOp::create(b, ref.getLoc(), ref.getType(), ref.getResult(), gate(c.rowFrom, ref.getLoc()),
                                          rowMask, b.getI64IntegerAttr(0));
@@ -526,29 +530,21 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
         entryAttrs.push_back(attrs.getNamedAttr("groups", attrs.getI64IntegerAttr(c.groups)));
         if (c.asymmetric)
           entryAttrs.push_back(attrs.getNamedAttr("asymmetric", attrs.getUnitAttr()));
-        if (!w.embedding && !w.outputsFirst && c.groups > 1) // groups of columns
+        if (w.groupsAreColumns(c.groups))
           entryAttrs.push_back(attrs.getNamedAttr("columns", attrs.getUnitAttr()));
       }
       record.push_back(attrs.getDictionaryAttr(entryAttrs));
 
-      SmallVector<ParamRefOp> refs;
-      forward.walk([&](ParamRefOp ref) {
-        if (ref.getNameAttr().getAttr() == w.param.getSymNameAttr())
-          refs.push_back(ref);
-      });
-      for (ParamRefOp ref : refs) {
+      for (ParamRefOp ref : readsOf(forward, w.param)) {
         b.setInsertionPointAfter(ref);
         Location loc = ref.getLoc();
         Value v = ref.getResult();
-        auto type = cast<RankedTensorType>(v.getType());
         Operation *first = nullptr;
         if (c.bits) {
-          // DeepSpeed's groups are contiguous in nn.Linear's [out, in] layout: for a weight kept
-          // [in, out] they are blocks of columns (`columns`) when there are more than one.
-          const bool columns = !w.embedding && !w.outputsFirst && c.groups > 1;
           Operation *q = FakeQuantizeOp::create(b, loc, type, v, gate(c.quantizeFrom, loc),
                                                 b.getI32IntegerAttr(c.bits), b.getI64IntegerAttr(c.groups),
-                                                columns ? b.getUnitAttr() : UnitAttr(), /*per_row=*/UnitAttr(),
+                                                w.groupsAreColumns(c.groups) ? b.getUnitAttr() : UnitAttr(),
+                                                /*per_row=*/UnitAttr(),
                                                 c.asymmetric ? b.getUnitAttr() : UnitAttr());
           first = q;
           v = q->getResult(0);
@@ -576,9 +572,7 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
   static ParamOp biasOf(ForwardOp forward, ParamOp weight) {
     ParamOp found;
     bool unique = true;
-    forward.walk([&](ParamRefOp ref) {
-      if (ref.getNameAttr().getAttr() != weight.getSymNameAttr())
-        return;
+    for (ParamRefOp ref : readsOf(forward, weight))
       for (OpOperand &use : ref->getUses()) {
         auto mm = dyn_cast<MatmulOp>(use.getOwner());
         if (!mm || use.getOperandNumber() != 1)
@@ -593,7 +587,6 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
           found = p;
         }
       }
-    });
     return unique ? found : ParamOp();
   }
 
@@ -604,12 +597,10 @@ struct ZccCompressPass : zc::impl::ZccCompressBase<ZccCompressPass> {
     if (!c.activationBits)
       return;
     SmallVector<MatmulOp> matmuls;
-    forward.walk([&](ParamRefOp ref) {
-      if (ref.getNameAttr().getAttr() == w.param.getSymNameAttr())
-        for (OpOperand &use : ref->getUses())
-          if (auto mm = dyn_cast<MatmulOp>(use.getOwner()); mm && use.getOperandNumber() == 1)
-            matmuls.push_back(mm);
-    });
+    for (ParamRefOp ref : readsOf(forward, w.param))
+      for (OpOperand &use : ref->getUses())
+        if (auto mm = dyn_cast<MatmulOp>(use.getOwner()); mm && use.getOperandNumber() == 1)
+          matmuls.push_back(mm);
     for (MatmulOp mm : matmuls) {
       OpBuilder b(mm);
       Value x = mm.getLhs();

@@ -114,9 +114,9 @@ void convertForward(ForwardOp forward, Type lowType) {
         result.setType(cast<RankedTensorType>(result.getType()).clone(lowType));
   }
   // An op that keeps fp32 may now read what went low (an embedding table compression
-  // fake-quantized in bf16): it reads it through a cast up.
+  // fake-quantized in bf16): it reads it through a cast up. (A cast reads what it reads.)
   for (Operation *op : ops) {
-    if (!isa<EmbeddingOp>(op))
+    if (!keepsItsPrecision(op) || isa<CastOp>(op))
       continue;
     for (OpOperand &operand : op->getOpOperands()) {
       auto type = dyn_cast<RankedTensorType>(operand.get().getType());

@@ -161,13 +161,12 @@ void zrt_apply_mask(int32_t dtype, const void *x, const void *gate, const void *
   if (!gate || !mask || dim < 1 || inner < 1)
     fatal("zrt_apply_mask", "gate %p, mask %p, %lld mask values of %lld each", gate, mask, static_cast<long long>(dim),
           static_cast<long long>(inner));
-  const bool on = *static_cast<const float *>(gate) != 0.0f;
-  const float *m = static_cast<const float *>(mask);
+  const bool on = *static_cast<const float *>(gate) != 0.0f; // off before the schedule's offset
   ZRT_TYPED("zrt_apply_mask", dtype, {
-    const T *src = static_cast<const T *>(x);
-    T *dst = static_cast<T *>(y);
-    for (int64_t i = 0; i < n; ++i)
-      dst[i] = on ? T(static_cast<float>(src[i]) * m[(i / inner) % dim]) : src[i];
+    if (on)
+      applyMask(in<T>(x), static_cast<const float *>(mask), out<T>(y), n, dim, inner);
+    else if (x != y)
+      std::copy(in<T>(x), in<T>(x) + n, out<T>(y));
   });
 }
 void zrt_dequantize(int32_t dtype, const void *q, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits) {

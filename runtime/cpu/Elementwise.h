@@ -61,6 +61,18 @@ template <class Src, class Dst> void cast(const Src *src, Dst *dst, int64_t n) {
   parallelFor(n, kElementGrain, [&](int64_t i) { dst[i] = Dst(static_cast<float>(src[i])); });
 }
 
+/// Pruning (zc.apply_mask): out[i] = x[i] * mask[(i / inner) % dim], a run of `inner` values
+/// per mask value (inner 1, dim n: one mask value per value).
+template <class T>
+void applyMask(const T *x, const float *mask, T *out, int64_t n, int64_t dim, int64_t inner) {
+  parallelFor(n / inner, kElementGrain / inner + 1, [&](int64_t run) {
+    const float m = mask[run % dim];
+#pragma omp simd
+    for (int64_t i = run * inner; i < (run + 1) * inner; ++i)
+      out[i] = T(static_cast<float>(x[i]) * m);
+  });
+}
+
 /// out[r, c] = x[r, c] + bias[c].
 template <class T>
 void biasAdd(const T *x, const T *bias, T *out, int64_t rows, int64_t cols) {
