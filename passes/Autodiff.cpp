@@ -145,7 +145,7 @@ public:
           if (!active(o.getInput()) && !active(o.getGamma()))
             return success();
           auto g = RmsNormGradOp::create(b, o.getInput().getType(), o.getGamma().getType(), dy, o.getInput(),
-                                         o.getGamma(), o.getEpsilonAttr());
+                                         o.getGamma(), o.getEpsilonAttr(), o.getGainOffsetAttr());
           give(o.getInput(), [&] { return g.getInputGrad(); });
           give(o.getGamma(), [&] { return g.getGammaGrad(); });
           return success();
@@ -153,7 +153,8 @@ public:
         .Case([&](CausalAttentionOp o) {
           Type q = o.getQuery().getType(), kv = o.getKey().getType();
           auto g = CausalAttentionGradOp::create(b, q, kv, kv, dy, o.getQuery(), o.getKey(), o.getValue(),
-                                                 o.getNumHeadsAttr(), o.getNumKvHeadsAttr());
+                                                 o.getNumHeadsAttr(), o.getNumKvHeadsAttr(), o.getScaleAttr(),
+                                                 o.getSoftcapAttr(), o.getWindowAttr());
           if (Attribute ring = o->getAttr(kContextRingAttr)) // the gradient travels the same ring
             g->setAttr(kContextRingAttr, ring);
           give(o.getQuery(), [&] { return g.getQueryGrad(); });

@@ -292,6 +292,9 @@ private:
         .Case([&](CausalAttentionOp o) -> LogicalResult {
           int64_t heads = o.getNumHeads(), kv = o.getKvHeads();
           if (mode == Mode::Ring) { // key/value blocks around the ring; every head stays here
+            if (!o.getVariant().isPlain())
+              return unsupported(o, "ring attention computes the plain causal softmax: a scale, softcap or window "
+                                    "needs --cp-mode ulysses (the heads and key/value heads divisible by --cp)");
             for (Value v : o->getOperands())
               if (!isSplit(v) || tokenAxis.lookup(v) != kTokenAxis)
                 return unsupported(o, "its inputs must be [batch, tokens, heads x head size]");

@@ -201,13 +201,14 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       })
       .Case([&](RmsNormOp o) {
         auto [rows, cols] = rowsCols(o.getInput());
-        call(b, "zrt_rmsnorm", {dt, p[0], p[1], p[2], I64(rows), I64(cols), constF64(b, o.getEpsilon().convertToDouble())});
+        call(b, "zrt_rmsnorm", {dt, p[0], p[1], p[2], I64(rows), I64(cols), constF64(b, o.getEpsilon().convertToDouble()),
+                                constF64(b, o.getGainOffsetOrZero())});
         return success();
       })
       .Case([&](RmsNormGradOp o) {
         auto [rows, cols] = rowsCols(o.getInput());
         call(b, "zrt_rmsnorm_grad", {dt, p[0], p[1], p[2], p[3], p[4], I64(rows), I64(cols),
-                                     constF64(b, o.getEpsilon().convertToDouble())});
+                                     constF64(b, o.getEpsilon().convertToDouble()), constF64(b, o.getGainOffsetOrZero())});
         return success();
       })
       .Case([&](RotaryOp o) {
@@ -230,8 +231,10 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                                          I32(static_cast<int32_t>(MeshAxis::context))});
           return success();
         }
-        call(b, "zrt_causal_attention", {dt, p[0], p[1], p[2], p[3], I64(s[0]), I64(s[1]),
-                                         I64(s[2]), I64(o.getNumHeads()), I64(o.getKvHeads())});
+        AttentionVariant variant = o.getVariant();
+        call(b, "zrt_causal_attention", {dt, p[0], p[1], p[2], p[3], I64(s[0]), I64(s[1]), I64(s[2]),
+                                         I64(o.getNumHeads()), I64(o.getKvHeads()), constF64(b, variant.scale),
+                                         constF64(b, variant.softcap), I64(variant.window)});
         return success();
       })
       .Case([&](CausalAttentionGradOp o) {
@@ -242,8 +245,11 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                                               I32(static_cast<int32_t>(MeshAxis::context))});
           return success();
         }
+        AttentionVariant variant = o.getVariant();
         call(b, "zrt_causal_attention_grad", {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6], I64(s[0]), I64(s[1]),
-                                              I64(s[2]), I64(o.getNumHeads()), I64(o.getKvHeads())});
+                                              I64(s[2]), I64(o.getNumHeads()), I64(o.getKvHeads()),
+                                              constF64(b, variant.scale), constF64(b, variant.softcap),
+                                              I64(variant.window)});
         return success();
       })
       .Case<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulDgeluBgradOp>(

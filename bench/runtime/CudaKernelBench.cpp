@@ -109,9 +109,9 @@ int main(int argc, char **argv) {
            }, iters),
            4 * m);
       line("rmsnorm" + shape,
-           timeIt([&] { zrt::cuda::rmsnorm(dt, x.ptr, g.ptr, y.ptr, rows, cols, 1e-5, nullptr); }, iters), 2 * m);
+           timeIt([&] { zrt::cuda::rmsnorm(dt, x.ptr, g.ptr, y.ptr, rows, cols, 1e-5, 0.0, nullptr); }, iters), 2 * m);
       line("rmsnorm_grad" + shape,
-           timeIt([&] { zrt::cuda::rmsnormGrad(dt, dy.ptr, x.ptr, g.ptr, out.ptr, dg.ptr, rows, cols, 1e-5, nullptr); },
+           timeIt([&] { zrt::cuda::rmsnormGrad(dt, dy.ptr, x.ptr, g.ptr, out.ptr, dg.ptr, rows, cols, 1e-5, 0.0, nullptr); },
                   iters),
            5 * m);
       line("softmax" + shape, timeIt([&] { zrt::cuda::softmax(dt, x.ptr, y.ptr, rows, cols, nullptr); }, iters), 2 * m);
@@ -174,11 +174,11 @@ int main(int argc, char **argv) {
       const double flops = 4.0 * T * T * D * H / 2; // causal: half the scores
       const std::string shape = " T=" + std::to_string(T) + " 32x128 (8 kv) " + type;
       const double fwd = timeIt([&] {
-        zrt::cuda::causalAttention(dt, x.ptr, dy.ptr, y.ptr, out.ptr, 1, T, C, H, G, nullptr);
+        zrt::cuda::causalAttention(dt, x.ptr, dy.ptr, y.ptr, out.ptr, 1, T, C, H, G, {}, nullptr);
       }, quick ? 1 : 5);
       std::printf("%-44s %10.1f %10.1f TFLOP/s\n", ("attention" + shape).c_str(), fwd * 1e6, flops / fwd / 1e12);
       const double bwd = timeIt([&] {
-        zrt::cuda::causalAttentionGrad(dt, out.ptr, x.ptr, dy.ptr, y.ptr, dq.ptr, dk.ptr, dv.ptr, 1, T, C, H, G,
+        zrt::cuda::causalAttentionGrad(dt, out.ptr, x.ptr, dy.ptr, y.ptr, dq.ptr, dk.ptr, dv.ptr, 1, T, C, H, G, {},
                                        nullptr);
       }, quick ? 1 : 3);
       std::printf("%-44s %10.1f %10.1f TFLOP/s\n", ("attention_grad" + shape).c_str(), bwd * 1e6,

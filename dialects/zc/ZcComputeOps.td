@@ -232,19 +232,26 @@ def ZC_RmsNormOp : ZC_ComputeOp<"rmsnorm", [AllTypesMatch<["input", "result"]>]>
     `result = x / sqrt(mean(x^2) + epsilon) * gamma`, the mean over the last
     axis, computed in f32 (Llama's `LlamaRMSNorm`: no mean subtraction, no
     shift). `gamma` is 1-D of the last axis' size. `epsilon` defaults to 1e-6.
+    With `gain_offset o` the gain is `o + gamma`, added in f32 (Gemma's
+    `x * (1 + weight)`, whose weights start at zero).
 
     Example:
 
     ```mlir
     %y = zc.rmsnorm %x, %g : tensor<8x64x256xf32>, tensor<256xf32>
     %z = zc.rmsnorm %x, %g {epsilon = 1.0e-05 : f64} : tensor<8x64x256xf32>, tensor<256xf32>
+    %w = zc.rmsnorm %x, %g {epsilon = 1.0e-06 : f64, gain_offset = 1.0 : f64} : tensor<8x64x256xf32>, tensor<256xf32>
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$gamma,
-                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon, OptionalAttr<F64Attr>:$gain_offset);
   let results = (outs ZC_FloatTensor:$result);
   let assemblyFormat = "$input `,` $gamma attr-dict `:` type($input) `,` type($gamma)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// What the gain adds to gamma: 0 unless gain_offset is given.
+    double getGainOffsetOrZero() { return getGainOffset() ? getGainOffset()->convertToDouble() : 0.0; }
+  }];
 }
 
 def ZC_RotaryOp : ZC_ComputeOp<"rotary", [SameOperandsAndResultType]> {
@@ -287,24 +294,41 @@ def ZC_CausalAttentionOp : ZC_ComputeOp<"causal_attention",
     positions (`s > t`), and the heads are concatenated back to `[B, T, C]`.
     The softmax is computed in f32.
 
+    Three optional attributes give the variants of the families that train:
+    - `scale S`: the scores are `S q k^T` instead of `q k^T / sqrt(D)` (Gemma 2's
+      `query_pre_attn_scalar ** -0.5`).
+    - `softcap C`: the scores are soft-capped, `C tanh(scores / C)`, before the
+      mask and the softmax (Gemma 2's `attn_logit_softcapping`).
+    - `window W`: sliding-window attention, position `t` sees the `W` positions
+      `t - W < s <= t` (Mistral's and Gemma 2's `sliding_window`); the kernels
+      skip the key blocks the window excludes, so the work grows as `T x W`.
+
     Example:
 
     ```mlir
     %y = zc.causal_attention %q, %k, %v heads 4 : tensor<8x64x128xf32>
     %z = zc.causal_attention %q, %k2, %v2 heads 8 kv_heads 2 : tensor<8x64x256xf32>, tensor<8x64x64xf32>
+    %w = zc.causal_attention %q, %k2, %v2 heads 8 kv_heads 2 scale 0.125 softcap 50.0 window 4096 : tensor<8x64x256xf32>, tensor<8x64x64xf32>
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$query, ZC_FloatTensor:$key, ZC_FloatTensor:$value,
                        ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_kv_heads);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_kv_heads,
+                       OptionalAttr<F64Attr>:$scale, OptionalAttr<F64Attr>:$softcap,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window);
   let results = (outs ZC_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `heads` $num_heads (`kv_heads` $num_kv_heads^)? attr-dict `:`
+    $query `,` $key `,` $value `heads` $num_heads (`kv_heads` $num_kv_heads^)? (`scale` $scale^)?
+    (`softcap` $softcap^)? (`window` $window^)? attr-dict `:`
     custom<AttentionTypes>(type($query), type($key), type($value), type($result))
   }];
   let extraClassDeclaration = [{
     /// Key/value heads: num_kv_heads where given, else num_heads (multi-head attention).
     int64_t getKvHeads() { return getNumKvHeads() ? *getNumKvHeads() : getNumHeads(); }
+    /// The variant the kernels compute (scale, soft-cap, window; the defaults where absent).
+    ::mlir::zc::AttentionVariant getVariant() {
+      return ::mlir::zc::AttentionVariant::of(getOperation());
+    }
   }];
   let hasVerifier = 1;
 }

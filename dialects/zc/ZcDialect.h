@@ -27,6 +27,36 @@ namespace mlir::zc {
 // shortest round-tripping form.
 FailureOr<llvm::APFloat> parseF64Param(AsmParser &parser);
 void printF64Param(AsmPrinter &printer, const llvm::APFloat &value);
+
+/// What zc.causal_attention and its gradient compute beyond causal softmax(q k^T / sqrt(D)) v:
+/// the attributes `scale`, `softcap` and `window`, read by name so every pass and the lowering
+/// see one description. 0 stands for an absent one (the default scale 1/sqrt(D), no cap, the
+/// whole context), as the runtime's ABI takes them.
+struct AttentionVariant {
+  double scale = 0.0;
+  double softcap = 0.0;
+  int64_t window = 0;
+
+  static AttentionVariant of(Operation *op) {
+    AttentionVariant v;
+    if (auto a = op->getAttrOfType<FloatAttr>("scale"))
+      v.scale = a.getValueAsDouble();
+    if (auto a = op->getAttrOfType<FloatAttr>("softcap"))
+      v.softcap = a.getValueAsDouble();
+    if (auto a = op->getAttrOfType<IntegerAttr>("window"))
+      v.window = a.getInt();
+    return v;
+  }
+  bool isPlain() const { return scale == 0.0 && softcap == 0.0 && window == 0; }
+  /// Keys a query sees on average over a context of `time` tokens (time + 1) / 2 without a
+  /// window): what the attention's FLOPs grow with.
+  double keysPerQuery(int64_t time) const {
+    if (window <= 0 || window >= time)
+      return (time + 1) / 2.0;
+    // The first `window` queries see 1..window keys, the rest `window` each.
+    return (window * (window + 1) / 2.0 + static_cast<double>(time - window) * window) / time;
+  }
+};
 } // namespace mlir::zc
 
 #include "dialects/zc/ZcDialect.h.inc"

@@ -109,7 +109,8 @@ def ZC_RmsNormGradOp : ZC_ComputeOp<"rmsnorm_grad", [
     Recomputes each row's reciprocal root mean square `r` of `input` and returns
     `(d input, d gamma)`: with `n = x r` and `g = grad * gamma`,
     `d input = r (g - n mean(g n))` and `d gamma` the sum over rows of
-    `grad * n`. `epsilon` must equal the forward op's.
+    `grad * n`. `epsilon` and `gain_offset` must equal the forward op's (the
+    offset adds to gamma where `d input` reads it).
 
     Example:
 
@@ -118,9 +119,12 @@ def ZC_RmsNormGradOp : ZC_ComputeOp<"rmsnorm_grad", [
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$input, ZC_FloatTensor:$gamma,
-                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon);
+                       DefaultValuedAttr<F64Attr, "1.0e-6">:$epsilon, OptionalAttr<F64Attr>:$gain_offset);
   let results = (outs ZC_FloatTensor:$input_grad, ZC_FloatTensor:$gamma_grad);
   let assemblyFormat = "$grad `,` $input `,` $gamma attr-dict `:` type($input) `,` type($gamma)";
+  let extraClassDeclaration = [{
+    double getGainOffsetOrZero() { return getGainOffset() ? getGainOffset()->convertToDouble() : 0.0; }
+  }];
   let hasVerifier = 1;
 }
 
@@ -132,7 +136,7 @@ def ZC_CausalAttentionGradOp : ZC_ComputeOp<"causal_attention_grad", [
     attention's backward does, so the `[B, H, T, T]` matrix is never stored
     between forward and backward) and returns `(d query, d key, d value)`.
     With `kv_heads`, the gradient of a key/value head sums over the query
-    heads of its group.
+    heads of its group. `scale`, `softcap` and `window` as the forward's.
 
     Example:
 
@@ -143,15 +147,21 @@ def ZC_CausalAttentionGradOp : ZC_ComputeOp<"causal_attention_grad", [
   }];
   let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$query, ZC_FloatTensor:$key,
                        ZC_FloatTensor:$value, ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_kv_heads);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$num_kv_heads,
+                       OptionalAttr<F64Attr>:$scale, OptionalAttr<F64Attr>:$softcap,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$window);
   let results = (outs ZC_FloatTensor:$query_grad, ZC_FloatTensor:$key_grad,
                       ZC_FloatTensor:$value_grad);
   let assemblyFormat = [{
-    $grad `,` $query `,` $key `,` $value `heads` $num_heads (`kv_heads` $num_kv_heads^)? attr-dict `:`
+    $grad `,` $query `,` $key `,` $value `heads` $num_heads (`kv_heads` $num_kv_heads^)? (`scale` $scale^)?
+    (`softcap` $softcap^)? (`window` $window^)? attr-dict `:`
     custom<AttentionTypes>(type($query), type($key), type($value), type($grad))
   }];
   let extraClassDeclaration = [{
     int64_t getKvHeads() { return getNumKvHeads() ? *getNumKvHeads() : getNumHeads(); }
+    ::mlir::zc::AttentionVariant getVariant() {
+      return ::mlir::zc::AttentionVariant::of(getOperation());
+    }
   }];
   let hasVerifier = 1;
 }

@@ -2,6 +2,8 @@
 
 #include "dialects/zc/ZcVerifyUtils.h"
 
+#include <cmath>
+
 #include "mlir/IR/Diagnostics.h"
 
 using namespace mlir;
@@ -60,6 +62,11 @@ LogicalResult verifyAttentionShape(Operation *op, RankedTensorType query, Ranked
   if (key != expected)
     return op->emitOpError() << "key and value must be " << expected << " (" << kvHeads << " heads of "
                              << channels / numHeads << "), got " << key;
+  AttentionVariant variant = AttentionVariant::of(op);
+  if (op->hasAttr("scale") && !(variant.scale > 0.0 && std::isfinite(variant.scale)))
+    return op->emitOpError() << "scale must be positive and finite, got " << variant.scale;
+  if (op->hasAttr("softcap") && !(variant.softcap > 0.0 && std::isfinite(variant.softcap)))
+    return op->emitOpError() << "softcap must be positive and finite, got " << variant.softcap;
   return success();
 }
 

@@ -214,15 +214,16 @@ void zrt_layernorm_grad_add(int32_t dtype, const void *dy, const void *x, const 
   TraceScope trace("zrt_layernorm_grad_add", TraceTrack::Compute);
   isaKernels().layernormGrad(dtype, dy, x, gamma, residual, dx, dgamma, dbeta, rows, cols, eps);
 }
-void zrt_rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps) {
+void zrt_rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps,
+                 double gainOffset) {
   TraceScope trace("zrt_rmsnorm", TraceTrack::Compute);
-  ZRT_TYPED("zrt_rmsnorm", dtype, rmsnorm(in<T>(x), in<T>(gamma), out<T>(y), rows, cols, eps));
+  ZRT_TYPED("zrt_rmsnorm", dtype, rmsnorm(in<T>(x), in<T>(gamma), out<T>(y), rows, cols, eps, gainOffset));
 }
 void zrt_rmsnorm_grad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma,
-                      int64_t rows, int64_t cols, double eps) {
+                      int64_t rows, int64_t cols, double eps, double gainOffset) {
   TraceScope trace("zrt_rmsnorm_grad", TraceTrack::Compute);
   ZRT_TYPED("zrt_rmsnorm_grad", dtype,
-            rmsnormGrad(in<T>(dy), in<T>(x), in<T>(gamma), out<T>(dx), out<T>(dgamma), rows, cols, eps));
+            rmsnormGrad(in<T>(dy), in<T>(x), in<T>(gamma), out<T>(dx), out<T>(dgamma), rows, cols, eps, gainOffset));
 }
 
 static void checkHeads(const char *call, int64_t channels, int64_t heads) {
@@ -244,20 +245,31 @@ static void checkKvHeads(const char *call, int64_t heads, int64_t kvHeads) {
     fatal(call, "%lld query heads do not split into groups of %lld key/value heads", static_cast<long long>(heads),
           static_cast<long long>(kvHeads));
 }
+/// The scale and the cap are positive or 0 (absent), the window a count of keys or 0.
+static AttentionVariant checkedVariant(const char *call, double scale, double softcap, int64_t window) {
+  if (!(scale >= 0.0 && std::isfinite(scale)) || !(softcap >= 0.0 && std::isfinite(softcap)) || window < 0)
+    fatal(call, "bad attention variant (scale %g, softcap %g, window %lld)", scale, softcap,
+          static_cast<long long>(window));
+  return AttentionVariant{scale, softcap, window};
+}
 void zrt_causal_attention(int32_t dtype, const void *q, const void *k, const void *v, void *o,
-                          int64_t batch, int64_t time, int64_t channels, int64_t heads, int64_t kvHeads) {
+                          int64_t batch, int64_t time, int64_t channels, int64_t heads, int64_t kvHeads,
+                          double scale, double softcap, int64_t window) {
   TraceScope trace("zrt_causal_attention", TraceTrack::Compute);
   checkHeads("zrt_causal_attention", channels, heads);
   checkKvHeads("zrt_causal_attention", heads, kvHeads);
-  isaKernels().causalAttention(dtype, q, k, v, o, batch, time, channels, heads, kvHeads);
+  isaKernels().causalAttention(dtype, q, k, v, o, batch, time, channels, heads, kvHeads,
+                               checkedVariant("zrt_causal_attention", scale, softcap, window));
 }
 void zrt_causal_attention_grad(int32_t dtype, const void *dout, const void *q, const void *k,
                                const void *v, void *dq, void *dk, void *dv, int64_t batch,
-                               int64_t time, int64_t channels, int64_t heads, int64_t kvHeads) {
+                               int64_t time, int64_t channels, int64_t heads, int64_t kvHeads,
+                               double scale, double softcap, int64_t window) {
   TraceScope trace("zrt_causal_attention_grad", TraceTrack::Compute);
   checkHeads("zrt_causal_attention_grad", channels, heads);
   checkKvHeads("zrt_causal_attention_grad", heads, kvHeads);
-  isaKernels().causalAttentionGrad(dtype, dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads);
+  isaKernels().causalAttentionGrad(dtype, dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads,
+                                   checkedVariant("zrt_causal_attention_grad", scale, softcap, window));
 }
 
 void zrt_matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch, int64_t m,

@@ -1,4 +1,5 @@
-// Causal multi-head attention on [B, T, C] queries (H heads of D = C / H) and [B, T, G x D]
+// Causal multi-head attention (with zc's variants: a scale, soft-capped scores, a sliding
+// window; zrt/AttentionVariant.h) on [B, T, C] queries (H heads of D = C / H) and [B, T, G x D]
 // keys and values (G key/value heads; G < H is grouped-query attention, query head h reading
 // key/value head h / (H / G)), forward and backward. The backward recomputes the
 // probabilities, so nothing of size T x T is stored between the two (the flash-attention trade).
@@ -23,6 +24,7 @@
 
 #include "cpu/Parallel.h"
 #include "cpu/Sgemm.h"
+#include "zrt/AttentionVariant.h"
 #include "zrt/KernelMath.h"
 
 namespace zrt::cpu {
@@ -89,24 +91,58 @@ template <class A> A maxOf(const A *x, int64_t n) {
   return m;
 }
 
-/// Row r of a block starting at query i0 sees keys 0..i0+r. The block's scores s (rows x
-/// keys, keys = i0 + rows) become probabilities: scaled, softmax over the visible keys,
-/// zero over the rest, so the next GEMMs can run over the block's whole key range.
-template <class A> void maskedSoftmax(A *s, int64_t rows, int64_t keys, int64_t i0, A scale) {
+inline float tanhOf(float x) { return math::vtanh(x); }
+inline double tanhOf(double x) { return std::tanh(x); }
+
+/// Row r of a block starting at query i0 sees keys variant.firstKey(i0 + r) .. i0 + r. The
+/// block's scores s (rows x cols; column j is key k0 + j, k0 the block's first visible key)
+/// become probabilities: scaled (and soft-capped: C tanh(scale s / C)), softmax over the visible
+/// keys, zero over the rest, so the next GEMMs can run over the block's whole key range. With a
+/// cap, `capTanh` (when given, rows x cols) receives tanh(scale s / C), zero where masked: the
+/// backward's derivative of the cap is 1 - tanh^2.
+template <class A>
+void maskedSoftmax(A *s, int64_t rows, int64_t cols, int64_t k0, int64_t i0, A scale, const AttentionVariant &variant,
+                   A *capTanh = nullptr) {
   for (int64_t r = 0; r < rows; ++r) {
-    A *p = s + r * keys;
-    const int64_t visible = i0 + r + 1;
-    // max(scale x) = scale max(x) exactly: rounding a product is monotonic and scale > 0.
-    const A maxValue = maxOf(p, visible) * scale;
+    A *p = s + r * cols;
+    const int64_t query = i0 + r, lo = variant.firstKey(query) - k0, hi = query + 1 - k0;
+    A maxValue;
+    if (variant.capped()) {
+      const A cap = A(variant.softcap), inner = scale / cap;
+      A *th = capTanh ? capTanh + r * cols : nullptr;
+      for (int64_t j = lo; j < hi; ++j) {
+        const A u = tanhOf(p[j] * inner);
+        if (th)
+          th[j] = u;
+        p[j] = cap * u;
+      }
+      if (th) {
+        zero(th, lo);
+        zero(th + hi, cols - hi);
+      }
+      maxValue = maxOf(p + lo, hi - lo);
 #pragma omp simd
-    for (int64_t j = 0; j < visible; ++j)
-      p[j] = expOf(p[j] * scale - maxValue);
-    const A inv = A(1) / sumOf(p, visible);
+      for (int64_t j = lo; j < hi; ++j)
+        p[j] = expOf(p[j] - maxValue);
+    } else {
+      // max(scale x) = scale max(x) exactly: rounding a product is monotonic and scale > 0.
+      maxValue = maxOf(p + lo, hi - lo) * scale;
 #pragma omp simd
-    for (int64_t j = 0; j < visible; ++j)
+      for (int64_t j = lo; j < hi; ++j)
+        p[j] = expOf(p[j] * scale - maxValue);
+    }
+    const A inv = A(1) / sumOf(p + lo, hi - lo);
+#pragma omp simd
+    for (int64_t j = lo; j < hi; ++j)
       p[j] *= inv;
-    zero(p + visible, keys - visible);
+    zero(p, lo);
+    zero(p + hi, cols - hi);
   }
+}
+
+/// The scores' scale: the variant's, else 1/sqrt(D).
+template <class A> A scoreScale(const AttentionVariant &variant, int64_t D) {
+  return variant.scale > 0.0 ? A(variant.scale) : A(1) / std::sqrt(A(D));
 }
 
 /// The heads of an attention call: H query heads of D channels (rows of C = H x D) and G
@@ -124,14 +160,16 @@ template <class F> void forEachKvHead(int64_t B, const AttentionHeads &heads, F 
 } // namespace detail
 
 /// q, out: [B, T, C]; k, v: [B, T, G x C / H]. G = H is multi-head attention.
+/// `variant`: the scale, soft-cap and sliding window (a block of queries multiplies only the
+/// keys its window reaches: the work grows as T x W, not T x T).
 template <class T>
 void causalAttention(const T *q, const T *k, const T *v, T *out, int64_t B, int64_t Tn, int64_t C, int64_t H,
-                     int64_t G) {
+                     int64_t G, const AttentionVariant &variant = {}) {
   using A = Acc<T>;
   using namespace detail;
   const AttentionHeads heads(C, H, G);
   const int64_t D = heads.D;
-  const A scale = A(1) / std::sqrt(A(D));
+  const A scale = scoreScale<A>(variant, D);
   forEachKvHead(B, heads, [&](int64_t b, int64_t g) {
     Scratch<A> qh(Tn * D), kh(Tn * D), vh(Tn * D), oh(Tn * D), p(kQueryBlock * Tn);
     const int64_t kvBase = b * Tn * heads.Ckv + g * D;
@@ -141,11 +179,11 @@ void causalAttention(const T *q, const T *k, const T *v, T *out, int64_t B, int6
       const int64_t base = b * Tn * C + h * D;
       loadRows(q + base, Tn, C, D, qh.data());
       for (int64_t i0 = 0; i0 < Tn; i0 += kQueryBlock) {
-        const int64_t rows = std::min(kQueryBlock, Tn - i0), keys = i0 + rows;
-        // S = Q_block K^T, then P = masked softmax(S), then O_block = P V.
-        gemm(false, true, rows, keys, D, qh.data() + i0 * D, D, kh.data(), D, A(0), p.data(), keys);
-        maskedSoftmax(p.data(), rows, keys, i0, scale);
-        gemm(false, false, rows, D, keys, p.data(), keys, vh.data(), D, A(0), oh.data() + i0 * D, D);
+        const int64_t rows = std::min(kQueryBlock, Tn - i0), k0 = variant.firstKey(i0), keys = i0 + rows - k0;
+        // S = Q_block K[k0:]^T, then P = masked softmax(S), then O_block = P V[k0:].
+        gemm(false, true, rows, keys, D, qh.data() + i0 * D, D, kh.data() + k0 * D, D, A(0), p.data(), keys);
+        maskedSoftmax(p.data(), rows, keys, k0, i0, scale, variant);
+        gemm(false, false, rows, D, keys, p.data(), keys, vh.data() + k0 * D, D, A(0), oh.data() + i0 * D, D);
       }
       storeRows(oh.data(), Tn, C, D, out + base);
     }
@@ -156,15 +194,17 @@ void causalAttention(const T *q, const T *k, const T *v, T *out, int64_t B, int6
 /// loop needs no atomics; dk and dv sum over the group's query heads in order.
 template <class T>
 void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *dq, T *dk, T *dv, int64_t B,
-                         int64_t Tn, int64_t C, int64_t H, int64_t G) {
+                         int64_t Tn, int64_t C, int64_t H, int64_t G, const AttentionVariant &variant = {}) {
   using A = Acc<T>;
   using namespace detail;
   const AttentionHeads heads(C, H, G);
   const int64_t D = heads.D;
-  const A scale = A(1) / std::sqrt(A(D));
+  const A scale = scoreScale<A>(variant, D);
+  const bool capped = variant.capped();
   forEachKvHead(B, heads, [&](int64_t b, int64_t g) {
     Scratch<A> qh(Tn * D), kh(Tn * D), vh(Tn * D), gh(Tn * D);
     Scratch<A> dqh(Tn * D), dkh(Tn * D), dvh(Tn * D), p(kQueryBlock * Tn), ds(kQueryBlock * Tn);
+    Scratch<A> th(capped ? kQueryBlock * Tn : 0);
     const int64_t kvBase = b * Tn * heads.Ckv + g * D;
     loadRows(k + kvBase, Tn, heads.Ckv, D, kh.data());
     loadRows(v + kvBase, Tn, heads.Ckv, D, vh.data());
@@ -173,25 +213,35 @@ void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *d
       loadRows(q + base, Tn, C, D, qh.data());
       loadRows(dout + base, Tn, C, D, gh.data());
       for (int64_t i0 = 0; i0 < Tn; i0 += kQueryBlock) {
-        const int64_t rows = std::min(kQueryBlock, Tn - i0), keys = i0 + rows;
+        const int64_t rows = std::min(kQueryBlock, Tn - i0), k0 = variant.firstKey(i0), keys = i0 + rows - k0;
         const A *qb = qh.data() + i0 * D, *gb = gh.data() + i0 * D;
-        // The forward's probabilities again, and dP = dO_block V^T.
-        gemm(false, true, rows, keys, D, qb, D, kh.data(), D, A(0), p.data(), keys);
-        maskedSoftmax(p.data(), rows, keys, i0, scale);
-        gemm(false, true, rows, keys, D, gb, D, vh.data(), D, A(0), ds.data(), keys);
-        // Through the softmax: dS = P (dP - P.dP) scale (zero where masked, as P is).
+        const A *kb = kh.data() + k0 * D, *vb = vh.data() + k0 * D;
+        // The forward's probabilities again, and dP = dO_block V[k0:]^T.
+        gemm(false, true, rows, keys, D, qb, D, kb, D, A(0), p.data(), keys);
+        maskedSoftmax(p.data(), rows, keys, k0, i0, scale, variant, capped ? th.data() : nullptr);
+        gemm(false, true, rows, keys, D, gb, D, vb, D, A(0), ds.data(), keys);
+        // Through the softmax: dS = P (dP - P.dP) scale (zero where masked, as P is); through
+        // the cap, times 1 - tanh^2.
         for (int64_t r = 0; r < rows; ++r) {
           const A *pr = p.data() + r * keys;
           A *dr = ds.data() + r * keys;
           const A dot = dotOf(pr, dr, keys);
+          if (capped) {
+            const A *tr = th.data() + r * keys;
 #pragma omp simd
-          for (int64_t j = 0; j < keys; ++j)
-            dr[j] = pr[j] * (dr[j] - dot) * scale;
+            for (int64_t j = 0; j < keys; ++j)
+              dr[j] = pr[j] * (dr[j] - dot) * (A(1) - tr[j] * tr[j]) * scale;
+          } else {
+#pragma omp simd
+            for (int64_t j = 0; j < keys; ++j)
+              dr[j] = pr[j] * (dr[j] - dot) * scale;
+          }
         }
-        // dQ_block = dS K; dK += dS^T Q_block; dV += P^T dO_block (over the group's heads too).
-        gemm(false, false, rows, D, keys, ds.data(), keys, kh.data(), D, A(0), dqh.data() + i0 * D, D);
-        gemm(true, false, keys, D, rows, ds.data(), keys, qb, D, A(1), dkh.data(), D);
-        gemm(true, false, keys, D, rows, p.data(), keys, gb, D, A(1), dvh.data(), D);
+        // dQ_block = dS K[k0:]; dK[k0:] += dS^T Q_block; dV[k0:] += P^T dO_block (over the
+        // group's heads too).
+        gemm(false, false, rows, D, keys, ds.data(), keys, kb, D, A(0), dqh.data() + i0 * D, D);
+        gemm(true, false, keys, D, rows, ds.data(), keys, qb, D, A(1), dkh.data() + k0 * D, D);
+        gemm(true, false, keys, D, rows, p.data(), keys, gb, D, A(1), dvh.data() + k0 * D, D);
       }
       storeRows(dqh.data(), Tn, C, D, dq + base);
     }

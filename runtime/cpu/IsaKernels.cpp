@@ -43,16 +43,18 @@ void softmaxEntry(int32_t dtype, const void *x, void *y, int64_t rows, int64_t c
   ZRT_TYPED("zrt_softmax", dtype, softmax(in<T>(x), out<T>(y), rows, cols));
 }
 void attentionEntry(int32_t dtype, const void *q, const void *k, const void *v, void *o,
-                    int64_t batch, int64_t time, int64_t channels, int64_t heads, int64_t kvHeads) {
+                    int64_t batch, int64_t time, int64_t channels, int64_t heads, int64_t kvHeads,
+                    const AttentionVariant &variant) {
   ZRT_TYPED("zrt_causal_attention", dtype,
-            causalAttention(in<T>(q), in<T>(k), in<T>(v), out<T>(o), batch, time, channels, heads, kvHeads));
+            causalAttention(in<T>(q), in<T>(k), in<T>(v), out<T>(o), batch, time, channels, heads, kvHeads,
+                            variant));
 }
 void attentionGradEntry(int32_t dtype, const void *dout, const void *q, const void *k,
                         const void *v, void *dq, void *dk, void *dv, int64_t batch, int64_t time,
-                        int64_t channels, int64_t heads, int64_t kvHeads) {
+                        int64_t channels, int64_t heads, int64_t kvHeads, const AttentionVariant &variant) {
   ZRT_TYPED("zrt_causal_attention_grad", dtype,
             causalAttentionGrad(in<T>(dout), in<T>(q), in<T>(k), in<T>(v), out<T>(dq),
-                                out<T>(dk), out<T>(dv), batch, time, channels, heads, kvHeads));
+                                out<T>(dk), out<T>(dv), batch, time, channels, heads, kvHeads, variant));
 }
 
 void biasAddEntry(int32_t dtype, const void *x, const void *bias, void *o, int64_t rows, int64_t cols) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "cpu/WidenTiles.h"
+#include "zrt/AttentionVariant.h"
 #include "zrt/bf16.h"
 
 namespace zrt::cpu {
@@ -24,10 +25,12 @@ struct IsaKernels {
                      int64_t n);
   void (*softmax)(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols);
   void (*causalAttention)(int32_t dtype, const void *q, const void *k, const void *v, void *out,
-                          int64_t batch, int64_t time, int64_t channels, int64_t heads, int64_t kvHeads);
+                          int64_t batch, int64_t time, int64_t channels, int64_t heads, int64_t kvHeads,
+                          const AttentionVariant &variant);
   void (*causalAttentionGrad)(int32_t dtype, const void *dout, const void *q, const void *k,
                               const void *v, void *dq, void *dk, void *dv, int64_t batch,
-                              int64_t time, int64_t channels, int64_t heads, int64_t kvHeads);
+                              int64_t time, int64_t channels, int64_t heads, int64_t kvHeads,
+                              const AttentionVariant &variant);
   // Memory-bound, but in bf16 the conversions are the work: at the generic level (SSE2) GCC and
   // Clang convert an element at a time, and bias_add ran 2.4x slower in bf16 than in f32.
   void (*biasAdd)(int32_t dtype, const void *x, const void *bias, void *out, int64_t rows, int64_t cols);

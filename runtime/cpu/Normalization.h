@@ -97,8 +97,10 @@ void layernormGrad(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, T 
 }
 
 template <class T>
-void rmsnorm(const T *x, const T *gamma, T *y, int64_t rows, int64_t cols, double eps) {
-  parallelFor(rows, 64, [&](int64_t r) { math::rmsnormRow<Acc<T>>(x + r * cols, gamma, y + r * cols, cols, eps); });
+void rmsnorm(const T *x, const T *gamma, T *y, int64_t rows, int64_t cols, double eps, double gainOffset = 0.0) {
+  parallelFor(rows, 64, [&](int64_t r) {
+    math::rmsnormRow<Acc<T>>(x + r * cols, gamma, y + r * cols, cols, eps, Acc<T>(gainOffset));
+  });
 }
 
 /// dx row by row, then dgamma summed over rows as layernormGrad sums its parameter
@@ -106,11 +108,11 @@ void rmsnorm(const T *x, const T *gamma, T *y, int64_t rows, int64_t cols, doubl
 /// bits whatever the thread count).
 template <class T>
 void rmsnormGrad(const T *dy, const T *x, const T *gamma, T *dx, T *dgamma, int64_t rows, int64_t cols,
-                 double eps) {
+                 double eps, double gainOffset = 0.0) {
   using A = Acc<T>;
   Scratch<A> rstds(rows);
   parallelFor(rows, 64, [&](int64_t r) {
-    rstds[r] = math::rmsnormGradRow<A>(dy + r * cols, x + r * cols, gamma, dx + r * cols, cols, eps);
+    rstds[r] = math::rmsnormGradRow<A>(dy + r * cols, x + r * cols, gamma, dx + r * cols, cols, eps, A(gainOffset));
   });
   constexpr int64_t kRowChunk = 64;
   const int64_t chunks = (rows + kRowChunk - 1) / kRowChunk;

@@ -442,14 +442,15 @@ void zrt_layernorm_grad_add(int32_t dt, const void *dy, const void *x, const voi
   GpuScope trace("zrt_layernorm_grad_add", compute());
   layernormGradAdd(dt, dy, x, g, residual, dx, dg, db, rows, cols, eps, compute());
 }
-void zrt_rmsnorm(int32_t dt, const void *x, const void *g, void *y, int64_t rows, int64_t cols, double eps) {
+void zrt_rmsnorm(int32_t dt, const void *x, const void *g, void *y, int64_t rows, int64_t cols, double eps,
+                 double gainOffset) {
   GpuScope trace("zrt_rmsnorm", compute());
-  rmsnorm(dt, x, g, y, rows, cols, eps, compute());
+  rmsnorm(dt, x, g, y, rows, cols, eps, gainOffset, compute());
 }
 void zrt_rmsnorm_grad(int32_t dt, const void *dy, const void *x, const void *g, void *dx, void *dg, int64_t rows,
-                      int64_t cols, double eps) {
+                      int64_t cols, double eps, double gainOffset) {
   GpuScope trace("zrt_rmsnorm_grad", compute());
-  rmsnormGrad(dt, dy, x, g, dx, dg, rows, cols, eps, compute());
+  rmsnormGrad(dt, dy, x, g, dx, dg, rows, cols, eps, gainOffset, compute());
 }
 void zrt_rotary(int32_t dt, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
                 double theta, int32_t inverse) {
@@ -462,15 +463,18 @@ void zrt_layernorm_grad(int32_t dt, const void *dy, const void *x, const void *g
   layernormGrad(dt, dy, x, g, dx, dg, db, rows, cols, eps, compute());
 }
 void zrt_causal_attention(int32_t dt, const void *q, const void *k, const void *v, void *o, int64_t batch,
-                          int64_t time, int64_t channels, int64_t heads, int64_t kvHeads) {
+                          int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, double scale, double softcap,
+                          int64_t window) {
   GpuScope trace("zrt_causal_attention", compute());
-  causalAttention(dt, q, k, v, o, batch, time, channels, heads, kvHeads, compute());
+  causalAttention(dt, q, k, v, o, batch, time, channels, heads, kvHeads, AttentionVariant{scale, softcap, window},
+                  compute());
 }
 void zrt_causal_attention_grad(int32_t dt, const void *dout, const void *q, const void *k, const void *v, void *dq,
                                void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads,
-                               int64_t kvHeads) {
+                               int64_t kvHeads, double scale, double softcap, int64_t window) {
   GpuScope trace("zrt_causal_attention_grad", compute());
-  causalAttentionGrad(dt, dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads, compute());
+  causalAttentionGrad(dt, dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads,
+                      AttentionVariant{scale, softcap, window}, compute());
 }
 void zrt_matmul(int32_t dt, const void *a, const void *b, void *c, int64_t batch, int64_t m, int64_t n, int64_t k,
                 int32_t ta, int32_t tb, int32_t shared) {

@@ -9,6 +9,11 @@
 // one kernel per key tile for dK and dV (summed over the group's query heads and the query tiles at
 // or after it) and one per query tile for dQ: every gradient element is written by one block, in a
 // fixed order, so the results are deterministic (no atomics).
+//
+// zc's variants (AttentionScores): the scale and soft-cap apply to each score as it leaves the
+// tensor cores (the backward multiplies dP by the cap's slope); a sliding window skips the key
+// tiles before the window of a query tile's first row and the query tiles past the window of a
+// key tile's last key, so the work grows as T x W.
 #include <cuda_bf16.h>
 #include <mma.h>
 
@@ -16,6 +21,7 @@
 #include <type_traits>
 
 #include "core/Error.h"
+#include "cuda/AttentionScores.h"
 #include "cuda/CudaCheck.h"
 #include "cuda/FlashAttention.h"
 #include "cuda/Scratch.h"
@@ -125,7 +131,7 @@ template <int D> struct ForwardShared {
 /// lse (optional) = the rows' log-sum-exp of the scaled scores.
 template <int D>
 __global__ void __launch_bounds__(kBlock) flashForward(const bf16 *q, const bf16 *k, const bf16 *v, bf16 *out,
-                                                       float *lse, Heads L) {
+                                                       float *lse, Heads L, AttentionScores score) {
   extern __shared__ __align__(128) unsigned char smem[];
   bf16 *Qs = reinterpret_cast<bf16 *>(smem), *Ks = Qs + kTile * D, *Vs = Ks + kTile * D;
   float *S = reinterpret_cast<float *>(Vs + kTile * D);
@@ -136,7 +142,6 @@ __global__ void __launch_bounds__(kBlock) flashForward(const bf16 *q, const bf16
   const int tile = blockIdx.x, h = blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t b = blockIdx.z, q0 = int64_t(tile) * kTile;
   const int64_t qBase = L.query(b, h), kvBase = L.keyValue(b, h / (L.H / L.G));
-  const float scale = rsqrtf(float(D));
   loadTile<D>(Qs, q, qBase, L.C, q0, L.T);
   for (int i = threadIdx.x; i < kWarps * 16 * D; i += kBlock)
     O[i] = 0.0f;
@@ -146,7 +151,8 @@ __global__ void __launch_bounds__(kBlock) flashForward(const bf16 *q, const bf16
   }
   float *Sw = S + warp * 16 * kTile, *Ow = O + warp * 16 * D;
   bf16 *Pw = P + warp * 16 * kTile;
-  for (int j = 0; j <= tile; ++j) { // causal: key tiles up to the diagonal
+  // causal: key tiles up to the diagonal, from the one the tile's first query's window starts in
+  for (int j = static_cast<int>(score.firstKey(q0) / kTile); j <= tile; ++j) {
     const int64_t s0 = int64_t(j) * kTile;
     __syncthreads(); // every warp is done with the previous K and V tiles
     loadTile<D>(Ks, k, kvBase, L.Ckv, s0, L.T);
@@ -161,7 +167,7 @@ __global__ void __launch_bounds__(kBlock) flashForward(const bf16 *q, const bf16
       float mOld = rowMax[row], mNew = mOld;
       for (int c = 0; c < kTile; ++c) {
         const int64_t key = s0 + c;
-        const float x = (key <= t && t < L.T) ? s[c] * scale : -INFINITY;
+        const float x = (key <= t && key >= score.firstKey(t) && t < L.T) ? score(s[c]) : -INFINITY;
         s[c] = x;
         mNew = fmaxf(mNew, x);
       }
@@ -255,7 +261,7 @@ template <int D> struct BackwardShared {
 template <int D>
 __global__ void __launch_bounds__(kBlock) flashBackwardKeys(const bf16 *dout, const bf16 *q, const bf16 *k,
                                                             const bf16 *v, const float *lse, const float *delta,
-                                                            bf16 *dk, bf16 *dv, Heads L) {
+                                                            bf16 *dk, bf16 *dv, Heads L, AttentionScores score) {
   extern __shared__ __align__(128) unsigned char smem[];
   BackwardShared<D> sh(smem);
   bf16 *Ks = sh.own0, *Vs = sh.own1, *Qs = sh.loop0, *dOs = sh.loop1;
@@ -264,8 +270,9 @@ __global__ void __launch_bounds__(kBlock) flashBackwardKeys(const bf16 *dout, co
 
   const int tile = blockIdx.x, g = blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t b = blockIdx.z, s0 = int64_t(tile) * kTile, kvBase = L.keyValue(b, g);
-  const int group = L.H / L.G, queryTiles = static_cast<int>((L.T + kTile - 1) / kTile);
-  const float scale = rsqrtf(float(D));
+  const int group = L.H / L.G;
+  // The query tiles that see a key of this tile: from the diagonal to the window's end of its last key.
+  const int lastTile = static_cast<int>(score.lastQuery(s0 + kTile - 1 < L.T ? s0 + kTile - 1 : L.T - 1, L.T) / kTile);
   loadTile<D>(Ks, k, kvBase, L.Ckv, s0, L.T);
   loadTile<D>(Vs, v, kvBase, L.Ckv, s0, L.T);
   FragC accK[D / 16], accV[D / 16]; // the warp's 16 keys' dK and dV, in registers
@@ -277,7 +284,7 @@ __global__ void __launch_bounds__(kBlock) flashBackwardKeys(const bf16 *dout, co
   bf16 *Pw = Pt + warp * 16 * kTile, *dSw = dSt + warp * 16 * kTile;
   for (int h = g * group; h < (g + 1) * group; ++h) {
     const int64_t qBase = L.query(b, h), statBase = (b * L.H + h) * L.T;
-    for (int i = tile; i < queryTiles; ++i) {
+    for (int i = tile; i <= lastTile; ++i) {
       const int64_t t0 = int64_t(i) * kTile;
       __syncthreads(); // every warp is done with the previous query tile
       loadTile<D>(Qs, q, qBase, L.C, t0, L.T);
@@ -290,9 +297,10 @@ __global__ void __launch_bounds__(kBlock) flashBackwardKeys(const bf16 *dout, co
       for (int e = lane; e < 16 * kTile; e += 32) {
         const int r = e / kTile, c = e % kTile;
         const int64_t key = s0 + warp * 16 + r, t = t0 + c;
-        const bool live = key <= t && t < L.T && key < L.T;
-        const float p = live ? __expf(Sw[e] * scale - lseTile[c]) : 0.0f;
-        const float ds = live ? p * (dPw[e] - deltaTile[c]) * scale : 0.0f;
+        const bool live = key <= t && key >= score.firstKey(t) && t < L.T && key < L.T;
+        const float x = live ? score(Sw[e]) : 0.0f;
+        const float p = live ? __expf(x - lseTile[c]) : 0.0f;
+        const float ds = live ? p * (dPw[e] - deltaTile[c]) * score.slope(x) : 0.0f;
         Pw[e] = __float2bfloat16(p);
         dSw[e] = __float2bfloat16(ds);
       }
@@ -311,7 +319,7 @@ __global__ void __launch_bounds__(kBlock) flashBackwardKeys(const bf16 *dout, co
 template <int D>
 __global__ void __launch_bounds__(kBlock) flashBackwardQueries(const bf16 *dout, const bf16 *q, const bf16 *k,
                                                                const bf16 *v, const float *lse, const float *delta,
-                                                               bf16 *dq, Heads L) {
+                                                               bf16 *dq, Heads L, AttentionScores score) {
   extern __shared__ __align__(128) unsigned char smem[];
   BackwardShared<D> sh(smem);
   bf16 *Qs = sh.own0, *dOs = sh.own1, *Ks = sh.loop0, *Vs = sh.loop1, *dS = sh.ds;
@@ -320,7 +328,6 @@ __global__ void __launch_bounds__(kBlock) flashBackwardQueries(const bf16 *dout,
   const int tile = blockIdx.x, h = blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t b = blockIdx.z, t0 = int64_t(tile) * kTile;
   const int64_t qBase = L.query(b, h), kvBase = L.keyValue(b, h / (L.H / L.G)), statBase = (b * L.H + h) * L.T;
-  const float scale = rsqrtf(float(D));
   loadTile<D>(Qs, q, qBase, L.C, t0, L.T);
   loadTile<D>(dOs, dout, qBase, L.C, t0, L.T);
   sh.loadStats(lse, delta, statBase, t0, L.T);
@@ -329,7 +336,7 @@ __global__ void __launch_bounds__(kBlock) flashBackwardQueries(const bf16 *dout,
     wmma::fill_fragment(accQ[n], 0.0f);
   float *Sw = S + warp * 16 * kTile, *dPw = dP + warp * 16 * kTile;
   bf16 *dSw = dS + warp * 16 * kTile;
-  for (int j = 0; j <= tile; ++j) {
+  for (int j = static_cast<int>(score.firstKey(t0) / kTile); j <= tile; ++j) {
     const int64_t s0 = int64_t(j) * kTile;
     __syncthreads();
     loadTile<D>(Ks, k, kvBase, L.Ckv, s0, L.T);
@@ -341,9 +348,10 @@ __global__ void __launch_bounds__(kBlock) flashBackwardQueries(const bf16 *dout,
     for (int e = lane; e < 16 * kTile; e += 32) {
       const int r = e / kTile, c = e % kTile, row = warp * 16 + r;
       const int64_t t = t0 + row, key = s0 + c;
-      const bool live = key <= t && t < L.T;
-      const float p = live ? __expf(Sw[e] * scale - lseTile[row]) : 0.0f;
-      dSw[e] = __float2bfloat16(live ? p * (dPw[e] - deltaTile[row]) * scale : 0.0f);
+      const bool live = key <= t && key >= score.firstKey(t) && t < L.T;
+      const float x = live ? score(Sw[e]) : 0.0f;
+      const float p = live ? __expf(x - lseTile[row]) : 0.0f;
+      dSw[e] = __float2bfloat16(live ? p * (dPw[e] - deltaTile[row]) * score.slope(x) : 0.0f);
     }
     __syncwarp();
     accumulateInFragments<D>(accQ, dSw, Ks);
@@ -375,25 +383,25 @@ template <auto Kernel> void allowSharedMemory(size_t bytes) {
 
 template <int D>
 void forwardFor(const void *q, const void *k, const void *v, void *out, float *lse, const Heads &L, int64_t batch,
-                cudaStream_t s) {
+                const AttentionScores &score, cudaStream_t s) {
   const size_t bytes = ForwardShared<D>::bytes();
   allowSharedMemory<flashForward<D>>(bytes);
   flashForward<D><<<tiles("zrt_causal_attention", L.T, L.H, batch), kBlock, bytes, s>>>(
       static_cast<const bf16 *>(q), static_cast<const bf16 *>(k), static_cast<const bf16 *>(v),
-      static_cast<bf16 *>(out), lse, L);
+      static_cast<bf16 *>(out), lse, L, score);
   ZRT_CUDA_CHECK(cudaGetLastError());
 }
 
 template <int D>
 void backwardFor(const void *dout, const void *q, const void *k, const void *v, void *dq, void *dk, void *dv,
-                 const Heads &L, int64_t batch, cudaStream_t s) {
+                 const Heads &L, int64_t batch, const AttentionScores &score, cudaStream_t s) {
   const int64_t rows = batch * L.H * L.T;
   // Scratch: O (bf16, as the forward writes it), then each row's lse and Delta.
   const int64_t oFloats = (batch * L.T * L.C + 1) / 2;
   float *scratch = scratchFloats(oFloats + 2 * rows);
   void *o = scratch;
   float *lse = scratch + oFloats, *delta = lse + rows;
-  forwardFor<D>(q, k, v, o, lse, L, batch, s);
+  forwardFor<D>(q, k, v, o, lse, L, batch, score, s);
   rowDots<<<static_cast<unsigned>((rows * 32 + 255) / 256), 256, 0, s>>>(static_cast<const bf16 *>(dout),
                                                                         static_cast<const bf16 *>(o), delta, L, rows);
   ZRT_CUDA_CHECK(cudaGetLastError());
@@ -402,11 +410,11 @@ void backwardFor(const void *dout, const void *q, const void *k, const void *v, 
   allowSharedMemory<flashBackwardQueries<D>>(bytes);
   flashBackwardKeys<D><<<tiles("zrt_causal_attention_grad", L.T, L.G, batch), kBlock, bytes, s>>>(
       static_cast<const bf16 *>(dout), static_cast<const bf16 *>(q), static_cast<const bf16 *>(k),
-      static_cast<const bf16 *>(v), lse, delta, static_cast<bf16 *>(dk), static_cast<bf16 *>(dv), L);
+      static_cast<const bf16 *>(v), lse, delta, static_cast<bf16 *>(dk), static_cast<bf16 *>(dv), L, score);
   ZRT_CUDA_CHECK(cudaGetLastError());
   flashBackwardQueries<D><<<tiles("zrt_causal_attention_grad", L.T, L.H, batch), kBlock, bytes, s>>>(
       static_cast<const bf16 *>(dout), static_cast<const bf16 *>(q), static_cast<const bf16 *>(k),
-      static_cast<const bf16 *>(v), lse, delta, static_cast<bf16 *>(dq), L);
+      static_cast<const bf16 *>(v), lse, delta, static_cast<bf16 *>(dq), L, score);
   ZRT_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -445,15 +453,18 @@ bool flashAttentionApplies(int32_t dtype, int64_t channels, int64_t heads) {
 }
 
 void flashAttention(const void *q, const void *k, const void *v, void *out, int64_t batch, int64_t time,
-                    int64_t channels, int64_t heads, int64_t kvHeads, cudaStream_t s) {
+                    int64_t channels, int64_t heads, int64_t kvHeads, const AttentionVariant &variant, cudaStream_t s) {
   const Heads L = headsOf(time, channels, heads, kvHeads);
-  withHeadDim(L.D, [&](auto d) { forwardFor<decltype(d)::value>(q, k, v, out, nullptr, L, batch, s); });
+  const AttentionScores score = AttentionScores::of(variant, L.D);
+  withHeadDim(L.D, [&](auto d) { forwardFor<decltype(d)::value>(q, k, v, out, nullptr, L, batch, score, s); });
 }
 
 void flashAttentionGrad(const void *dout, const void *q, const void *k, const void *v, void *dq, void *dk, void *dv,
-                        int64_t batch, int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, cudaStream_t s) {
+                        int64_t batch, int64_t time, int64_t channels, int64_t heads, int64_t kvHeads,
+                        const AttentionVariant &variant, cudaStream_t s) {
   const Heads L = headsOf(time, channels, heads, kvHeads);
-  withHeadDim(L.D, [&](auto d) { backwardFor<decltype(d)::value>(dout, q, k, v, dq, dk, dv, L, batch, s); });
+  const AttentionScores score = AttentionScores::of(variant, L.D);
+  withHeadDim(L.D, [&](auto d) { backwardFor<decltype(d)::value>(dout, q, k, v, dq, dk, dv, L, batch, score, s); });
 }
 
 } // namespace zrt::cuda

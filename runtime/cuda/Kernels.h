@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 
+#include "zrt/AttentionVariant.h"
 #include "zrt/KernelMath.h"
 
 namespace zrt::cuda {
@@ -65,10 +66,11 @@ void addLayernorm(int32_t dtype, const void *a, const void *b, const void *gamma
                   int64_t rows, int64_t cols, double eps, cudaStream_t s);
 void layernormGradAdd(int32_t dtype, const void *dy, const void *x, const void *gamma, const void *residual, void *dx,
                       void *dgamma, void *dbeta, int64_t rows, int64_t cols, double eps, cudaStream_t s);
+/// gainOffset: the gain is gainOffset + gamma (zc.rmsnorm's gain_offset, Gemma's 1 + weight).
 void rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps,
-             cudaStream_t s);
+             double gainOffset, cudaStream_t s);
 void rmsnormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma, int64_t rows,
-                 int64_t cols, double eps, cudaStream_t s);
+                 int64_t cols, double eps, double gainOffset, cudaStream_t s);
 /// Rotary position embedding on [batch, time, heads x D] (zc.rotary); inverse rotates back.
 void rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
             double theta, bool inverse, cudaStream_t s);
@@ -118,11 +120,13 @@ void vocabLoss(VocabRowStats stats, int64_t rows, float *loss, cudaStream_t s);
 void vocabGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *labels, VocabRowStats stats,
                void *dlogits, int64_t rows, VocabSlice vocab, cudaStream_t s);
 /// q, out: [batch, time, channels = heads x D]; k, v: [batch, time, kvHeads x D].
+/// `variant`: the scale, soft-cap and sliding window (zrt/AttentionVariant.h).
 void causalAttention(int32_t dtype, const void *q, const void *k, const void *v, void *out, int64_t batch,
-                     int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, cudaStream_t s);
+                     int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, const AttentionVariant &variant,
+                     cudaStream_t s);
 void causalAttentionGrad(int32_t dtype, const void *dout, const void *q, const void *k, const void *v, void *dq,
                          void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads,
-                         int64_t kvHeads, cudaStream_t s);
+                         int64_t kvHeads, const AttentionVariant &variant, cudaStream_t s);
 
 // Layout ops: shapes are host arrays of `rank` extents (at most 8).
 void reduceSum(int32_t dtype, const void *x, void *out, const int64_t *shape, int rank, int32_t axesMask,

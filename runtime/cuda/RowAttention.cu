@@ -3,6 +3,7 @@
 #include <cuda_bf16.h>
 
 #include "core/Error.h"
+#include "cuda/AttentionScores.h"
 #include "cuda/CudaCheck.h"
 #include "cuda/Dispatch.h"
 #include "cuda/FlashAttention.h"
@@ -37,33 +38,32 @@ __device__ float dotRows(const T *a, int64_t aBase, int64_t t, int64_t lda, cons
   return dot;
 }
 
-/// The largest scaled score of query t over keys 0..t (the causal softmax's shift).
+/// The largest score of query t over the keys it sees (the causal softmax's shift).
 template <class T>
 __device__ float causalRowMax(const T *q, int64_t qb, int64_t t, const T *k, int64_t kb, const HeadLayout &L,
-                              float scale) {
+                              const AttentionScores &score) {
   float maxValue = -INFINITY;
-  for (int64_t s = 0; s <= t; ++s)
-    maxValue = fmaxf(maxValue, dotRows(q, qb, t, L.C, k, kb, s, L.Ckv, L.D) * scale);
+  for (int64_t s = score.firstKey(t); s <= t; ++s)
+    maxValue = fmaxf(maxValue, score(dotRows(q, qb, t, L.C, k, kb, s, L.Ckv, L.D)));
   return maxValue;
 }
 
-/// One thread per (batch, head, query time): the causal softmax over keys 0..t and the
+/// One thread per (batch, head, query time): the causal softmax over the keys t sees and the
 /// weighted sum of values, in two passes over the keys.
 template <class T>
 __global__ void attentionKernel(const T *q, const T *k, const T *v, T *out, int64_t B, int64_t Tn, int64_t C,
-                                int64_t H, int64_t G) {
+                                int64_t H, int64_t G, AttentionScores score) {
   const HeadLayout L(Tn, C, H, G);
-  const float scale = 1.0f / sqrtf(float(L.D));
   ZRT_FOR_EACH(task, B * H * Tn) {
     int64_t t = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
     const int64_t qb = L.query(b, h), kb = L.keyValue(b, h);
-    const float maxValue = causalRowMax(q, qb, t, k, kb, L, scale);
+    const float maxValue = causalRowMax(q, qb, t, k, kb, L, score);
     float acc[kMaxHeadDim];
     for (int64_t d = 0; d < L.D; ++d)
       acc[d] = 0;
     float sum = 0;
-    for (int64_t s = 0; s <= t; ++s) {
-      float w = expf(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale - maxValue);
+    for (int64_t s = score.firstKey(t); s <= t; ++s) {
+      float w = expf(score(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D)) - maxValue);
       sum += w;
       for (int64_t d = 0; d < L.D; ++d)
         acc[d] += w * static_cast<float>(v[kb + s * L.Ckv + d]);
@@ -76,25 +76,25 @@ __global__ void attentionKernel(const T *q, const T *k, const T *v, T *out, int6
 /// Per query time t: p[t, s] from the saved max and sum, dot(p, dp) into stats, and dq_t.
 template <class T>
 __global__ void attentionGradQuery(const T *dout, const T *q, const T *k, const T *v, T *dq, int64_t B, int64_t Tn,
-                                   int64_t C, int64_t H, int64_t G, float *stats) {
+                                   int64_t C, int64_t H, int64_t G, float *stats, AttentionScores score) {
   const HeadLayout L(Tn, C, H, G);
-  const float scale = 1.0f / sqrtf(float(L.D));
   ZRT_FOR_EACH(task, B * H * Tn) {
     int64_t t = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
     const int64_t qb = L.query(b, h), kb = L.keyValue(b, h);
     const float maxValue = stats[3 * task], sum = stats[3 * task + 1];
     float dotPdp = 0;
-    for (int64_t s = 0; s <= t; ++s) {
-      float p = expf(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale - maxValue) / sum;
+    for (int64_t s = score.firstKey(t); s <= t; ++s) {
+      float p = expf(score(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D)) - maxValue) / sum;
       dotPdp += p * dotRows(dout, qb, t, C, v, kb, s, L.Ckv, L.D);
     }
     stats[3 * task + 2] = dotPdp;
     float acc[kMaxHeadDim];
     for (int64_t d = 0; d < L.D; ++d)
       acc[d] = 0;
-    for (int64_t s = 0; s <= t; ++s) {
-      float p = expf(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale - maxValue) / sum;
-      float ds = p * (dotRows(dout, qb, t, C, v, kb, s, L.Ckv, L.D) - dotPdp) * scale;
+    for (int64_t s = score.firstKey(t); s <= t; ++s) {
+      const float x = score(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D));
+      float p = expf(x - maxValue) / sum;
+      float ds = p * (dotRows(dout, qb, t, C, v, kb, s, L.Ckv, L.D) - dotPdp) * score.slope(x);
       for (int64_t d = 0; d < L.D; ++d)
         acc[d] += ds * static_cast<float>(k[kb + s * L.Ckv + d]);
     }
@@ -107,9 +107,9 @@ __global__ void attentionGradQuery(const T *dout, const T *q, const T *k, const 
 /// of ds[t, s] q_t, dv_s = the same sum of p[t, s] dout_t.
 template <class T>
 __global__ void attentionGradKey(const T *dout, const T *q, const T *k, const T *v, T *dk, T *dv, int64_t B,
-                                 int64_t Tn, int64_t C, int64_t H, int64_t G, const float *stats) {
+                                 int64_t Tn, int64_t C, int64_t H, int64_t G, const float *stats,
+                                 AttentionScores score) {
   const HeadLayout L(Tn, C, H, G);
-  const float scale = 1.0f / sqrtf(float(L.D));
   const int64_t group = H / G;
   ZRT_FOR_EACH(task, B * G * Tn) {
     int64_t s = task % Tn, bg = task / Tn, b = bg / G, g = bg % G;
@@ -119,10 +119,11 @@ __global__ void attentionGradKey(const T *dout, const T *q, const T *k, const T 
       accK[d] = accV[d] = 0;
     for (int64_t h = g * group; h < (g + 1) * group; ++h) {
       const int64_t qb = L.query(b, h);
-      for (int64_t t = s; t < Tn; ++t) {
+      for (int64_t t = s, last = score.lastQuery(s, Tn); t <= last; ++t) {
         const int64_t row = (b * H + h) * Tn + t;
-        float p = expf(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale - stats[3 * row]) / stats[3 * row + 1];
-        float ds = p * (dotRows(dout, qb, t, C, v, kb, s, L.Ckv, L.D) - stats[3 * row + 2]) * scale;
+        const float x = score(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D));
+        float p = expf(x - stats[3 * row]) / stats[3 * row + 1];
+        float ds = p * (dotRows(dout, qb, t, C, v, kb, s, L.Ckv, L.D) - stats[3 * row + 2]) * score.slope(x);
         for (int64_t d = 0; d < L.D; ++d) {
           accK[d] += ds * static_cast<float>(q[qb + t * C + d]);
           accV[d] += p * static_cast<float>(dout[qb + t * C + d]);
@@ -139,16 +140,15 @@ __global__ void attentionGradKey(const T *dout, const T *q, const T *k, const T 
 /// Row max and sum of the forward's softmax, 3 floats per query (the third: dot(p, dp)).
 template <class T>
 __global__ void attentionStats(const T *q, const T *k, int64_t B, int64_t Tn, int64_t C, int64_t H, int64_t G,
-                               float *stats) {
+                               float *stats, AttentionScores score) {
   const HeadLayout L(Tn, C, H, G);
-  const float scale = 1.0f / sqrtf(float(L.D));
   ZRT_FOR_EACH(task, B * H * Tn) {
     int64_t t = task % Tn, bh = task / Tn, b = bh / H, h = bh % H;
     const int64_t qb = L.query(b, h), kb = L.keyValue(b, h);
-    const float maxValue = causalRowMax(q, qb, t, k, kb, L, scale);
+    const float maxValue = causalRowMax(q, qb, t, k, kb, L, score);
     float sum = 0;
-    for (int64_t s = 0; s <= t; ++s)
-      sum += expf(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D) * scale - maxValue);
+    for (int64_t s = score.firstKey(t); s <= t; ++s)
+      sum += expf(score(dotRows(q, qb, t, C, k, kb, s, L.Ckv, L.D)) - maxValue);
     stats[3 * task] = maxValue;
     stats[3 * task + 1] = sum;
   }
@@ -169,33 +169,38 @@ void checkHeads(const char *call, int64_t channels, int64_t heads, int64_t kvHea
 } // namespace
 
 void causalAttention(int32_t dtype, const void *q, const void *k, const void *v, void *out, int64_t batch,
-                     int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, cudaStream_t s) {
+                     int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, const AttentionVariant &variant,
+                     cudaStream_t s) {
   checkHeads("zrt_causal_attention", channels, heads, kvHeads);
   if (flashAttentionApplies(dtype, channels, heads))
-    return flashAttention(q, k, v, out, batch, time, channels, heads, kvHeads, s);
+    return flashAttention(q, k, v, out, batch, time, channels, heads, kvHeads, variant, s);
+  const AttentionScores score = AttentionScores::of(variant, channels / heads);
   ZRT_CUDA_TYPED("zrt_causal_attention", dtype,
                  (attentionKernel<<<blocks(batch * heads * time), kThreads, 0, s>>>(
                      static_cast<const T *>(q), static_cast<const T *>(k), static_cast<const T *>(v),
-                     static_cast<T *>(out), batch, time, channels, heads, kvHeads)));
+                     static_cast<T *>(out), batch, time, channels, heads, kvHeads, score)));
 }
 void causalAttentionGrad(int32_t dtype, const void *dout, const void *q, const void *k, const void *v, void *dq,
                          void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads,
-                         int64_t kvHeads, cudaStream_t s) {
+                         int64_t kvHeads, const AttentionVariant &variant, cudaStream_t s) {
   checkHeads("zrt_causal_attention_grad", channels, heads, kvHeads);
   if (flashAttentionApplies(dtype, channels, heads))
-    return flashAttentionGrad(dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads, s);
+    return flashAttentionGrad(dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads, variant, s);
+  const AttentionScores score = AttentionScores::of(variant, channels / heads);
   const int64_t tasks = batch * heads * time;
   float *stats = scratchFloats(3 * tasks);
   ZRT_CUDA_TYPED("zrt_causal_attention_grad", dtype, ({
                    attentionStats<<<blocks(tasks), kThreads, 0, s>>>(static_cast<const T *>(q), static_cast<const T *>(k),
-                                                                     batch, time, channels, heads, kvHeads, stats);
+                                                                     batch, time, channels, heads, kvHeads, stats,
+                                                                     score);
                    attentionGradQuery<<<blocks(tasks), kThreads, 0, s>>>(
                        static_cast<const T *>(dout), static_cast<const T *>(q), static_cast<const T *>(k),
-                       static_cast<const T *>(v), static_cast<T *>(dq), batch, time, channels, heads, kvHeads, stats);
+                       static_cast<const T *>(v), static_cast<T *>(dq), batch, time, channels, heads, kvHeads, stats,
+                       score);
                    attentionGradKey<<<blocks(batch * kvHeads * time), kThreads, 0, s>>>(
                        static_cast<const T *>(dout), static_cast<const T *>(q), static_cast<const T *>(k),
                        static_cast<const T *>(v), static_cast<T *>(dk), static_cast<T *>(dv), batch, time, channels,
-                       heads, kvHeads, stats);
+                       heads, kvHeads, stats, score);
                  }));
 }
 

@@ -116,23 +116,25 @@ template <class T> __device__ float rowRstdRms(const T *xr, int64_t cols, double
   ZRT_ROW_COLUMNS(c, cols) squares += float(xr[c]) * float(xr[c]);
   return 1.0f / math::msqrt(blockSum(squares) / float(cols) + float(eps));
 }
-template <class T> __global__ void rmsnormRows(const T *x, const T *g, T *y, int64_t cols, double eps) {
+template <class T>
+__global__ void rmsnormRows(const T *x, const T *g, T *y, int64_t cols, double eps, float gainOffset) {
   ZRT_ROW(r);
   const T *xr = x + r * cols;
   const float rstd = rowRstdRms(xr, cols, eps);
-  ZRT_ROW_COLUMNS(c, cols) y[r * cols + c] = T(float(xr[c]) * rstd * float(g[c]));
+  ZRT_ROW_COLUMNS(c, cols) y[r * cols + c] = T(float(xr[c]) * rstd * (float(g[c]) + gainOffset));
 }
 template <class T>
-__global__ void rmsnormGradRows(const T *dy, const T *x, const T *g, T *dx, float *rstds, int64_t cols, double eps) {
+__global__ void rmsnormGradRows(const T *dy, const T *x, const T *g, T *dx, float *rstds, int64_t cols, double eps,
+                                float gainOffset) {
   ZRT_ROW(r);
   const T *xr = x + r * cols, *dyr = dy + r * cols;
   const float rstd = rowRstdRms(xr, cols, eps);
   float gn = 0;
-  ZRT_ROW_COLUMNS(c, cols) gn += float(dyr[c]) * float(g[c]) * float(xr[c]) * rstd;
+  ZRT_ROW_COLUMNS(c, cols) gn += float(dyr[c]) * (float(g[c]) + gainOffset) * float(xr[c]) * rstd;
   const float meanGN = blockSum(gn) / float(cols);
   ZRT_ROW_COLUMNS(c, cols) {
     float n = float(xr[c]) * rstd;
-    dx[r * cols + c] = T(rstd * (float(dyr[c]) * float(g[c]) - n * meanGN));
+    dx[r * cols + c] = T(rstd * (float(dyr[c]) * (float(g[c]) + gainOffset) - n * meanGN));
   }
   if (threadIdx.x == 0)
     rstds[r] = rstd;
@@ -434,19 +436,20 @@ void layernormGradAdd(int32_t dtype, const void *dy, const void *x, const void *
                                                                            static_cast<T *>(dx), rows * cols)));
 }
 void rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t rows, int64_t cols, double eps,
-             cudaStream_t s) {
+             double gainOffset, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_rmsnorm", dtype,
                  (rmsnormRows<<<rowGrid("zrt_rmsnorm", rows), kRowThreads, 0, s>>>(
-                     static_cast<const T *>(x), static_cast<const T *>(gamma), static_cast<T *>(y), cols, eps)));
+                     static_cast<const T *>(x), static_cast<const T *>(gamma), static_cast<T *>(y), cols, eps,
+                     static_cast<float>(gainOffset))));
 }
 void rmsnormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma, int64_t rows,
-                 int64_t cols, double eps, cudaStream_t s) {
+                 int64_t cols, double eps, double gainOffset, cudaStream_t s) {
   const ColumnChunks chunks = ColumnChunks::of(rows);
   float *rstds = scratchFloats(rows + chunks.count * cols), *partial = rstds + rows;
   ZRT_CUDA_TYPED("zrt_rmsnorm_grad", dtype, ({
                    rmsnormGradRows<<<rowGrid("zrt_rmsnorm_grad", rows), kRowThreads, 0, s>>>(
                        static_cast<const T *>(dy), static_cast<const T *>(x), static_cast<const T *>(gamma),
-                       static_cast<T *>(dx), rstds, cols, eps);
+                       static_cast<T *>(dx), rstds, cols, eps, static_cast<float>(gainOffset));
                    rmsnormColumnChunks<<<chunks.grid(cols, kThreads), kThreads, 0, s>>>(
                        static_cast<const T *>(dy), static_cast<const T *>(x), rstds, chunks, cols, partial);
                    sumColumnChunks<T><<<blocks(cols), kThreads, 0, s>>>(partial, chunks.count, cols,

@@ -54,13 +54,16 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
     zrt::cuda::layernormGradAdd(dt, ddy.ptr, dx.ptr, dg.ptr, ddy.ptr, out.ptr, out2.ptr, out3.ptr, R, C, 1e-5, nullptr);
     compare(std::string("layernorm_grad_add dx ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
     compare(std::string("layernorm_grad_add dgamma ") + name(dt), decode(out2.host(), dt), decode(cpu2, dt), tol * 10);
-    zrt_rmsnorm(dt, xb.data(), gb.data(), cpu.data(), R, C, 1e-6);
-    zrt::cuda::rmsnorm(dt, dx.ptr, dg.ptr, out.ptr, R, C, 1e-6, nullptr);
-    compare(std::string("rmsnorm ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    zrt_rmsnorm_grad(dt, dyb.data(), xb.data(), gb.data(), cpu.data(), cpu2.data(), R, C, 1e-6);
-    zrt::cuda::rmsnormGrad(dt, ddy.ptr, dx.ptr, dg.ptr, out.ptr, out2.ptr, R, C, 1e-6, nullptr);
-    compare(std::string("rmsnorm_grad dx ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
-    compare(std::string("rmsnorm_grad dgamma ") + name(dt), decode(out2.host(), dt), decode(cpu2, dt), tol * 10);
+    for (double offset : {0.0, 1.0}) { // Gemma's gain, 1 + gamma
+      const std::string what = offset ? " gain_offset 1 " : " ";
+      zrt_rmsnorm(dt, xb.data(), gb.data(), cpu.data(), R, C, 1e-6, offset);
+      zrt::cuda::rmsnorm(dt, dx.ptr, dg.ptr, out.ptr, R, C, 1e-6, offset, nullptr);
+      compare("rmsnorm" + what + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+      zrt_rmsnorm_grad(dt, dyb.data(), xb.data(), gb.data(), cpu.data(), cpu2.data(), R, C, 1e-6, offset);
+      zrt::cuda::rmsnormGrad(dt, ddy.ptr, dx.ptr, dg.ptr, out.ptr, out2.ptr, R, C, 1e-6, offset, nullptr);
+      compare("rmsnorm_grad dx" + what + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+      compare("rmsnorm_grad dgamma" + what + name(dt), decode(out2.host(), dt), decode(cpu2, dt), tol * 10);
+    }
     {
       // Rotary: 2 x 37 positions, 3 heads of 8; forward and inverse, two thetas.
       const int64_t B = 2, T = 37, H = 3, D = 8;
@@ -272,35 +275,50 @@ void vocabParallel(std::mt19937 &rng, int64_t R) {
 
 void attention(std::mt19937 &rng) {
   // Multi-head (G = H) and grouped-query attention; bf16 at these head sizes runs the tensor-core
-  // kernels (FlashAttention.cu), D up to 128.
+  // kernels (FlashAttention.cu), D up to 128. zc's variants (a scale, soft-capped scores, sliding
+  // windows shorter than a tile, across tiles and longer than the context) on the shapes that span
+  // several tiles, where the flash kernels skip the tiles a window excludes.
   struct Shape {
     int64_t B, T, D, H, G;
+    bool variants;
+  };
+  const zrt::AttentionVariant plain{}, variants[] = {{0.3, 5.0, 0}, {0.0, 0.0, 7}, {0.2, 3.0, 70}, {0.0, 0.0, 500}};
+  auto run = [&](const Shape &sh, int32_t dt, const zrt::AttentionVariant &variant) {
+    const int64_t B = sh.B, T = sh.T, D = sh.D, H = sh.H, G = sh.G;
+    const int64_t C = H * D, Ckv = G * D;
+    const double tol = dt == 1 ? 3e-2 : 1e-4;
+    Tensor q = random(dt, B * T * C, rng), k = random(dt, B * T * Ckv, rng), v = random(dt, B * T * Ckv, rng),
+           g = random(dt, B * T * C, rng);
+    auto qb = q.bytes(), kb = k.bytes(), vb = v.bytes(), gb = g.bytes();
+    DeviceBuffer dq(qb), dk(kb), dv(vb), dg(gb), out(qb.size()), o1(qb.size()), o2(kb.size()), o3(kb.size());
+    std::vector<unsigned char> cpu(qb.size()), c1(qb.size()), c2(kb.size()), c3(kb.size());
+    std::string what = " T" + std::to_string(T) + " D" + std::to_string(D) + " H" + std::to_string(H) + " G" +
+                       std::to_string(G) + " " + name(dt);
+    if (variant.scale > 0.0 || variant.softcap > 0.0 || variant.window > 0)
+      what += " scale " + std::to_string(variant.scale) + " softcap " + std::to_string(variant.softcap) + " window " +
+              std::to_string(variant.window);
+    zrt_causal_attention(dt, qb.data(), kb.data(), vb.data(), cpu.data(), B, T, C, H, G, variant.scale,
+                         variant.softcap, variant.window);
+    zrt::cuda::causalAttention(dt, dq.ptr, dk.ptr, dv.ptr, out.ptr, B, T, C, H, G, variant, nullptr);
+    compare("causal_attention" + what, decode(out.host(), dt), decode(cpu, dt), tol);
+    zrt_causal_attention_grad(dt, gb.data(), qb.data(), kb.data(), vb.data(), c1.data(), c2.data(), c3.data(), B, T,
+                              C, H, G, variant.scale, variant.softcap, variant.window);
+    zrt::cuda::causalAttentionGrad(dt, dg.ptr, dq.ptr, dk.ptr, dv.ptr, o1.ptr, o2.ptr, o3.ptr, B, T, C, H, G, variant,
+                                   nullptr);
+    compare("causal_attention_grad dq" + what, decode(o1.host(), dt), decode(c1, dt), tol);
+    compare("causal_attention_grad dk" + what, decode(o2.host(), dt), decode(c2, dt), tol);
+    compare("causal_attention_grad dv" + what, decode(o3.host(), dt), decode(c3, dt), tol);
   };
   // One position; one whole tile over three sequences; a tile and a bit; several with a ragged end; a
   // head size off the tensor cores' multiples of 16 (bf16 on the row kernels).
-  for (Shape sh : {Shape{1, 1, 32, 2, 1}, Shape{3, 64, 48, 4, 4}, Shape{2, 17, 16, 3, 3}, Shape{2, 17, 16, 6, 2},
-                   Shape{1, 200, 64, 4, 2}, Shape{1, 130, 128, 2, 1}, Shape{2, 33, 24, 4, 2}})
+  for (Shape sh : {Shape{1, 1, 32, 2, 1, false}, Shape{3, 64, 48, 4, 4, false}, Shape{2, 17, 16, 3, 3, false},
+                   Shape{2, 17, 16, 6, 2, true}, Shape{1, 200, 64, 4, 2, true}, Shape{1, 130, 128, 2, 1, true},
+                   Shape{2, 33, 24, 4, 2, true}})
     for (int32_t dt : {0, 1}) {
-      const int64_t B = sh.B, T = sh.T, D = sh.D, H = sh.H, G = sh.G;
-      const int64_t C = H * D, Ckv = G * D;
-      const double tol = dt == 1 ? 3e-2 : 1e-4;
-      Tensor q = random(dt, B * T * C, rng), k = random(dt, B * T * Ckv, rng), v = random(dt, B * T * Ckv, rng),
-             g = random(dt, B * T * C, rng);
-      auto qb = q.bytes(), kb = k.bytes(), vb = v.bytes(), gb = g.bytes();
-      DeviceBuffer dq(qb), dk(kb), dv(vb), dg(gb), out(qb.size()), o1(qb.size()), o2(kb.size()), o3(kb.size());
-      std::vector<unsigned char> cpu(qb.size()), c1(qb.size()), c2(kb.size()), c3(kb.size());
-      const std::string what = " T" + std::to_string(T) + " D" + std::to_string(D) + " H" + std::to_string(H) + " G" +
-                               std::to_string(G) + " " + name(dt);
-      zrt_causal_attention(dt, qb.data(), kb.data(), vb.data(), cpu.data(), B, T, C, H, G);
-      zrt::cuda::causalAttention(dt, dq.ptr, dk.ptr, dv.ptr, out.ptr, B, T, C, H, G, nullptr);
-      compare("causal_attention" + what, decode(out.host(), dt), decode(cpu, dt), tol);
-      zrt_causal_attention_grad(dt, gb.data(), qb.data(), kb.data(), vb.data(), c1.data(), c2.data(), c3.data(), B,
-                                T, C, H, G);
-      zrt::cuda::causalAttentionGrad(dt, dg.ptr, dq.ptr, dk.ptr, dv.ptr, o1.ptr, o2.ptr, o3.ptr, B, T, C, H, G,
-                                     nullptr);
-      compare("causal_attention_grad dq" + what, decode(o1.host(), dt), decode(c1, dt), tol);
-      compare("causal_attention_grad dk" + what, decode(o2.host(), dt), decode(c2, dt), tol);
-      compare("causal_attention_grad dv" + what, decode(o3.host(), dt), decode(c3, dt), tol);
+      run(sh, dt, plain);
+      if (sh.variants)
+        for (const zrt::AttentionVariant &variant : variants)
+          run(sh, dt, variant);
     }
 }
 
@@ -358,9 +376,9 @@ void ringAttention(std::mt19937 &rng) {
              g = random(dt, B * T * C, rng);
       auto qb = q.bytes(), kb = k.bytes(), vb = v.bytes(), gb = g.bytes();
       std::vector<unsigned char> out(qb.size()), dq(qb.size()), dk(kb.size()), dv(kb.size());
-      zrt_causal_attention(dt, qb.data(), kb.data(), vb.data(), out.data(), B, T, C, H, G);
+      zrt_causal_attention(dt, qb.data(), kb.data(), vb.data(), out.data(), B, T, C, H, G, 0.0, 0.0, 0);
       zrt_causal_attention_grad(dt, gb.data(), qb.data(), kb.data(), vb.data(), dq.data(), dk.data(), dv.data(), B, T,
-                                C, H, G);
+                                C, H, G, 0.0, 0.0, 0);
       // Each rank's tokens on the device.
       std::vector<std::unique_ptr<DeviceBuffer>> qs, ks, vs, gs;
       for (int64_t r = 0; r < ranks; ++r) {

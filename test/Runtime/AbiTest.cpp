@@ -132,14 +132,14 @@ TEST_F(AbiDeathTest, SliceBoxOutsideTensor) {
 TEST_F(AbiDeathTest, AttentionHeadsMustDivideChannels) {
   std::vector<float> q(2 * 3 * 10);
   EXPECT_EXIT(zrt_causal_attention(ZRT_DTYPE_F32, q.data(), q.data(), q.data(), q.data(), 2, 3,
-                                   10, 4, 4),
+                                   10, 4, 4, 0.0, 0.0, 0),
               ::testing::ExitedWithCode(1), "zrt_causal_attention: 10 channels are not divisible into 4 heads");
 }
 
 TEST_F(AbiDeathTest, AttentionKeyValueHeadsMustDivideHeads) {
   std::vector<float> q(2 * 3 * 12);
   EXPECT_EXIT(zrt_causal_attention_grad(ZRT_DTYPE_F32, q.data(), q.data(), q.data(), q.data(), q.data(), q.data(),
-                                        q.data(), 2, 3, 12, 6, 4),
+                                        q.data(), 2, 3, 12, 6, 4, 0.0, 0.0, 0),
               ::testing::ExitedWithCode(1),
               "zrt_causal_attention_grad: 6 query heads do not split into groups of 4 key/value heads");
 }

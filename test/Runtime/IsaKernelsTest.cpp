@@ -58,6 +58,15 @@ TEST(IsaKernels, EveryLevelMatchesF64) {
   causalAttention(q.data(), k.data(), v.data(), att64.data(), B, T, C, H, H);
   causalAttentionGrad(dout.data(), q.data(), k.data(), v.data(), dq64.data(), dk64.data(),
                       dv64.data(), B, T, C, H, H);
+  // zc's variants: a scale, soft-capped scores and a window of 40 over 150 positions (query
+  // blocks of 64 that skip the keys before their window), grouped-query heads.
+  const zrt::AttentionVariant variant{0.3, 4.0, 40};
+  const int64_t Tv = 150, Gv = 1, Ckv = C / H * Gv;
+  Vec qv = randomVec(Tv * C, 8), kv = randomVec(Tv * Ckv, 9), vv = randomVec(Tv * Ckv, 10), gv = randomVec(Tv * C, 11);
+  Vec attV64(Tv * C), dqV64(Tv * C), dkV64(Tv * Ckv), dvV64(Tv * Ckv);
+  causalAttention(qv.data(), kv.data(), vv.data(), attV64.data(), 1, Tv, C, H, Gv, variant);
+  causalAttentionGrad(gv.data(), qv.data(), kv.data(), vv.data(), dqV64.data(), dkV64.data(), dvV64.data(), 1, Tv, C,
+                      H, Gv, variant);
 
   for (const IsaKernels *level : levelsThisCpuRuns()) {
     SCOPED_TRACE(level->isa);
@@ -96,13 +105,24 @@ TEST(IsaKernels, EveryLevelMatchesF64) {
     auto qf = convert<float>(q), kf = convert<float>(k), vf = convert<float>(v),
          df = convert<float>(dout);
     std::vector<float> a(B * T * C), dq(B * T * C), dk(B * T * C), dv(B * T * C);
-    level->causalAttention(ZRT_DTYPE_F32, qf.data(), kf.data(), vf.data(), a.data(), B, T, C, H, H);
+    level->causalAttention(ZRT_DTYPE_F32, qf.data(), kf.data(), vf.data(), a.data(), B, T, C, H, H, {});
     expectClose("attention", a, att64, 1e-5);
     level->causalAttentionGrad(ZRT_DTYPE_F32, df.data(), qf.data(), kf.data(), vf.data(),
-                               dq.data(), dk.data(), dv.data(), B, T, C, H, H);
+                               dq.data(), dk.data(), dv.data(), B, T, C, H, H, {});
     expectClose("attention dq", dq, dq64, 1e-4);
     expectClose("attention dk", dk, dk64, 1e-4);
     expectClose("attention dv", dv, dv64, 1e-4);
+    {
+      auto qvf = convert<float>(qv), kvf = convert<float>(kv), vvf = convert<float>(vv), gvf = convert<float>(gv);
+      std::vector<float> av(Tv * C), dqv(Tv * C), dkv(Tv * Ckv), dvv(Tv * Ckv);
+      level->causalAttention(ZRT_DTYPE_F32, qvf.data(), kvf.data(), vvf.data(), av.data(), 1, Tv, C, H, Gv, variant);
+      expectClose("attention (scale, softcap, window)", av, attV64, 1e-5);
+      level->causalAttentionGrad(ZRT_DTYPE_F32, gvf.data(), qvf.data(), kvf.data(), vvf.data(), dqv.data(), dkv.data(),
+                                 dvv.data(), 1, Tv, C, H, Gv, variant);
+      expectClose("attention dq (scale, softcap, window)", dqv, dqV64, 1e-4);
+      expectClose("attention dk (scale, softcap, window)", dkv, dkV64, 1e-4);
+      expectClose("attention dv (scale, softcap, window)", dvv, dvV64, 1e-4);
+    }
 
     // bf16 goes through the same level with f32 math: within bf16 rounding of f32.
     auto xb = convert<bf16>(x);

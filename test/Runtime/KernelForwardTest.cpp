@@ -196,6 +196,44 @@ TEST_P(CausalAttentionLength, MatchesNaiveMaskedSoftmax) {
   EXPECT_LE(worstRelativeError(toDouble(outh), ref, 2e-2, 2e-2), 1.0);
 }
 
+// zc's variants against the definition, position by position: scores scale q.k, soft-capped
+// C tanh(scores / C), query t seeing keys t - W < s <= t. Windows inside one query block, across
+// blocks (the kernel skips the keys before a block's window) and wider than the context.
+TEST_P(CausalAttentionLength, VariantsMatchTheirDefinition) {
+  const int64_t B = 1, T = GetParam(), C = 12, H = 4, D = C / H, n = B * T * C;
+  Vec q = randomVec(n, 31), k = randomVec(n, 32), v = randomVec(n, 33);
+  for (zrt::AttentionVariant variant : {zrt::AttentionVariant{0.7, 0.0, 0}, zrt::AttentionVariant{0.0, 2.0, 0},
+                                        zrt::AttentionVariant{0.0, 0.0, 3}, zrt::AttentionVariant{0.4, 1.5, 70},
+                                        zrt::AttentionVariant{0.0, 0.0, 1000}}) {
+    SCOPED_TRACE("scale " + std::to_string(variant.scale) + " softcap " + std::to_string(variant.softcap) +
+                 " window " + std::to_string(variant.window));
+    const double scale = variant.scale > 0 ? variant.scale : 1 / std::sqrt(double(D));
+    Vec ref(n, 0.0), out(n);
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t t = 0; t < T; ++t) {
+        const int64_t first = variant.window > 0 ? std::max<int64_t>(0, t - variant.window + 1) : 0;
+        std::vector<double> score(T, -INFINITY);
+        double maxScore = -INFINITY, sum = 0;
+        for (int64_t s = first; s <= t; ++s) {
+          double dot = 0;
+          for (int64_t d = 0; d < D; ++d)
+            dot += q[t * C + h * D + d] * k[s * C + h * D + d];
+          score[s] = dot * scale;
+          if (variant.softcap > 0)
+            score[s] = variant.softcap * std::tanh(score[s] / variant.softcap);
+          maxScore = std::max(maxScore, score[s]);
+        }
+        for (int64_t s = first; s <= t; ++s)
+          sum += std::exp(score[s] - maxScore);
+        for (int64_t s = first; s <= t; ++s)
+          for (int64_t d = 0; d < D; ++d)
+            ref[t * C + h * D + d] += std::exp(score[s] - maxScore) / sum * v[s * C + h * D + d];
+      }
+    causalAttention(q.data(), k.data(), v.data(), out.data(), B, T, C, H, H, variant);
+    EXPECT_LE(worstRelativeError(out, ref, 1e-12, 1e-10), 1.0);
+  }
+}
+
 // Grouped-query attention is multi-head attention over key/value heads repeated as Hugging
 // Face's repeat_kv repeats them (head g copied to heads g x group .. (g + 1) x group - 1); its key
 // and value gradients are the repeated heads' gradients summed over each group.

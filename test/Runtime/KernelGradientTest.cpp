@@ -107,6 +107,29 @@ TEST_P(RmsNormRows, MatchFiniteDifferences) {
   expectGradientsMatch("rmsnorm", {x, g}, fwd, w, {dx, dg}, {0, 1});
 }
 
+// Gemma's gain, 1 + gamma, with gamma near zero as it starts: dx reads the offset gain, dgamma
+// does not change.
+TEST(KernelGradients, RmsNormWithGainOffset) {
+  const int64_t rows = 70, cols = 13;
+  const double eps = 1e-6;
+  Vec x = randomVec(rows * cols, 36, -2, 2), g = randomVec(cols, 37, -0.1, 0.1), w = randomVec(rows * cols, 38);
+  Vec dx(rows * cols), dg(cols);
+  rmsnormGrad(w.data(), x.data(), g.data(), dx.data(), dg.data(), rows, cols, eps, 1.0);
+  auto fwd = [&](const std::vector<Vec> &in) {
+    Vec y(rows * cols);
+    rmsnorm(in[0].data(), in[1].data(), y.data(), rows, cols, eps, 1.0);
+    return y;
+  };
+  expectGradientsMatch("rmsnorm gain_offset 1", {x, g}, fwd, w, {dx, dg}, {0, 1});
+  // And the forward is the plain RMSNorm with the gain 1 + gamma.
+  Vec onePlus(cols), y(rows * cols), ref(rows * cols);
+  for (int64_t c = 0; c < cols; ++c)
+    onePlus[c] = 1.0 + g[c];
+  rmsnorm(x.data(), g.data(), y.data(), rows, cols, eps, 1.0);
+  rmsnorm(x.data(), onePlus.data(), ref.data(), rows, cols, eps);
+  EXPECT_LE(worstRelativeError(y, ref, 1e-14, 1e-12), 1.0);
+}
+
 // The rotation's gradient is the inverse rotation (autodiff's rule for zc.rotary).
 TEST(KernelGradients, RotaryThroughInverseRotation) {
   const int64_t batch = 2, time = 5, heads = 3, headDim = 6, channels = heads * headDim;
@@ -123,17 +146,24 @@ TEST(KernelGradients, RotaryThroughInverseRotation) {
 
 // Shapes (B, T, C, H, G, probes): one query block; then longer than two blocks (kQueryBlock rows
 // each), the last partial, where dK and dV sum over every block that sees a key; then grouped-query
-// attention (G < H key/value heads), where dK and dV also sum over the group's query heads.
+// attention (G < H key/value heads), where dK and dV also sum over the group's query heads. Then
+// zc's variants: a scale with soft-capped scores, and sliding windows inside a block and across
+// blocks (a key's gradient sums over the queries whose window reaches it).
 struct AttentionShape {
   int64_t B, T, C, H, G;
   size_t probes;
+  zrt::AttentionVariant variant = {};
 };
 class CausalAttentionShapes : public ::testing::TestWithParam<AttentionShape> {};
 INSTANTIATE_TEST_SUITE_P(KernelGradients, CausalAttentionShapes,
                          ::testing::Values(AttentionShape{2, 5, 12, 3, 3, 60},
                                            AttentionShape{1, 2 * detail::kQueryBlock + 22, 8, 2, 2, 150},
                                            AttentionShape{2, 7, 16, 4, 2, 80},
-                                           AttentionShape{1, detail::kQueryBlock + 9, 12, 6, 1, 100}));
+                                           AttentionShape{1, detail::kQueryBlock + 9, 12, 6, 1, 100},
+                                           AttentionShape{2, 7, 16, 4, 2, 80, {0.6, 1.5, 0}},
+                                           AttentionShape{1, 9, 12, 3, 3, 60, {0.0, 0.0, 3}},
+                                           AttentionShape{1, 2 * detail::kQueryBlock + 22, 8, 2, 1, 150,
+                                                          {0.0, 2.0, 50}}));
 
 TEST_P(CausalAttentionShapes, MatchFiniteDifferences) {
   const AttentionShape shape = GetParam();
@@ -141,10 +171,11 @@ TEST_P(CausalAttentionShapes, MatchFiniteDifferences) {
                 nkv = B * T * (C / H) * G;
   Vec q = randomVec(n, 11), k = randomVec(nkv, 12), v = randomVec(nkv, 13), w = randomVec(n, 14);
   Vec dq(n), dk(nkv), dv(nkv);
-  causalAttentionGrad(w.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(), B, T, C, H, G);
+  causalAttentionGrad(w.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(), B, T, C, H, G,
+                      shape.variant);
   auto fwd = [&](const std::vector<Vec> &in) {
     Vec y(n);
-    causalAttention(in[0].data(), in[1].data(), in[2].data(), y.data(), B, T, C, H, G);
+    causalAttention(in[0].data(), in[1].data(), in[2].data(), y.data(), B, T, C, H, G, shape.variant);
     return y;
   };
   expectGradientsMatch("causal_attention", {q, k, v}, fwd, w, {dq, dk, dv}, {0, 1, 2}, shape.probes);

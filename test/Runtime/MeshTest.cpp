@@ -129,9 +129,9 @@ TEST(Mesh, RingAttentionMatchesTheWholeSequence) {
   std::vector<float> q(B * T * C), k(B * T * Ckv), v(B * T * Ckv), dout(B * T * C);
   fill(q, 0.37f), fill(k, 0.23f), fill(v, 0.71f), fill(dout, 0.13f);
   std::vector<float> out(q.size()), dq(q.size()), dk(k.size()), dv(v.size());
-  zrt_causal_attention(ZRT_DTYPE_F32, q.data(), k.data(), v.data(), out.data(), B, T, C, H, G);
+  zrt_causal_attention(ZRT_DTYPE_F32, q.data(), k.data(), v.data(), out.data(), B, T, C, H, G, 0.0, 0.0, 0);
   zrt_causal_attention_grad(ZRT_DTYPE_F32, dout.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(), dv.data(),
-                            B, T, C, H, G);
+                            B, T, C, H, G, 0.0, 0.0, 0);
   auto part = [&](const std::vector<float> &whole, int64_t width) {
     std::vector<float> mine(B * L * width);
     zrt_context_chunks(ZRT_AXIS_CONTEXT, 4, whole.data(), mine.data(), B, T, width, 0);

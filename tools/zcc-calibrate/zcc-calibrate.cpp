@@ -139,12 +139,12 @@ ClusterMeasurements measureCluster(int ranks) {
     const double forward = 2.0 * batch * time * time * channels;
     barrier();
     double f = forward / timeCall([&] {
-      zrt_causal_attention(ZRT_DTYPE_F32, q.data(), k.data(), v.data(), out.data(), batch, time, channels, heads, heads);
+      zrt_causal_attention(ZRT_DTYPE_F32, q.data(), k.data(), v.data(), out.data(), batch, time, channels, heads, heads, 0.0, 0.0, 0);
     }, 1);
     barrier();
     double b = 2.5 * forward / timeCall([&] {
       zrt_causal_attention_grad(ZRT_DTYPE_F32, out.data(), q.data(), k.data(), v.data(), dq.data(), dk.data(),
-                                dv.data(), batch, time, channels, heads, heads);
+                                dv.data(), batch, time, channels, heads, heads, 0.0, 0.0, 0);
     }, 1);
     const double pairs = double(batch * heads);
     m.attentionForwardCurve.push_back({forward / pairs, f});

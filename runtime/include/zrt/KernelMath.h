@@ -201,24 +201,25 @@ template <class A, class T> ZRT_HD A rowRstdRms(const T *xr, int64_t cols, doubl
 }
 
 template <class A, class T>
-ZRT_HD void rmsnormRow(const T *xr, const T *gamma, T *yr, int64_t cols, double eps) {
+ZRT_HD void rmsnormRow(const T *xr, const T *gamma, T *yr, int64_t cols, double eps, A gainOffset = A(0)) {
   const A rstd = rowRstdRms<A>(xr, cols, eps);
   for (int64_t c = 0; c < cols; ++c)
-    yr[c] = T(static_cast<A>(xr[c]) * rstd * static_cast<A>(gamma[c]));
+    yr[c] = T(static_cast<A>(xr[c]) * rstd * (static_cast<A>(gamma[c]) + gainOffset));
 }
 
 /// dx of one RMSNorm row, r (mean(g n) n subtracted from g = dy gamma, n = x r); returns r
 /// for the gain's gradient.
 template <class A, class T>
-ZRT_HD A rmsnormGradRow(const T *dyr, const T *xr, const T *gamma, T *dxr, int64_t cols, double eps) {
+ZRT_HD A rmsnormGradRow(const T *dyr, const T *xr, const T *gamma, T *dxr, int64_t cols, double eps,
+                        A gainOffset = A(0)) {
   const A rstd = rowRstdRms<A>(xr, cols, eps);
   A meanGN = laneSum<A>(cols, [&](int64_t c) {
-    return static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]) * static_cast<A>(xr[c]) * rstd;
+    return static_cast<A>(dyr[c]) * (static_cast<A>(gamma[c]) + gainOffset) * static_cast<A>(xr[c]) * rstd;
   });
   meanGN /= A(cols);
   for (int64_t c = 0; c < cols; ++c) {
     A n = static_cast<A>(xr[c]) * rstd;
-    dxr[c] = T(rstd * (static_cast<A>(dyr[c]) * static_cast<A>(gamma[c]) - n * meanGN));
+    dxr[c] = T(rstd * (static_cast<A>(dyr[c]) * (static_cast<A>(gamma[c]) + gainOffset) - n * meanGN));
   }
   return rstd;
 }

@@ -10,7 +10,7 @@ import re
 
 import torch
 
-from .source import CausalLMLoss, ImportError_
+from .source import CausalLMLoss, ImportError_, located
 
 # Ops that read only the shape/dtype of their tensor input: their result folds even when the
 # input is the batch.
@@ -45,11 +45,8 @@ def export(source, model, batch, context):
     wrapper = CausalLMLoss(source, model).train()
     tokens = torch.zeros(batch, context, dtype=torch.long, device="meta")
     targets = torch.zeros(batch, context, dtype=torch.long, device="meta")
-    try:
+    with located("torch.export could not capture the model's forward"):
         return torch.export.export(wrapper, (tokens, targets), strict=False)
-    except Exception as e:
-        raise ImportError_(f"torch.export could not capture the model's forward: {type(e).__name__}: "
-                           f"{str(e).splitlines()[0] if str(e) else ''}")
 
 
 def input_values(exported, real_buffers):

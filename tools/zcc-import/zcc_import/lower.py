@@ -40,7 +40,7 @@ PATTERN_ONLY = {
     aten.pow.Tensor_Scalar: "RMSNorm's x.pow(2) or the tanh GELU's x^3",
     aten.mean.dim: "RMSNorm's mean over the last axis",
     aten.rsqrt.default: "RMSNorm's rsqrt",
-    aten.tanh.default: "the tanh form of GELU",
+    aten.tanh.default: "the tanh form of GELU or attention's logit soft-capping",
     aten.neg.default: "the rotary embedding's rotate_half",
     aten.masked_fill.Scalar: "written-out causal attention's mask",
 }
@@ -62,7 +62,7 @@ class Lowering:
         self.param_roles = {}  # name -> "gain" | "bias" | "weight" (for meta initializers)
         self.inputs = {}       # "tokens"/"targets" -> Tensor
         self.reshapes = {}     # (tensor name, shape) -> Tensor
-        self.causal_masks = {}  # mask node -> whether it is exactly causal
+        self.causal_masks = {}  # mask node -> its window (patterns.mask_window), None if not causal
         for node, role in captured.inputs.items():
             shape = tuple(node.meta["val"].shape)
             self.inputs[role] = Tensor("%" + role, shape, "i32")
@@ -348,15 +348,17 @@ def lower_layer_norm(self, node):
     return View(y, xv.shape)
 
 
-def emit_rmsnorm(self, node, x_node, g_node, eps):
+def emit_rmsnorm(self, node, x_node, g_node, eps, gain_offset=0.0):
     xv = self.tensor(x_node)
     a = self.rows(xv, node.name)
     gv = self.tensor(g_node)
     if gv.shape != (a.shape[-1],):
         self.fail(node, "an RMSNorm gain that is not a vector over the last axis")
-    self.note_role(g_node, "gain")
-    y = self.emit.op(node.name, a.shape, f"zc.rmsnorm {a.name}, {gv.base.name} {{epsilon = {number(eps)} : f64}} : "
-                     f"{a.type}, {gv.base.type}")
+    # An offset gain starts at zero (Gemma's 1 + weight), as a bias does.
+    self.note_role(g_node, "gain" if gain_offset == 0 else "bias")
+    offset = f", gain_offset = {number(gain_offset)} : f64" if gain_offset else ""
+    y = self.emit.op(node.name, a.shape, f"zc.rmsnorm {a.name}, {gv.base.name} {{epsilon = {number(eps)} : f64{offset}}}"
+                     f" : {a.type}, {gv.base.type}")
     return View(y, xv.shape)
 
 
@@ -412,6 +414,12 @@ def binary(zc_op):
             if zc_op == "div" and isinstance(a, torch.fx.Node):
                 return scale(self, node, self.tensor(a), 1.0 / b)
             self.fail(node, f"{zc_op} of a tensor and the scalar {scalar}: zc has no such op")
+        constant = one_value(self.value(a)) if zc_op == "mul" else None
+        other = b
+        if constant is None:
+            constant, other = (one_value(self.value(b)), a) if zc_op in ("mul", "div") else (None, b)
+        if constant is not None:  # a folded scalar tensor (Gemma's embedding scale sqrt(d))
+            return scale(self, node, self.tensor(other), constant if zc_op == "mul" else 1.0 / constant)
         if zc_op == "div":
             self.fail(node, "division of two tensors: zc has no such op")
         av, bv = self.tensor(a), self.tensor(b)
@@ -427,6 +435,13 @@ def binary(zc_op):
             return broadcast_add(self, node, av, bv)
         self.fail(node, f"a broadcasting {zc_op}: zc broadcasts only in bias_add")
     return lower
+
+
+def one_value(v):
+    """The number a folded tensor of one element holds, else None."""
+    if isinstance(v, Constant) and isinstance(v.value, torch.Tensor) and v.value.numel() == 1:
+        return float(v.value.reshape(()))
+    return None
 
 
 def scale(self, node, v, s):
@@ -502,6 +517,8 @@ def lower_slice(self, node):
 
 
 def slice_box(self, node, v, dim, start, size):
+    if v.heads and dim == 3:
+        return slice_head_channels(self, node, v, start, size)
     t = self.plain(v, hint=node.name)
     offsets = [0] * len(t.shape)
     offsets[dim] = start
@@ -510,6 +527,16 @@ def slice_box(self, node, v, dim, start, size):
     y = self.emit.op(node.name, shape, f"zc.slice {t.name} [{', '.join(map(str, offsets))}] : {t.type} -> "
                      f"{Tensor('', shape).type}")
     return View(y, shape)
+
+
+def slice_head_channels(self, node, v, start, size):
+    """Channels [start, start + size) of every head of a [B, H, T, D] value (a fused QKV's q, the
+    rotary part of a head), kept in the head layout: a slice of the [B, T, H, D] base, no transposes."""
+    B, H, T, D = v.shape
+    t = self.reshape(v.base, (B, T, H, D), node.name)
+    y = self.emit.op(node.name, (B, T, H, size), f"zc.slice {t.name} [0, 0, 0, {start}] : {t.type} -> "
+                     f"{Tensor('', (B, T, H, size)).type}")
+    return View(self.reshape(y, (B, T, H * size), node.name), (B, H, T, size), heads=True)
 
 
 def lower_split(self, node):
@@ -522,13 +549,40 @@ def lower_split(self, node):
     return Split(self, node, v, dim, list(sizes))
 
 
+def lower_chunk(self, node):
+    """chunk(x, n, dim): split into pieces of ceil(size / n), as PyTorch does (GPT-NeoX's q/k/v,
+    Phi-3's gate/up)."""
+    v = self.tensor(node.args[0])
+    chunks = node.args[1]
+    dim = (node.args[2] if len(node.args) > 2 else node.kwargs.get("dim", 0)) % len(v.shape)
+    step = -(-v.shape[dim] // chunks)
+    sizes = [min(step, v.shape[dim] - s) for s in range(0, v.shape[dim], step)]
+    return Split(self, node, v, dim, sizes)
+
+
+def lower_unbind(self, node):
+    """unbind(x, dim): every index along dim, the axis dropped (a slice of size 1, then a view)."""
+    v = self.tensor(node.args[0])
+    dim = (node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)) % len(v.shape)
+    return Split(self, node, v, dim, [1] * v.shape[dim], drop_axis=True)
+
+
 class Split:
-    def __init__(self, lowering, node, v, dim, sizes):
+    """The pieces of a split, chunk or unbind along `dim`, each sliced when an item is read."""
+
+    def __init__(self, lowering, node, v, dim, sizes, drop_axis=False):
         self.lowering, self.node, self.v, self.dim, self.sizes = lowering, node, v, dim, sizes
+        self.drop_axis = drop_axis
 
     def part(self, i, getitem):
         start = sum(self.sizes[:i])
-        return slice_box(self.lowering, getitem, self.v, self.dim, start, self.sizes[i])
+        if self.drop_axis and self.v.heads:  # a head or a position of the head layout: plain first
+            self.v = View(self.lowering.plain(self.v, hint=self.node.name), self.v.shape)
+        piece = slice_box(self.lowering, getitem, self.v, self.dim, start, self.sizes[i])
+        if self.drop_axis:
+            shape = piece.shape[:self.dim] + piece.shape[self.dim + 1:]
+            return View(piece.base, shape)
+        return piece
 
 
 def lower_getitem(self, node):
@@ -542,8 +596,14 @@ def lower_getitem(self, node):
 
 def lower_cat(self, node):
     tensors, dim = node.args[0], node.args[1] if len(node.args) > 1 else 0
+    dim %= len(tensors[0].meta["val"].shape)
+    # Empty pieces (the pass-through part of a rotary over the whole head, Phi-3's) add nothing.
+    tensors = [t for t in tensors if t.meta["val"].shape[dim] != 0]
     views = [self.tensor(t) for t in tensors]
-    dim %= len(views[0].shape)
+    if len(views) == 1:
+        return views[0]
+    if dim == 3 and all(v.heads for v in views):
+        return concat_head_channels(self, node, views)
     parts = [self.plain(v, hint=node.name) for v in views]
     shape = list(parts[0].shape)
     shape[dim] = sum(p.shape[dim] for p in parts)
@@ -551,6 +611,18 @@ def lower_cat(self, node):
     y = self.emit.op(node.name, shape, f"zc.concat {', '.join(p.name for p in parts)} axis {dim} : {types} -> "
                      f"{Tensor('', shape).type}")
     return View(y, shape)
+
+
+def concat_head_channels(self, node, views):
+    """cat([B, H, T, Di]..., -1) of head-layout values (a rotated part and the rest of each head),
+    kept in the head layout: a concat of the [B, T, H, Di] bases."""
+    B, H, T = views[0].shape[:3]
+    parts = [self.reshape(v.base, (B, T, H, v.shape[3]), node.name) for v in views]
+    D = sum(p.shape[3] for p in parts)
+    types = ", ".join(p.type for p in parts)
+    y = self.emit.op(node.name, (B, T, H, D), f"zc.concat {', '.join(p.name for p in parts)} axis 3 : {types} -> "
+                     f"{Tensor('', (B, T, H, D)).type}")
+    return View(self.reshape(y, (B, T, H * D), node.name), (B, H, T, D), heads=True)
 
 
 def lower_sdpa(self, node):
@@ -605,6 +677,8 @@ HANDLERS = {
     aten.slice.Tensor: lower_slice,
     aten.split.Tensor: lower_split,
     aten.split_with_sizes.default: lower_split,
+    aten.chunk.default: lower_chunk,
+    aten.unbind.int: lower_unbind,
     operator.getitem: lower_getitem,
     aten.cat.default: lower_cat,
     aten.scaled_dot_product_attention.default: lower_sdpa,
@@ -630,7 +704,7 @@ MAPPED = {
     "aten.mul / div by a scalar": "zc.scale",
     "aten.view / reshape / unsqueeze / squeeze / flatten": "nothing (a view), or zc.reshape",
     "aten.transpose / permute": "nothing (attention's head layout), or zc.transpose",
-    "aten.slice / split / cat": "zc.slice / zc.concat",
+    "aten.slice / split / chunk / unbind / cat": "zc.slice / zc.concat",
     "aten.cross_entropy_loss (mean)": "zc.cross_entropy",
     "aten.dropout (p = 0), to(float32), contiguous, clone, alias, detach": "nothing",
     "ops on constants only (arange, masks, rotary tables)": "folded at import",

@@ -6,11 +6,14 @@
                                                                                 from the tables, checked)
   attention          sdpa(q, repeat_kv(k), repeat_kv(v), causal mask)         -> zc.causal_attention
   written-out        softmax(masked_fill(q @ k^T * s, ~causal, -inf)) @ v      -> zc.causal_attention
-  attention          (nanoGPT without flash attention)
+  attention          (nanoGPT without flash attention), or
+                     softmax(C tanh(q @ k^T * s / C) + mask) @ v               (transformers' eager path)
+                     a scale s other than 1/sqrt(D), the cap C and a sliding window (read from the
+                     folded mask) become the op's scale, softcap and window attributes
 
 Operands of add and mul are matched in either order. A match checks everything zc's op assumes (the
-tables are HF's default rotary for the recovered theta, the mask is exactly causal, the scale is
-1/sqrt(D)); what fails a check is lowered op by op, where it meets a clear error.
+tables are HF's default rotary for the recovered theta, the mask is causal, optionally windowed);
+what fails a check is lowered op by op, where it meets a clear error.
 """
 import math
 
@@ -21,12 +24,14 @@ from .values import View
 
 aten = torch.ops.aten
 IDENTITY_NODES = {aten.alias.default, aten.contiguous.default, aten.clone.default, aten.detach.default,
-                  aten.to.dtype, aten.to.dtype_layout, aten._to_copy.default}
+                  aten.to.dtype, aten.to.dtype_layout, aten._to_copy.default, aten.dropout.default}
 
 
 def strip(node):
     """The node under f32 casts and aliases."""
     while isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target in IDENTITY_NODES:
+        if node.target is aten.dropout.default and node.args[1] != 0:
+            break  # a real dropout: the lowering refuses it
         dtype = node.kwargs.get("dtype", node.args[1] if node.target is aten.to.dtype and len(node.args) > 1 else None)
         if dtype not in (None, torch.float32):
             break
@@ -50,6 +55,10 @@ def either(pair):
     return [pair, (pair[1], pair[0])] if pair else []
 
 
+def is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def is_scalar(x, value, rel=1e-6):
     return isinstance(x, (int, float)) and not isinstance(x, bool) and abs(x - value) <= rel * abs(value)
 
@@ -61,8 +70,13 @@ def last_dim(node, dim):
 # ---------------------------------------------------------------------------------------------------
 
 def match_rmsnorm(lowering, node):
-    """mul(g, mul(x, rsqrt(add(mean(pow(x, 2), [-1], keepdim), eps)))), any operand order."""
+    """mul(g, mul(x, rsqrt(add(mean(pow(x, 2), [-1], keepdim), eps)))), any operand order; the gain
+    g a parameter, or a parameter plus a scalar (Gemma's 1 + weight: zc.rmsnorm's gain_offset)."""
     for g, normed in either(operands(node, aten.mul.Tensor)):
+        offset = 0.0
+        for p, c in either(operands(g, aten.add.Tensor)):
+            if isinstance(p, torch.fx.Node) and lowering.param_name(p) is not None and is_number(c):
+                g, offset = p, float(c)
         if not isinstance(g, torch.fx.Node) or lowering.param_name(g) is None:
             continue
         for x, r in either(operands(normed, aten.mul.Tensor)):
@@ -78,7 +92,7 @@ def match_rmsnorm(lowering, node):
                 if len(dims) != 1 or not last_dim(m.args[0], dims[0]) or not keep or not is_op(p, aten.pow.Tensor_Scalar):
                     continue
                 if strip(p.args[0]) is x and p.args[1] == 2:
-                    return lowering.emit_rmsnorm(node, x, g, eps)
+                    return lowering.emit_rmsnorm(node, x, g, eps, offset)
     return None
 
 
@@ -205,7 +219,7 @@ def recover_theta(cos, sin, T, D):
 
 def attention(lowering, node):
     """scaled_dot_product_attention(q, k, v, mask, dropout, is_causal, scale, enable_gqa) on [B, H, T, D]
-    values -> zc.causal_attention on their [B, T, H*D] bases."""
+    values -> zc.causal_attention on their [B, T, H*D] bases (a sliding-window mask -> `window`)."""
     args = list(node.args) + [None] * (7 - len(node.args))
     q, k, v = args[0], args[1], args[2]
     mask = args[3] if args[3] is not None else node.kwargs.get("attn_mask")
@@ -214,19 +228,18 @@ def attention(lowering, node):
     scale = args[6] if args[6] is not None else node.kwargs.get("scale")
     if dropout:
         lowering.fail(node, f"attention dropout p={dropout}: zc has no dropout; set it to 0")
-    qv = lowering.tensor(q)
-    B, H, T, D = qv.shape
-    if scale is not None and abs(scale * math.sqrt(D) - 1.0) > 1e-6:
-        lowering.fail(node, f"attention scale {scale}: zc.causal_attention scales by 1/sqrt(head_dim)")
+    T = lowering.tensor(q).shape[2]
+    window = 0
     if mask is not None:
-        check_causal_mask(lowering, node, mask, T)
+        window = mask_window(lowering, node, mask, T)
     elif not causal:
         lowering.fail(node, "attention without a causal mask: zc has causal attention only")
-    return emit_attention(lowering, node, q, k, v)
+    return emit_attention(lowering, node, q, k, v, scale=scale, window=window)
 
 
-def emit_attention(lowering, node, q, k, v):
-    """zc.causal_attention of [B, H, T, D] q and [B, G, T, D] k, v (through repeat_kv)."""
+def emit_attention(lowering, node, q, k, v, scale=None, softcap=None, window=0):
+    """zc.causal_attention of [B, H, T, D] q and [B, G, T, D] k, v (through repeat_kv); `scale`
+    other than 1/sqrt(D), `softcap` and a `window` shorter than the context become its attributes."""
     qv = lowering.tensor(q)
     B, H, T, D = qv.shape
     k, v = repeated_kv(k), repeated_kv(v)
@@ -238,9 +251,17 @@ def emit_attention(lowering, node, q, k, v):
     qb = lowering.heads_base(qv, node.name + "_q")
     kb = lowering.heads_base(kv, node.name + "_k")
     vb = lowering.heads_base(vv, node.name + "_v")
-    groups = f" kv_heads {G}" if G != H else ""
+    attrs = f" kv_heads {G}" if G != H else ""
+    if scale is not None and abs(scale * math.sqrt(D) - 1.0) > 1e-6:
+        if not scale > 0:
+            lowering.fail(node, f"attention scale {scale}: zc.causal_attention takes a positive scale")
+        attrs += f" scale {number(scale)}"
+    if softcap is not None:
+        attrs += f" softcap {number(softcap)}"
+    if window and window < T:
+        attrs += f" window {window}"
     types = qb.type + (f", {kb.type}" if G != H else "")
-    y = lowering.emit.op(node.name, qb.shape, f"zc.causal_attention {qb.name}, {kb.name}, {vb.name} heads {H}{groups} : {types}")
+    y = lowering.emit.op(node.name, qb.shape, f"zc.causal_attention {qb.name}, {kb.name}, {vb.name} heads {H}{attrs} : {types}")
     return View(y, (B, H, T, D), heads=True)
 
 
@@ -258,38 +279,68 @@ def repeated_kv(node):
     return u.args[0]
 
 
-def check_causal_mask(lowering, node, mask_node, T):
+def mask_window(lowering, node, mask_node, T):
+    """The window W of a folded causal mask (query t sees keys t - W < s <= t; W = T: the whole
+    causal context), bool (True: visible) or additive (0: visible, below -1e30: hidden), the same
+    for every sequence; anything else fails."""
     if mask_node not in lowering.cap.constants:
         lowering.fail(node, "an attention mask computed from the batch (padding?): zc has causal attention only")
-    if mask_node not in lowering.causal_masks:  # every layer reads the same mask: check it once
-        mask = lowering.cap.constants[mask_node]
-        causal = torch.ones(T, T, dtype=torch.bool).tril()
-        m = mask.reshape(-1, T, T)
-        if mask.dtype == torch.bool:
-            ok = all(torch.equal(m[i], causal) for i in range(m.shape[0]))
-        else:
-            ok = all(torch.equal(m[i] == 0, causal) and bool((m[i][~causal] < -1e30).all()) for i in range(m.shape[0]))
-        lowering.causal_masks[mask_node] = ok
-    if not lowering.causal_masks[mask_node]:
-        lowering.fail(node, "an attention mask that is not exactly causal (sliding window shorter than the "
-                            "context? padding?): zc has causal attention only")
+    if mask_node not in lowering.causal_masks:  # layers share their masks: check each once
+        lowering.causal_masks[mask_node] = window_of(lowering.cap.constants[mask_node], T)
+    window = lowering.causal_masks[mask_node]
+    if window is None:
+        lowering.fail(node, "an attention mask that is neither causal nor a causal sliding window (padding? "
+                            "bidirectional?): zc has causal attention, optionally windowed, only")
+    return window
+
+
+def window_of(mask, T):
+    """W when `mask` ([..., T, T]) is causal with a sliding window of W keys, T when plain causal, else None."""
+    m = mask.reshape(-1, T, T)
+    if mask.dtype == torch.bool:
+        visible = m
+    else:
+        visible = m == 0
+        if not bool(((m == 0) | (m < -1e30)).all()):
+            return None
+    W = int(visible[0, T - 1].sum())
+    if W < 1:
+        return None
+    i = torch.arange(T)[:, None]
+    j = torch.arange(T)[None, :]
+    expected = (j <= i) & (i - j < W)
+    return W if all(torch.equal(v, expected) for v in visible) else None
 
 
 def match_manual_attention(lowering, node):
-    """matmul(softmax(masked_fill(mul(matmul(q, transpose(k, -2, -1)), 1/sqrt(D)), upper, -inf), -1), v):
-    attention written out (nanoGPT's path without flash attention) -> zc.causal_attention."""
+    """attention written out, at its final matmul(probs, v) -> zc.causal_attention:
+      softmax(masked_fill(q @ k^T * s, ~causal, -inf)) @ v          nanoGPT without flash attention
+      softmax(C tanh(q @ k^T * s / C) + mask) @ v                     transformers' eager attention
+                                                                     (Gemma 2: soft-capping, windows)
+    The scale s, the cap C (optional) and the mask's window become the op's attributes."""
     probs, v = strip(node.args[0]), node.args[1]
     if not (is_op(probs, aten.softmax.int) or is_op(probs, aten._softmax.default)) or not last_dim(probs, probs.args[1]):
         return None
-    filled = strip(probs.args[0])
-    if not is_op(filled, aten.masked_fill.Scalar) or filled.args[2] != float("-inf"):
+    masked = strip(probs.args[0])
+    if is_op(masked, aten.masked_fill.Scalar) and masked.args[2] == float("-inf"):
+        mask, scores, additive = masked.args[1], strip(masked.args[0]), False
+    elif is_op(masked, aten.add.Tensor):
+        a, b = masked.args[0], masked.args[1]
+        constants = lowering.cap.constants
+        if isinstance(b, torch.fx.Node) and b in constants and a not in constants:
+            mask, scores = b, strip(a)
+        elif isinstance(a, torch.fx.Node) and a in constants and b not in constants:
+            mask, scores = a, strip(b)
+        else:
+            return None
+        additive = True
+    else:
         return None
-    mask = filled.args[1]
-    scores, scale = strip(filled.args[0]), 1.0
-    if is_op(scores, aten.mul.Tensor) and not isinstance(scores.args[1], torch.fx.Node):
-        scores, scale = strip(scores.args[0]), scores.args[1]
-    elif is_op(scores, aten.div.Tensor) and not isinstance(scores.args[1], torch.fx.Node):
-        scores, scale = strip(scores.args[0]), 1.0 / scores.args[1]
+    softcap = None
+    capped = soft_capped(scores)
+    if capped is not None:
+        scores, softcap = capped
+    scores, scale = scaled(scores)
     if not is_op(scores, aten.matmul.default):
         return None
     q, kt = scores.args[0], strip(scores.args[1])
@@ -298,11 +349,31 @@ def match_manual_attention(lowering, node):
     if len(q.meta["val"].shape) != 4 or mask not in lowering.cap.constants:
         return None
     T = q.meta["val"].shape[2]
-    D = q.meta["val"].shape[3]
-    masked = lowering.cap.constants[mask].reshape(-1, T, T)
-    upper = ~torch.ones(T, T, dtype=torch.bool).tril()
-    if masked.dtype != torch.bool or not all(torch.equal(m, upper) for m in masked):
-        lowering.fail(node, "written-out attention whose mask is not exactly causal: zc has causal attention only")
-    if abs(scale * math.sqrt(D) - 1.0) > 1e-6:
-        lowering.fail(node, f"written-out attention scaled by {scale}: zc.causal_attention scales by 1/sqrt(head_dim)")
-    return emit_attention(lowering, node, q, kt.args[0], v)
+    if additive:
+        window = mask_window(lowering, node, mask, T)
+    else:  # masked_fill's mask is True where hidden
+        window = window_of(~lowering.cap.constants[mask].bool(), T)
+        if window is None:
+            lowering.fail(node, "written-out attention whose mask is neither causal nor a causal sliding window: "
+                                "zc has causal attention, optionally windowed, only")
+    return emit_attention(lowering, node, q, kt.args[0], v, scale=scale, softcap=softcap, window=window)
+
+
+def scaled(node):
+    """(x, s) for x * s or x / (1/s) by a Python scalar, else (node, None)."""
+    if is_op(node, aten.mul.Tensor) and not isinstance(node.args[1], torch.fx.Node):
+        return strip(node.args[0]), float(node.args[1])
+    if is_op(node, aten.div.Tensor) and not isinstance(node.args[1], torch.fx.Node):
+        return strip(node.args[0]), 1.0 / float(node.args[1])
+    return node, None
+
+
+def soft_capped(node):
+    """(x, C) for C * tanh(x / C) (Gemma 2's logit soft-capping), else None."""
+    outer, cap = scaled(node)
+    if cap is None or not is_op(outer, aten.tanh.default):
+        return None
+    inner, inverse = scaled(strip(outer.args[0]))
+    if inverse is None or abs(inverse * cap - 1.0) > 1e-6:
+        return None
+    return inner, cap

@@ -62,14 +62,25 @@ class HuggingFaceSource:
         # zc computes in f32 (bf16 is zcc's --precision): import the f32 model whatever torch_dtype says.
         self.config.dtype = torch.float32
         self.config.use_cache = False
-        # scaled_dot_product_attention: one op the importer maps onto zc.causal_attention.
-        self.config._attn_implementation = "sdpa"
+        # scaled_dot_product_attention: one op the importer maps onto zc.causal_attention. A family
+        # whose attention sdpa cannot express (Gemma 2's logit soft-capping) runs its eager path,
+        # written out in ATen ops, which the importer recognizes too (patterns.py).
+        self.config._attn_implementation = "sdpa" if self.model_class()._supports_sdpa else "eager"
         self.label = f"{config_path} ({values['model_type']})"
         self.init_std = getattr(self.config, "initializer_range", 0.02)
 
+    def model_class(self):
+        import transformers
+        try:
+            return transformers.AutoModelForCausalLM._model_mapping[type(self.config)]
+        except KeyError:
+            raise ImportError_(f"{self.label}: transformers has no causal language model for this model_type")
+
     def build(self):
         import transformers
-        model = transformers.AutoModelForCausalLM.from_config(self.config, dtype=torch.float32)
+        with located("transformers could not build the model from the configuration"):
+            model = transformers.AutoModelForCausalLM.from_config(self.config, dtype=torch.float32,
+                                                                  attn_implementation=self.config._attn_implementation)
         return model.float()
 
     def forward_logits(self, model, tokens):
@@ -89,7 +100,8 @@ class ModuleSource:
         module_spec = importlib.util.spec_from_file_location("zcc_user_model", path)
         user = importlib.util.module_from_spec(module_spec)
         sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-        module_spec.loader.exec_module(user)
+        with located(f"--module {spec}: {path} failed to load"):
+            module_spec.loader.exec_module(user)
         if not callable(getattr(user, factory, None)):
             raise ImportError_(f"--module {spec}: {path} defines no callable `{factory}`")
         self.factory = getattr(user, factory)
@@ -97,7 +109,8 @@ class ModuleSource:
         self.init_std = 0.02
 
     def build(self):
-        model = self.factory()
+        with located(f"--module {self.label}: the factory failed"):
+            model = self.factory()
         if not isinstance(model, nn.Module):
             raise ImportError_(f"--module {self.label}: the factory returned {type(model).__name__}, not an nn.Module")
         return model.float()
@@ -105,6 +118,30 @@ class ModuleSource:
     def forward_logits(self, model, tokens):
         out = model(tokens)
         return out.logits if hasattr(out, "logits") else out
+
+
+@contextlib.contextmanager
+def located(what):
+    """An exception raised by the model's own code (transformers', a user's) becomes an ImportError_
+    naming the line that raised it, instead of a traceback."""
+    try:
+        yield
+    except ImportError_:
+        raise
+    except Exception as e:
+        import traceback
+        from .capture import TORCH_DIR, short_path
+        frames = traceback.extract_tb(e.__traceback__)
+        # The innermost frame of the model's code: PyTorch's own frames (torch.export's tracer)
+        # and the importer's say nothing about the model.
+        mine = os.path.dirname(os.path.abspath(__file__))
+        outside = [f for f in frames if not f.filename.startswith((TORCH_DIR, mine))]
+        where = ""
+        if outside or frames:
+            frame = (outside or frames)[-1]
+            where = f"\n  at {short_path(frame.filename)}:{frame.lineno}: {(frame.line or '').strip()}"
+        message = str(e).splitlines()[0] if str(e) else ""
+        raise ImportError_(f"{what}: {type(e).__name__}: {message}{where}") from None
 
 
 class CausalLMLoss(nn.Module):
