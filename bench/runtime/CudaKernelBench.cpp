@@ -167,19 +167,26 @@ int main(int argc, char **argv) {
       line(std::string("insert q/k/v 8x1024x768 of 2304 ") + type,
            timeIt([&] { zrt::cuda::insert(dt, y.ptr, box, x.ptr, whole, 3, at, nullptr); }, iters), 2 * m);
     }
-    // Attention: batch 1, 32 heads of 128 (8 key/value heads), contexts 1024-4096.
-    for (int64_t T : {int64_t(1024), int64_t(2048), int64_t(4096)}) {
-      const int64_t H = 32, G = 8, D = 128, C = H * D;
+    // Attention: batch 1, 32 heads of 128 (8 key/value heads), contexts 1024-4096; at 4096 also a
+    // sliding window of 1024 (the FLOPs counted are the scores it keeps: T W - W (W - 1) / 2).
+    struct Context {
+      int64_t T, W;
+    };
+    for (Context ctx : {Context{1024, 0}, Context{2048, 0}, Context{4096, 0}, Context{4096, 1024}}) {
+      const int64_t T = ctx.T, W = ctx.W, H = 32, G = 8, D = 128, C = H * D;
+      const zrt::AttentionVariant window{0.0, 0.0, W};
       Buffer dq(size_t(T) * C * 4), dk(size_t(T) * G * D * 4), dv(size_t(T) * G * D * 4);
-      const double flops = 4.0 * T * T * D * H / 2; // causal: half the scores
-      const std::string shape = " T=" + std::to_string(T) + " 32x128 (8 kv) " + type;
+      const double scores = W ? double(T) * W - double(W) * (W - 1) / 2.0 : double(T) * T / 2; // causal: half
+      const double flops = 4.0 * scores * D * H;
+      const std::string shape = " T=" + std::to_string(T) + (W ? " W=" + std::to_string(W) : "") + " 32x128 (8 kv) " +
+                                type;
       const double fwd = timeIt([&] {
-        zrt::cuda::causalAttention(dt, x.ptr, dy.ptr, y.ptr, out.ptr, 1, T, C, H, G, {}, nullptr);
+        zrt::cuda::causalAttention(dt, x.ptr, dy.ptr, y.ptr, out.ptr, 1, T, C, H, G, window, nullptr);
       }, quick ? 1 : 5);
       std::printf("%-44s %10.1f %10.1f TFLOP/s\n", ("attention" + shape).c_str(), fwd * 1e6, flops / fwd / 1e12);
       const double bwd = timeIt([&] {
-        zrt::cuda::causalAttentionGrad(dt, out.ptr, x.ptr, dy.ptr, y.ptr, dq.ptr, dk.ptr, dv.ptr, 1, T, C, H, G, {},
-                                       nullptr);
+        zrt::cuda::causalAttentionGrad(dt, out.ptr, x.ptr, dy.ptr, y.ptr, dq.ptr, dk.ptr, dv.ptr, 1, T, C, H, G,
+                                       window, nullptr);
       }, quick ? 1 : 3);
       std::printf("%-44s %10.1f %10.1f TFLOP/s\n", ("attention_grad" + shape).c_str(), bwd * 1e6,
                   2.5 * flops / bwd / 1e12);

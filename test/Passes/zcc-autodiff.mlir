@@ -71,7 +71,7 @@ zc.forward @blocks(%x: tensor<1x2x4xf32>, %t: tensor<1x2x4xf32>) -> tensor<f32> 
   %m = zc.param_ref @m : tensor<1x2x4xf32>
   %xm = zc.mul %x, %m : tensor<1x2x4xf32>
   %n = zc.layernorm %xm, %g, %beta : tensor<1x2x4xf32>, tensor<4xf32>
-  %a = zc.causal_attention %n, %n, %n heads 2 : tensor<1x2x4xf32>
+  %a = zc.causal_attention %n, %n, %n heads 2 scale 0.5 softcap 20.0 window 1 : tensor<1x2x4xf32>
   %s = zc.slice %a [0, 0, 0] : tensor<1x2x4xf32> -> tensor<1x2x2xf32>
   %c = zc.concat %s, %s axis 2 : tensor<1x2x2xf32>, tensor<1x2x2xf32> -> tensor<1x2x4xf32>
   %tr = zc.transpose %c [0, 2, 1] : tensor<1x2x4xf32> -> tensor<1x4x2xf32>
@@ -92,7 +92,7 @@ zc.forward @blocks(%x: tensor<1x2x4xf32>, %t: tensor<1x2x4xf32>) -> tensor<f32> 
 // CHECK: zc.slice %{{.+}} [0, 0, 2] : tensor<1x2x4xf32> -> tensor<1x2x2xf32>
 // CHECK: zc.add
 // CHECK: zc.slice_grad %{{.+}} [0, 0, 0] : tensor<1x2x2xf32> -> tensor<1x2x4xf32>
-// CHECK: zc.causal_attention_grad %{{.+}} heads 2
+// CHECK: zc.causal_attention_grad %{{.+}} heads 2 scale 5.000000e-01 softcap 2.000000e+01 window 1 :
 // CHECK: zc.layernorm_grad
 // CHECK: zc.mul %{{.+}}, %{{.+}} : tensor<1x2x4xf32>
 // CHECK-DAG: zc.grad_accumulate @m

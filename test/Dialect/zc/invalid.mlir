@@ -355,6 +355,30 @@ func.func @f(%dy: tensor<2x6x8xf32>, %kv: tensor<2x6x4xf32>) {
 // -----
 
 func.func @f(%x: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.causal_attention' op softcap must be positive and finite, got -1}}
+  %0 = zc.causal_attention %x, %x, %x heads 2 softcap -1.0 : tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.causal_attention_grad' op scale must be positive and finite, got 0}}
+  %0:3 = zc.causal_attention_grad %x, %x, %x, %x heads 2 scale 0.0 : tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.causal_attention' op attribute 'window' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %0 = zc.causal_attention %x, %x, %x heads 2 window 0 : tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x8xf32>) {
   // expected-error @+1 {{'zc.causal_attention' op channels (8) are not divisible by the 3 heads}}
   %0 = zc.causal_attention %x, %x, %x heads 3 : tensor<2x6x8xf32>
   return

@@ -108,6 +108,12 @@ func.func @nn(%x: tensor<2x6x8xf32>, %b: tensor<8xf32>, %table: tensor<16x8xf32>
   %lga:3 = zc.layernorm_grad_add %x, %x, %b, %x {epsilon = 1.0e-6 : f64} : tensor<2x6x8xf32>, tensor<8xf32>
   // CHECK: zc.causal_attention %{{.+}}, %{{.+}}, %{{.+}} heads 4 kv_heads 2 : tensor<2x6x8xf32>, tensor<2x6x4xf32>
   %gq = zc.causal_attention %x, %kv, %kv heads 4 kv_heads 2 : tensor<2x6x8xf32>, tensor<2x6x4xf32>
+  // CHECK: zc.causal_attention %{{.+}}, %{{.+}}, %{{.+}} heads 4 kv_heads 2 scale 1.250000e-01 softcap 5.000000e+01 window 4 : tensor<2x6x8xf32>, tensor<2x6x4xf32>
+  %va = zc.causal_attention %x, %kv, %kv heads 4 kv_heads 2 scale 0.125 softcap 50.0 window 4 : tensor<2x6x8xf32>, tensor<2x6x4xf32>
+  // CHECK: zc.causal_attention %{{.+}}, %{{.+}}, %{{.+}} heads 2 window 3 : tensor<2x6x8xf32>
+  %vw = zc.causal_attention %x, %x, %x heads 2 window 3 : tensor<2x6x8xf32>
+  // CHECK: zc.rmsnorm %{{.+}}, %{{.+}} {epsilon = {{.+}} : f64, gain_offset = 1.000000e+00 : f64} : tensor<2x6x8xf32>, tensor<8xf32>
+  %ro = zc.rmsnorm %x, %b {epsilon = 1.0e-5 : f64, gain_offset = 1.0 : f64} : tensor<2x6x8xf32>, tensor<8xf32>
   // CHECK: zc.rmsnorm %{{.+}}, %{{.+}} : tensor<2x6x8xf32>, tensor<8xf32>
   %r0 = zc.rmsnorm %x, %b : tensor<2x6x8xf32>, tensor<8xf32>
   // CHECK: zc.rmsnorm %{{.+}}, %{{.+}} {epsilon = {{.+}} : f64} : tensor<2x6x8xf32>, tensor<8xf32>
@@ -154,6 +160,8 @@ func.func @grads(%dy: tensor<2x6x8xf32>, %x: tensor<2x6x8xf32>, %g: tensor<8xf32
   %4:3 = zc.causal_attention_grad %dy, %x, %x, %x heads 4 : tensor<2x6x8xf32>
   // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = zc.causal_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} heads 4 kv_heads 1 : tensor<2x6x8xf32>, tensor<2x6x2xf32>
   %gq:3 = zc.causal_attention_grad %dy, %x, %kv1, %kv1 heads 4 kv_heads 1 : tensor<2x6x8xf32>, tensor<2x6x2xf32>
+  // CHECK: zc.causal_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} heads 4 kv_heads 1 softcap 3.000000e+01 window 2 : tensor<2x6x8xf32>, tensor<2x6x2xf32>
+  %gv:3 = zc.causal_attention_grad %dy, %x, %kv1, %kv1 heads 4 kv_heads 1 softcap 30.0 window 2 : tensor<2x6x8xf32>, tensor<2x6x2xf32>
   // CHECK: zc.embedding_grad %{{.+}}[%{{.+}}] : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<16x8xf32>
   %5 = zc.embedding_grad %dy[%ids] : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<16x8xf32>
   // CHECK: zc.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x16xf32>, tensor<2x6xi32>

@@ -19,3 +19,26 @@ class ConvLM(nn.Module):
 
 def build():
     return ConvLM()
+
+
+class DataDependentLM(nn.Module):
+    """A forward torch.export cannot trace (a branch on a value of the batch)."""
+
+    def __init__(self, vocab=256, dim=32):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        if x.sum() > 0:
+            x = x * 2
+        return self.head(x)
+
+
+def build_data_dependent():
+    return DataDependentLM()
+
+
+def build_broken():
+    return ConvLM(vocab=-1)

@@ -636,6 +636,15 @@ def lower_cross_entropy(self, node):
     smoothing = node.args[5] if len(node.args) > 5 else node.kwargs.get("label_smoothing", 0.0)
     if weight is not None or reduction != 1 or smoothing != 0.0:
         self.fail(node, "zc.cross_entropy is the unweighted mean without label smoothing")
+    under = patterns.strip(logits)
+    while patterns.is_op(under, aten.view.default) or patterns.is_op(under, aten.reshape.default) \
+            or patterns.is_op(under, aten._unsafe_view.default):
+        under = patterns.strip(under.args[0])
+    if patterns.soft_capped(under) is not None:
+        where = source_line(under)
+        raise ImportError_("soft-capped logits (Gemma 2's final_logit_softcapping): zc's cross-entropy and fused LM "
+                           "head do not cap yet; set final_logit_softcapping to null"
+                           + (f"\n  at {where[0]}:{where[1]}: {where[2]}" if where else ""))
     lv, tv = self.tensor(logits), self.tensor(target)
     if tv.base.dtype != "i32":
         self.fail(node, "cross-entropy targets that are not the batch's targets")
