@@ -134,10 +134,9 @@ double mlir::zc::estimatedFlops(Operation *op) {
   if (isa<CausalAttentionOp, CausalAttentionGradOp>(op)) {
     RankedTensorType q = tensorOf(op->getOperand(isa<CausalAttentionOp>(op) ? 0 : 1));
     double b = q.getDimSize(0), t = q.getDimSize(1), c = q.getDimSize(2);
-    // A sliding window shrinks the keys a query sees from (T + 1) / 2 on average to about W.
-    AttentionVariant variant = AttentionVariant::of(op);
-    double keys = t * variant.keysPerQuery(q.getDimSize(1)) / AttentionVariant().keysPerQuery(q.getDimSize(1));
-    return (isa<CausalAttentionOp>(op) ? 4 : 8) * b * t * keys * c;
+    // A sliding window keeps about T x W of the scores.
+    double kept = AttentionVariant::of(op).keptFraction(q.getDimSize(1));
+    return (isa<CausalAttentionOp>(op) ? 4 : 8) * b * t * t * c * kept;
   }
   // Memory-bound ops: one per element touched, the larger of what they read and
   // write (a loss reads its logits to write a scalar).

@@ -71,8 +71,7 @@ double ClusterCost::opFlops(Operation *op) {
     double b = q.getDimSize(0), t = q.getDimSize(1), c = q.getDimSize(2);
     double forward = 2 * b * t * t * c;
     // A sliding window: the key tiles a query tile's window excludes are skipped (T x W, not T^2 / 2).
-    AttentionVariant variant = AttentionVariant::of(op);
-    forward *= variant.keysPerQuery(q.getDimSize(1)) / AttentionVariant().keysPerQuery(q.getDimSize(1));
+    forward *= AttentionVariant::of(op).keptFraction(q.getDimSize(1));
     // Ring attention: this rank's tokens (1/C of the sequence, balanced by the chunk layout)
     // against every rank's keys: C times the local square.
     if (auto ring = op->getAttrOfType<IntegerAttr>(kContextRingAttr))

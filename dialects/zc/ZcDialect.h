@@ -48,13 +48,14 @@ struct AttentionVariant {
     return v;
   }
   bool isPlain() const { return scale == 0.0 && softcap == 0.0 && window == 0; }
-  /// Keys a query sees on average over a context of `time` tokens (time + 1) / 2 without a
-  /// window): what the attention's FLOPs grow with.
-  double keysPerQuery(int64_t time) const {
+  /// The fraction of the causal scores (time (time + 1) / 2) the window keeps over a context of
+  /// `time` tokens: what the attention's FLOPs shrink by (the kernels skip the rest).
+  double keptFraction(int64_t time) const {
     if (window <= 0 || window >= time)
-      return (time + 1) / 2.0;
+      return 1.0;
     // The first `window` queries see 1..window keys, the rest `window` each.
-    return (window * (window + 1) / 2.0 + static_cast<double>(time - window) * window) / time;
+    const double w = static_cast<double>(window), t = static_cast<double>(time);
+    return (w * (w + 1) / 2 + (t - w) * w) / (t * (t + 1) / 2);
   }
 };
 } // namespace mlir::zc

@@ -34,8 +34,9 @@ struct AttentionScores {
     return scale * (1.0f - u * u);
   }
   /// The first key query t sees (it sees firstKey(t) .. t).
-  __host__ __device__ int64_t firstKey(int64_t t) const { return window > 0 && t >= window ? t - window + 1 : 0; }
-  /// The last query that sees key s (queries s .. lastQuery(s), below T).
+  __host__ __device__ int64_t firstKey(int64_t t) const { return windowFirstKey(t, window); }
+  /// The last query that sees key s (queries s .. lastQuery(s), below T; T - 1 for a key at or
+  /// past the end).
   __host__ __device__ int64_t lastQuery(int64_t s, int64_t T) const {
     return window > 0 && s + window - 1 < T - 1 ? s + window - 1 : T - 1;
   }

@@ -272,7 +272,7 @@ __global__ void __launch_bounds__(kBlock) flashBackwardKeys(const bf16 *dout, co
   const int64_t b = blockIdx.z, s0 = int64_t(tile) * kTile, kvBase = L.keyValue(b, g);
   const int group = L.H / L.G;
   // The query tiles that see a key of this tile: from the diagonal to the window's end of its last key.
-  const int lastTile = static_cast<int>(score.lastQuery(s0 + kTile - 1 < L.T ? s0 + kTile - 1 : L.T - 1, L.T) / kTile);
+  const int lastTile = static_cast<int>(score.lastQuery(s0 + kTile - 1, L.T) / kTile);
   loadTile<D>(Ks, k, kvBase, L.Ckv, s0, L.T);
   loadTile<D>(Vs, v, kvBase, L.Ckv, s0, L.T);
   FragC accK[D / 16], accV[D / 16]; // the warp's 16 keys' dK and dV, in registers

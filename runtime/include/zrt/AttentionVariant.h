@@ -12,13 +12,17 @@
 
 namespace zrt {
 
+/// The first key position query position t sees under a window of `window` keys (0: every
+/// earlier position); it sees keys windowFirstKey(t, window) .. t.
+ZRT_HD int64_t windowFirstKey(int64_t t, int64_t window) { return window > 0 && t >= window ? t - window + 1 : 0; }
+
 struct AttentionVariant {
   double scale = 0.0;   // 0: 1 / sqrt(head size)
   double softcap = 0.0; // 0: no cap
   int64_t window = 0;   // 0: every earlier position
 
   /// The first key position query position t sees (it sees keys firstKey(t) .. t).
-  ZRT_HD int64_t firstKey(int64_t t) const { return window > 0 && t >= window ? t - window + 1 : 0; }
+  int64_t firstKey(int64_t t) const { return windowFirstKey(t, window); }
   bool capped() const { return softcap > 0.0; }
 };
 

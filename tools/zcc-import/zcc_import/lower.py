@@ -414,12 +414,11 @@ def binary(zc_op):
             if zc_op == "div" and isinstance(a, torch.fx.Node):
                 return scale(self, node, self.tensor(a), 1.0 / b)
             self.fail(node, f"{zc_op} of a tensor and the scalar {scalar}: zc has no such op")
-        constant = one_value(self.value(a)) if zc_op == "mul" else None
-        other = b
-        if constant is None:
-            constant, other = (one_value(self.value(b)), a) if zc_op in ("mul", "div") else (None, b)
-        if constant is not None:  # a folded scalar tensor (Gemma's embedding scale sqrt(d))
-            return scale(self, node, self.tensor(other), constant if zc_op == "mul" else 1.0 / constant)
+        # A folded one-element tensor is a scalar too (Gemma's embedding scale sqrt(d)).
+        for c, x in {"mul": [(a, b), (b, a)], "div": [(b, a)]}.get(zc_op, []):
+            value = one_value(self.value(c))
+            if value is not None:
+                return scale(self, node, self.tensor(x), value if zc_op == "mul" else 1.0 / value)
         if zc_op == "div":
             self.fail(node, "division of two tensors: zc has no such op")
         av, bv = self.tensor(a), self.tensor(b)

@@ -60,7 +60,7 @@ def is_number(x):
 
 
 def is_scalar(x, value, rel=1e-6):
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and abs(x - value) <= rel * abs(value)
+    return is_number(x) and abs(x - value) <= rel * abs(value)
 
 
 def last_dim(node, dim):

@@ -65,8 +65,8 @@ class HuggingFaceSource:
         # scaled_dot_product_attention: one op the importer maps onto zc.causal_attention. A family
         # whose attention sdpa cannot express (Gemma 2's logit soft-capping) runs its eager path,
         # written out in ATen ops, which the importer recognizes too (patterns.py).
-        self.config._attn_implementation = "sdpa" if self.model_class()._supports_sdpa else "eager"
         self.label = f"{config_path} ({values['model_type']})"
+        self.config._attn_implementation = "sdpa" if self.model_class()._supports_sdpa else "eager"
         self.init_std = getattr(self.config, "initializer_range", 0.02)
 
     def model_class(self):
