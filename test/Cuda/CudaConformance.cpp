@@ -25,7 +25,6 @@
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
 #if !defined(ZRT_CUDA_ON_CPU)
-#include <mpi.h>
 
 #include "cuda/Device.h"
 #include "cuda/NcclCommunicator.h"
@@ -449,15 +448,14 @@ void fusedMatmuls(std::mt19937 &rng) {
 
 #if !defined(ZRT_CUDA_ON_CPU)
 int collectives() {
-  MPI_Init(nullptr, nullptr);
-  int rank, ranks;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  // The control communicator is the runtime's MPI one, which initializes MPI itself (a second
+  // MPI_Init here aborted the first run on a GPU, 2026-11-26).
+  auto control = zrt::createMpiCommunicator(nullptr, nullptr);
+  const int rank = control->rank(), ranks = control->size();
   zrt::cuda::selectDevice();
   cudaStream_t stream;
   cudaStreamCreate(&stream);
-  // The control communicator is the runtime's MPI one; MPI is already initialized.
-  auto comm = zrt::cuda::createNcclCommunicator(zrt::createMpiCommunicator(nullptr, nullptr), stream);
+  auto comm = zrt::cuda::createNcclCommunicator(std::move(control), stream);
   const int64_t count = 1000;
   std::vector<float> mine(count * ranks);
   for (int64_t i = 0; i < count * ranks; ++i)
