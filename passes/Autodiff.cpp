@@ -171,7 +171,7 @@ public:
         .Case([&](CrossEntropyOp o) {
           give(o.getLogits(), [&] {
             return Value(CrossEntropyGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(),
-                                                    o.getLabels(), o.getVocabShardsAttr()));
+                                                    o.getLabels(), o.getVocabShardsAttr(), o.getSoftcapAttr()));
           });
           return success();
         })

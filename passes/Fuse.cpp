@@ -356,7 +356,7 @@ struct Fuser {
           return;
         ce = c;
       }
-    if (!ce)
+    if (!ce || logitSoftcap(ce) != logitSoftcap(ceGrad))
       return;
     auto mm = ce.getLogits().getDefiningOp<MatmulOp>();
     if (!mm || mm.getTransposeLhs() || tensorOf(mm.getRhs()).getRank() != 2)
@@ -409,7 +409,7 @@ struct Fuser {
     OpBuilder b(ceGrad);
     Location loc = b.getFusedLoc({mm.getLoc(), ce.getLoc(), ceGrad.getLoc(), dxMatmul.getLoc(), dwMatmul.getLoc()});
     auto fused = MatmulCrossEntropyOp::create(b, loc, x, w, ceGrad.getLabels(), ceGrad.getGrad(), transposeW,
-                                              chunkRows);
+                                              chunkRows, logitSoftcap(ce));
     ce.getResult().replaceAllUsesWith(fused.getLoss());
     dxMatmul.getResult().replaceAllUsesWith(fused.getInputGrad());
     dwMatmul.getResult().replaceAllUsesWith(fused.getWeightGrad());
@@ -460,7 +460,7 @@ struct Fuser {
     OpBuilder b(ce);
     auto fused = MatmulCrossEntropyLossOp::create(b, b.getFusedLoc({mm.getLoc(), ce.getLoc()}), mm.getLhs(),
                                                   mm.getRhs(), ce.getLabels(), mm.getTransposeRhs(),
-                                                  headChunkRows(mm.getLhs(), mm.getRhs()));
+                                                  headChunkRows(mm.getLhs(), mm.getRhs()), logitSoftcap(ce));
     ce.getResult().replaceAllUsesWith(fused.getLoss());
     ce->erase();
     mm->erase();

@@ -271,13 +271,13 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       .Case([&](CrossEntropyOp o) {
         auto [rows, classes] = rowsCols(o.getLogits());
         call(b, o.getVocabShards() ? "zrt_cross_entropy_vocab_shard" : "zrt_cross_entropy",
-             {dt, p[0], p[1], p[2], I64(rows), I64(classes)});
+             {dt, p[0], p[1], p[2], I64(rows), I64(classes), constF64(b, logitSoftcap(o))});
         return success();
       })
       .Case([&](CrossEntropyGradOp o) {
         auto [rows, classes] = rowsCols(o.getLogits());
         call(b, o.getVocabShards() ? "zrt_cross_entropy_grad_vocab_shard" : "zrt_cross_entropy_grad",
-             {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(rows), I64(classes)});
+             {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(rows), I64(classes), constF64(b, logitSoftcap(o))});
         return success();
       })
       .Case([&](MatmulCrossEntropyOp o) {
@@ -286,7 +286,7 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         call(b, "zrt_matmul_cross_entropy",
              {dt, p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], I64(x.getNumElements() / channels),
               I64(w.getNumElements() / channels), I64(channels), I32(o.getTransposeWeight()),
-              I64(o.getChunkRows())});
+              I64(o.getChunkRows()), constF64(b, logitSoftcap(o))});
         matmuls.insert({"matmul_cross_entropy",
                         {dtypeCode(x.getElementType()), x.getNumElements() / channels,
                          w.getNumElements() / channels, channels, o.getTransposeWeight(), static_cast<int64_t>(o.getChunkRows())}});
@@ -298,7 +298,7 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                       classes = w.getNumElements() / channels, chunkRows = o.getChunkRows();
         call(b, "zrt_matmul_cross_entropy_loss",
              {dt, p[0], p[1], p[2], p[3], p[4], I64(rows), I64(classes), I64(channels),
-              I32(o.getTransposeWeight()), I64(chunkRows)});
+              I32(o.getTransposeWeight()), I64(chunkRows), constF64(b, logitSoftcap(o))});
         // Its products are zrt_matmul's of a chunk's rows (and of the last, shorter chunk).
         for (int64_t n : {chunkRows, rows % chunkRows})
           if (n > 0)

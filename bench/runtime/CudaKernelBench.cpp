@@ -127,13 +127,13 @@ int main(int argc, char **argv) {
       const std::string shape = " " + std::to_string(r) + "x" + std::to_string(vocab) + " " + type;
       line("cross_entropy" + shape,
            timeIt([&] {
-             zrt::cuda::crossEntropy(dt, x.ptr, labels.as<int32_t>(), loss.as<float>(), r, vocab, bad.as<int>(),
-                                     nullptr);
+             zrt::cuda::crossEntropy(dt, x.ptr, labels.as<int32_t>(), loss.as<float>(), r, vocab, 0.0,
+                                     bad.as<int>(), nullptr);
            }, iters),
            m);
       line("cross_entropy_grad" + shape,
            timeIt([&] {
-             zrt::cuda::crossEntropyGrad(dt, one.as<float>(), x.ptr, labels.as<int32_t>(), y.ptr, r, vocab,
+             zrt::cuda::crossEntropyGrad(dt, one.as<float>(), x.ptr, labels.as<int32_t>(), y.ptr, r, vocab, 0.0,
                                          bad.as<int>(), nullptr);
            }, iters),
            2 * m);

@@ -99,14 +99,17 @@ RankedTensorType MatmulCrossEntropyOp::workspaceType(RankedTensorType input, Ran
 }
 
 void MatmulCrossEntropyOp::build(OpBuilder &b, OperationState &state, Value input, Value weight, Value labels,
-                                 Value grad, bool transposeWeight, int64_t chunkRows) {
+                                 Value grad, bool transposeWeight, int64_t chunkRows, double softcap) {
   RankedTensorType inputType = tensorOf(input), weightType = tensorOf(weight);
   build(b, state, RankedTensorType::get({}, b.getF32Type()), inputType, weightType,
-        workspaceType(inputType, weightType, chunkRows), input, weight, labels, grad, transposeWeight, chunkRows);
+        workspaceType(inputType, weightType, chunkRows), input, weight, labels, grad, transposeWeight, chunkRows,
+        softcap > 0.0 ? b.getF64FloatAttr(softcap) : FloatAttr());
 }
 
 /// The fused heads' shared checks: shapes, labels, chunk and the workspace's type.
 template <class HeadOp> LogicalResult verifyHead(HeadOp op) {
+  if (failed(verifyLogitSoftcap(op)))
+    return failure();
   RankedTensorType input = tensorOf(op.getInput()), weight = tensorOf(op.getWeight()),
                    labels = tensorOf(op.getLabels());
   if (failed(verifySameElementType(op, {input, weight})))
@@ -142,10 +145,10 @@ RankedTensorType MatmulCrossEntropyLossOp::workspaceType(RankedTensorType input,
 }
 
 void MatmulCrossEntropyLossOp::build(OpBuilder &b, OperationState &state, Value input, Value weight, Value labels,
-                                     bool transposeWeight, int64_t chunkRows) {
+                                     bool transposeWeight, int64_t chunkRows, double softcap) {
   RankedTensorType inputType = tensorOf(input), weightType = tensorOf(weight);
   build(b, state, RankedTensorType::get({}, b.getF32Type()), workspaceType(inputType, weightType, chunkRows), input,
-        weight, labels, transposeWeight, chunkRows);
+        weight, labels, transposeWeight, chunkRows, softcap > 0.0 ? b.getF64FloatAttr(softcap) : FloatAttr());
 }
 
 LogicalResult MatmulCrossEntropyLossOp::verify() { return verifyHead(*this); }
@@ -275,5 +278,7 @@ LogicalResult ConcatOp::verify() {
 }
 
 LogicalResult CrossEntropyOp::verify() {
+  if (failed(verifyLogitSoftcap(*this)))
+    return failure();
   return verifyLabelsMatchLogits(*this, tensorOf(getLogits()), tensorOf(getLabels()));
 }

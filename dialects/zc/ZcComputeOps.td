@@ -447,11 +447,18 @@ def ZC_CrossEntropyOp : ZC_ComputeOp<"cross_entropy"> {
     `r`: the row maxima, the sums of exponentials and the labels' logits are
     combined over the tensor-parallel group, so no rank holds whole rows and
     every rank gets the same loss.
+
+    With `softcap C` (Gemma 2's `final_logit_softcapping`) the loss reads
+    `C tanh(logits / C)` in place of every logit, computed as the rows are
+    read: no capped copy of the logits exists.
   }];
   let arguments = (ins ZC_FloatTensor:$logits, ZC_IndexTensor:$labels,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$vocab_shards);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$vocab_shards,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs ZC_LossTensor:$result);
-  let assemblyFormat = "$logits `,` $labels attr-dict `:` type($logits) `,` type($labels) `->` type($result)";
+  let assemblyFormat = [{
+    $logits `,` $labels (`softcap` $softcap^)? attr-dict `:` type($logits) `,` type($labels) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 
@@ -640,7 +647,7 @@ def ZC_MatmulCrossEntropyOp : ZC_ComputeOp<"matmul_cross_entropy",
 
     With one chunk the results are bitwise those of the ops it replaces;
     over several, `weight_grad` sums the chunks' products in chunk order (in
-    f32 for bf16, rounded once).
+    f32 for bf16, rounded once). `softcap` as `zc.cross_entropy`'s.
 
     Example:
     ```mlir
@@ -648,16 +655,18 @@ def ZC_MatmulCrossEntropyOp : ZC_ComputeOp<"matmul_cross_entropy",
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$weight, ZC_IndexTensor:$labels,
-                       ZC_LossTensor:$grad, UnitAttr:$transpose_weight, I64Attr:$chunk_rows);
+                       ZC_LossTensor:$grad, UnitAttr:$transpose_weight, I64Attr:$chunk_rows,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs ZC_LossTensor:$loss, ZC_FloatTensor:$input_grad, ZC_FloatTensor:$weight_grad,
                       StaticShapeTensorOf<[I8]>:$workspace);
   let assemblyFormat = [{
     $input `,` $weight `,` $labels `,` $grad (`transpose_weight` $transpose_weight^)? `chunk_rows` $chunk_rows
-    attr-dict `:` type($input) `,` type($weight) `,` type($labels) `->` type($workspace)
+    (`softcap` $softcap^)? attr-dict `:` type($input) `,` type($weight) `,` type($labels) `->` type($workspace)
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight, "::mlir::Value":$labels,
-                   "::mlir::Value":$grad, "bool":$transposeWeight, "int64_t":$chunkRows)>
+                   "::mlir::Value":$grad, "bool":$transposeWeight, "int64_t":$chunkRows,
+                   CArg<"double", "0.0">:$softcap)>
   ];
   let extraClassDeclaration = [{
     /// The workspace's type for these operands and chunk (zrt::MatmulCrossEntropyLayout).
@@ -682,7 +691,8 @@ def ZC_MatmulCrossEntropyLossOp : ZC_ComputeOp<"matmul_cross_entropy_loss"> {
     without the `[S..., classes]` logits: `chunk_rows` rows at a time, the
     chunk's logits are computed in `workspace` and each row's loss taken from
     them; the mean runs over rows in order, as `cross_entropy`'s. With one
-    chunk the result is bitwise that of the ops it replaces. `workspace` (i8,
+    chunk the result is bitwise that of the ops it replaces; `softcap` as
+    `zc.cross_entropy`'s. `workspace` (i8,
     a result so that the memory plan places it) holds the per-row losses and
     one chunk: `zrt::MatmulCrossEntropyLayout::forLoss` of the shapes.
 
@@ -692,15 +702,15 @@ def ZC_MatmulCrossEntropyLossOp : ZC_ComputeOp<"matmul_cross_entropy_loss"> {
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$weight, ZC_IndexTensor:$labels,
-                       UnitAttr:$transpose_weight, I64Attr:$chunk_rows);
+                       UnitAttr:$transpose_weight, I64Attr:$chunk_rows, OptionalAttr<F64Attr>:$softcap);
   let results = (outs ZC_LossTensor:$loss, StaticShapeTensorOf<[I8]>:$workspace);
   let assemblyFormat = [{
     $input `,` $weight `,` $labels (`transpose_weight` $transpose_weight^)? `chunk_rows` $chunk_rows
-    attr-dict `:` type($input) `,` type($weight) `,` type($labels) `->` type($workspace)
+    (`softcap` $softcap^)? attr-dict `:` type($input) `,` type($weight) `,` type($labels) `->` type($workspace)
   }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$weight, "::mlir::Value":$labels,
-                   "bool":$transposeWeight, "int64_t":$chunkRows)>
+                   "bool":$transposeWeight, "int64_t":$chunkRows, CArg<"double", "0.0">:$softcap)>
   ];
   let extraClassDeclaration = [{
     /// The workspace's type for these operands and chunk (zrt::MatmulCrossEntropyLayout::forLoss).

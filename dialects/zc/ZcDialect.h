@@ -28,6 +28,13 @@ namespace mlir::zc {
 FailureOr<llvm::APFloat> parseF64Param(AsmParser &parser);
 void printF64Param(AsmPrinter &printer, const llvm::APFloat &value);
 
+/// The final-logit soft-cap of a cross-entropy (zc.cross_entropy, its gradient, the fused
+/// heads): the `softcap` attribute, 0 when absent (the runtime's ABI takes it so).
+inline double logitSoftcap(Operation *op) {
+  auto a = op->getAttrOfType<FloatAttr>("softcap");
+  return a ? a.getValueAsDouble() : 0.0;
+}
+
 /// What zc.causal_attention and its gradient compute beyond causal softmax(q k^T / sqrt(D)) v:
 /// the attributes `scale`, `softcap` and `window`, read by name so every pass and the lowering
 /// see one description. 0 stands for an absent one (the default scale 1/sqrt(D), no cap, the

@@ -38,6 +38,8 @@ LogicalResult EmbeddingGradOp::verify() {
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
+  if (failed(verifyLogitSoftcap(*this)))
+    return failure();
   return verifyLabelsMatchLogits(*this, tensorOf(getLogits()), tensorOf(getLabels()));
 }
 

@@ -202,12 +202,17 @@ def ZC_CrossEntropyGradOp : ZC_ComputeOp<"cross_entropy_grad",
     ```
 
     `vocab_shards` as in `zc.cross_entropy`: this rank's classes of the
-    softmax over the whole vocabulary.
+    softmax over the whole vocabulary. With `softcap C` the softmax is of
+    `C tanh(logits / C)` and each class' gradient is multiplied by the cap's
+    slope `1 - tanh^2(logits / C)`.
   }];
   let arguments = (ins ZC_LossTensor:$grad, ZC_FloatTensor:$logits, ZC_IndexTensor:$labels,
-                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$vocab_shards);
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$vocab_shards,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs ZC_FloatTensor:$result);
-  let assemblyFormat = "$grad `,` $logits `,` $labels attr-dict `:` type($logits) `,` type($labels)";
+  let assemblyFormat = [{
+    $grad `,` $logits `,` $labels (`softcap` $softcap^)? attr-dict `:` type($logits) `,` type($labels)
+  }];
   let hasVerifier = 1;
 }
 

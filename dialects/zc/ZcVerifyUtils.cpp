@@ -70,6 +70,13 @@ LogicalResult verifyAttentionShape(Operation *op, RankedTensorType query, Ranked
   return success();
 }
 
+LogicalResult verifyLogitSoftcap(Operation *op) {
+  const double cap = logitSoftcap(op);
+  if (op->hasAttr("softcap") && !(cap > 0.0 && std::isfinite(cap)))
+    return op->emitOpError() << "softcap must be positive and finite, got " << cap;
+  return success();
+}
+
 LogicalResult verifyBoxInside(Operation *op, ArrayRef<int64_t> offsets, RankedTensorType box,
                               RankedTensorType whole) {
   if (box.getRank() != whole.getRank())

@@ -316,33 +316,34 @@ void zrt_embedding_grad(int32_t dtype, const void *dy, const void *ids, void *dt
             embeddingGrad(in<T>(dy), in<int32_t>(ids), out<T>(dtable), count, VocabRows{0, vocab, vocab}, channels));
 }
 void zrt_cross_entropy(int32_t dtype, const void *logits, const void *labels, void *loss,
-                       int64_t rows, int64_t classes) {
+                       int64_t rows, int64_t classes, double softcap) {
   TraceScope trace("zrt_cross_entropy", TraceTrack::Compute);
   ZRT_TYPED("zrt_cross_entropy", dtype,
-            crossEntropy(in<T>(logits), in<int32_t>(labels), out<float>(loss), rows, classes));
+            crossEntropy(in<T>(logits), in<int32_t>(labels), out<float>(loss), rows, classes, softcap));
 }
 void zrt_cross_entropy_grad(int32_t dtype, const void *dloss, const void *logits,
-                            const void *labels, void *dlogits, int64_t rows, int64_t classes) {
+                            const void *labels, void *dlogits, int64_t rows, int64_t classes, double softcap) {
   TraceScope trace("zrt_cross_entropy_grad", TraceTrack::Compute);
   ZRT_TYPED("zrt_cross_entropy_grad", dtype,
             crossEntropyGrad(in<float>(dloss), in<T>(logits), in<int32_t>(labels),
-                             out<T>(dlogits), rows, classes));
+                             out<T>(dlogits), rows, classes, softcap));
 }
 void zrt_matmul_cross_entropy(int32_t dtype, const void *x, const void *w, const void *labels, const void *dloss,
                               void *loss, void *dx, void *dw, void *workspace, int64_t rows, int64_t classes,
-                              int64_t channels, int32_t transW, int64_t chunkRows) {
+                              int64_t channels, int32_t transW, int64_t chunkRows, double softcap) {
   TraceScope trace("zrt_matmul_cross_entropy", TraceTrack::Compute);
   ZRT_TYPED("zrt_matmul_cross_entropy", dtype,
             matmulCrossEntropy(in<T>(x), in<T>(w), in<int32_t>(labels), in<float>(dloss), out<float>(loss),
-                               out<T>(dx), out<T>(dw), workspace, rows, classes, channels, transW != 0, chunkRows));
+                               out<T>(dx), out<T>(dw), workspace, rows, classes, channels, transW != 0, chunkRows,
+                               softcap));
 }
 void zrt_matmul_cross_entropy_loss(int32_t dtype, const void *x, const void *w, const void *labels, void *loss,
                                    void *workspace, int64_t rows, int64_t classes, int64_t channels, int32_t transW,
-                                   int64_t chunkRows) {
+                                   int64_t chunkRows, double softcap) {
   TraceScope trace("zrt_matmul_cross_entropy_loss", TraceTrack::Compute);
   ZRT_TYPED("zrt_matmul_cross_entropy_loss", dtype,
             matmulCrossEntropyLoss(in<T>(x), in<T>(w), in<int32_t>(labels), out<float>(loss), workspace, rows,
-                                   classes, channels, transW != 0, chunkRows));
+                                   classes, channels, transW != 0, chunkRows, softcap));
 }
 void zrt_mse(int32_t dtype, const void *pred, const void *target, void *loss, int64_t n) {
   TraceScope trace("zrt_mse", TraceTrack::Compute);

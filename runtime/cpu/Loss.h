@@ -27,27 +27,31 @@ inline void checkLabels(const char *call, const int32_t *labels, int64_t rows, i
 
 template <class T>
 void crossEntropy(const T *logits, const int32_t *labels, LossOf<T> *loss, int64_t rows,
-                  int64_t classes) {
+                  int64_t classes, double softcap = 0) {
   using A = Acc<T>;
   checkLabels("zrt_cross_entropy", labels, rows, classes);
+  const math::LogitCap<A> cap{A(softcap)};
   std::vector<A> perRow(rows);
-  parallelFor(rows, 16,
-              [&](int64_t r) { perRow[r] = math::crossEntropyRow<A>(logits + r * classes, labels[r], classes); });
+  parallelFor(rows, 16, [&](int64_t r) {
+    perRow[r] = math::crossEntropyRow<A>(logits + r * classes, labels[r], classes, cap);
+  });
   double sum = 0;
   for (A v : perRow)
     sum += v;
   *loss = static_cast<LossOf<T>>(sum / static_cast<double>(rows));
 }
 
-/// dlogits = dloss / rows * (softmax(logits) - onehot(label)).
+/// dlogits = dloss / rows * (softmax(logits) - onehot(label)), of the capped logits times the
+/// cap's slope when `softcap` > 0.
 template <class T>
 void crossEntropyGrad(const LossOf<T> *dloss, const T *logits, const int32_t *labels, T *dlogits,
-                      int64_t rows, int64_t classes) {
+                      int64_t rows, int64_t classes, double softcap = 0) {
   using A = Acc<T>;
   checkLabels("zrt_cross_entropy_grad", labels, rows, classes);
   const A g = static_cast<A>(*dloss) / A(rows);
+  const math::LogitCap<A> cap{A(softcap)};
   parallelFor(rows, 16, [&](int64_t r) {
-    math::crossEntropyGradRow<A>(logits + r * classes, labels[r], dlogits + r * classes, classes, g);
+    math::crossEntropyGradRow<A>(logits + r * classes, labels[r], dlogits + r * classes, classes, g, cap);
   });
 }
 
@@ -55,14 +59,16 @@ void crossEntropyGrad(const LossOf<T> *dloss, const T *logits, const int32_t *la
 /// over the tensor axis: each row's maximum over this rank's classes; then, given the
 /// maximum over all classes, this rank's sum of exp(logit - max) and the label's logit where
 /// this rank holds the label (0 elsewhere), both summed over the ranks; then each row's
-/// loss or gradient from the sums, with crossEntropyRow's arithmetic.
-template <class T> void rowMaxima(const T *logits, float *maxima, int64_t rows, int64_t classes) {
+/// loss or gradient from the sums, with crossEntropyRow's arithmetic. `cap` (the soft-cap)
+/// applies to every logit read, as in crossEntropyRow.
+template <class T>
+void rowMaxima(const T *logits, float *maxima, int64_t rows, int64_t classes, math::LogitCap<float> cap = {}) {
   parallelFor(rows, 16, [&](int64_t r) {
     const T *row = logits + r * classes;
     float m = static_cast<float>(row[0]);
     for (int64_t c = 1; c < classes; ++c)
       m = static_cast<float>(row[c]) > m ? static_cast<float>(row[c]) : m;
-    maxima[r] = m;
+    maxima[r] = cap.value(m);
   });
 }
 
@@ -70,15 +76,16 @@ template <class T> void rowMaxima(const T *logits, float *maxima, int64_t rows, 
 /// when this rank holds that class, else 0.
 template <class T>
 void sumExpAndLabelLogit(const T *logits, const int32_t *labels, const float *maxima, float *sums,
-                         float *labelLogits, int64_t rows, int64_t classes, int64_t first) {
+                         float *labelLogits, int64_t rows, int64_t classes, int64_t first,
+                         math::LogitCap<float> cap = {}) {
   parallelFor(rows, 16, [&](int64_t r) {
     const T *row = logits + r * classes;
     float sum = 0;
     for (int64_t c = 0; c < classes; ++c)
-      sum += math::mexp(static_cast<float>(row[c]) - maxima[r]);
+      sum += math::mexp(cap.value(static_cast<float>(row[c])) - maxima[r]);
     sums[r] = sum;
     const int64_t label = static_cast<int64_t>(labels[r]) - first;
-    labelLogits[r] = label >= 0 && label < classes ? static_cast<float>(row[label]) : 0.0f;
+    labelLogits[r] = label >= 0 && label < classes ? cap.value(static_cast<float>(row[label])) : 0.0f;
   });
 }
 
@@ -92,14 +99,15 @@ inline float vocabParallelLoss(const float *maxima, const float *sums, const flo
 /// dlogits = dloss / rows * (softmax over all classes - onehot), for this rank's classes.
 template <class T>
 void vocabParallelGrad(float dloss, const T *logits, const int32_t *labels, const float *maxima, const float *sums,
-                       T *dlogits, int64_t rows, int64_t classes, int64_t first) {
+                       T *dlogits, int64_t rows, int64_t classes, int64_t first, math::LogitCap<float> cap = {}) {
   const float g = dloss / static_cast<float>(rows);
   parallelFor(rows, 16, [&](int64_t r) {
     const float logSum = math::mlog(sums[r]);
     const int64_t label = static_cast<int64_t>(labels[r]) - first;
     for (int64_t c = 0; c < classes; ++c) {
-      float p = math::mexp((static_cast<float>(logits[r * classes + c]) - maxima[r]) - logSum);
-      dlogits[r * classes + c] = T(g * (p - (c == label ? 1.0f : 0.0f)));
+      float slope;
+      float p = math::mexp((cap.value(static_cast<float>(logits[r * classes + c]), slope) - maxima[r]) - logSum);
+      dlogits[r * classes + c] = T(g * (p - (c == label ? 1.0f : 0.0f)) * slope);
     }
   });
 }

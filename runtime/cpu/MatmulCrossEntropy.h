@@ -94,7 +94,7 @@ inline std::vector<MatmulShape> matmulCrossEntropyProducts(int64_t rows, int64_t
 template <class T>
 void matmulCrossEntropy(const T *x, const T *w, const int32_t *labels, const LossOf<T> *dloss, LossOf<T> *loss,
                         T *dx, T *dw, void *workspace, int64_t rows, int64_t classes, int64_t channels, bool transW,
-                        int64_t chunkRows) {
+                        int64_t chunkRows, double softcap = 0) {
   using A = Acc<T>;
   constexpr const char *kCall = "zrt_matmul_cross_entropy";
   detail::checkHead(kCall, labels, rows, classes, channels, chunkRows);
@@ -103,6 +103,7 @@ void matmulCrossEntropy(const T *x, const T *w, const int32_t *labels, const Los
   A *rowLoss = reinterpret_cast<A *>(ws + layout.rowLossOffset);
   T *chunk = reinterpret_cast<T *>(ws + layout.chunkOffset);
   const A g = static_cast<A>(*dloss) / A(rows);
+  const math::LogitCap<A> cap{A(softcap)};
 
   for (int64_t r0 = 0; r0 < rows; r0 += chunkRows) {
     const int64_t n = std::min(chunkRows, rows - r0);
@@ -110,7 +111,7 @@ void matmulCrossEntropy(const T *x, const T *w, const int32_t *labels, const Los
     const ChunkProducts products = ChunkProducts::of(n, classes, channels, transW);
     matmul(xRows, w, chunk, products.logits);
     parallelFor(n, 16, [&](int64_t r) {
-      rowLoss[r0 + r] = math::crossEntropyRowAndGrad<A>(chunk + r * classes, labels[r0 + r], classes, g);
+      rowLoss[r0 + r] = math::crossEntropyRowAndGrad<A>(chunk + r * classes, labels[r0 + r], classes, g, cap);
     });
     matmul(chunk, w, dx + r0 * channels, products.dx);
     const MatmulShape &dwShape = products.dw;
@@ -134,7 +135,8 @@ void matmulCrossEntropy(const T *x, const T *w, const int32_t *labels, const Los
 /// bitwise the unfused matmul and cross_entropy.
 template <class T>
 void matmulCrossEntropyLoss(const T *x, const T *w, const int32_t *labels, LossOf<T> *loss, void *workspace,
-                            int64_t rows, int64_t classes, int64_t channels, bool transW, int64_t chunkRows) {
+                            int64_t rows, int64_t classes, int64_t channels, bool transW, int64_t chunkRows,
+                            double softcap = 0) {
   using A = Acc<T>;
   constexpr const char *kCall = "zrt_matmul_cross_entropy_loss";
   detail::checkHead(kCall, labels, rows, classes, channels, chunkRows);
@@ -142,11 +144,12 @@ void matmulCrossEntropyLoss(const T *x, const T *w, const int32_t *labels, LossO
   char *ws = static_cast<char *>(workspace);
   A *rowLoss = reinterpret_cast<A *>(ws + layout.rowLossOffset);
   T *chunk = reinterpret_cast<T *>(ws + layout.chunkOffset);
+  const math::LogitCap<A> cap{A(softcap)};
   for (int64_t r0 = 0; r0 < rows; r0 += chunkRows) {
     const int64_t n = std::min(chunkRows, rows - r0);
     matmul(x + r0 * channels, w, chunk, ChunkProducts::of(n, classes, channels, transW).logits);
     parallelFor(n, 16, [&](int64_t r) {
-      rowLoss[r0 + r] = math::crossEntropyRow<A>(chunk + r * classes, labels[r0 + r], classes);
+      rowLoss[r0 + r] = math::crossEntropyRow<A>(chunk + r * classes, labels[r0 + r], classes, cap);
     });
   }
   double sum = 0;

@@ -40,12 +40,12 @@ struct RowStatistics {
 
 template <class T>
 RowStatistics rowStatistics(const char *call, const T *logits, const int32_t *labels, int64_t rows,
-                            VocabRows vocab) {
+                            VocabRows vocab, math::LogitCap<float> cap) {
   checkLabels(call, labels, rows, vocab.total);
   const int64_t ranks = vocab.total / vocab.rows;
   RowStatistics s;
   std::vector<float> mine(rows), all(rows * ranks);
-  rowMaxima(logits, mine.data(), rows, vocab.rows);
+  rowMaxima(logits, mine.data(), rows, vocab.rows, cap);
   meshAllGather(ZRT_AXIS_TENSOR, mine.data(), all.data(), rows);
   s.maxima.assign(rows, 0.0f);
   for (int64_t r = 0; r < rows; ++r) {
@@ -56,7 +56,7 @@ RowStatistics rowStatistics(const char *call, const T *logits, const int32_t *la
   }
   std::vector<float> both(2 * rows); // sums, then the labels' logits: one collective
   sumExpAndLabelLogit(logits, labels, s.maxima.data(), both.data(), both.data() + rows, rows, vocab.rows,
-                      vocab.first);
+                      vocab.first, cap);
   meshAllReduce(ZRT_AXIS_TENSOR, both.data(), 2 * rows);
   s.sums.assign(both.begin(), both.begin() + rows);
   s.labelLogits.assign(both.begin() + rows, both.end());
@@ -84,25 +84,26 @@ void zrt_embedding_grad_vocab_shard(int32_t dtype, const void *dy, const void *i
 }
 
 void zrt_cross_entropy_vocab_shard(int32_t dtype, const void *logits, const void *labels, void *loss, int64_t rows,
-                                   int64_t classesLocal) {
+                                   int64_t classesLocal, double softcap) {
   const char *call = "zrt_cross_entropy_vocab_shard";
   TraceScope trace(call, TraceTrack::Compute);
   VocabRows vocab = vocabShard(call, classesLocal);
   ZRT_TYPED(call, dtype, {
-    RowStatistics s = rowStatistics(call, in<T>(logits), in<int32_t>(labels), rows, vocab);
+    RowStatistics s = rowStatistics(call, in<T>(logits), in<int32_t>(labels), rows, vocab, {float(softcap)});
     *out<float>(loss) = vocabParallelLoss(s.maxima.data(), s.sums.data(), s.labelLogits.data(), rows);
   });
 }
 
 void zrt_cross_entropy_grad_vocab_shard(int32_t dtype, const void *dloss, const void *logits, const void *labels,
-                                        void *dlogits, int64_t rows, int64_t classesLocal) {
+                                        void *dlogits, int64_t rows, int64_t classesLocal, double softcap) {
   const char *call = "zrt_cross_entropy_grad_vocab_shard";
   TraceScope trace(call, TraceTrack::Compute);
   VocabRows vocab = vocabShard(call, classesLocal);
   ZRT_TYPED(call, dtype, {
-    RowStatistics s = rowStatistics(call, in<T>(logits), in<int32_t>(labels), rows, vocab);
+    const math::LogitCap<float> cap{float(softcap)};
+    RowStatistics s = rowStatistics(call, in<T>(logits), in<int32_t>(labels), rows, vocab, cap);
     vocabParallelGrad(*in<float>(dloss), in<T>(logits), in<int32_t>(labels), s.maxima.data(), s.sums.data(),
-                      out<T>(dlogits), rows, vocab.rows, vocab.first);
+                      out<T>(dlogits), rows, vocab.rows, vocab.first, cap);
   });
 }
 

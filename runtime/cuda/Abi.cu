@@ -509,31 +509,33 @@ void zrt_embedding_grad(int32_t dt, const void *dy, const void *ids, void *dtabl
   embeddingGrad(dt, dy, static_cast<const int32_t *>(ids), dtable, count, VocabSlice{0, vocab, vocab}, channels,
                 compute());
 }
-void zrt_cross_entropy(int32_t dt, const void *logits, const void *labels, void *loss, int64_t rows, int64_t classes) {
+void zrt_cross_entropy(int32_t dt, const void *logits, const void *labels, void *loss, int64_t rows, int64_t classes,
+                       double softcap) {
   GpuScope trace("zrt_cross_entropy", compute());
-  crossEntropy(dt, logits, static_cast<const int32_t *>(labels), static_cast<float *>(loss), rows, classes,
+  crossEntropy(dt, logits, static_cast<const int32_t *>(labels), static_cast<float *>(loss), rows, classes, softcap,
                current("zrt_cross_entropy").errors, compute());
 }
 void zrt_cross_entropy_grad(int32_t dt, const void *dloss, const void *logits, const void *labels, void *dlogits,
-                            int64_t rows, int64_t classes) {
+                            int64_t rows, int64_t classes, double softcap) {
   GpuScope trace("zrt_cross_entropy_grad", compute());
   crossEntropyGrad(dt, static_cast<const float *>(dloss), logits, static_cast<const int32_t *>(labels), dlogits, rows,
-                   classes, current("zrt_cross_entropy_grad").errors, compute());
+                   classes, softcap, current("zrt_cross_entropy_grad").errors, compute());
 }
 void zrt_matmul_cross_entropy(int32_t dt, const void *x, const void *w, const void *labels, const void *dloss,
                               void *loss, void *dx, void *dw, void *workspace, int64_t rows, int64_t classes,
-                              int64_t channels, int32_t transW, int64_t chunkRows) {
+                              int64_t channels, int32_t transW, int64_t chunkRows, double softcap) {
   GpuScope trace("zrt_matmul_cross_entropy", compute());
   matmulCrossEntropy(dt, x, w, static_cast<const int32_t *>(labels), static_cast<const float *>(dloss),
                      static_cast<float *>(loss), dx, dw, workspace, rows, classes, channels, transW != 0, chunkRows,
-                     current("zrt_matmul_cross_entropy").errors, compute());
+                     softcap, current("zrt_matmul_cross_entropy").errors, compute());
 }
 void zrt_matmul_cross_entropy_loss(int32_t dt, const void *x, const void *w, const void *labels, void *loss,
                                    void *workspace, int64_t rows, int64_t classes, int64_t channels, int32_t transW,
-                                   int64_t chunkRows) {
+                                   int64_t chunkRows, double softcap) {
   GpuScope trace("zrt_matmul_cross_entropy_loss", compute());
   matmulCrossEntropyLoss(dt, x, w, static_cast<const int32_t *>(labels), static_cast<float *>(loss), workspace, rows,
-                         classes, channels, transW != 0, chunkRows, current("zrt_matmul_cross_entropy_loss").errors,
+                         classes, channels, transW != 0, chunkRows, softcap,
+                         current("zrt_matmul_cross_entropy_loss").errors,
                          compute());
 }
 void zrt_mse(int32_t dt, const void *pred, const void *target, void *loss, int64_t n) {

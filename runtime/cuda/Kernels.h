@@ -79,19 +79,21 @@ void rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, 
 void rotaryContext(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
                    double theta, bool inverse, int64_t rank, int64_t ranks, cudaStream_t s);
 /// Losses write a float scalar; out-of-range labels set `*badLabel` (device memory) to 1.
+/// `softcap` > 0: the cross-entropies read softcap tanh(logit / softcap) (zrt_abi.def).
 void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, float *loss, int64_t rows,
-                  int64_t classes, int *badLabel, cudaStream_t s);
+                  int64_t classes, double softcap, int *badLabel, cudaStream_t s);
 void crossEntropyGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *labels, void *dlogits,
-                      int64_t rows, int64_t classes, int *badLabel, cudaStream_t s);
+                      int64_t rows, int64_t classes, double softcap, int *badLabel, cudaStream_t s);
 /// zc.matmul_cross_entropy: the head's logits, loss and both gradients, chunkRows rows at a time
 /// in `workspace` (zrt/MatmulCrossEntropy.h); the CPU backend's calls and row arithmetic.
 void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32_t *labels, const float *dloss,
                         float *loss, void *dx, void *dw, void *workspace, int64_t rows, int64_t classes,
-                        int64_t channels, bool transW, int64_t chunkRows, int *badLabel, cudaStream_t s);
+                        int64_t channels, bool transW, int64_t chunkRows, double softcap, int *badLabel,
+                        cudaStream_t s);
 /// zc.matmul_cross_entropy_loss: the same head's loss alone (a forward-only function's).
 void matmulCrossEntropyLoss(int32_t dtype, const void *x, const void *w, const int32_t *labels, float *loss,
                             void *workspace, int64_t rows, int64_t classes, int64_t channels, bool transW,
-                            int64_t chunkRows, int *badLabel, cudaStream_t s);
+                            int64_t chunkRows, double softcap, int *badLabel, cudaStream_t s);
 void mse(int32_t dtype, const void *pred, const void *target, float *loss, int64_t n, cudaStream_t s);
 void mseGrad(int32_t dtype, const float *dloss, const void *pred, const void *target, void *dpred, int64_t n,
              cudaStream_t s);
@@ -110,15 +112,16 @@ struct VocabRowStats {
   float *maxima, *sums, *labelLogits;
 };
 /// Step 1: each row's maximum over this rank's classes.
-void vocabRowMaxima(int32_t dtype, const void *logits, float *maxima, int64_t rows, int64_t classes, cudaStream_t s);
+void vocabRowMaxima(int32_t dtype, const void *logits, float *maxima, int64_t rows, int64_t classes, double softcap,
+                    cudaStream_t s);
 /// Step 2, from every rank's maxima (`gathered`, ranks x rows): the row's maximum, this rank's
 /// sum of exp(logit - max) and the label's logit where this rank holds it (0 elsewhere).
 void vocabSumExp(int32_t dtype, const void *logits, const int32_t *labels, const float *gathered, int ranks,
-                 VocabRowStats stats, int64_t rows, VocabSlice vocab, int *badLabel, cudaStream_t s);
+                 VocabRowStats stats, int64_t rows, VocabSlice vocab, double softcap, int *badLabel, cudaStream_t s);
 /// Step 3, once the sums and labels' logits are summed over the ranks: the mean loss, or the gradient.
 void vocabLoss(VocabRowStats stats, int64_t rows, float *loss, cudaStream_t s);
 void vocabGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *labels, VocabRowStats stats,
-               void *dlogits, int64_t rows, VocabSlice vocab, cudaStream_t s);
+               void *dlogits, int64_t rows, VocabSlice vocab, double softcap, cudaStream_t s);
 /// q, out: [batch, time, channels = heads x D]; k, v: [batch, time, kvHeads x D].
 /// `variant`: the scale, soft-cap and sliding window (zrt/AttentionVariant.h).
 void causalAttention(int32_t dtype, const void *q, const void *k, const void *v, void *out, int64_t batch,

@@ -176,13 +176,15 @@ __global__ void rotaryKernel(const T *x, T *y, int64_t rows, int64_t time, int64
   }
 }
 
-/// max and log(sum(exp(x - max))) of the block's row.
-template <class T> __device__ void rowLogSumExp(const T *row, int64_t classes, float &max, float &logSum) {
+/// max and log(sum(exp(x - max))) of the block's row, its logits capped by `cap` (the capped
+/// maximum is the cap of the raw one: tanh is increasing).
+template <class T>
+__device__ void rowLogSumExp(const T *row, int64_t classes, float &max, float &logSum, math::LogitCap<float> cap = {}) {
   float m = -INFINITY;
   ZRT_ROW_COLUMNS(c, classes) m = fmaxf(m, float(row[c]));
-  max = blockMax(m);
+  max = cap.value(blockMax(m));
   float sum = 0;
-  ZRT_ROW_COLUMNS(c, classes) sum += math::mexp(float(row[c]) - max);
+  ZRT_ROW_COLUMNS(c, classes) sum += math::mexp(cap.value(float(row[c])) - max);
   logSum = math::mlog(blockSum(sum));
 }
 /// The block's row's label, or -1 (and *bad set) when it is out of range.
@@ -196,7 +198,8 @@ __device__ int32_t rowLabel(const int32_t *labels, int64_t r, int64_t classes, i
   return label;
 }
 template <class T>
-__global__ void crossEntropyRows(const T *logits, const int32_t *labels, float *perRow, int64_t classes, int *bad) {
+__global__ void crossEntropyRows(const T *logits, const int32_t *labels, float *perRow, int64_t classes, int *bad,
+                                 math::LogitCap<float> cap) {
   ZRT_ROW(r);
   const int32_t label = rowLabel(labels, r, classes, bad);
   if (label < 0) { // the whole block takes this branch: no reduction is left half-entered
@@ -206,9 +209,9 @@ __global__ void crossEntropyRows(const T *logits, const int32_t *labels, float *
   }
   const T *row = logits + r * classes;
   float max, logSum;
-  rowLogSumExp(row, classes, max, logSum);
+  rowLogSumExp(row, classes, max, logSum, cap);
   if (threadIdx.x == 0)
-    perRow[r] = (max - float(row[label])) + logSum;
+    perRow[r] = (max - cap.value(float(row[label]))) + logSum;
 }
 /// The mean in the CPU backend's order: a double sum, row after row.
 __global__ void meanKernel(const float *values, int64_t n, float *out) {
@@ -219,25 +222,26 @@ __global__ void meanKernel(const float *values, int64_t n, float *out) {
 }
 template <class T>
 __global__ void crossEntropyGradRows(const float *dloss, const T *logits, const int32_t *labels, T *dlogits,
-                                     int64_t rows, int64_t classes, int *bad) {
+                                     int64_t rows, int64_t classes, int *bad, math::LogitCap<float> cap) {
   ZRT_ROW(r);
   const int32_t label = rowLabel(labels, r, classes, bad);
   if (label < 0)
     return;
   const T *row = logits + r * classes;
   float max, logSum;
-  rowLogSumExp(row, classes, max, logSum);
+  rowLogSumExp(row, classes, max, logSum, cap);
   const float g = *dloss / float(rows);
   ZRT_ROW_COLUMNS(c, classes) {
-    float p = math::mexp((float(row[c]) - max) - logSum);
-    dlogits[r * classes + c] = T(g * (p - (c == label ? 1.0f : 0.0f)));
+    float slope;
+    float p = math::mexp((cap.value(float(row[c]), slope) - max) - logSum);
+    dlogits[r * classes + c] = T(g * (p - (c == label ? 1.0f : 0.0f)) * slope);
   }
 }
 /// The fused head's rows: each row's loss, and its gradient written over its logits
 /// (g = dloss / meanRows).
 template <class T>
 __global__ void crossEntropyChunkRows(T *logits, const int32_t *labels, const float *dloss, int64_t meanRows,
-                                      float *perRow, int64_t classes, int *bad) {
+                                      float *perRow, int64_t classes, int *bad, math::LogitCap<float> cap) {
   ZRT_ROW(r);
   const int32_t label = rowLabel(labels, r, classes, bad);
   if (label < 0) {
@@ -247,13 +251,14 @@ __global__ void crossEntropyChunkRows(T *logits, const int32_t *labels, const fl
   }
   T *row = logits + r * classes;
   // Read before the reductions: their barriers order it before any thread overwrites the row.
-  const float target = float(row[label]);
+  const float target = cap.value(float(row[label]));
   float max, logSum;
-  rowLogSumExp(static_cast<const T *>(row), classes, max, logSum);
+  rowLogSumExp(static_cast<const T *>(row), classes, max, logSum, cap);
   const float g = *dloss / float(meanRows);
   ZRT_ROW_COLUMNS(c, classes) {
-    float p = math::mexp((float(row[c]) - max) - logSum);
-    row[c] = T(g * (p - (c == label ? 1.0f : 0.0f)));
+    float slope;
+    float p = math::mexp((cap.value(float(row[c]), slope) - max) - logSum);
+    row[c] = T(g * (p - (c == label ? 1.0f : 0.0f)) * slope);
   }
   if (threadIdx.x == 0)
     perRow[r] = (max - target) + logSum;
@@ -333,28 +338,32 @@ __global__ void embeddingGradRows(const T *dy, const int32_t *ids, T *dtable, in
   }
 }
 
+/// The loss kernels' soft-cap (0: none), as the CPU backend's f32 rows apply it.
+math::LogitCap<float> logitCap(double softcap) { return {static_cast<float>(softcap)}; }
+
 // The vocabulary-parallel cross-entropy's steps (VocabParallel.cu runs the collectives between
 // them), one block per row: the row's maximum over this rank's classes; given every rank's
 // maxima, the whole row's maximum, this rank's sum of exp(logit - max) and the label's logit
 // where this rank holds it; then the loss or the gradient from the sums over the ranks.
-template <class T> __global__ void vocabRowMaxRows(const T *logits, float *maxima, int64_t classes) {
+template <class T>
+__global__ void vocabRowMaxRows(const T *logits, float *maxima, int64_t classes, math::LogitCap<float> cap) {
   ZRT_ROW(r);
   float m = -INFINITY;
   ZRT_ROW_COLUMNS(c, classes) m = fmaxf(m, static_cast<float>(logits[r * classes + c]));
-  m = blockMax(m);
+  m = cap.value(blockMax(m));
   if (threadIdx.x == 0)
     maxima[r] = m;
 }
 template <class T>
 __global__ void vocabSumExpRows(const T *logits, const int32_t *labels, const float *gathered, int ranks,
                                 float *maxima, float *sums, float *labelLogits, int64_t rows, int64_t classes,
-                                int64_t first, int64_t total, int *bad) {
+                                int64_t first, int64_t total, int *bad, math::LogitCap<float> cap) {
   ZRT_ROW(r);
   float m = gathered[r];
   for (int k = 1; k < ranks; ++k)
     m = fmaxf(m, gathered[k * rows + r]);
   float sum = 0;
-  ZRT_ROW_COLUMNS(c, classes) sum += expf(static_cast<float>(logits[r * classes + c]) - m);
+  ZRT_ROW_COLUMNS(c, classes) sum += expf(cap.value(static_cast<float>(logits[r * classes + c])) - m);
   sum = blockSum(sum);
   if (threadIdx.x != 0)
     return;
@@ -364,7 +373,7 @@ __global__ void vocabSumExpRows(const T *logits, const int32_t *labels, const fl
   const int64_t local = int64_t(label) - first;
   maxima[r] = m;
   sums[r] = sum;
-  labelLogits[r] = local >= 0 && local < classes ? static_cast<float>(logits[r * classes + local]) : 0.0f;
+  labelLogits[r] = local >= 0 && local < classes ? cap.value(static_cast<float>(logits[r * classes + local])) : 0.0f;
 }
 __global__ void vocabLossKernel(const float *maxima, const float *sums, const float *labelLogits, int64_t rows,
                                 float *loss) {
@@ -375,13 +384,15 @@ __global__ void vocabLossKernel(const float *maxima, const float *sums, const fl
 }
 template <class T>
 __global__ void vocabGradRows(const float *dloss, const T *logits, const int32_t *labels, const float *maxima,
-                              const float *sums, T *dlogits, int64_t rows, int64_t classes, int64_t first) {
+                              const float *sums, T *dlogits, int64_t rows, int64_t classes, int64_t first,
+                              math::LogitCap<float> cap) {
   ZRT_ROW(r);
   const float g = *dloss / float(rows), logSum = logf(sums[r]);
   const int64_t label = int64_t(labels[r]) - first;
   ZRT_ROW_COLUMNS(c, classes) {
-    float p = expf((static_cast<float>(logits[r * classes + c]) - maxima[r]) - logSum);
-    dlogits[r * classes + c] = T(g * (p - (c == label ? 1.0f : 0.0f)));
+    float slope;
+    float p = expf((cap.value(static_cast<float>(logits[r * classes + c]), slope) - maxima[r]) - logSum);
+    dlogits[r * classes + c] = T(g * (p - (c == label ? 1.0f : 0.0f)) * slope);
   }
 }
 
@@ -476,19 +487,20 @@ void rotaryContext(int32_t dtype, const void *x, void *y, int64_t batch, int64_t
                                                                   rank, ranks)));
 }
 void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, float *loss, int64_t rows,
-                  int64_t classes, int *badLabel, cudaStream_t s) {
+                  int64_t classes, double softcap, int *badLabel, cudaStream_t s) {
   float *perRow = scratchFloats(rows);
   ZRT_CUDA_TYPED("zrt_cross_entropy", dtype,
                  (crossEntropyRows<<<rowGrid("zrt_cross_entropy", rows), kRowThreads, 0, s>>>(
-                     static_cast<const T *>(logits), labels, perRow, classes, badLabel)));
+                     static_cast<const T *>(logits), labels, perRow, classes, badLabel, logitCap(softcap))));
   meanKernel<<<1, 1, 0, s>>>(perRow, rows, loss);
   ZRT_CUDA_CHECK(cudaGetLastError());
 }
 void crossEntropyGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *labels, void *dlogits,
-                      int64_t rows, int64_t classes, int *badLabel, cudaStream_t s) {
+                      int64_t rows, int64_t classes, double softcap, int *badLabel, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_cross_entropy_grad", dtype,
                  (crossEntropyGradRows<<<rowGrid("zrt_cross_entropy_grad", rows), kRowThreads, 0, s>>>(
-                     dloss, static_cast<const T *>(logits), labels, static_cast<T *>(dlogits), rows, classes, badLabel)));
+                     dloss, static_cast<const T *>(logits), labels, static_cast<T *>(dlogits), rows, classes, badLabel,
+                     logitCap(softcap))));
 }
 /// The sizes both heads (with and without their backward) are called with.
 static void checkHeadSizes(const char *call, int64_t rows, int64_t classes, int64_t channels, int64_t chunkRows) {
@@ -498,7 +510,8 @@ static void checkHeadSizes(const char *call, int64_t rows, int64_t classes, int6
 }
 void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32_t *labels, const float *dloss,
                         float *loss, void *dx, void *dw, void *workspace, int64_t rows, int64_t classes,
-                        int64_t channels, bool transW, int64_t chunkRows, int *badLabel, cudaStream_t s) {
+                        int64_t channels, bool transW, int64_t chunkRows, double softcap, int *badLabel,
+                        cudaStream_t s) {
   checkHeadSizes("zrt_matmul_cross_entropy", rows, classes, channels, chunkRows);
   const int64_t elementBytes = dtype == 1 ? 2 : 4;
   const auto layout = MatmulCrossEntropyLayout::of(rows, classes, classes * channels, chunkRows, elementBytes);
@@ -514,7 +527,8 @@ void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32
     matmul(dtype, xRows, w, chunk, 1, n, classes, channels, false, transW, false, s);
     ZRT_CUDA_TYPED("zrt_matmul_cross_entropy", dtype,
                    (crossEntropyChunkRows<<<rowGrid("zrt_matmul_cross_entropy", n), kRowThreads, 0, s>>>(
-                       static_cast<T *>(chunk), labels + r0, dloss, rows, perRow + r0, classes, badLabel)));
+                       static_cast<T *>(chunk), labels + r0, dloss, rows, perRow + r0, classes, badLabel,
+                       logitCap(softcap))));
     matmul(dtype, chunk, w, static_cast<char *>(dx) + r0 * channels * elementBytes, 1, n, channels, classes, false,
            !transW, false, s);
     const void *lhs = transW ? chunk : static_cast<const void *>(xRows);
@@ -537,7 +551,7 @@ void matmulCrossEntropy(int32_t dtype, const void *x, const void *w, const int32
 }
 void matmulCrossEntropyLoss(int32_t dtype, const void *x, const void *w, const int32_t *labels, float *loss,
                             void *workspace, int64_t rows, int64_t classes, int64_t channels, bool transW,
-                            int64_t chunkRows, int *badLabel, cudaStream_t s) {
+                            int64_t chunkRows, double softcap, int *badLabel, cudaStream_t s) {
   checkHeadSizes("zrt_matmul_cross_entropy_loss", rows, classes, channels, chunkRows);
   const int64_t elementBytes = dtype == 1 ? 2 : 4;
   const auto layout = MatmulCrossEntropyLayout::forLoss(rows, classes, chunkRows, elementBytes);
@@ -550,7 +564,8 @@ void matmulCrossEntropyLoss(int32_t dtype, const void *x, const void *w, const i
     matmul(dtype, xRows, w, chunk, 1, n, classes, channels, false, transW, false, s);
     ZRT_CUDA_TYPED("zrt_matmul_cross_entropy_loss", dtype,
                    (crossEntropyRows<<<rowGrid("zrt_matmul_cross_entropy_loss", n), kRowThreads, 0, s>>>(
-                       static_cast<const T *>(chunk), labels + r0, perRow + r0, classes, badLabel)));
+                       static_cast<const T *>(chunk), labels + r0, perRow + r0, classes, badLabel,
+                       logitCap(softcap))));
   }
   meanKernel<<<1, 1, 0, s>>>(perRow, rows, loss);
   ZRT_CUDA_CHECK(cudaGetLastError());
@@ -580,27 +595,29 @@ void embeddingGrad(int32_t dtype, const void *dy, const int32_t *ids, void *dtab
                      static_cast<const T *>(dy), ids, static_cast<T *>(dtable), count, vocab.first, vocab.rows,
                      channels)));
 }
-void vocabRowMaxima(int32_t dtype, const void *logits, float *maxima, int64_t rows, int64_t classes, cudaStream_t s) {
+void vocabRowMaxima(int32_t dtype, const void *logits, float *maxima, int64_t rows, int64_t classes, double softcap,
+                    cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_cross_entropy_vocab_shard", dtype,
                  (vocabRowMaxRows<<<rowGrid("zrt_cross_entropy_vocab_shard", rows), kRowThreads, 0, s>>>(
-                     static_cast<const T *>(logits), maxima, classes)));
+                     static_cast<const T *>(logits), maxima, classes, logitCap(softcap))));
 }
 void vocabSumExp(int32_t dtype, const void *logits, const int32_t *labels, const float *gathered, int ranks,
-                 VocabRowStats stats, int64_t rows, VocabSlice vocab, int *badLabel, cudaStream_t s) {
+                 VocabRowStats stats, int64_t rows, VocabSlice vocab, double softcap, int *badLabel, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_cross_entropy_vocab_shard", dtype,
                  (vocabSumExpRows<<<rowGrid("zrt_cross_entropy_vocab_shard", rows), kRowThreads, 0, s>>>(
                      static_cast<const T *>(logits), labels, gathered, ranks, stats.maxima, stats.sums,
-                     stats.labelLogits, rows, vocab.rows, vocab.first, vocab.total, badLabel)));
+                     stats.labelLogits, rows, vocab.rows, vocab.first, vocab.total, badLabel,
+                     logitCap(softcap))));
 }
 void vocabLoss(VocabRowStats stats, int64_t rows, float *loss, cudaStream_t s) {
   vocabLossKernel<<<1, 1, 0, s>>>(stats.maxima, stats.sums, stats.labelLogits, rows, loss);
   ZRT_CUDA_CHECK(cudaGetLastError());
 }
 void vocabGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *labels, VocabRowStats stats,
-               void *dlogits, int64_t rows, VocabSlice vocab, cudaStream_t s) {
+               void *dlogits, int64_t rows, VocabSlice vocab, double softcap, cudaStream_t s) {
   ZRT_CUDA_TYPED("zrt_cross_entropy_grad_vocab_shard", dtype,
                  (vocabGradRows<<<rowGrid("zrt_cross_entropy_grad_vocab_shard", rows), kRowThreads, 0, s>>>(
                      dloss, static_cast<const T *>(logits), labels, stats.maxima, stats.sums,
-                     static_cast<T *>(dlogits), rows, vocab.rows, vocab.first)));
+                     static_cast<T *>(dlogits), rows, vocab.rows, vocab.first, logitCap(softcap))));
 }
 } // namespace zrt::cuda

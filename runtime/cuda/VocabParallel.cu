@@ -26,15 +26,15 @@ VocabSlice vocabShard(const char *call, int64_t local) {
 /// Steps 1 and 2 and both collectives; the statistics live in the scratch, after the gathered
 /// maxima: [ranks x rows gathered | rows own max | rows max | 2 x rows sums, labels' logits].
 VocabRowStats rowStatistics(const char *call, int32_t dtype, const void *logits, const int32_t *labels, int64_t rows,
-                            VocabSlice vocab) {
+                            VocabSlice vocab, double softcap) {
   CudaRuntime &r = current(call);
   const int ranks = static_cast<int>(vocab.total / vocab.rows);
   float *gathered = scratchFloats((ranks + 4) * rows);
   float *own = gathered + ranks * rows;
   VocabRowStats stats{own + rows, own + 2 * rows, own + 3 * rows};
-  vocabRowMaxima(dtype, logits, own, rows, vocab.rows, compute());
+  vocabRowMaxima(dtype, logits, own, rows, vocab.rows, softcap, compute());
   runBlocking(args(Collective::AllGather, ZRT_DTYPE_F32, own, gathered, rows, 0, 0, -1, ZRT_AXIS_TENSOR));
-  vocabSumExp(dtype, logits, labels, gathered, ranks, stats, rows, vocab, r.errors, compute());
+  vocabSumExp(dtype, logits, labels, gathered, ranks, stats, rows, vocab, softcap, r.errors, compute());
   runBlocking(args(Collective::AllReduce, ZRT_DTYPE_F32, stats.sums, stats.sums, 2 * rows, 0, 0, -1, ZRT_AXIS_TENSOR));
   return stats;
 }
@@ -58,21 +58,21 @@ void zrt_embedding_grad_vocab_shard(int32_t dt, const void *dy, const void *ids,
                 compute());
 }
 void zrt_cross_entropy_vocab_shard(int32_t dt, const void *logits, const void *labels, void *loss, int64_t rows,
-                                   int64_t classesLocal) {
+                                   int64_t classesLocal, double softcap) {
   const char *call = "zrt_cross_entropy_vocab_shard";
   GpuScope trace(call, compute());
   VocabSlice vocab = vocabShard(call, classesLocal);
-  VocabRowStats stats = rowStatistics(call, dt, logits, static_cast<const int32_t *>(labels), rows, vocab);
+  VocabRowStats stats = rowStatistics(call, dt, logits, static_cast<const int32_t *>(labels), rows, vocab, softcap);
   vocabLoss(stats, rows, static_cast<float *>(loss), compute());
 }
 void zrt_cross_entropy_grad_vocab_shard(int32_t dt, const void *dloss, const void *logits, const void *labels,
-                                        void *dlogits, int64_t rows, int64_t classesLocal) {
+                                        void *dlogits, int64_t rows, int64_t classesLocal, double softcap) {
   const char *call = "zrt_cross_entropy_grad_vocab_shard";
   GpuScope trace(call, compute());
   VocabSlice vocab = vocabShard(call, classesLocal);
-  VocabRowStats stats = rowStatistics(call, dt, logits, static_cast<const int32_t *>(labels), rows, vocab);
+  VocabRowStats stats = rowStatistics(call, dt, logits, static_cast<const int32_t *>(labels), rows, vocab, softcap);
   vocabGrad(dt, static_cast<const float *>(dloss), logits, static_cast<const int32_t *>(labels), stats, dlogits, rows,
-            vocab, compute());
+            vocab, softcap, compute());
 }
 
 } // extern "C"

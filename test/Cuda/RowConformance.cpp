@@ -87,19 +87,24 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
     auto lb = raw(labels);
     DeviceBuffer dl(lb), loss(4), bad(4);
     float cpuLoss = 0;
-    zrt_cross_entropy(dt, xb.data(), lb.data(), &cpuLoss, R, C);
-    zrt::cuda::crossEntropy(dt, dx.ptr, static_cast<const int32_t *>(dl.ptr), static_cast<float *>(loss.ptr), R, C,
-                            static_cast<int *>(bad.ptr), nullptr);
-    compare(std::string("cross_entropy ") + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
-    compare(std::string("cross_entropy labels in range ") + name(dt), {float(flagOf(bad))}, {0.0f}, 0);
     float one = 1.0f;
     std::vector<unsigned char> oneb(4);
     std::memcpy(oneb.data(), &one, 4);
     DeviceBuffer done(oneb);
-    zrt_cross_entropy_grad(dt, &one, xb.data(), lb.data(), cpu.data(), R, C);
-    zrt::cuda::crossEntropyGrad(dt, static_cast<const float *>(done.ptr), dx.ptr, static_cast<const int32_t *>(dl.ptr),
-                                out.ptr, R, C, static_cast<int *>(bad.ptr), nullptr);
-    compare(std::string("cross_entropy_grad ") + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    // Plain, and with Gemma 2's final-logit soft-cap (0.5: the inputs' range, so tanh bends).
+    for (double softcap : {0.0, 0.5}) {
+      const std::string cap = softcap > 0 ? "softcap 0.5 " : "";
+      zrt_cross_entropy(dt, xb.data(), lb.data(), &cpuLoss, R, C, softcap);
+      zrt::cuda::crossEntropy(dt, dx.ptr, static_cast<const int32_t *>(dl.ptr), static_cast<float *>(loss.ptr), R, C,
+                              softcap, static_cast<int *>(bad.ptr), nullptr);
+      compare("cross_entropy " + cap + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
+      compare("cross_entropy labels in range " + cap + name(dt), {float(flagOf(bad))}, {0.0f}, 0);
+      zrt_cross_entropy_grad(dt, &one, xb.data(), lb.data(), cpu.data(), R, C, softcap);
+      zrt::cuda::crossEntropyGrad(dt, static_cast<const float *>(done.ptr), dx.ptr,
+                                  static_cast<const int32_t *>(dl.ptr), out.ptr, R, C, softcap,
+                                  static_cast<int *>(bad.ptr), nullptr);
+      compare("cross_entropy_grad " + cap + name(dt), decode(out.host(), dt), decode(cpu, dt), tol);
+    }
     zrt_mse(dt, xb.data(), dyb.data(), &cpuLoss, R * C);
     zrt::cuda::mse(dt, dx.ptr, ddy.ptr, static_cast<float *>(loss.ptr), R * C, nullptr);
     compare(std::string("mse ") + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
@@ -118,16 +123,18 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
     DeviceBuffer dw(wb), dhl(hlb);
     for (bool transW : {true, false})
       for (int64_t chunk : {R, (R + 2) / 3}) {
+        const double softcap = chunk == R ? 0.0 : 2.0; // the cap on the chunked heads
         const auto layout = zrt::MatmulCrossEntropyLayout::of(R, classes, classes * C, chunk, eb);
         std::vector<unsigned char> cpuWs(layout.bytes), cpuDx(R * C * eb), cpuDw(classes * C * eb);
         DeviceBuffer ws(layout.bytes), gx(R * C * eb), gw(classes * C * eb);
         zrt_matmul_cross_entropy(dt, xb.data(), wb.data(), hlb.data(), &one, &cpuLoss, cpuDx.data(), cpuDw.data(),
-                                 cpuWs.data(), R, classes, C, transW, chunk);
+                                 cpuWs.data(), R, classes, C, transW, chunk, softcap);
         zrt::cuda::matmulCrossEntropy(dt, dx.ptr, dw.ptr, static_cast<const int32_t *>(dhl.ptr),
                                       static_cast<const float *>(done.ptr), static_cast<float *>(loss.ptr), gx.ptr,
-                                      gw.ptr, ws.ptr, R, classes, C, transW, chunk, static_cast<int *>(bad.ptr), nullptr);
+                                      gw.ptr, ws.ptr, R, classes, C, transW, chunk, softcap,
+                                      static_cast<int *>(bad.ptr), nullptr);
         const std::string what = std::string("matmul_cross_entropy ") + (transW ? "[V, C] " : "[C, V] ") +
-                                 "chunk " + std::to_string(chunk) + " " + name(dt);
+                                 "chunk " + std::to_string(chunk) + (softcap > 0 ? " softcap 2 " : " ") + name(dt);
         // In bf16 the logits are rounded to bf16 after products that sum in another order here
         // (cuBLASLt) than on the CPU: a logit may round one bf16 step (2^-8 of it) the other way,
         // and over a few rows the mean loss moves by that much. The f32 loss agrees to 1e-4.
@@ -140,10 +147,10 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
         std::vector<unsigned char> cpuLossWs(lossLayout.bytes);
         DeviceBuffer lossWs(lossLayout.bytes);
         zrt_matmul_cross_entropy_loss(dt, xb.data(), wb.data(), hlb.data(), &cpuLoss, cpuLossWs.data(), R, classes, C,
-                                      transW, chunk);
+                                      transW, chunk, softcap);
         zrt::cuda::matmulCrossEntropyLoss(dt, dx.ptr, dw.ptr, static_cast<const int32_t *>(dhl.ptr),
                                           static_cast<float *>(loss.ptr), lossWs.ptr, R, classes, C, transW, chunk,
-                                          static_cast<int *>(bad.ptr), nullptr);
+                                          softcap, static_cast<int *>(bad.ptr), nullptr);
         compare(what + " loss alone", decode(loss.host(), 0), {cpuLoss}, lossTol);
       }
 
@@ -192,7 +199,7 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
       compare(std::string("embedding id out of range raises the flag ") + name(dt), {float(flagOf(idFlag))}, {1.0f},
               0);
       zrt::cuda::crossEntropy(dt, dx.ptr, static_cast<const int32_t *>(dbl.ptr), static_cast<float *>(loss.ptr), R,
-                              C, static_cast<int *>(labelFlag.ptr), nullptr);
+                              C, 0.0, static_cast<int *>(labelFlag.ptr), nullptr);
       compare(std::string("cross_entropy label out of range raises the flag ") + name(dt),
               {float(flagOf(labelFlag))}, {1.0f}, 0);
     }
@@ -204,8 +211,10 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
 /// the host): the loss and each half's gradient must be the whole vocabulary's.
 void vocabParallel(std::mt19937 &rng, int64_t R) {
   const int64_t V = 300, half = V / 2;
-  for (int32_t dt : {0, 1}) {
+  for (int32_t dt : {0, 1})
+    for (double softcap : {0.0, 2.0}) {
     const size_t eb = dt == 1 ? 2 : 4;
+    const std::string cap = softcap > 0 ? "softcap 2 " : "";
     Tensor logits = random(dt, R * V, rng, 3.0f);
     std::vector<int32_t> labels(R);
     for (auto &l : labels)
@@ -213,8 +222,8 @@ void vocabParallel(std::mt19937 &rng, int64_t R) {
     auto whole = logits.bytes(), lb = raw(labels);
     float cpuLoss = 0, one = 1.0f;
     std::vector<unsigned char> cpuGrad(whole.size());
-    zrt_cross_entropy(dt, whole.data(), lb.data(), &cpuLoss, R, V);
-    zrt_cross_entropy_grad(dt, &one, whole.data(), lb.data(), cpuGrad.data(), R, V);
+    zrt_cross_entropy(dt, whole.data(), lb.data(), &cpuLoss, R, V, softcap);
+    zrt_cross_entropy_grad(dt, &one, whole.data(), lb.data(), cpuGrad.data(), R, V, softcap);
     std::vector<unsigned char> oneb(4);
     std::memcpy(oneb.data(), &one, 4);
     DeviceBuffer dl(lb), done(oneb), bad(4), loss(4);
@@ -228,7 +237,7 @@ void vocabParallel(std::mt19937 &rng, int64_t R) {
     std::vector<unsigned char> maxima;
     for (int rank = 0; rank < 2; ++rank) {
       DeviceBuffer own(R * 4);
-      zrt::cuda::vocabRowMaxima(dt, shards[rank]->ptr, static_cast<float *>(own.ptr), R, half, nullptr);
+      zrt::cuda::vocabRowMaxima(dt, shards[rank]->ptr, static_cast<float *>(own.ptr), R, half, softcap, nullptr);
       auto m = own.host();
       maxima.insert(maxima.end(), m.begin(), m.end());
     }
@@ -240,7 +249,8 @@ void vocabParallel(std::mt19937 &rng, int64_t R) {
       float *f = static_cast<float *>(st.ptr);
       zrt::cuda::vocabSumExp(dt, shards[rank]->ptr, static_cast<const int32_t *>(dl.ptr),
                              static_cast<const float *>(gathered.ptr), 2, zrt::cuda::VocabRowStats{f, f + R, f + 2 * R},
-                             R, zrt::cuda::VocabSlice{rank * half, half, V}, static_cast<int *>(bad.ptr), nullptr);
+                             R, zrt::cuda::VocabSlice{rank * half, half, V}, softcap, static_cast<int *>(bad.ptr),
+                             nullptr);
       std::vector<float> got = decode(st.host(), 0);
       rowMax.assign(got.begin(), got.begin() + R);
       for (int64_t r = 0; r < R; ++r) {
@@ -257,16 +267,16 @@ void vocabParallel(std::mt19937 &rng, int64_t R) {
     float *f = static_cast<float *>(stats.ptr);
     const zrt::cuda::VocabRowStats all{f, f + R, f + 2 * R};
     zrt::cuda::vocabLoss(all, R, static_cast<float *>(loss.ptr), nullptr);
-    compare(std::string("cross_entropy_vocab_shard x2 ") + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
+    compare("cross_entropy_vocab_shard x2 " + cap + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
     for (int rank = 0; rank < 2; ++rank) {
       DeviceBuffer grad(R * half * eb);
       zrt::cuda::vocabGrad(dt, static_cast<const float *>(done.ptr), shards[rank]->ptr,
                            static_cast<const int32_t *>(dl.ptr), all, grad.ptr, R,
-                           zrt::cuda::VocabSlice{rank * half, half, V}, nullptr);
+                           zrt::cuda::VocabSlice{rank * half, half, V}, softcap, nullptr);
       std::vector<float> want = decode(cpuGrad, dt), mine;
       for (int64_t r = 0; r < R; ++r)
         mine.insert(mine.end(), want.begin() + r * V + rank * half, want.begin() + r * V + (rank + 1) * half);
-      compare(std::string("cross_entropy_grad_vocab_shard rank ") + std::to_string(rank) + " " + name(dt),
+      compare("cross_entropy_grad_vocab_shard rank " + std::to_string(rank) + " " + cap + name(dt),
               decode(grad.host(), dt), mine, dt == 1 ? 2e-2 : 1e-5);
     }
     compare(std::string("vocab_shard labels in range ") + name(dt), decode(bad.host(), 0), {0.0f}, 0);

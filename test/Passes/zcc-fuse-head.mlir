@@ -109,3 +109,25 @@ zc.forward @two(%x: tensor<8x8xf32> {zc.input = "features"}, %y: tensor<8xi32> {
 // CHECK-LABEL: func.func @two_eval
 // CHECK-NOT: zc.matmul_cross_entropy
 // CHECK: return
+
+// -----
+
+// Gemma 2's final-logit soft-cap: autodiff's gradient carries it, and both fused heads (the
+// step's and the eval's) read the logits capped; it reaches the runtime as the calls' last
+// argument.
+
+zc.param @wte : tensor<16x8xf32> = #zc.normal<std = 0.1>
+zc.forward @capped(%tokens: tensor<2x4xi32> {zc.input = "tokens"}, %targets: tensor<2x4xi32> {zc.input = "targets"}) -> tensor<f32> {
+  %wte = zc.param_ref @wte : tensor<16x8xf32>
+  %x = zc.embedding %wte[%tokens] : tensor<16x8xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+  %logits = zc.matmul %x, %wte transpose_rhs : tensor<2x4x8xf32>, tensor<16x8xf32> -> tensor<2x4x16xf32>
+  %loss = zc.cross_entropy %logits, %targets softcap 30.0 : tensor<2x4x16xf32>, tensor<2x4xi32> -> tensor<f32>
+  zc.return %loss : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @capped_step
+// CHECK: zc.matmul_cross_entropy {{.+}} transpose_weight chunk_rows 5 softcap 3.000000e+01 :
+// CHECK-LABEL: func.func @capped_eval
+// CHECK: zc.matmul_cross_entropy_loss {{.+}} transpose_weight chunk_rows 5 softcap 3.000000e+01 :
+// LLVM: %[[CAP:.+]] = llvm.mlir.constant(3.000000e+01 : f64) : f64
+// LLVM: llvm.call @zrt_matmul_cross_entropy({{.+}}, %[[CAP]])

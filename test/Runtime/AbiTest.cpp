@@ -38,7 +38,7 @@ TEST(Abi, DispatchesOnDtype) {
   float loss = -1;
   std::vector<float> logits = {0, 0, 0, 0};
   std::vector<int32_t> labels = {3};
-  zrt_cross_entropy(ZRT_DTYPE_F32, logits.data(), labels.data(), &loss, 1, 4);
+  zrt_cross_entropy(ZRT_DTYPE_F32, logits.data(), labels.data(), &loss, 1, 4, 0.0);
   EXPECT_NEAR(loss, std::log(4.0), 1e-6);
 }
 
@@ -117,7 +117,7 @@ TEST_F(AbiDeathTest, LabelOutOfRange) {
   std::vector<float> logits(2 * 3);
   std::vector<int32_t> labels = {2, -1};
   float loss;
-  EXPECT_EXIT(zrt_cross_entropy(ZRT_DTYPE_F32, logits.data(), labels.data(), &loss, 2, 3),
+  EXPECT_EXIT(zrt_cross_entropy(ZRT_DTYPE_F32, logits.data(), labels.data(), &loss, 2, 3, 0.0),
               ::testing::ExitedWithCode(1),
               "zrt_cross_entropy: label -1 at position 1 is outside \\[0, 3\\)");
 }

@@ -211,19 +211,37 @@ TEST(KernelGradients, CrossEntropy) {
   expectGradientsMatch("cross_entropy", {logits}, fwd, w, {dlogits}, {0});
 }
 
+/// Gemma 2's final-logit soft-cap: the loss of cap tanh(logits / cap), its gradient through the
+/// cap's slope. A cap of 2 over logits in [-3, 3] bends every row.
+TEST(KernelGradients, CrossEntropyWithSoftcap) {
+  const int64_t rows = 6, classes = 9;
+  const double cap = 2.0;
+  std::vector<int32_t> labels = {0, 8, 3, 3, 5, 1};
+  Vec logits = randomVec(rows * classes, 23, -3, 3), dlogits(rows * classes);
+  Vec w = {0.7};
+  crossEntropyGrad(w.data(), logits.data(), labels.data(), dlogits.data(), rows, classes, cap);
+  auto fwd = [&](const std::vector<Vec> &in) {
+    Vec loss(1);
+    crossEntropy(in[0].data(), labels.data(), loss.data(), rows, classes, cap);
+    return loss;
+  };
+  expectGradientsMatch("cross_entropy softcap", {logits}, fwd, w, {dlogits}, {0});
+}
+
 /// zc.matmul_cross_entropy's input and weight gradients against finite differences of its own
 /// loss, for either weight layout, in one chunk and in three (the last one short).
 struct HeadCase {
   bool transW;
   int64_t chunkRows;
+  double softcap = 0.0;
 };
 class MatmulCrossEntropyGrad : public ::testing::TestWithParam<HeadCase> {};
 INSTANTIATE_TEST_SUITE_P(KernelGradients, MatmulCrossEntropyGrad,
                          ::testing::Values(HeadCase{true, 7}, HeadCase{true, 3}, HeadCase{false, 7},
-                                           HeadCase{false, 3}));
+                                           HeadCase{false, 3}, HeadCase{true, 3, 1.5}, HeadCase{false, 7, 1.5}));
 
 TEST_P(MatmulCrossEntropyGrad, MatchesFiniteDifferences) {
-  const auto [transW, chunkRows] = GetParam();
+  const auto [transW, chunkRows, softcap] = GetParam();
   const int64_t rows = 7, classes = 11, channels = 5;
   std::vector<int32_t> labels = {0, 10, 3, 3, 5, 1, 7};
   Vec x = randomVec(rows * channels, 31, -2, 2), w = randomVec(classes * channels, 32, -1, 1);
@@ -231,12 +249,12 @@ TEST_P(MatmulCrossEntropyGrad, MatchesFiniteDifferences) {
   const auto layout = zrt::MatmulCrossEntropyLayout::of(rows, classes, w.size(), chunkRows, sizeof(double));
   std::vector<char> workspace(layout.bytes);
   matmulCrossEntropy(x.data(), w.data(), labels.data(), seed.data(), loss.data(), dx.data(), dw.data(),
-                     workspace.data(), rows, classes, channels, transW, chunkRows);
+                     workspace.data(), rows, classes, channels, transW, chunkRows, softcap);
   auto fwd = [&](const std::vector<Vec> &in) {
     Vec l(1), gx(in[0].size()), gw(in[1].size()), one = {1.0};
     std::vector<char> ws(layout.bytes);
     matmulCrossEntropy(in[0].data(), in[1].data(), labels.data(), one.data(), l.data(), gx.data(), gw.data(),
-                       ws.data(), rows, classes, channels, transW, chunkRows);
+                       ws.data(), rows, classes, channels, transW, chunkRows, softcap);
     return l;
   };
   expectGradientsMatch("matmul_cross_entropy", {x, w}, fwd, seed, {dx, dw}, {0, 1});

@@ -199,17 +199,22 @@ TEST(Mesh, VocabularyParallelLossMatchesTheWholeVocabulary) {
   }
   float whole = 0, one = 1, part = 0;
   std::vector<float> dWhole(rows * classes), mine(rows * local), dMine(rows * local);
-  zrt_cross_entropy(ZRT_DTYPE_F32, logits.data(), labels.data(), &whole, rows, classes);
-  zrt_cross_entropy_grad(ZRT_DTYPE_F32, &one, logits.data(), labels.data(), dWhole.data(), rows, classes);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < local; ++c)
       mine[r * local + c] = logits[r * classes + t * local + c];
-  zrt_cross_entropy_vocab_shard(ZRT_DTYPE_F32, mine.data(), labels.data(), &part, rows, local);
-  zrt_cross_entropy_grad_vocab_shard(ZRT_DTYPE_F32, &one, mine.data(), labels.data(), dMine.data(), rows, local);
-  EXPECT_NEAR(part, whole, 1e-6 * std::fabs(whole));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < local; ++c)
-      EXPECT_NEAR(dMine[r * local + c], dWhole[r * classes + t * local + c], 1e-7) << r << ", " << c;
+  // Plain, and soft-capped (Gemma 2's final logits): the cap applies to every rank's classes.
+  for (double softcap : {0.0, 0.5}) {
+    zrt_cross_entropy(ZRT_DTYPE_F32, logits.data(), labels.data(), &whole, rows, classes, softcap);
+    zrt_cross_entropy_grad(ZRT_DTYPE_F32, &one, logits.data(), labels.data(), dWhole.data(), rows, classes, softcap);
+    zrt_cross_entropy_vocab_shard(ZRT_DTYPE_F32, mine.data(), labels.data(), &part, rows, local, softcap);
+    zrt_cross_entropy_grad_vocab_shard(ZRT_DTYPE_F32, &one, mine.data(), labels.data(), dMine.data(), rows, local,
+                                       softcap);
+    EXPECT_NEAR(part, whole, 1e-6 * std::fabs(whole)) << "softcap " << softcap;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < local; ++c)
+        EXPECT_NEAR(dMine[r * local + c], dWhole[r * classes + t * local + c], 1e-7)
+            << r << ", " << c << " softcap " << softcap;
+  }
   // The lookup: this rank's rows, zeros elsewhere; summed over the tensor axis, the whole lookup.
   std::vector<float> lookup(rows * channels), sum(rows * channels), expected(rows * channels);
   zrt_embedding_vocab_shard(ZRT_DTYPE_F32, table.data() + t * local * channels, ids.data(), lookup.data(), rows,

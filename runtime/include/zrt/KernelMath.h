@@ -146,13 +146,41 @@ ZRT_HD double msqrt(double x) { return ::sqrt(x); }
 template <class A> struct LogSumExp {
   A max, logSum;
 };
-template <class A, class T> ZRT_HD LogSumExp<A> rowLogSumExp(const T *row, int64_t classes) {
+
+/// Gemma 2's final-logit soft-cap: the loss reads `cap tanh(z / cap)` for each logit z, and
+/// a logit's gradient is the capped one's times the slope 1 - tanh^2. cap 0: the logit as is.
+template <class A> struct LogitCap {
+  A cap = 0;
+  ZRT_HD bool on() const { return cap > A(0); }
+  ZRT_HD A value(A z) const { return on() ? cap * vtanh(z / cap) : z; }
+  /// The capped value and (in `slope`) its derivative, one tanh.
+  ZRT_HD A value(A z, A &slope) const {
+    if (!on()) {
+      slope = A(1);
+      return z;
+    }
+    A t = vtanh(z / cap);
+    slope = A(1) - t * t;
+    return cap * t;
+  }
+};
+
+/// max and log(sum(exp(z - max))) over the row's (capped) logits. tanh is increasing, so
+/// the capped maximum is the cap of the raw one.
+template <class A, class T>
+ZRT_HD LogSumExp<A> rowLogSumExp(const T *row, int64_t classes, LogitCap<A> cap = {}) {
   A maxValue = static_cast<A>(row[0]);
   for (int64_t c = 1; c < classes; ++c)
     maxValue = static_cast<A>(row[c]) > maxValue ? static_cast<A>(row[c]) : maxValue;
   A sum = 0;
+  if (!cap.on()) {
+    for (int64_t c = 0; c < classes; ++c)
+      sum += mexp(static_cast<A>(row[c]) - maxValue);
+    return {maxValue, mlog(sum)};
+  }
+  maxValue = cap.value(maxValue);
   for (int64_t c = 0; c < classes; ++c)
-    sum += mexp(static_cast<A>(row[c]) - maxValue);
+    sum += mexp(cap.value(static_cast<A>(row[c])) - maxValue);
   return {maxValue, mlog(sum)};
 }
 
@@ -297,31 +325,36 @@ template <class A, class T> ZRT_HD void softmaxGradRow(const T *dyr, const T *yr
     dxr[c] = T(static_cast<A>(yr[c]) * (static_cast<A>(dyr[c]) - dot));
 }
 
-/// Cross-entropy of one row: log-sum-exp minus the label's logit.
-template <class A, class T> ZRT_HD A crossEntropyRow(const T *row, int32_t label, int64_t classes) {
-  LogSumExp<A> lse = rowLogSumExp<A>(row, classes);
-  return (lse.max - static_cast<A>(row[label])) + lse.logSum;
+/// Cross-entropy of one row: log-sum-exp minus the label's logit (both capped by `cap`).
+template <class A, class T>
+ZRT_HD A crossEntropyRow(const T *row, int32_t label, int64_t classes, LogitCap<A> cap = {}) {
+  LogSumExp<A> lse = rowLogSumExp<A>(row, classes, cap);
+  return (lse.max - cap.value(static_cast<A>(row[label]))) + lse.logSum;
 }
 
-/// The gradient of the mean cross-entropy for one row, `g` = dloss / rows.
+/// The gradient of the mean cross-entropy for one row, `g` = dloss / rows: g (softmax - onehot)
+/// of the capped logits, times the cap's slope.
 template <class A, class T>
-ZRT_HD void crossEntropyGradRow(const T *row, int32_t label, T *drow, int64_t classes, A g) {
-  LogSumExp<A> lse = rowLogSumExp<A>(row, classes);
+ZRT_HD void crossEntropyGradRow(const T *row, int32_t label, T *drow, int64_t classes, A g, LogitCap<A> cap = {}) {
+  LogSumExp<A> lse = rowLogSumExp<A>(row, classes, cap);
   for (int64_t c = 0; c < classes; ++c) {
-    A p = mexp((static_cast<A>(row[c]) - lse.max) - lse.logSum);
-    drow[c] = T(g * (p - (c == label ? A(1) : A(0))));
+    A slope;
+    A p = mexp((cap.value(static_cast<A>(row[c]), slope) - lse.max) - lse.logSum);
+    drow[c] = T(g * (p - (c == label ? A(1) : A(0))) * slope);
   }
 }
 
-/// One row's cross-entropy (returned) and its gradient `g` (softmax - onehot), written over the
-/// row: the fused language-model head's per-row step, with crossEntropyRow's and
-/// crossEntropyGradRow's arithmetic and one log-sum-exp.
-template <class A, class T> ZRT_HD A crossEntropyRowAndGrad(T *row, int32_t label, int64_t classes, A g) {
-  LogSumExp<A> lse = rowLogSumExp<A>(row, classes);
-  A loss = (lse.max - static_cast<A>(row[label])) + lse.logSum;
+/// One row's cross-entropy (returned) and its gradient, written over the row: the fused
+/// language-model head's per-row step, with crossEntropyRow's and crossEntropyGradRow's
+/// arithmetic and one log-sum-exp.
+template <class A, class T>
+ZRT_HD A crossEntropyRowAndGrad(T *row, int32_t label, int64_t classes, A g, LogitCap<A> cap = {}) {
+  LogSumExp<A> lse = rowLogSumExp<A>(row, classes, cap);
+  A loss = (lse.max - cap.value(static_cast<A>(row[label]))) + lse.logSum;
   for (int64_t c = 0; c < classes; ++c) {
-    A p = mexp((static_cast<A>(row[c]) - lse.max) - lse.logSum);
-    row[c] = T(g * (p - (c == label ? A(1) : A(0))));
+    A slope;
+    A p = mexp((cap.value(static_cast<A>(row[c]), slope) - lse.max) - lse.logSum);
+    row[c] = T(g * (p - (c == label ? A(1) : A(0))) * slope);
   }
   return loss;
 }

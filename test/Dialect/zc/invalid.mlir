@@ -362,6 +362,14 @@ func.func @f(%x: tensor<2x6x8xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<2x6x8xf32>, %y: tensor<2x6xi32>) {
+  // expected-error @+1 {{'zc.cross_entropy' op softcap must be positive and finite, got 0}}
+  %0 = zc.cross_entropy %x, %y softcap 0.0 : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<2x6x8xf32>) {
   // expected-error @+1 {{'zc.causal_attention_grad' op scale must be positive and finite, got 0}}
   %0:3 = zc.causal_attention_grad %x, %x, %x, %x heads 2 scale 0.0 : tensor<2x6x8xf32>

@@ -132,6 +132,8 @@ func.func @nn(%x: tensor<2x6x8xf32>, %b: tensor<8xf32>, %table: tensor<16x8xf32>
   %4 = zc.embedding %table[%ids] : tensor<16x8xf32>, tensor<2x6xi32> -> tensor<2x6x8xf32>
   // CHECK: zc.cross_entropy %{{.+}}, %{{.+}} : tensor<2x6x16xf32>, tensor<2x6xi32> -> tensor<f32>
   %5 = zc.cross_entropy %logits, %ids : tensor<2x6x16xf32>, tensor<2x6xi32> -> tensor<f32>
+  // CHECK: zc.cross_entropy %{{.+}}, %{{.+}} softcap 3.000000e+01 : tensor<2x6x16xf32>, tensor<2x6xi32> -> tensor<f32>
+  %cap5 = zc.cross_entropy %logits, %ids softcap 30.0 : tensor<2x6x16xf32>, tensor<2x6xi32> -> tensor<f32>
   // CHECK: zc.mse %{{.+}}, %{{.+}} : tensor<2x6x8xf32> -> tensor<f32>
   %6 = zc.mse %x, %0 : tensor<2x6x8xf32> -> tensor<f32>
   return
@@ -166,6 +168,8 @@ func.func @grads(%dy: tensor<2x6x8xf32>, %x: tensor<2x6x8xf32>, %g: tensor<8xf32
   %5 = zc.embedding_grad %dy[%ids] : tensor<2x6x8xf32>, tensor<2x6xi32> -> tensor<16x8xf32>
   // CHECK: zc.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x16xf32>, tensor<2x6xi32>
   %6 = zc.cross_entropy_grad %dl, %logits, %ids : tensor<2x6x16xf32>, tensor<2x6xi32>
+  // CHECK: zc.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} softcap 3.000000e+01 : tensor<2x6x16xf32>, tensor<2x6xi32>
+  %cap6 = zc.cross_entropy_grad %dl, %logits, %ids softcap 30.0 : tensor<2x6x16xf32>, tensor<2x6xi32>
   // CHECK: zc.mse_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x6x8xf32>
   %7 = zc.mse_grad %dl, %x, %dy : tensor<2x6x8xf32>
   // CHECK: zc.reduce_sum %{{.+}} [0, 1] : tensor<2x6x8xf32> -> tensor<8xf32>

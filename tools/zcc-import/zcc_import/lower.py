@@ -639,11 +639,13 @@ def lower_cross_entropy(self, node):
     while patterns.is_op(under, aten.view.default) or patterns.is_op(under, aten.reshape.default) \
             or patterns.is_op(under, aten._unsafe_view.default):
         under = patterns.strip(under.args[0])
-    if patterns.soft_capped(under) is not None:
-        where = source_line(under)
-        raise ImportError_("soft-capped logits (Gemma 2's final_logit_softcapping): zc's cross-entropy and fused LM "
-                           "head do not cap yet; set final_logit_softcapping to null"
-                           + (f"\n  at {where[0]}:{where[1]}: {where[2]}" if where else ""))
+    # Gemma 2's final_logit_softcapping, C tanh(logits / C): the loss caps the logits as it reads
+    # them (zc.cross_entropy softcap C), so the fused LM head still never holds them whole.
+    capped = patterns.soft_capped(under)
+    attrs = ""
+    if capped is not None:
+        logits, cap = capped
+        attrs = f" softcap {patterns.number(cap)}"
     lv, tv = self.tensor(logits), self.tensor(target)
     if tv.base.dtype != "i32":
         self.fail(node, "cross-entropy targets that are not the batch's targets")
@@ -651,7 +653,8 @@ def lower_cross_entropy(self, node):
     labels = tv.base
     shape = labels.shape + (V,)
     lg = self.reshape(self.rows(lv, node.name), shape, node.name) if not lv.heads else self.plain(lv, shape, node.name)
-    return self.emit.op("loss", (), f"zc.cross_entropy {lg.name}, {labels.name} : {lg.type}, {labels.type} -> tensor<f32>")
+    return self.emit.op("loss", (), f"zc.cross_entropy {lg.name}, {labels.name}{attrs} : {lg.type}, {labels.type} "
+                                    "-> tensor<f32>")
 
 
 def note_role(self, node, role):
