@@ -108,7 +108,7 @@ public:
         .Case([&](RotaryOp o) { // a rotation: its gradient rotates back
           give(o.getInput(), [&] {
             auto back = RotaryOp::create(b, dy.getType(), dy, o.getNumHeadsAttr(), o.getThetaAttr(),
-                                         o.getInverse() ? UnitAttr() : b.getUnitAttr());
+                                         o.getInverse() ? UnitAttr() : b.getUnitAttr(), o.getRotaryDimsAttr());
             if (Attribute ring = o->getAttr(kContextRingAttr)) // the same global positions
               back->setAttr(kContextRingAttr, ring);
             return Value(back);

@@ -216,11 +216,13 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         if (o->hasAttr(kContextRingAttr)) {
           call(b, "zrt_rotary_context", {I32(static_cast<int32_t>(MeshAxis::context)), dt, p[0], p[1], I64(s[0]),
                                          I64(s[1]), I64(s[2]), I64(o.getNumHeads()),
-                                         constF64(b, o.getTheta().convertToDouble()), I32(o.getInverse() ? 1 : 0)});
+                                         constF64(b, o.getTheta().convertToDouble()), I32(o.getInverse() ? 1 : 0),
+                                         I64(static_cast<int64_t>(o.getRotaryDims().value_or(0)))});
           return success();
         }
         call(b, "zrt_rotary", {dt, p[0], p[1], I64(s[0]), I64(s[1]), I64(s[2]), I64(o.getNumHeads()),
-                               constF64(b, o.getTheta().convertToDouble()), I32(o.getInverse() ? 1 : 0)});
+                               constF64(b, o.getTheta().convertToDouble()), I32(o.getInverse() ? 1 : 0),
+                               I64(static_cast<int64_t>(o.getRotaryDims().value_or(0)))});
         return success();
       })
       .Case([&](CausalAttentionOp o) {

@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
            5 * m);
       line("softmax" + shape, timeIt([&] { zrt::cuda::softmax(dt, x.ptr, y.ptr, rows, cols, nullptr); }, iters), 2 * m);
       line("rotary 32 heads" + shape,
-           timeIt([&] { zrt::cuda::rotary(dt, x.ptr, y.ptr, 8, rows / 8, cols, 32, 500000.0, false, nullptr); }, iters),
+           timeIt([&] { zrt::cuda::rotary(dt, x.ptr, y.ptr, 8, rows / 8, cols, 32, 500000.0, false, 0, nullptr); }, iters),
            2 * m);
       line("swiglu" + shape,
            timeIt([&] { zrt::cuda::swiglu(dt, x.ptr, dy.ptr, y.ptr, rows * cols, nullptr); }, iters), 3 * m);

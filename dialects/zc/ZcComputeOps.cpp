@@ -191,6 +191,9 @@ LogicalResult RotaryOp::verify() {
                          << " heads of an even size";
   if (!(getTheta().convertToDouble() > 0.0))
     return emitOpError("theta must be positive, got ") << getTheta().convertToDouble();
+  if (auto dims = getRotaryDims(); dims && (*dims % 2 != 0 || static_cast<int64_t>(*dims) > channels / heads))
+    return emitOpError() << "rotary_dims (" << *dims << ") must be even and at most the head's "
+                         << channels / heads << " channels";
   return success();
 }
 

@@ -267,17 +267,27 @@ def ZC_RotaryOp : ZC_ComputeOp<"rotary", [SameOperandsAndResultType]> {
     Hugging Face computes them. With `inverse` the rotation is by minus the
     angle: the gradient of the rotation (its transpose).
 
+    With `rotary_dims R` (GPT-NeoX's and Phi's `rotary_pct`, `partial_rotary_factor`)
+    only the first `R` channels of each head rotate, as a head of `R` channels
+    would (halves of `R/2`, angles `t * theta^(-2i/R)`); the other `D - R`
+    pass through unchanged. `R` is even and at most `D`.
+
     Example:
 
     ```mlir
     %qr = zc.rotary %q heads 8 theta 10000.0 : tensor<8x64x256xf32>
     %dq = zc.rotary %dqr heads 8 theta 10000.0 inverse : tensor<8x64x256xf32>
+    %qp = zc.rotary %q heads 8 theta 10000.0 rotary_dims 8 : tensor<8x64x256xf32>
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$input, ConfinedAttr<I64Attr, [IntPositive]>:$num_heads,
-                       F64Attr:$theta, UnitAttr:$inverse);
+                       F64Attr:$theta, UnitAttr:$inverse,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$rotary_dims);
   let results = (outs ZC_FloatTensor:$result);
-  let assemblyFormat = "$input `heads` $num_heads `theta` $theta (`inverse` $inverse^)? attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $input `heads` $num_heads `theta` $theta (`inverse` $inverse^)? (`rotary_dims` $rotary_dims^)? attr-dict
+    `:` type($result)
+  }];
   let hasVerifier = 1;
 }
 

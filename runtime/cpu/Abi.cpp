@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "core/RotaryDims.h"
 #include "core/Communicator.h"
 #include "core/Error.h"
 #include "core/Trace.h"
@@ -232,12 +233,11 @@ static void checkHeads(const char *call, int64_t channels, int64_t heads) {
           static_cast<long long>(channels), static_cast<long long>(heads));
 }
 void zrt_rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
-                double theta, int32_t inverse) {
+                double theta, int32_t inverse, int64_t rotaryDims) {
   TraceScope trace("zrt_rotary", TraceTrack::Compute);
-  checkHeads("zrt_rotary", channels, heads);
-  if ((channels / heads) % 2 != 0)
-    fatal("zrt_rotary", "a head of %lld channels has no two halves", static_cast<long long>(channels / heads));
-  ZRT_TYPED("zrt_rotary", dtype, rotary(in<T>(x), out<T>(y), batch, time, channels, heads, theta, inverse != 0));
+  checkedRotaryDims("zrt_rotary", channels, heads, rotaryDims);
+  ZRT_TYPED("zrt_rotary", dtype,
+            rotary(in<T>(x), out<T>(y), batch, time, channels, heads, theta, inverse != 0, nullptr, rotaryDims));
 }
 /// Query heads split into groups of the key/value heads (grouped-query attention).
 static void checkKvHeads(const char *call, int64_t heads, int64_t kvHeads) {

@@ -16,6 +16,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/RotaryDims.h"
 #include "core/Error.h"
 #include "core/Trace.h"
 #include "zrt/KernelMath.h"
@@ -309,21 +310,19 @@ void zrt_ring_attention_grad(int32_t dtype, const void *dout, const void *q, con
 }
 
 void zrt_rotary_context(int32_t axis, int32_t dtype, const void *x, void *y, int64_t batch, int64_t time,
-                        int64_t channels, int64_t heads, double theta, int32_t inverse) {
+                        int64_t channels, int64_t heads, double theta, int32_t inverse, int64_t rotaryDims) {
   TraceScope trace("zrt_rotary_context", TraceTrack::Compute);
   const Ring ring = ringOf("zrt_rotary_context", axis, time);
-  if (heads <= 0 || channels % heads != 0 || (channels / heads) % 2 != 0)
-    fatal("zrt_rotary_context", "%lld channels do not split into %lld heads of an even size",
-          static_cast<long long>(channels), static_cast<long long>(heads));
+  checkedRotaryDims("zrt_rotary_context", channels, heads, rotaryDims);
   std::vector<int64_t> positions(time);
   for (int64_t t = 0; t < time; ++t)
     positions[t] = math::contextPosition(ring.ranks, ring.rank, t, time);
   if (dtype == ZRT_DTYPE_BF16)
     rotary(static_cast<const bf16 *>(x), static_cast<bf16 *>(y), batch, time, channels, heads, theta, inverse != 0,
-           positions.data());
+           positions.data(), rotaryDims);
   else if (dtype == ZRT_DTYPE_F32)
     rotary(static_cast<const float *>(x), static_cast<float *>(y), batch, time, channels, heads, theta, inverse != 0,
-           positions.data());
+           positions.data(), rotaryDims);
   else
     fatal("zrt_rotary_context", "unknown dtype %d (0 = f32, 1 = bf16)", dtype);
 }

@@ -72,12 +72,14 @@ void rmsnorm(int32_t dtype, const void *x, const void *gamma, void *y, int64_t r
 void rmsnormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma, void *dx, void *dgamma, int64_t rows,
                  int64_t cols, double eps, double gainOffset, cudaStream_t s);
 /// Rotary position embedding on [batch, time, heads x D] (zc.rotary); inverse rotates back.
+/// `rotaryDims`: the rotated channels of each head (0: all; zrt_rotary checks them: even, at
+/// most the head); the rest pass through.
 void rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
-            double theta, bool inverse, cudaStream_t s);
+            double theta, bool inverse, int64_t rotaryDims, cudaStream_t s);
 /// The same at the global positions of context rank `rank` of `ranks` (zrt_rotary_context): its
 /// `time` tokens are chunks rank and 2 ranks - 1 - rank of the sequence, time / 2 tokens each.
 void rotaryContext(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
-                   double theta, bool inverse, int64_t rank, int64_t ranks, cudaStream_t s);
+                   double theta, bool inverse, int64_t rotaryDims, int64_t rank, int64_t ranks, cudaStream_t s);
 /// Losses write a float scalar; out-of-range labels set `*badLabel` (device memory) to 1.
 /// `softcap` > 0: the cross-entropies read softcap tanh(logit / softcap) (zrt_abi.def).
 void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, float *loss, int64_t rows,

@@ -163,15 +163,21 @@ __global__ void addResidualRows(const T *residual, T *dx, int64_t n) {
 /// One thread per (row, head, frequency): the angle, then the pair it rotates. Token t is at
 /// position t, or, with `contextRanks` > 0, at its place in the whole sequence as context rank
 /// `contextRank` holds it (math::contextPosition).
+/// A thread per pair of rotated channels (`dims` of each head: `half` pairs) and per channel
+/// passed through (the head's other channels: copied).
 template <class T>
 __global__ void rotaryKernel(const T *x, T *y, int64_t rows, int64_t time, int64_t channels, int64_t heads,
-                             double theta, bool inverse, int64_t contextRank, int64_t contextRanks) {
-  const int64_t headDim = channels / heads, half = headDim / 2;
-  ZRT_FOR_EACH(k, rows * heads * half) {
-    const int64_t i = k % half, h = (k / half) % heads, row = k / (half * heads), t = row % time;
-    const int64_t position = contextRanks > 0 ? math::contextPosition(contextRanks, contextRank, t, time) : t;
-    float angle = math::rotaryAngle(position, i, headDim, theta), c = cosf(angle), s = sinf(angle);
+                             int64_t dims, double theta, bool inverse, int64_t contextRank, int64_t contextRanks) {
+  const int64_t headDim = channels / heads, half = dims / 2, perHead = half + (headDim - dims);
+  ZRT_FOR_EACH(k, rows * heads * perHead) {
+    const int64_t i = k % perHead, h = (k / perHead) % heads, row = k / (perHead * heads), t = row % time;
     const int64_t head = row * channels + h * headDim;
+    if (i >= half) { // a pass-through channel
+      y[head + dims + (i - half)] = x[head + dims + (i - half)];
+      continue;
+    }
+    const int64_t position = contextRanks > 0 ? math::contextPosition(contextRanks, contextRank, t, time) : t;
+    float angle = math::rotaryAngle(position, i, dims, theta), c = cosf(angle), s = sinf(angle);
     math::rotaryPair<float>(x + head, y + head, i, half, c, s, inverse);
   }
 }
@@ -467,24 +473,34 @@ void rmsnormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma
                                                                      static_cast<T *>(dgamma));
                  }));
 }
+/// Threads of rotaryKernel: a pair of each head's rotated channels, or one passed through.
+static int64_t rotaryItems(int64_t rows, int64_t channels, int64_t heads, int64_t dims) {
+  return rows * heads * (dims / 2 + (channels / heads - dims));
+}
+/// The rotated channels of a head: `rotaryDims`, or the whole head for 0.
+static int64_t rotatedChannels(int64_t channels, int64_t heads, int64_t rotaryDims) {
+  return rotaryDims > 0 ? rotaryDims : channels / heads;
+}
 void rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
-            double theta, bool inverse, cudaStream_t s) {
-  const int64_t pairs = batch * time * channels / 2;
+            double theta, bool inverse, int64_t rotaryDims, cudaStream_t s) {
+  rotaryDims = rotatedChannels(channels, heads, rotaryDims);
+  const int64_t items = rotaryItems(batch * time, channels, heads, rotaryDims);
   ZRT_CUDA_TYPED("zrt_rotary", dtype,
-                 (rotaryKernel<<<blocks(pairs), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(y),
-                                                                  batch * time, time, channels, heads, theta, inverse,
-                                                                  0, 0)));
+                 (rotaryKernel<<<blocks(items), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(y),
+                                                                  batch * time, time, channels, heads, rotaryDims,
+                                                                  theta, inverse, 0, 0)));
 }
 void rotaryContext(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
-                   double theta, bool inverse, int64_t rank, int64_t ranks, cudaStream_t s) {
+                   double theta, bool inverse, int64_t rotaryDims, int64_t rank, int64_t ranks, cudaStream_t s) {
+  rotaryDims = rotatedChannels(channels, heads, rotaryDims);
   if (time <= 0 || time % 2 != 0 || ranks < 1 || rank < 0 || rank >= ranks)
     fatal("zrt_rotary_context", "%lld local tokens are not two equal chunks of context rank %lld of %lld",
           static_cast<long long>(time), static_cast<long long>(rank), static_cast<long long>(ranks));
-  const int64_t pairs = batch * time * channels / 2;
+  const int64_t items = rotaryItems(batch * time, channels, heads, rotaryDims);
   ZRT_CUDA_TYPED("zrt_rotary_context", dtype,
-                 (rotaryKernel<<<blocks(pairs), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(y),
-                                                                  batch * time, time, channels, heads, theta, inverse,
-                                                                  rank, ranks)));
+                 (rotaryKernel<<<blocks(items), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(y),
+                                                                  batch * time, time, channels, heads, rotaryDims,
+                                                                  theta, inverse, rank, ranks)));
 }
 void crossEntropy(int32_t dtype, const void *logits, const int32_t *labels, float *loss, int64_t rows,
                   int64_t classes, double softcap, int *badLabel, cudaStream_t s) {

@@ -71,14 +71,16 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
       auto qb = q.bytes();
       DeviceBuffer dq(qb), dout(qb.size());
       std::vector<unsigned char> want(qb.size());
+      // The whole head, and its first quarter (GPT-NeoX's rotary_pct 0.25; the rest passed through).
       for (double theta : {10000.0, 500000.0})
-        for (int32_t inverse : {0, 1}) {
-          zrt_rotary(dt, qb.data(), want.data(), B, T, H * D, H, theta, inverse);
-          zrt::cuda::rotary(dt, dq.ptr, dout.ptr, B, T, H * D, H, theta, inverse != 0, nullptr);
-          compare(std::string("rotary ") + (inverse ? "inverse " : "") + std::to_string(int64_t(theta)) + " " +
-                      name(dt),
-                  decode(dout.host(), dt), decode(want, dt), tol);
-        }
+        for (int32_t inverse : {0, 1})
+          for (int64_t dims : {int64_t(0), D / 4}) {
+            zrt_rotary(dt, qb.data(), want.data(), B, T, H * D, H, theta, inverse, dims);
+            zrt::cuda::rotary(dt, dq.ptr, dout.ptr, B, T, H * D, H, theta, inverse != 0, dims, nullptr);
+            compare(std::string("rotary ") + (inverse ? "inverse " : "") + std::to_string(int64_t(theta)) +
+                        (dims ? " rotary_dims " + std::to_string(dims) + " " : " ") + name(dt),
+                    decode(dout.host(), dt), decode(want, dt), tol);
+          }
     }
 
     std::vector<int32_t> labels(R);
@@ -439,19 +441,23 @@ void ringAttention(std::mt19937 &rng) {
       compare("ring_attention_grad dk" + what, gotDk, decode(dk, dt), tol);
       compare("ring_attention_grad dv" + what, gotDv, decode(dv, dt), tol);
 
-      // Rotary at the global positions of each rank's tokens, both ways.
-      for (int32_t inverse : {0, 1}) {
-        std::vector<unsigned char> whole(qb.size());
-        zrt_rotary(dt, qb.data(), whole.data(), B, T, C, H, 10000.0, inverse);
-        std::vector<float> got(B * T * C);
-        for (int64_t r = 0; r < ranks; ++r) {
-          DeviceBuffer y(qs[r]->size);
-          zrt::cuda::rotaryContext(dt, qs[r]->ptr, y.ptr, B, L, C, H, 10000.0, inverse != 0, r, ranks, nullptr);
-          placeContextRows(got, decode(y.host(), dt), B, T, C, r, ranks);
+      // Rotary at the global positions of each rank's tokens, both ways; over the whole head and
+      // over its first half (the rest passed through).
+      for (int32_t inverse : {0, 1})
+        for (int64_t dims : {int64_t(0), C / H / 2 - (C / H / 2) % 2}) {
+          std::vector<unsigned char> whole(qb.size());
+          zrt_rotary(dt, qb.data(), whole.data(), B, T, C, H, 10000.0, inverse, dims);
+          std::vector<float> got(B * T * C);
+          for (int64_t r = 0; r < ranks; ++r) {
+            DeviceBuffer y(qs[r]->size);
+            zrt::cuda::rotaryContext(dt, qs[r]->ptr, y.ptr, B, L, C, H, 10000.0, inverse != 0, dims, r, ranks,
+                                     nullptr);
+            placeContextRows(got, decode(y.host(), dt), B, T, C, r, ranks);
+          }
+          compare(std::string("rotary_context") + (inverse ? " inverse" : "") +
+                      (dims ? " rotary_dims " + std::to_string(dims) : "") + what,
+                  got, decode(whole, dt), dt == 1 ? 2e-2 : 1e-5);
         }
-        compare(std::string("rotary_context") + (inverse ? " inverse" : "") + what, got, decode(whole, dt),
-                dt == 1 ? 2e-2 : 1e-5);
-      }
     }
 }
 

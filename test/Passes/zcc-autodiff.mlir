@@ -101,7 +101,7 @@ zc.forward @blocks(%x: tensor<1x2x4xf32>, %t: tensor<1x2x4xf32>) -> tensor<f32> 
 
 // -----
 
-// Llama's rules: rmsnorm (input and gain), rotary (the inverse rotation), the SwiGLU
+// Llama's rules: rmsnorm (input and gain), rotary (the inverse rotation, over the same rotary_dims), the SwiGLU
 // product silu(gate) * up.
 
 zc.param @ng : tensor<8xf32> = #zc.ones
@@ -111,7 +111,7 @@ zc.forward @llama(%x: tensor<2x3x8xf32>, %t: tensor<2x3x8xf32>) -> tensor<f32> {
   %ng = zc.param_ref @ng : tensor<8xf32>
   %up = zc.param_ref @up : tensor<2x3x8xf32>
   %n = zc.rmsnorm %x, %ng {epsilon = 1.0e-05 : f64} : tensor<2x3x8xf32>, tensor<8xf32>
-  %r = zc.rotary %n heads 2 theta 10000.0 : tensor<2x3x8xf32>
+  %r = zc.rotary %n heads 2 theta 10000.0 rotary_dims 2 : tensor<2x3x8xf32>
   %s = zc.silu %r : tensor<2x3x8xf32>
   %p = zc.mul %s, %up : tensor<2x3x8xf32>
   %l = zc.mse %p, %t : tensor<2x3x8xf32> -> tensor<f32>
@@ -120,7 +120,7 @@ zc.forward @llama(%x: tensor<2x3x8xf32>, %t: tensor<2x3x8xf32>) -> tensor<f32> {
 // CHECK: zc.mse_grad
 // CHECK: %[[DS:.+]] = zc.mul
 // CHECK: %[[DR:.+]] = zc.silu_grad %[[DS]], %{{.+}} : tensor<2x3x8xf32>
-// CHECK: %[[DN:.+]] = zc.rotary %[[DR]] heads 2 theta 1.000000e+04 inverse : tensor<2x3x8xf32>
+// CHECK: %[[DN:.+]] = zc.rotary %[[DR]] heads 2 theta 1.000000e+04 inverse rotary_dims 2 : tensor<2x3x8xf32>
 // CHECK: %{{.+}}, %[[DG:.+]] = zc.rmsnorm_grad %[[DN]], %{{.+}}, %{{.+}} {epsilon = 1.000000e-05 : f64} : tensor<2x3x8xf32>, tensor<8xf32>
 // CHECK: zc.grad_accumulate @ng, %[[DG]]
 

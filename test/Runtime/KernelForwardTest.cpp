@@ -518,6 +518,32 @@ TEST(KernelForward, RmsNormSiluRotaryMatchReferences) {
   }
 }
 
+/// rotary_dims R (GPT-NeoX's rotary_pct): each head's first R channels rotate as a head of R
+/// channels would (angles t theta^(-2i/R)), the other channels are copied; both ways.
+TEST(KernelForward, PartialRotaryMatchesItsDefinition) {
+  const int64_t batch = 2, time = 37, heads = 3, headDim = 16, dims = 4, channels = heads * headDim, half = dims / 2;
+  const double theta = 10000.0;
+  Vec q = randomVec(batch * time * channels, 47), ref(q);
+  for (int64_t row = 0; row < batch * time; ++row)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < half; ++i) {
+        const int64_t at = row * channels + h * headDim, t = row % time;
+        const double angle = t * std::pow(theta, -2.0 * i / dims);
+        const double x1 = q[at + i], x2 = q[at + i + half];
+        ref[at + i] = x1 * std::cos(angle) - x2 * std::sin(angle);
+        ref[at + i + half] = x2 * std::cos(angle) + x1 * std::sin(angle);
+      }
+  auto qf = convert<float>(q);
+  std::vector<float> out(q.size(), 12345.0f), back(q.size(), 12345.0f); // every channel written
+  rotary(qf.data(), out.data(), batch, time, channels, heads, theta, false, nullptr, dims);
+  EXPECT_LE(worstRelativeError(toDouble(out), ref, 1e-5, 1e-4), 1.0);
+  rotary(out.data(), back.data(), batch, time, channels, heads, theta, true, nullptr, dims);
+  EXPECT_LE(worstRelativeError(toDouble(back), toDouble(qf), 1e-5, 1e-4), 1.0);
+  // In place, as the backward may run it.
+  rotary(qf.data(), qf.data(), batch, time, channels, heads, theta, false, nullptr, dims);
+  EXPECT_EQ(qf, out);
+}
+
 TEST(KernelForward, SoftmaxAndCrossEntropyStableForLargeLogits) {
   std::vector<float> logits = {1000.f, 1001.f, 999.f, -1000.f, -1001.f, -999.f}, y(6);
   softmax(logits.data(), y.data(), 2, 3);

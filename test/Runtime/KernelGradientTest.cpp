@@ -144,6 +144,21 @@ TEST(KernelGradients, RotaryThroughInverseRotation) {
   expectGradientsMatch("rotary", {x}, fwd, w, {dx}, {0});
 }
 
+// The same over a third of each head (rotary_dims 2 of 6): the pass-through channels' gradient
+// is the output's.
+TEST(KernelGradients, PartialRotaryThroughInverseRotation) {
+  const int64_t batch = 2, time = 5, heads = 3, headDim = 6, channels = heads * headDim, dims = 2;
+  const double theta = 10000.0;
+  Vec x = randomVec(batch * time * channels, 38), w = randomVec(x.size(), 39), dx(x.size());
+  rotary(w.data(), dx.data(), batch, time, channels, heads, theta, /*inverse=*/true, nullptr, dims);
+  auto fwd = [&](const std::vector<Vec> &in) {
+    Vec y(in[0].size());
+    rotary(in[0].data(), y.data(), batch, time, channels, heads, theta, false, nullptr, dims);
+    return y;
+  };
+  expectGradientsMatch("partial rotary", {x}, fwd, w, {dx}, {0});
+}
+
 // Shapes (B, T, C, H, G, probes): one query block; then longer than two blocks (kQueryBlock rows
 // each), the last partial, where dK and dV sum over every block that sees a key; then grouped-query
 // attention (G < H key/value heads), where dK and dV also sum over the group's query heads. Then

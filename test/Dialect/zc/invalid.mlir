@@ -330,6 +330,22 @@ func.func @f(%x: tensor<2x6x8xf32>) {
 
 // -----
 
+func.func @f(%x: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.rotary' op rotary_dims (3) must be even and at most the head's 4 channels}}
+  %0 = zc.rotary %x heads 2 theta 10000.0 rotary_dims 3 : tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x8xf32>) {
+  // expected-error @+1 {{'zc.rotary' op rotary_dims (6) must be even and at most the head's 4 channels}}
+  %0 = zc.rotary %x heads 2 theta 10000.0 rotary_dims 6 : tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
 func.func @f(%x: tensor<2x6x12xf32>, %kv: tensor<2x6x8xf32>) {
   // expected-error @+1 {{'zc.causal_attention' op the 6 query heads do not split into groups of the 4 key/value heads}}
   %0 = zc.causal_attention %x, %kv, %kv heads 6 kv_heads 4 : tensor<2x6x12xf32>, tensor<2x6x8xf32>

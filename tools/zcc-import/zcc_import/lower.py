@@ -594,6 +594,9 @@ def lower_getitem(self, node):
 
 
 def lower_cat(self, node):
+    partial = patterns.match_partial_rotary(self, node)
+    if partial is not None:
+        return partial
     tensors, dim = node.args[0], node.args[1] if len(node.args) > 1 else 0
     dim %= len(tensors[0].meta["val"].shape)
     # Empty pieces (the pass-through part of a rotary over the whole head, Phi-3's) add nothing.

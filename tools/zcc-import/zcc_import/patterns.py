@@ -131,8 +131,9 @@ def half_of(node):
 
 # ---------------------------------------------------------------------------------------------------
 
-def match_rotary(lowering, node):
-    """add(mul(x, cos), mul(cat([-x[..., D/2:], x[..., :D/2]], -1), sin)) on a [B, H, T, D] value."""
+def find_rotary(lowering, node):
+    """(x, cos, sin) for add(mul(x, cos), mul(cat([-x[..., D/2:], x[..., :D/2]], -1), sin)) with
+    folded tables, else None; nothing emitted."""
     for a, b in either(operands(node, aten.add.Tensor)):
         for x, cos in either(operands(a, aten.mul.Tensor)):
             if not isinstance(cos, torch.fx.Node) or cos not in lowering.cap.constants:
@@ -141,8 +142,37 @@ def match_rotary(lowering, node):
                 if not isinstance(sin, torch.fx.Node) or sin not in lowering.cap.constants:
                     continue
                 if rotate_half_of(rot) is x:
-                    return emit_rotary(lowering, node, x, lowering.cap.constants[cos], lowering.cap.constants[sin])
+                    return x, lowering.cap.constants[cos], lowering.cap.constants[sin]
     return None
+
+
+def match_rotary(lowering, node):
+    """The rotary embedding of a [B, H, T, D] value -> zc.rotary."""
+    found = find_rotary(lowering, node)
+    return emit_rotary(lowering, node, *found) if found is not None else None
+
+
+def match_partial_rotary(lowering, node):
+    """cat([rotary(x[..., :R]), x[..., R:]], -1) (GPT-NeoX's rotary_pct, Phi's partial_rotary_factor)
+    -> one zc.rotary of x with rotary_dims R: no slices, no concat."""
+    tensors = [strip(t) for t in node.args[0] if t.meta["val"].shape[-1] != 0]
+    dim = node.args[1] if len(node.args) > 1 else 0
+    if len(tensors) != 2 or not last_dim(tensors[0], dim):
+        return None
+    found = find_rotary(lowering, tensors[0])
+    if found is None:
+        return None
+    part, rest = strip(found[0]), tensors[1]
+    if not (is_op(part, aten.slice.Tensor) and is_op(rest, aten.slice.Tensor)):
+        return None
+    x = strip(part.args[0])
+    if strip(rest.args[0]) is not x or not (last_dim(x, part.args[1]) and last_dim(x, rest.args[1])):
+        return None
+    D = x.meta["val"].shape[-1]
+    R = part.meta["val"].shape[-1]
+    if slice(*part.args[2:4]).indices(D)[:2] != (0, R) or slice(*rest.args[2:4]).indices(D)[:2] != (R, D):
+        return None
+    return emit_rotary(lowering, node, x, found[1], found[2], rotary_dims=R)
 
 
 def rotate_half_of(node):
@@ -177,11 +207,15 @@ def rotary_tables(theta, T, D):
     return emb.cos(), emb.sin()
 
 
-def emit_rotary(lowering, node, x_node, cos, sin):
+def emit_rotary(lowering, node, x_node, cos, sin, rotary_dims=None):
+    """zc.rotary of x (a [B, H, T, D] value), theta read back from the tables; with rotary_dims R the
+    tables are those of a head of R channels and the rest of each head passes through."""
     v = lowering.tensor(x_node)
     if len(v.shape) != 4:
         lowering.fail(node, "a rotary embedding of a value that is not [B, H, T, D]")
     B, H, T, D = v.shape
+    if rotary_dims is not None:
+        D = rotary_dims
     cos = cos.float().reshape(-1, T, D)
     sin = sin.float().reshape(-1, T, D)
     if not (torch.equal(cos, cos[:1].expand_as(cos)) and torch.equal(sin, sin[:1].expand_as(sin))):
@@ -192,7 +226,9 @@ def emit_rotary(lowering, node, x_node, cos, sin):
         lowering.fail(node, "rotary tables that are not the default rotary embedding of any base theta "
                             "(rope_scaling / attention scaling is not supported by zc.rotary)")
     base = lowering.heads_base(v, node.name)
-    y = lowering.emit.op(node.name, base.shape, f"zc.rotary {base.name} heads {H} theta {number(theta)} : {base.type}")
+    dims = f" rotary_dims {rotary_dims}" if rotary_dims is not None and rotary_dims != v.shape[3] else ""
+    y = lowering.emit.op(node.name, base.shape,
+                         f"zc.rotary {base.name} heads {H} theta {number(theta)}{dims} : {base.type}")
     return View(y, v.shape, heads=True)
 
 
