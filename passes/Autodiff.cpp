@@ -98,7 +98,8 @@ public:
           return success();
         })
         .Case([&](GeluOp o) {
-          give(o.getInput(), [&] { return Value(GeluGradOp::create(b, dy.getType(), dy, o.getInput())); });
+          give(o.getInput(),
+               [&] { return Value(GeluGradOp::create(b, dy.getType(), dy, o.getInput(), o.getExactAttr())); });
           return success();
         })
         .Case([&](SiluOp o) {

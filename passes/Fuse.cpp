@@ -291,8 +291,9 @@ struct Fuser {
     GeluOp gelu;
     const bool recomputed = biasAdd->hasAttr(kRecomputedAttr);
     for (Operation *user : biasAdd->getUsers())
-      if (auto g = dyn_cast<GeluOp>(user);
-          g && g->hasAttr(kRecomputedAttr) == recomputed && (!gelu || g->isBeforeInBlock(gelu)))
+      // The epilogues are the tanh GELU: an exact (erf) one stays a separate op.
+      if (auto g = dyn_cast<GeluOp>(user); g && !g.getExact() && g->hasAttr(kRecomputedAttr) == recomputed &&
+                                           (!gelu || g->isBeforeInBlock(gelu)))
         gelu = g;
     // The fused op runs where the bias_add was; a gelu further down must not read
     // anything defined in between (it reads only the bias_add, so it never does).
@@ -316,7 +317,7 @@ struct Fuser {
   /// matmul -> gelu_grad -> reduce_sum (all but the last axis): matmul_dgelu_bgrad.
   void fuseBackward(GeluGradOp geluGrad) {
     auto mm = geluGrad.getGrad().getDefiningOp<MatmulOp>();
-    if (!mm || !mm->hasOneUse())
+    if (!mm || !mm->hasOneUse() || geluGrad.getExact())
       return;
     ReduceSumOp biasGrad;
     for (Operation *user : geluGrad->getUsers())

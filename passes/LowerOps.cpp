@@ -143,12 +143,16 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         return success();
       })
       .Case<ReluOp, GeluOp, SiluOp>([&](Operation *o) {
-        StringRef fn = isa<ReluOp>(o) ? "zrt_relu" : isa<GeluOp>(o) ? "zrt_gelu" : "zrt_silu";
+        StringRef fn = isa<ReluOp>(o)   ? "zrt_relu"
+                       : isa<GeluOp>(o) ? (cast<GeluOp>(o).getExact() ? "zrt_gelu_erf" : "zrt_gelu")
+                                        : "zrt_silu";
         call(b, fn, {dt, p[0], p[1], I64(numel(o->getResult(0)))});
         return success();
       })
       .Case<ReluGradOp, GeluGradOp, SiluGradOp>([&](Operation *o) {
-        StringRef fn = isa<ReluGradOp>(o) ? "zrt_relu_grad" : isa<GeluGradOp>(o) ? "zrt_gelu_grad" : "zrt_silu_grad";
+        StringRef fn = isa<ReluGradOp>(o)   ? "zrt_relu_grad"
+                       : isa<GeluGradOp>(o) ? (cast<GeluGradOp>(o).getExact() ? "zrt_gelu_erf_grad" : "zrt_gelu_grad")
+                                            : "zrt_silu_grad";
         call(b, fn, {dt, p[0], p[1], p[2], I64(numel(o->getResult(0)))});
         return success();
       })

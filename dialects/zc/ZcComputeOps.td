@@ -76,19 +76,23 @@ def ZC_ReluOp : ZC_ComputeOp<"relu", [SameOperandsAndResultType]> {
 }
 
 def ZC_GeluOp : ZC_ComputeOp<"gelu", [SameOperandsAndResultType]> {
-  let summary = "GELU, tanh approximation";
+  let summary = "GELU, tanh approximation or (exact) the erf form";
   let description = [{
     `result = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`, the form GPT-2 uses.
+    With `exact`: `0.5 x (1 + erf(x / sqrt(2)))`, PyTorch's default GELU (GPT-NeoX /
+    Pythia's `hidden_act: gelu`). zcc-fuse folds only the tanh form into a
+    matmul's epilogue (cuBLASLt's and the CPU's are the tanh form).
 
     Example:
 
     ```mlir
     %y = zc.gelu %x : tensor<8x64x512xf32>
+    %e = zc.gelu %x exact : tensor<8x64x512xf32>
     ```
   }];
-  let arguments = (ins ZC_FloatTensor:$input);
+  let arguments = (ins ZC_FloatTensor:$input, UnitAttr:$exact);
   let results = (outs ZC_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let assemblyFormat = "$input (`exact` $exact^)? attr-dict `:` type($result)";
 }
 
 def ZC_SiluOp : ZC_ComputeOp<"silu", [SameOperandsAndResultType]> {

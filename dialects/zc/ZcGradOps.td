@@ -28,20 +28,21 @@ def ZC_ReluGradOp : ZC_ComputeOp<"relu_grad", [SameOperandsAndResultType]> {
 }
 
 def ZC_GeluGradOp : ZC_ComputeOp<"gelu_grad", [SameOperandsAndResultType]> {
-  let summary = "Gradient of gelu (tanh form)";
+  let summary = "Gradient of gelu";
   let description = [{
     `result[i] = grad[i] * gelu'(input[i])` with the derivative of the tanh
-    approximation, where `input` is gelu's input.
+    approximation (with `exact`, of the erf form), where `input` is gelu's input.
 
     Example:
 
     ```mlir
     %dx = zc.gelu_grad %dy, %x : tensor<8x64x512xf32>
+    %de = zc.gelu_grad %dy, %x exact : tensor<8x64x512xf32>
     ```
   }];
-  let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$input);
+  let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$input, UnitAttr:$exact);
   let results = (outs ZC_FloatTensor:$result);
-  let assemblyFormat = "$grad `,` $input attr-dict `:` type($result)";
+  let assemblyFormat = "$grad `,` $input (`exact` $exact^)? attr-dict `:` type($result)";
 }
 
 def ZC_SiluGradOp : ZC_ComputeOp<"silu_grad", [SameOperandsAndResultType]> {

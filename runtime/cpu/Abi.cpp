@@ -185,6 +185,16 @@ void zrt_gelu_grad(int32_t dtype, const void *dy, const void *x, void *dx, int64
   checkCount("zrt_gelu_grad", n);
   isaKernels().geluGrad(dtype, dy, x, dx, n);
 }
+void zrt_gelu_erf(int32_t dtype, const void *x, void *o, int64_t n) {
+  TraceScope trace("zrt_gelu_erf", TraceTrack::Compute);
+  checkCount("zrt_gelu_erf", n);
+  ZRT_TYPED("zrt_gelu_erf", dtype, geluErf(in<T>(x), out<T>(o), n));
+}
+void zrt_gelu_erf_grad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n) {
+  TraceScope trace("zrt_gelu_erf_grad", TraceTrack::Compute);
+  checkCount("zrt_gelu_erf_grad", n);
+  ZRT_TYPED("zrt_gelu_erf_grad", dtype, geluErfGrad(in<T>(dy), in<T>(x), out<T>(dx), n));
+}
 
 void zrt_softmax(int32_t dtype, const void *x, void *y, int64_t rows, int64_t cols) {
   TraceScope trace("zrt_softmax", TraceTrack::Compute);

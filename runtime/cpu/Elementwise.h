@@ -101,6 +101,13 @@ template <class T> void gelu(const T *x, T *out, int64_t n) {
 template <class T> void geluGrad(const T *dy, const T *x, T *dx, int64_t n) {
   binary(dy, x, dx, n, [](auto g, auto v) { return g * geluDerivative(v); });
 }
+/// The exact (erf) GELU and its gradient: an erf per element, at the generic ISA level.
+template <class T> void geluErf(const T *x, T *out, int64_t n) {
+  unary(x, out, n, [](auto v) { return math::geluErfValue(v); });
+}
+template <class T> void geluErfGrad(const T *dy, const T *x, T *dx, int64_t n) {
+  binary(dy, x, dx, n, [](auto g, auto v) { return g * math::geluErfDerivative(v); });
+}
 /// silu(gate) * up with silu's result rounded to T first, as zrt_silu then zrt_mul round it.
 template <class T> void swiglu(const T *gate, const T *up, T *out, int64_t n) {
   binary(gate, up, out, n, [](auto g, auto u) { return static_cast<decltype(g)>(T(math::siluValue(g))) * u; });

@@ -404,6 +404,14 @@ void zrt_gelu_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t 
   GpuScope trace("zrt_gelu_grad", compute());
   geluGrad(dt, dy, x, dx, n, compute());
 }
+void zrt_gelu_erf(int32_t dt, const void *x, void *o, int64_t n) {
+  GpuScope trace("zrt_gelu_erf", compute());
+  geluErf(dt, x, o, n, compute());
+}
+void zrt_gelu_erf_grad(int32_t dt, const void *dy, const void *x, void *dx, int64_t n) {
+  GpuScope trace("zrt_gelu_erf_grad", compute());
+  geluErfGrad(dt, dy, x, dx, n, compute());
+}
 void zrt_silu(int32_t dt, const void *x, void *o, int64_t n) {
   GpuScope trace("zrt_silu", compute());
   silu(dt, x, o, n, compute());

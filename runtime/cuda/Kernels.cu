@@ -65,6 +65,10 @@ struct Relu { __device__ float operator()(float x) const { return math::reluValu
 struct ReluGrad { __device__ float operator()(float dy, float x) const { return math::reluGradValue(dy, x); } };
 struct Gelu { __device__ float operator()(float x) const { return math::geluValue(x); } };
 struct GeluGrad { __device__ float operator()(float dy, float x) const { return dy * math::geluDerivative(x); } };
+struct GeluErf { __device__ float operator()(float x) const { return math::geluErfValue(x); } };
+struct GeluErfGrad {
+  __device__ float operator()(float dy, float x) const { return dy * math::geluErfDerivative(x); }
+};
 struct Silu { __device__ float operator()(float x) const { return math::siluValue(x); } };
 struct SiluGrad { __device__ float operator()(float dy, float x) const { return dy * math::siluDerivative(x); } };
 
@@ -216,6 +220,12 @@ void gelu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s) {
 }
 void geluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s) {
   launchBinary("zrt_gelu_grad", dtype, dy, x, dx, n, GeluGrad{}, s);
+}
+void geluErf(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s) {
+  launchUnary("zrt_gelu_erf", dtype, x, out, n, GeluErf{}, s);
+}
+void geluErfGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s) {
+  launchBinary("zrt_gelu_erf_grad", dtype, dy, x, dx, n, GeluErfGrad{}, s);
 }
 void silu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s) {
   launchUnary("zrt_silu", dtype, x, out, n, Silu{}, s);

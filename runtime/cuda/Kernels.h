@@ -26,6 +26,9 @@ void relu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s);
 void reluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s);
 void gelu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s);
 void geluGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s);
+/// The exact (erf) GELU (zrt_gelu_erf).
+void geluErf(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s);
+void geluErfGrad(int32_t dtype, const void *dy, const void *x, void *dx, int64_t n, cudaStream_t s);
 void silu(int32_t dtype, const void *x, void *out, int64_t n, cudaStream_t s);
 void swiglu(int32_t dtype, const void *gate, const void *up, void *out, int64_t n, cudaStream_t s);
 void swigluGrad(int32_t dtype, const void *dy, const void *gate, const void *up, void *dgate, void *dup, int64_t n,

@@ -58,6 +58,7 @@ void elementwise(std::mt19937 &rng) {
     binary("mul", zrt_mul, zrt::cuda::mul, tol);
     binary("relu_grad", zrt_relu_grad, zrt::cuda::reluGrad, tol);
     binary("gelu_grad", zrt_gelu_grad, zrt::cuda::geluGrad, dt == 1 ? 1e-2 : 1e-5);
+    binary("gelu_erf_grad", zrt_gelu_erf_grad, zrt::cuda::geluErfGrad, dt == 1 ? 1e-2 : 1e-5);
     binary("silu_grad", zrt_silu_grad, zrt::cuda::siluGrad, dt == 1 ? 1e-2 : 1e-5);
     zrt_swiglu(dt, ab.data(), bb.data(), cpu.data(), n);
     zrt::cuda::swiglu(dt, da.ptr, db.ptr, dout.ptr, n, nullptr);
@@ -79,6 +80,9 @@ void elementwise(std::mt19937 &rng) {
     zrt_gelu(dt, ab.data(), cpu.data(), n);
     zrt::cuda::gelu(dt, da.ptr, dout.ptr, n, nullptr);
     compare(std::string("gelu ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), dt == 1 ? 1e-2 : 1e-5);
+    zrt_gelu_erf(dt, ab.data(), cpu.data(), n);
+    zrt::cuda::geluErf(dt, da.ptr, dout.ptr, n, nullptr);
+    compare(std::string("gelu_erf ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), dt == 1 ? 1e-2 : 1e-5);
     zrt_copy(dt, ab.data(), cpu.data(), n);
     zrt::cuda::copy(dt, da.ptr, dout.ptr, n, nullptr);
     compare(std::string("copy ") + name(dt), decode(dout.host(), dt), decode(cpu, dt), 0);

@@ -43,6 +43,17 @@ TEST(KernelGradients, Gelu) {
   expectGradientsMatch("gelu", {x}, fwd, w, {dx}, {0});
 }
 
+TEST(KernelGradients, GeluErf) {
+  Vec x = randomVec(41, 5, -3, 3), w = randomVec(41, 6), dx(41);
+  geluErfGrad(w.data(), x.data(), dx.data(), x.size());
+  auto fwd = [](const std::vector<Vec> &in) {
+    Vec y(in[0].size());
+    geluErf(in[0].data(), y.data(), y.size());
+    return y;
+  };
+  expectGradientsMatch("gelu_erf", {x}, fwd, w, {dx}, {0});
+}
+
 // Wide enough that vexp's clamp (inputs below -87) and the sigmoid's saturation are crossed.
 TEST(KernelGradients, Silu) {
   Vec x = randomVec(43, 31, -9, 9), w = randomVec(43, 32), dx(43);

@@ -64,6 +64,15 @@ template <class A> ZRT_HD A geluDerivative(A x) {
   return A(0.5) * (A(1) + t) + A(0.5) * x * (A(1) - t * t) * s * (A(1) + A(3) * c * x * x);
 }
 
+/// GELU, exact form (PyTorch's default `gelu`, Pythia's `hidden_act: gelu`): 0.5 x (1 + erf(x / sqrt 2)),
+/// and its derivative 0.5 (1 + erf(x / sqrt 2)) + x phi(x), phi the normal density.
+ZRT_HD float verf(float u) { return erff(u); }
+ZRT_HD double verf(double u) { return ::erf(u); }
+template <class A> ZRT_HD A geluErfValue(A x) { return A(0.5) * x * (A(1) + verf(x * A(0.7071067811865476))); }
+template <class A> ZRT_HD A geluErfDerivative(A x) {
+  return A(0.5) * (A(1) + verf(x * A(0.7071067811865476))) + x * A(0.3989422804014327) * vexp(A(-0.5) * x * x);
+}
+
 /// SiLU (Llama's MLP activation): x sigmoid(x), and its derivative s (1 + x (1 - s)).
 /// vexp's clamp keeps exp(-x) finite: sigmoid of inputs below -87 is exp(-87)-small, not 0/0.
 template <class A> ZRT_HD A sigmoidValue(A x) { return A(1) / (A(1) + vexp(-x)); }

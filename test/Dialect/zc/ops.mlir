@@ -130,6 +130,10 @@ func.func @nn(%x: tensor<2x6x8xf32>, %b: tensor<8xf32>, %table: tensor<16x8xf32>
   %r4 = zc.rotary %x heads 2 theta 500000.0 inverse : tensor<2x6x8xf32>
   // CHECK: zc.rotary %{{.+}} heads 2 theta 1.000000e+04 inverse rotary_dims 2 : tensor<2x6x8xf32>
   %r5 = zc.rotary %x heads 2 theta 10000.0 inverse rotary_dims 2 : tensor<2x6x8xf32>
+  // CHECK: zc.gelu %{{.+}} exact : tensor<2x6x8xf32>
+  %ge = zc.gelu %x exact : tensor<2x6x8xf32>
+  // CHECK: zc.gelu_grad %{{.+}}, %{{.+}} exact : tensor<2x6x8xf32>
+  %gg = zc.gelu_grad %x, %x exact : tensor<2x6x8xf32>
   // CHECK: zc.embedding %{{.+}}[%{{.+}}] : tensor<16x8xf32>, tensor<2x6xi32> -> tensor<2x6x8xf32>
   %4 = zc.embedding %table[%ids] : tensor<16x8xf32>, tensor<2x6xi32> -> tensor<2x6x8xf32>
   // CHECK: zc.cross_entropy %{{.+}}, %{{.+}} : tensor<2x6x16xf32>, tensor<2x6xi32> -> tensor<f32>

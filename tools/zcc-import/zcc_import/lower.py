@@ -375,9 +375,13 @@ def lower_rms_norm(self, node):
 def unary(zc_op):
     def lower(self, node):
         v = self.tensor(node.args[0])
-        if zc_op == "gelu" and node.kwargs.get("approximate", node.args[1] if len(node.args) > 1 else "none") != "tanh":
-            self.fail(node, "exact (erf) GELU: zc.gelu is the tanh form (use approximate='tanh' / gelu_new)")
-        y = self.emit.op(node.name, v.base.shape, f"zc.{zc_op} {v.base.name} : {v.base.type}")
+        form = ""
+        if zc_op == "gelu":  # PyTorch's default is the exact (erf) form: Pythia's `gelu`
+            approximate = node.kwargs.get("approximate", node.args[1] if len(node.args) > 1 else "none")
+            if approximate not in ("none", "tanh"):
+                self.fail(node, f"GELU with approximate={approximate!r}")
+            form = " exact" if approximate == "none" else ""
+        y = self.emit.op(node.name, v.base.shape, f"zc.{zc_op} {v.base.name}{form} : {v.base.type}")
         return View(y, v.shape, v.heads)
     return lower
 
@@ -712,6 +716,7 @@ MAPPED = {
     "aten.scaled_dot_product_attention (causal mask, repeat_kv / enable_gqa)": "zc.causal_attention",
     "softmax(masked_fill(q @ k^T / sqrt(D), ~causal, -inf)) @ v": "zc.causal_attention",
     "aten.silu / aten.relu / aten.gelu(tanh), GPT-2's gelu_new": "zc.silu / zc.relu / zc.gelu",
+    "aten.gelu (exact, PyTorch's default: Pythia's gelu)": "zc.gelu ... exact",
     "aten.softmax (last axis)": "zc.softmax",
     "aten.add / sub / mul (same shape)": "zc.add / zc.sub / zc.mul",
     "aten.add broadcast over leading axes": "zc.bias_add",
