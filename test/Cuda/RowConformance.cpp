@@ -124,37 +124,37 @@ void rowsAt(std::mt19937 &rng, int64_t R, int64_t C) {
     auto wb = w.bytes(), hlb = raw(headLabels);
     DeviceBuffer dw(wb), dhl(hlb);
     for (bool transW : {true, false})
-      for (int64_t chunk : {R, (R + 2) / 3}) {
-        const double softcap = chunk == R ? 0.0 : 2.0; // the cap on the chunked heads
-        const auto layout = zrt::MatmulCrossEntropyLayout::of(R, classes, classes * C, chunk, eb);
-        std::vector<unsigned char> cpuWs(layout.bytes), cpuDx(R * C * eb), cpuDw(classes * C * eb);
-        DeviceBuffer ws(layout.bytes), gx(R * C * eb), gw(classes * C * eb);
-        zrt_matmul_cross_entropy(dt, xb.data(), wb.data(), hlb.data(), &one, &cpuLoss, cpuDx.data(), cpuDw.data(),
-                                 cpuWs.data(), R, classes, C, transW, chunk, softcap);
-        zrt::cuda::matmulCrossEntropy(dt, dx.ptr, dw.ptr, static_cast<const int32_t *>(dhl.ptr),
-                                      static_cast<const float *>(done.ptr), static_cast<float *>(loss.ptr), gx.ptr,
-                                      gw.ptr, ws.ptr, R, classes, C, transW, chunk, softcap,
-                                      static_cast<int *>(bad.ptr), nullptr);
-        const std::string what = std::string("matmul_cross_entropy ") + (transW ? "[V, C] " : "[C, V] ") +
-                                 "chunk " + std::to_string(chunk) + (softcap > 0 ? " softcap 2 " : " ") + name(dt);
-        // In bf16 the logits are rounded to bf16 after products that sum in another order here
-        // (cuBLASLt) than on the CPU: a logit may round one bf16 step (2^-8 of it) the other way,
-        // and over a few rows the mean loss moves by that much. The f32 loss agrees to 1e-4.
-        const double lossTol = dt == 1 ? 1.0 / 256 : 1e-4;
-        compare(what + " loss", decode(loss.host(), 0), {cpuLoss}, lossTol);
-        compare(what + " dx", decode(gx.host(), dt), decode(cpuDx, dt), tol * 10);
-        compare(what + " dw", decode(gw.host(), dt), decode(cpuDw, dt), tol * 10);
-        // The loss alone (the eval function's head).
-        const auto lossLayout = zrt::MatmulCrossEntropyLayout::forLoss(R, classes, chunk, eb);
-        std::vector<unsigned char> cpuLossWs(lossLayout.bytes);
-        DeviceBuffer lossWs(lossLayout.bytes);
-        zrt_matmul_cross_entropy_loss(dt, xb.data(), wb.data(), hlb.data(), &cpuLoss, cpuLossWs.data(), R, classes, C,
-                                      transW, chunk, softcap);
-        zrt::cuda::matmulCrossEntropyLoss(dt, dx.ptr, dw.ptr, static_cast<const int32_t *>(dhl.ptr),
-                                          static_cast<float *>(loss.ptr), lossWs.ptr, R, classes, C, transW, chunk,
-                                          softcap, static_cast<int *>(bad.ptr), nullptr);
-        compare(what + " loss alone", decode(loss.host(), 0), {cpuLoss}, lossTol);
-      }
+      for (int64_t chunk : {R, (R + 2) / 3})
+        for (double softcap : {0.0, 2.0}) { // plain, and Gemma 2's final-logit cap
+          const auto layout = zrt::MatmulCrossEntropyLayout::of(R, classes, classes * C, chunk, eb);
+          std::vector<unsigned char> cpuWs(layout.bytes), cpuDx(R * C * eb), cpuDw(classes * C * eb);
+          DeviceBuffer ws(layout.bytes), gx(R * C * eb), gw(classes * C * eb);
+          zrt_matmul_cross_entropy(dt, xb.data(), wb.data(), hlb.data(), &one, &cpuLoss, cpuDx.data(), cpuDw.data(),
+                                   cpuWs.data(), R, classes, C, transW, chunk, softcap);
+          zrt::cuda::matmulCrossEntropy(dt, dx.ptr, dw.ptr, static_cast<const int32_t *>(dhl.ptr),
+                                        static_cast<const float *>(done.ptr), static_cast<float *>(loss.ptr), gx.ptr,
+                                        gw.ptr, ws.ptr, R, classes, C, transW, chunk, softcap,
+                                        static_cast<int *>(bad.ptr), nullptr);
+          const std::string what = std::string("matmul_cross_entropy ") + (transW ? "[V, C] " : "[C, V] ") +
+                                   "chunk " + std::to_string(chunk) + (softcap > 0 ? " softcap 2 " : " ") + name(dt);
+          // In bf16 the logits are rounded to bf16 after products that sum in another order here
+          // (cuBLASLt) than on the CPU: a logit may round one bf16 step (2^-8 of it) the other way,
+          // and over a few rows the mean loss moves by that much. The f32 loss agrees to 1e-4.
+          const double lossTol = dt == 1 ? 1.0 / 256 : 1e-4;
+          compare(what + " loss", decode(loss.host(), 0), {cpuLoss}, lossTol);
+          compare(what + " dx", decode(gx.host(), dt), decode(cpuDx, dt), tol * 10);
+          compare(what + " dw", decode(gw.host(), dt), decode(cpuDw, dt), tol * 10);
+          // The loss alone (the eval function's head).
+          const auto lossLayout = zrt::MatmulCrossEntropyLayout::forLoss(R, classes, chunk, eb);
+          std::vector<unsigned char> cpuLossWs(lossLayout.bytes);
+          DeviceBuffer lossWs(lossLayout.bytes);
+          zrt_matmul_cross_entropy_loss(dt, xb.data(), wb.data(), hlb.data(), &cpuLoss, cpuLossWs.data(), R, classes, C,
+                                        transW, chunk, softcap);
+          zrt::cuda::matmulCrossEntropyLoss(dt, dx.ptr, dw.ptr, static_cast<const int32_t *>(dhl.ptr),
+                                            static_cast<float *>(loss.ptr), lossWs.ptr, R, classes, C, transW, chunk,
+                                            softcap, static_cast<int *>(bad.ptr), nullptr);
+          compare(what + " loss alone", decode(loss.host(), 0), {cpuLoss}, lossTol);
+        }
 
     // Embedding: R tokens of a C-wide table of 50 rows (repeats included).
     const int64_t V = 50;
@@ -215,74 +215,75 @@ void vocabParallel(std::mt19937 &rng, int64_t R) {
   const int64_t V = 300, half = V / 2;
   for (int32_t dt : {0, 1})
     for (double softcap : {0.0, 2.0}) {
-    const size_t eb = dt == 1 ? 2 : 4;
-    const std::string cap = softcap > 0 ? "softcap 2 " : "";
-    Tensor logits = random(dt, R * V, rng, 3.0f);
-    std::vector<int32_t> labels(R);
-    for (auto &l : labels)
-      l = static_cast<int32_t>(rng() % V);
-    auto whole = logits.bytes(), lb = raw(labels);
-    float cpuLoss = 0, one = 1.0f;
-    std::vector<unsigned char> cpuGrad(whole.size());
-    zrt_cross_entropy(dt, whole.data(), lb.data(), &cpuLoss, R, V, softcap);
-    zrt_cross_entropy_grad(dt, &one, whole.data(), lb.data(), cpuGrad.data(), R, V, softcap);
-    std::vector<unsigned char> oneb(4);
-    std::memcpy(oneb.data(), &one, 4);
-    DeviceBuffer dl(lb), done(oneb), bad(4), loss(4);
-    // Each rank's columns, its maxima, then every rank's maxima side by side (the all-gather).
-    std::vector<std::vector<unsigned char>> shard(2, std::vector<unsigned char>(R * half * eb));
-    for (int rank = 0; rank < 2; ++rank)
-      for (int64_t r = 0; r < R; ++r)
-        std::memcpy(&shard[rank][r * half * eb], &whole[(r * V + rank * half) * eb], half * eb);
-    DeviceBuffer s0(shard[0]), s1(shard[1]), gathered(2 * R * 4);
-    DeviceBuffer *shards[2] = {&s0, &s1};
-    std::vector<unsigned char> maxima;
-    for (int rank = 0; rank < 2; ++rank) {
-      DeviceBuffer own(R * 4);
-      zrt::cuda::vocabRowMaxima(dt, shards[rank]->ptr, static_cast<float *>(own.ptr), R, half, softcap, nullptr);
-      auto m = own.host();
-      maxima.insert(maxima.end(), m.begin(), m.end());
-    }
-    cudaMemcpy(gathered.ptr, maxima.data(), maxima.size(), cudaMemcpyHostToDevice);
-    // Each rank's sums and labels' logits, summed over the ranks (the all-reduce).
-    std::vector<float> sums(R, 0.0f), labelLogits(R, 0.0f), rowMax;
-    for (int rank = 0; rank < 2; ++rank) {
-      DeviceBuffer st(3 * R * 4);
-      float *f = static_cast<float *>(st.ptr);
-      zrt::cuda::vocabSumExp(dt, shards[rank]->ptr, static_cast<const int32_t *>(dl.ptr),
-                             static_cast<const float *>(gathered.ptr), 2, zrt::cuda::VocabRowStats{f, f + R, f + 2 * R},
-                             R, zrt::cuda::VocabSlice{rank * half, half, V}, softcap, static_cast<int *>(bad.ptr),
-                             nullptr);
-      std::vector<float> got = decode(st.host(), 0);
-      rowMax.assign(got.begin(), got.begin() + R);
-      for (int64_t r = 0; r < R; ++r) {
-        sums[r] += got[R + r];
-        labelLogits[r] += got[2 * R + r];
+      const size_t eb = dt == 1 ? 2 : 4;
+      const std::string cap = softcap > 0 ? "softcap 2 " : "";
+      Tensor logits = random(dt, R * V, rng, 3.0f);
+      std::vector<int32_t> labels(R);
+      for (auto &l : labels)
+        l = static_cast<int32_t>(rng() % V);
+      auto whole = logits.bytes(), lb = raw(labels);
+      float cpuLoss = 0, one = 1.0f;
+      std::vector<unsigned char> cpuGrad(whole.size());
+      zrt_cross_entropy(dt, whole.data(), lb.data(), &cpuLoss, R, V, softcap);
+      zrt_cross_entropy_grad(dt, &one, whole.data(), lb.data(), cpuGrad.data(), R, V, softcap);
+      std::vector<unsigned char> oneb(4);
+      std::memcpy(oneb.data(), &one, 4);
+      DeviceBuffer dl(lb), done(oneb), bad(4), loss(4);
+      // Each rank's columns, its maxima, then every rank's maxima side by side (the all-gather).
+      std::vector<std::vector<unsigned char>> shard(2, std::vector<unsigned char>(R * half * eb));
+      for (int rank = 0; rank < 2; ++rank)
+        for (int64_t r = 0; r < R; ++r)
+          std::memcpy(&shard[rank][r * half * eb], &whole[(r * V + rank * half) * eb], half * eb);
+      DeviceBuffer s0(shard[0]), s1(shard[1]), gathered(2 * R * 4);
+      DeviceBuffer *shards[2] = {&s0, &s1};
+      std::vector<unsigned char> maxima;
+      for (int rank = 0; rank < 2; ++rank) {
+        DeviceBuffer own(R * 4);
+        zrt::cuda::vocabRowMaxima(dt, shards[rank]->ptr, static_cast<float *>(own.ptr), R, half, softcap, nullptr);
+        auto m = own.host();
+        maxima.insert(maxima.end(), m.begin(), m.end());
       }
+      cudaMemcpy(gathered.ptr, maxima.data(), maxima.size(), cudaMemcpyHostToDevice);
+      // Each rank's sums and labels' logits, summed over the ranks (the all-reduce).
+      std::vector<float> sums(R, 0.0f), labelLogits(R, 0.0f), rowMax;
+      for (int rank = 0; rank < 2; ++rank) {
+        DeviceBuffer st(3 * R * 4);
+        float *f = static_cast<float *>(st.ptr);
+        zrt::cuda::vocabSumExp(dt, shards[rank]->ptr, static_cast<const int32_t *>(dl.ptr),
+                               static_cast<const float *>(gathered.ptr), 2,
+                               zrt::cuda::VocabRowStats{f, f + R, f + 2 * R},
+                               R, zrt::cuda::VocabSlice{rank * half, half, V}, softcap, static_cast<int *>(bad.ptr),
+                               nullptr);
+        std::vector<float> got = decode(st.host(), 0);
+        rowMax.assign(got.begin(), got.begin() + R);
+        for (int64_t r = 0; r < R; ++r) {
+          sums[r] += got[R + r];
+          labelLogits[r] += got[2 * R + r];
+        }
+      }
+      std::vector<float> combined = rowMax;
+      combined.insert(combined.end(), sums.begin(), sums.end());
+      combined.insert(combined.end(), labelLogits.begin(), labelLogits.end());
+      std::vector<unsigned char> cb(combined.size() * 4);
+      std::memcpy(cb.data(), combined.data(), cb.size());
+      DeviceBuffer stats(cb);
+      float *f = static_cast<float *>(stats.ptr);
+      const zrt::cuda::VocabRowStats all{f, f + R, f + 2 * R};
+      zrt::cuda::vocabLoss(all, R, static_cast<float *>(loss.ptr), nullptr);
+      compare("cross_entropy_vocab_shard x2 " + cap + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
+      for (int rank = 0; rank < 2; ++rank) {
+        DeviceBuffer grad(R * half * eb);
+        zrt::cuda::vocabGrad(dt, static_cast<const float *>(done.ptr), shards[rank]->ptr,
+                             static_cast<const int32_t *>(dl.ptr), all, grad.ptr, R,
+                             zrt::cuda::VocabSlice{rank * half, half, V}, softcap, nullptr);
+        std::vector<float> want = decode(cpuGrad, dt), mine;
+        for (int64_t r = 0; r < R; ++r)
+          mine.insert(mine.end(), want.begin() + r * V + rank * half, want.begin() + r * V + (rank + 1) * half);
+        compare("cross_entropy_grad_vocab_shard rank " + std::to_string(rank) + " " + cap + name(dt),
+                decode(grad.host(), dt), mine, dt == 1 ? 2e-2 : 1e-5);
+      }
+      compare(std::string("vocab_shard labels in range ") + name(dt), decode(bad.host(), 0), {0.0f}, 0);
     }
-    std::vector<float> combined = rowMax;
-    combined.insert(combined.end(), sums.begin(), sums.end());
-    combined.insert(combined.end(), labelLogits.begin(), labelLogits.end());
-    std::vector<unsigned char> cb(combined.size() * 4);
-    std::memcpy(cb.data(), combined.data(), cb.size());
-    DeviceBuffer stats(cb);
-    float *f = static_cast<float *>(stats.ptr);
-    const zrt::cuda::VocabRowStats all{f, f + R, f + 2 * R};
-    zrt::cuda::vocabLoss(all, R, static_cast<float *>(loss.ptr), nullptr);
-    compare("cross_entropy_vocab_shard x2 " + cap + name(dt), decode(loss.host(), 0), {cpuLoss}, 1e-5);
-    for (int rank = 0; rank < 2; ++rank) {
-      DeviceBuffer grad(R * half * eb);
-      zrt::cuda::vocabGrad(dt, static_cast<const float *>(done.ptr), shards[rank]->ptr,
-                           static_cast<const int32_t *>(dl.ptr), all, grad.ptr, R,
-                           zrt::cuda::VocabSlice{rank * half, half, V}, softcap, nullptr);
-      std::vector<float> want = decode(cpuGrad, dt), mine;
-      for (int64_t r = 0; r < R; ++r)
-        mine.insert(mine.end(), want.begin() + r * V + rank * half, want.begin() + r * V + (rank + 1) * half);
-      compare("cross_entropy_grad_vocab_shard rank " + std::to_string(rank) + " " + cap + name(dt),
-              decode(grad.host(), dt), mine, dt == 1 ? 2e-2 : 1e-5);
-    }
-    compare(std::string("vocab_shard labels in range ") + name(dt), decode(bad.host(), 0), {0.0f}, 0);
-  }
 }
 
 void attention(std::mt19937 &rng) {
