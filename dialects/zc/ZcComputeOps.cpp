@@ -108,7 +108,7 @@ void MatmulCrossEntropyOp::build(OpBuilder &b, OperationState &state, Value inpu
 
 /// The fused heads' shared checks: shapes, labels, chunk and the workspace's type.
 template <class HeadOp> LogicalResult verifyHead(HeadOp op) {
-  if (failed(verifyLogitSoftcap(op)))
+  if (failed(verifySoftcap(op)))
     return failure();
   RankedTensorType input = tensorOf(op.getInput()), weight = tensorOf(op.getWeight()),
                    labels = tensorOf(op.getLabels());
@@ -281,7 +281,7 @@ LogicalResult ConcatOp::verify() {
 }
 
 LogicalResult CrossEntropyOp::verify() {
-  if (failed(verifyLogitSoftcap(*this)))
+  if (failed(verifySoftcap(*this)))
     return failure();
   return verifyLabelsMatchLogits(*this, tensorOf(getLogits()), tensorOf(getLabels()));
 }

@@ -28,8 +28,9 @@ namespace mlir::zc {
 FailureOr<llvm::APFloat> parseF64Param(AsmParser &parser);
 void printF64Param(AsmPrinter &printer, const llvm::APFloat &value);
 
-/// The final-logit soft-cap of a cross-entropy (zc.cross_entropy, its gradient, the fused
-/// heads): the `softcap` attribute, 0 when absent (the runtime's ABI takes it so).
+/// The `softcap` attribute (C in C tanh(x / C)) of attention's scores or of a cross-entropy's
+/// logits (zc.cross_entropy, its gradient, the fused heads), 0 when absent, as the runtime's
+/// ABI takes it.
 inline double logitSoftcap(Operation *op) {
   auto a = op->getAttrOfType<FloatAttr>("softcap");
   return a ? a.getValueAsDouble() : 0.0;
@@ -48,8 +49,7 @@ struct AttentionVariant {
     AttentionVariant v;
     if (auto a = op->getAttrOfType<FloatAttr>("scale"))
       v.scale = a.getValueAsDouble();
-    if (auto a = op->getAttrOfType<FloatAttr>("softcap"))
-      v.softcap = a.getValueAsDouble();
+    v.softcap = logitSoftcap(op);
     if (auto a = op->getAttrOfType<IntegerAttr>("window"))
       v.window = a.getInt();
     return v;

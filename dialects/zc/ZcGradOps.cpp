@@ -38,7 +38,7 @@ LogicalResult EmbeddingGradOp::verify() {
 }
 
 LogicalResult CrossEntropyGradOp::verify() {
-  if (failed(verifyLogitSoftcap(*this)))
+  if (failed(verifySoftcap(*this)))
     return failure();
   return verifyLabelsMatchLogits(*this, tensorOf(getLogits()), tensorOf(getLabels()));
 }

@@ -65,12 +65,10 @@ LogicalResult verifyAttentionShape(Operation *op, RankedTensorType query, Ranked
   AttentionVariant variant = AttentionVariant::of(op);
   if (op->hasAttr("scale") && !(variant.scale > 0.0 && std::isfinite(variant.scale)))
     return op->emitOpError() << "scale must be positive and finite, got " << variant.scale;
-  if (op->hasAttr("softcap") && !(variant.softcap > 0.0 && std::isfinite(variant.softcap)))
-    return op->emitOpError() << "softcap must be positive and finite, got " << variant.softcap;
-  return success();
+  return verifySoftcap(op);
 }
 
-LogicalResult verifyLogitSoftcap(Operation *op) {
+LogicalResult verifySoftcap(Operation *op) {
   const double cap = logitSoftcap(op);
   if (op->hasAttr("softcap") && !(cap > 0.0 && std::isfinite(cap)))
     return op->emitOpError() << "softcap must be positive and finite, got " << cap;

@@ -26,8 +26,9 @@ LogicalResult verifySameElementType(Operation *op, ArrayRef<Type> types);
 LogicalResult verifyLabelsMatchLogits(Operation *op, RankedTensorType logits,
                                       RankedTensorType labels);
 
-/// A `softcap` attribute, where present, is positive and finite (the cross-entropies').
-LogicalResult verifyLogitSoftcap(Operation *op);
+/// A `softcap` attribute, where present, is positive and finite (attention's scores, the
+/// cross-entropies' logits).
+LogicalResult verifySoftcap(Operation *op);
 
 /// `query` is `[B, T, C]` with `C` divisible by `numHeads`; `numHeads` is a multiple of
 /// `kvHeads`, and `key` is `[B, T, kvHeads x C / numHeads]` of query's element type.

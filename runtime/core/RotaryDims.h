@@ -6,20 +6,20 @@
 #include <cstdint>
 
 #include "core/Error.h"
+#include "zrt/KernelMath.h"
 
 namespace zrt {
 
-/// The rotated channels of each of `heads` heads of `channels`: `rotaryDims`, or the whole head
-/// for 0. They must be an even count (two halves) no larger than the head.
-inline int64_t checkedRotaryDims(const char *call, int64_t channels, int64_t heads, int64_t rotaryDims) {
+/// `heads` divide `channels`, and each head's rotated channels (math::rotatedChannels: `rotaryDims`,
+/// or the whole head for 0) are an even count (two halves) no larger than the head.
+inline void checkRotaryDims(const char *call, int64_t channels, int64_t heads, int64_t rotaryDims) {
   if (heads <= 0 || channels % heads != 0)
     fatal(call, "%lld channels are not divisible into %lld heads", static_cast<long long>(channels),
           static_cast<long long>(heads));
-  const int64_t headDim = channels / heads, dims = rotaryDims > 0 ? rotaryDims : headDim;
+  const int64_t headDim = channels / heads, dims = math::rotatedChannels(headDim, rotaryDims);
   if (rotaryDims < 0 || dims > headDim || dims % 2 != 0)
     fatal(call, "a rotary over %lld of a head's %lld channels: they must be an even count, at most the head",
           static_cast<long long>(dims), static_cast<long long>(headDim));
-  return dims;
 }
 
 } // namespace zrt

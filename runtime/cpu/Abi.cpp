@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "core/RotaryDims.h"
 #include "core/Communicator.h"
 #include "core/Error.h"
+#include "core/RotaryDims.h"
 #include "core/Trace.h"
 #include "cpu/Attention.h"
 #include "cpu/Bucket.h"
@@ -245,7 +245,7 @@ static void checkHeads(const char *call, int64_t channels, int64_t heads) {
 void zrt_rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
                 double theta, int32_t inverse, int64_t rotaryDims) {
   TraceScope trace("zrt_rotary", TraceTrack::Compute);
-  checkedRotaryDims("zrt_rotary", channels, heads, rotaryDims);
+  checkRotaryDims("zrt_rotary", channels, heads, rotaryDims);
   ZRT_TYPED("zrt_rotary", dtype,
             rotary(in<T>(x), out<T>(y), batch, time, channels, heads, theta, inverse != 0, nullptr, rotaryDims));
 }

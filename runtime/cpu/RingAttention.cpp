@@ -16,8 +16,8 @@
 #include <limits>
 #include <vector>
 
-#include "core/RotaryDims.h"
 #include "core/Error.h"
+#include "core/RotaryDims.h"
 #include "core/Trace.h"
 #include "zrt/KernelMath.h"
 #include "cpu/Parallel.h"
@@ -313,7 +313,7 @@ void zrt_rotary_context(int32_t axis, int32_t dtype, const void *x, void *y, int
                         int64_t channels, int64_t heads, double theta, int32_t inverse, int64_t rotaryDims) {
   TraceScope trace("zrt_rotary_context", TraceTrack::Compute);
   const Ring ring = ringOf("zrt_rotary_context", axis, time);
-  checkedRotaryDims("zrt_rotary_context", channels, heads, rotaryDims);
+  checkRotaryDims("zrt_rotary_context", channels, heads, rotaryDims);
   std::vector<int64_t> positions(time);
   for (int64_t t = 0; t < time; ++t)
     positions[t] = math::contextPosition(ring.ranks, ring.rank, t, time);

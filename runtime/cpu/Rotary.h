@@ -22,7 +22,7 @@ inline namespace ZRT_ISA {
 template <class T>
 void rotary(const T *x, T *y, int64_t batch, int64_t time, int64_t channels, int64_t heads, double theta,
             bool inverse, const int64_t *positions = nullptr, int64_t rotaryDims = 0) {
-  const int64_t headDim = channels / heads, dims = rotaryDims > 0 ? rotaryDims : headDim, half = dims / 2;
+  const int64_t headDim = channels / heads, dims = math::rotatedChannels(headDim, rotaryDims), half = dims / 2;
   std::vector<float> cosines(time * half), sines(time * half);
   parallelFor(time, 16, [&](int64_t t) {
     for (int64_t i = 0; i < half; ++i) {

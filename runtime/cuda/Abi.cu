@@ -12,9 +12,9 @@
 #include <memory>
 #include <vector>
 
-#include "core/RotaryDims.h"
 #include "core/Communicator.h"
 #include "core/Error.h"
+#include "core/RotaryDims.h"
 #include "core/Tiers.h"
 #include "core/Trace.h"
 #include "cpu/Bucket.h"
@@ -464,8 +464,8 @@ void zrt_rmsnorm_grad(int32_t dt, const void *dy, const void *x, const void *g, 
 void zrt_rotary(int32_t dt, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
                 double theta, int32_t inverse, int64_t rotaryDims) {
   GpuScope trace("zrt_rotary", compute());
-  rotary(dt, x, y, batch, time, channels, heads, theta, inverse != 0,
-         checkedRotaryDims("zrt_rotary", channels, heads, rotaryDims), compute());
+  checkRotaryDims("zrt_rotary", channels, heads, rotaryDims);
+  rotary(dt, x, y, batch, time, channels, heads, theta, inverse != 0, rotaryDims, compute());
 }
 void zrt_layernorm_grad(int32_t dt, const void *dy, const void *x, const void *g, void *dx, void *dg, void *db,
                         int64_t rows, int64_t cols, double eps) {

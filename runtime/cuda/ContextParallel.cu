@@ -3,8 +3,8 @@
 // all-to-all on NCCL between them (Ulysses); ring attention's exchange of key/value blocks on
 // NCCL, overlapped with the kernels of RingAttention.cu (--cp-mode ring).
 // The layout is zrt::math::contextChunk's (Megatron-LM's).
-#include "core/RotaryDims.h"
 #include "core/Error.h"
+#include "core/RotaryDims.h"
 #include "cuda/CudaCheck.h"
 #include "cuda/Kernels.h"
 #include "cuda/RingAttention.h"
@@ -248,9 +248,9 @@ void zrt_ring_attention_grad(int32_t dtype, const void *dout, const void *q, con
 
 void zrt_rotary_context(int32_t axis, int32_t dtype, const void *x, void *y, int64_t batch, int64_t time,
                         int64_t channels, int64_t heads, double theta, int32_t inverse, int64_t rotaryDims) {
-  const int64_t dims = checkedRotaryDims("zrt_rotary_context", channels, heads, rotaryDims);
+  checkRotaryDims("zrt_rotary_context", channels, heads, rotaryDims);
   GpuScope trace("zrt_rotary_context", compute());
-  rotaryContext(dtype, x, y, batch, time, channels, heads, theta, inverse != 0, dims, zrt_mesh_rank(axis),
+  rotaryContext(dtype, x, y, batch, time, channels, heads, theta, inverse != 0, rotaryDims, zrt_mesh_rank(axis),
                 zrt_mesh_size(axis), compute());
 }
 

@@ -160,11 +160,10 @@ template <class T>
 __global__ void addResidualRows(const T *residual, T *dx, int64_t n) {
   ZRT_FOR_EACH(i, n) dx[i] = T(float(residual[i]) + float(dx[i]));
 }
-/// One thread per (row, head, frequency): the angle, then the pair it rotates. Token t is at
-/// position t, or, with `contextRanks` > 0, at its place in the whole sequence as context rank
-/// `contextRank` holds it (math::contextPosition).
-/// A thread per pair of rotated channels (`dims` of each head: `half` pairs) and per channel
-/// passed through (the head's other channels: copied).
+/// One thread per (row, head, frequency) of the `dims` rotated channels of each head: the angle,
+/// then the pair it rotates; and one per channel passed through (the head's others: copied).
+/// Token t is at position t, or, with `contextRanks` > 0, at its place in the whole sequence as
+/// context rank `contextRank` holds it (math::contextPosition).
 template <class T>
 __global__ void rotaryKernel(const T *x, T *y, int64_t rows, int64_t time, int64_t channels, int64_t heads,
                              int64_t dims, double theta, bool inverse, int64_t contextRank, int64_t contextRanks) {
@@ -477,13 +476,9 @@ void rmsnormGrad(int32_t dtype, const void *dy, const void *x, const void *gamma
 static int64_t rotaryItems(int64_t rows, int64_t channels, int64_t heads, int64_t dims) {
   return rows * heads * (dims / 2 + (channels / heads - dims));
 }
-/// The rotated channels of a head: `rotaryDims`, or the whole head for 0.
-static int64_t rotatedChannels(int64_t channels, int64_t heads, int64_t rotaryDims) {
-  return rotaryDims > 0 ? rotaryDims : channels / heads;
-}
 void rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
             double theta, bool inverse, int64_t rotaryDims, cudaStream_t s) {
-  rotaryDims = rotatedChannels(channels, heads, rotaryDims);
+  rotaryDims = math::rotatedChannels(channels / heads, rotaryDims);
   const int64_t items = rotaryItems(batch * time, channels, heads, rotaryDims);
   ZRT_CUDA_TYPED("zrt_rotary", dtype,
                  (rotaryKernel<<<blocks(items), kThreads, 0, s>>>(static_cast<const T *>(x), static_cast<T *>(y),
@@ -492,7 +487,7 @@ void rotary(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, 
 }
 void rotaryContext(int32_t dtype, const void *x, void *y, int64_t batch, int64_t time, int64_t channels, int64_t heads,
                    double theta, bool inverse, int64_t rotaryDims, int64_t rank, int64_t ranks, cudaStream_t s) {
-  rotaryDims = rotatedChannels(channels, heads, rotaryDims);
+  rotaryDims = math::rotatedChannels(channels / heads, rotaryDims);
   if (time <= 0 || time % 2 != 0 || ranks < 1 || rank < 0 || rank >= ranks)
     fatal("zrt_rotary_context", "%lld local tokens are not two equal chunks of context rank %lld of %lld",
           static_cast<long long>(time), static_cast<long long>(rank), static_cast<long long>(ranks));

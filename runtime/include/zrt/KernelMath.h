@@ -283,6 +283,10 @@ ZRT_HD int64_t contextPosition(int64_t ranks, int64_t rank, int64_t t, int64_t t
   return contextChunk(ranks, rank, t / chunkTokens) * chunkTokens + t % chunkTokens;
 }
 
+/// The channels of a head of `headDim` a rotary embedding turns: `rotaryDims` (zc.rotary's
+/// rotary_dims, GPT-NeoX's rotary_pct), or the whole head for 0.
+ZRT_HD int64_t rotatedChannels(int64_t headDim, int64_t rotaryDims) { return rotaryDims > 0 ? rotaryDims : headDim; }
+
 /// Rotary embedding's angle for position `t` and frequency `i` of a head of `headDim`
 /// channels, computed as Hugging Face's LlamaRotaryEmbedding computes it in f32:
 /// inv_freq = 1 / theta^(2i / D), then t * inv_freq.
