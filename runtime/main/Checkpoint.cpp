@@ -1,4 +1,5 @@
 #include "main/Checkpoint.h"
+#include "main/CheckpointLease.h"
 #include "main/TierIo.h"
 
 #include <algorithm>
@@ -91,15 +92,6 @@ std::string stepDir(const std::string &dir, int64_t step) {
   return dir + "/" + name;
 }
 
-void makeDirs(const std::string &path) {
-  for (size_t i = 1; i <= path.size(); ++i)
-    if (i == path.size() || path[i] == '/') {
-      std::string prefix = path.substr(0, i);
-      if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
-        fatal("checkpoint", "cannot create %s: %s", prefix.c_str(), std::strerror(errno));
-    }
-}
-
 void fsyncPath(const std::string &path, bool directory) {
   int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
   if (fd < 0 || ::fsync(fd) != 0)
@@ -109,7 +101,7 @@ void fsyncPath(const std::string &path, bool directory) {
 
 /// Writes `bytes` to `path` atomically: a temporary file, fsync, rename.
 void writeAtomically(const std::string &path, const std::string &bytes) {
-  std::string tmp = path + ".tmp";
+  std::string tmp = path + ".tmp." + processTag(); // never another job's temporary file
   FILE *f = std::fopen(tmp.c_str(), "wb");
   if (!f || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size() || std::fflush(f) != 0 ||
       ::fsync(::fileno(f)) != 0 || std::fclose(f) != 0)
@@ -219,6 +211,15 @@ std::string scheduleFlags(const nlohmann::json &s) {
 
 } // namespace
 
+void makeDirs(const std::string &path) {
+  for (size_t i = 1; i <= path.size(); ++i)
+    if (i == path.size() || path[i] == '/') {
+      std::string prefix = path.substr(0, i);
+      if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+        fatal("checkpoint", "cannot create %s: %s", prefix.c_str(), std::strerror(errno));
+    }
+}
+
 void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir, int64_t step,
                     const RunIdentity &run, int keep) {
   const ModelInfo &m = stages[stage];
@@ -227,7 +228,7 @@ void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const s
   makeDirs(at);
   // This rank's regions, streamed (whatever tier holds them) into a temporary file, then
   // fsync and rename: the file appears whole or not at all.
-  const std::string file = at + "/rank-" + std::to_string(rank) + ".bin", tmp = file + ".tmp";
+  const std::string file = at + "/rank-" + std::to_string(rank) + ".bin", tmp = file + ".tmp." + processTag();
   FILE *f = std::fopen(tmp.c_str(), "wb");
   if (!f)
     fatal("checkpoint", "cannot write %s: %s", tmp.c_str(), std::strerror(errno));

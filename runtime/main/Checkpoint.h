@@ -3,7 +3,7 @@
 // which are zero between steps), rank 0 a JSON manifest that describes the layout (shapes,
 // dtypes, shards, world size, ZeRO stage), the step, seed and data, and each rank file's
 // size and CRC-32. A checkpoint is complete when its manifest exists: files are written
-// to a temporary name, fsync'ed and renamed, the manifest last, so a crash while saving
+// to a temporary name (the writing process's own: main/CheckpointLease.h), fsync'ed and renamed, the manifest last, so a crash while saving
 // leaves the previous checkpoint intact.
 //
 //   D/step-00000010/rank-0.bin ... rank-(N-1).bin, manifest.json
@@ -36,6 +36,9 @@ struct RunIdentity {
   // installs the plan the run started with (zrt_plan_matmuls' `recorded`). Empty: none kept.
   std::string matmulPlan;
 };
+
+/// mkdir -p: a fatal error naming the path when it cannot be created.
+void makeDirs(const std::string &path);
 
 /// Every rank calls it (it synchronizes the ranks); keeps the newest `keep` checkpoints.
 /// `stages` are every pipeline stage's description (one without --pp), `stage` this rank's:

@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,7 +21,12 @@
 #include "main/PipelineSchedule.h"
 #include "main/Preemption.h"
 #include "main/Checkpoint.h"
+#include "main/CheckpointLease.h"
 #include "main/Compression.h"
+#include "main/Flags.h"
+#include "main/LrSchedule.h"
+#include "main/StepLog.h"
+#include "main/Watermark.h"
 #include "main/Weights.h"
 #include "zrt/bf16.h"
 #include "zrt/zrt.h"
@@ -49,195 +54,6 @@ using namespace zrt::train;
 
 namespace {
 
-struct Flags {
-  std::string data, dataDtype, dataOrder = "sequential", evalData, logJson, initWeights, init, exportWeights, trace, ckptDir,
-      schedule = "constant", nonfinite = "stop", nvmePath;
-  bool synthetic = false, resume = false, describe = false, overrideSchedule = false, cudaGraphs = true;
-  int64_t steps = 100, warmup = 0, logEvery = 10, ckptEvery = 0, ckptKeep = 2, evalEvery = 100, evalIters = 10;
-  double commTimeout = 600;
-  int64_t ranksPerNode = 0; // world ranks per physical node, for the link counters (0: the launcher's)
-  uint64_t seed = 1337;
-  double lr = -1, minLr = -1; // -1: lr / 10
-  int64_t decaySteps = -1, wsdDecaySteps = -1; // -1: the last step; WSD: a fifth of the horizon
-};
-
-const char *kUsage =
-    "usage: train.bin [--data FILE | --synthetic] [flags]\n"
-    "  --data FILE            token file, memory-mapped: text (bytes are tokens), .bin of uint16 tokens\n"
-    "                         (nanoGPT's), or Megatron-LM's indexed dataset PREFIX (PREFIX.idx + .bin)\n"
-    "  --data-dtype T         text | uint8 | uint16 | uint32 | megatron (default: from the file's name)\n"
-    "  --data-order O         sequential (default) | random (windows at seeded random offsets, as nanoGPT)\n"
-    "  --synthetic            seeded learnable data generated here (same for every world size)\n"
-    "  --eval-data FILE       held-out tokens (a --data file): the validation loss (val_loss in the log)\n"
-    "                         every --eval-every steps and after the last, over the same --eval-iters\n"
-    "                         global batches each time; the checkpoint records the best\n"
-    "  --eval-every N         default 100 (nanoGPT: eval_interval, Megatron: --eval-interval)\n"
-    "  --eval-iters K         default 10 (nanoGPT: eval_iters, Megatron: --eval-iters)\n"
-    "  --steps N              optimizer steps (default 100)\n"
-    "  --lr X                 peak learning rate (default: the model's, else 1e-3)\n"
-    "  --lr-schedule S        constant | cosine | linear (warmup, then decay to --min-lr) | wsd\n"
-    "                         (warmup-stable-decay: lr until the last --wsd-decay-steps, then linear)\n"
-    "  --warmup N             linear warmup steps (default 0; nanoGPT: warmup_iters, Megatron:\n"
-    "                         --lr-warmup-iters)\n"
-    "  --min-lr X             where the decay ends (default lr/10; nanoGPT: min_lr, Megatron: --min-lr)\n"
-    "  --lr-decay-steps N     the step the decay reaches --min-lr, then stays (default: the last;\n"
-    "                         nanoGPT: lr_decay_iters, Megatron: --lr-decay-iters)\n"
-    "  --wsd-decay-steps N    WSD's decay length (default a fifth of the horizon; Megatron:\n"
-    "                         --lr-wsd-decay-iters)\n"
-    "  --seed N               seed of the initial weights and synthetic data (default 1337)\n"
-    "  --log-every N          print a line every N steps (default 10)\n"
-    "  --log-json FILE        one JSON object per logged step\n"
-    "  --init-weights FILE    initial parameters: raw f32, parameters in model order\n"
-    "  --init FILE.safetensors  initial parameters by name (zcc-ckpt consolidate writes them)\n"
-    "  --export-weights FILE  final parameters in the same format\n"
-    "  --nvme-path DIR        where the NVMe store goes (zcc --offload-optimizer nvme; default: zcc's\n"
-    "                         --nvme-path); one file per rank, removed when the run ends\n"
-    "  --ckpt-dir DIR         sharded checkpoints go here (DIR/step-NNNNNNNN/)\n"
-    "  --ckpt-every N         save one every N steps (and after the last step)\n"
-    "  --ckpt-keep K          keep the newest K checkpoints (default 2)\n"
-    "  --resume               continue from the newest complete checkpoint of --ckpt-dir\n"
-    "                         (SIGTERM or SIGUSR1, as Slurm sends before preempting a job: every rank\n"
-    "                         finishes its step, a checkpoint goes to --ckpt-dir, the run exits; a\n"
-    "                         second signal stops at once)\n"
-    "  --override-lr-schedule resume even where --lr/--lr-schedule/--warmup/--steps give another schedule\n"
-    "  --describe             print the compiler's model description (JSON) and exit\n"
-    "  --ranks-per-node N     world ranks per node, where the link counters (bytes inside and across\n"
-    "                         nodes, printed by every rank at the end) put node boundaries (default: the\n"
-    "                         launcher's local rank count; a one-machine test can declare several nodes)\n"
-    "  --comm-timeout S       stop every rank when a collective makes no progress for S seconds\n"
-    "                         (a dead or stuck rank; default 600, 0: never)\n"
-    "  --nonfinite M          a NaN or Inf in the loss or a gradient: stop (default), skip the\n"
-    "                         step's update, or off (no check)\n"
-    "  --trace FILE           Chrome trace (ui.perfetto.dev) of compute and communication; rank r > 0\n"
-    "                         writes FILE.rankR\n"
-    "  --cuda-graphs on|off   CUDA backend: capture the step (forward, backward and their collectives)\n"
-    "                         and the update once as CUDA graphs and replay them (default on); the CPU\n"
-    "                         backend ignores it\n"
-    "  --help\n";
-
-Flags parseFlags(int argc, char **argv) {
-  Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "train.bin: %s needs a value\n%s", a.c_str(), kUsage);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    auto integer = [&]() -> int64_t {
-      std::string v = value();
-      char *end = nullptr;
-      long long n = std::strtoll(v.c_str(), &end, 10);
-      if (*end || n < 0) {
-        std::fprintf(stderr, "train.bin: %s expects a non-negative integer, got '%s'\n", a.c_str(), v.c_str());
-        std::exit(2);
-      }
-      return n;
-    };
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", kUsage);
-      std::exit(0);
-    } else if (a == "--data") f.data = value();
-    else if (a == "--data-dtype") {
-      f.dataDtype = value();
-      if (f.dataDtype != "text" && f.dataDtype != "uint8" && f.dataDtype != "uint16" && f.dataDtype != "uint32" &&
-          f.dataDtype != "megatron") {
-        std::fprintf(stderr, "train.bin: --data-dtype is text, uint8, uint16, uint32 or megatron, got '%s'\n",
-                     f.dataDtype.c_str());
-        std::exit(2);
-      }
-    } else if (a == "--data-order") {
-      f.dataOrder = value();
-      if (f.dataOrder != "sequential" && f.dataOrder != "random") {
-        std::fprintf(stderr, "train.bin: --data-order is sequential or random, got '%s'\n", f.dataOrder.c_str());
-        std::exit(2);
-      }
-    } else if (a == "--min-lr") {
-      std::string v = value();
-      char *end = nullptr;
-      f.minLr = std::strtod(v.c_str(), &end);
-      if (*end || !(f.minLr >= 0)) {
-        std::fprintf(stderr, "train.bin: --min-lr expects a number >= 0, got '%s'\n", v.c_str());
-        std::exit(2);
-      }
-    } else if (a == "--eval-data") f.evalData = value();
-    else if (a == "--eval-every") f.evalEvery = std::max<int64_t>(1, integer());
-    else if (a == "--eval-iters") f.evalIters = std::max<int64_t>(1, integer());
-    else if (a == "--lr-decay-steps") f.decaySteps = integer();
-    else if (a == "--wsd-decay-steps") f.wsdDecaySteps = integer();
-    else if (a == "--synthetic") f.synthetic = true;
-    else if (a == "--steps") f.steps = integer();
-    else if (a == "--lr") {
-      std::string v = value();
-      char *end = nullptr;
-      f.lr = std::strtod(v.c_str(), &end);
-      if (*end || !(f.lr > 0)) {
-        std::fprintf(stderr, "train.bin: --lr expects a positive number, got '%s'\n", v.c_str());
-        std::exit(2);
-      }
-    } else if (a == "--lr-schedule") {
-      f.schedule = value();
-      if (f.schedule != "constant" && f.schedule != "cosine" && f.schedule != "linear" && f.schedule != "wsd") {
-        std::fprintf(stderr, "train.bin: --lr-schedule is constant, cosine, linear or wsd, got '%s'\n",
-                     f.schedule.c_str());
-        std::exit(2);
-      }
-    } else if (a == "--warmup") f.warmup = integer();
-    else if (a == "--seed") f.seed = static_cast<uint64_t>(integer());
-    else if (a == "--log-every") f.logEvery = std::max<int64_t>(1, integer());
-    else if (a == "--log-json") f.logJson = value();
-    else if (a == "--init-weights") f.initWeights = value();
-    else if (a == "--export-weights") f.exportWeights = value();
-    else if (a == "--trace") f.trace = value();
-    else if (a == "--init") f.init = value();
-    else if (a == "--ckpt-dir") f.ckptDir = value();
-    else if (a == "--nvme-path") f.nvmePath = value();
-    else if (a == "--ckpt-every") f.ckptEvery = integer();
-    else if (a == "--ckpt-keep") f.ckptKeep = std::max<int64_t>(1, integer());
-    else if (a == "--resume") f.resume = true;
-    else if (a == "--override-lr-schedule") f.overrideSchedule = true;
-    else if (a == "--describe") f.describe = true;
-    else if (a == "--ranks-per-node") f.ranksPerNode = integer();
-    else if (a == "--comm-timeout") {
-      std::string v = value();
-      char *end = nullptr;
-      f.commTimeout = std::strtod(v.c_str(), &end);
-      if (*end || f.commTimeout < 0) {
-        std::fprintf(stderr, "train.bin: --comm-timeout expects seconds >= 0, got '%s'\n", v.c_str());
-        std::exit(2);
-      }
-    } else if (a == "--cuda-graphs") {
-      std::string v = value();
-      if (v != "on" && v != "off") {
-        std::fprintf(stderr, "train.bin: --cuda-graphs is on or off, got '%s'\n", v.c_str());
-        std::exit(2);
-      }
-      f.cudaGraphs = v == "on";
-    } else if (a == "--nonfinite") {
-      f.nonfinite = value();
-      if (f.nonfinite != "stop" && f.nonfinite != "skip" && f.nonfinite != "off") {
-        std::fprintf(stderr, "train.bin: --nonfinite is stop, skip or off, got '%s'\n", f.nonfinite.c_str());
-        std::exit(2);
-      }
-    }
-    else {
-      std::fprintf(stderr, "train.bin: unknown flag '%s'\n%s", a.c_str(), kUsage);
-      std::exit(2);
-    }
-  }
-  if ((f.resume || f.ckptEvery > 0) && f.ckptDir.empty()) {
-    std::fprintf(stderr, "train.bin: --resume and --ckpt-every need --ckpt-dir\n");
-    std::exit(2);
-  }
-  if (!f.init.empty() && !f.initWeights.empty()) {
-    std::fprintf(stderr, "train.bin: --init and --init-weights are exclusive\n");
-    std::exit(2);
-  }
-  return f;
-}
-
 /// Test hooks (ZCC_FAULT=kill-in-step:STEP[@RANK], hang-in-step:STEP@RANK): dies, or
 /// hangs, in the middle of a step, between the backward pass and the optimizer update, as
 /// a failing node would (every rank, or only RANK).
@@ -254,8 +70,6 @@ void maybeKillInStep(int64_t step, int rank) {
       pause();
 }
 
-/// The first parameter whose gradient buffer (this rank's part) holds a NaN or an Inf,
-/// or null.
 /// The first parameter whose gradient holds a NaN or an Inf, or null: every gradient checked in
 /// one call (one wait for a GPU).
 const ParamInfo *nonFiniteGradient(const ModelInfo &m) {
@@ -269,119 +83,6 @@ const ParamInfo *nonFiniteGradient(const ModelInfo &m) {
   int64_t bad = zrt_arena_first_nonfinite(static_cast<int64_t>(m.params.size()), offsets.data(), elements.data(),
                                           dtypes.data());
   return bad < 0 ? nullptr : &m.params[bad];
-}
-
-/// The step the decay reaches --min-lr (0-based): --lr-decay-steps, else the last step.
-int64_t decayEnd(const Flags &f) { return f.decaySteps >= 0 ? f.decaySteps : f.steps - 1; }
-
-/// nanoGPT's get_lr and Megatron's OptimizerParamScheduler: linear warmup, then cosine or linear
-/// decay from the peak to --min-lr at the decay's end, --min-lr after it; WSD holds the peak
-/// until its decay's last --wsd-decay-steps.
-double learningRate(const Flags &f, double peak, int64_t step /* from 0 */) {
-  if (step < f.warmup)
-    return peak * double(step + 1) / double(f.warmup);
-  const int64_t end = decayEnd(f);
-  if (f.schedule == "constant" || end <= f.warmup)
-    return peak;
-  const double minLr = f.minLr >= 0 ? f.minLr : peak / 10;
-  if (step >= end)
-    return minLr;
-  if (f.schedule == "wsd") {
-    const int64_t decay = f.wsdDecaySteps >= 0 ? f.wsdDecaySteps : std::max<int64_t>(1, (end - f.warmup) / 5);
-    const int64_t start = std::max(f.warmup, end - decay);
-    if (step < start)
-      return peak;
-    return minLr + (peak - minLr) * double(end - step) / double(end - start);
-  }
-  const double progress = double(step - f.warmup) / double(end - f.warmup);
-  if (f.schedule == "linear")
-    return minLr + (1 - progress) * (peak - minLr);
-  return minLr + 0.5 * (1 + std::cos(M_PI * progress)) * (peak - minLr);
-}
-
-/// The schedule as train.bin's flags (a checkpoint records it; a resume compares it).
-std::string scheduleText(const Flags &f) {
-  std::string text = f.schedule;
-  char number[64];
-  if (f.minLr >= 0) {
-    std::snprintf(number, sizeof number, " --min-lr %.9g", f.minLr);
-    text += number;
-  }
-  if (f.decaySteps >= 0)
-    text += " --lr-decay-steps " + std::to_string(f.decaySteps);
-  if (f.wsdDecaySteps >= 0)
-    text += " --wsd-decay-steps " + std::to_string(f.wsdDecaySteps);
-  return text;
-}
-
-/// The model's values (whole tensors: a tensor-parallel rank keeps part of some).
-int64_t parameterCount(const ModelInfo &m) {
-  int64_t n = 0;
-  for (const ParamInfo &p : m.params)
-    n += p.wholeElements();
-  return n;
-}
-
-/// A JSON number, or null for a NaN or an Inf (JSON has neither).
-std::string jsonNumber(double v) {
-  if (!std::isfinite(v))
-    return "null";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", v);
-  return text;
-}
-
-int64_t bytesSent(const zrt_counters &c) {
-  int64_t total = 0;
-  for (int64_t b : c.bytes_sent)
-    total += b;
-  return total;
-}
-
-/// The scratch region is painted with this byte at start-up; the highest byte that
-/// no longer holds it is the arena's measured high-water mark (a kernel writing any
-/// value there, the canary included only by a 2^-64 chance per word).
-constexpr unsigned char kCanary = 0xA5;
-
-void paintScratch(const ModelInfo &m) {
-  zrt_arena_fill(m.persistentBytes, kCanary, m.arenaBytes - m.persistentBytes);
-}
-
-int64_t measuredHighWater(const ModelInfo &m) {
-  // Back from the scratch region's end, 1 MiB at a time: a copy of the whole region would itself
-  // raise the peak RSS the same log line reports (by the scratch's size).
-  constexpr int64_t kPiece = int64_t(1) << 20;
-  std::vector<unsigned char> piece(kPiece);
-  int64_t end = m.arenaBytes - m.persistentBytes;
-  while (end > 0) {
-    const int64_t n = std::min(kPiece, end), from = end - n;
-    zrt_arena_read(m.persistentBytes + from, piece.data(), n);
-    int64_t written = n;
-    while (written > 0 && piece[written - 1] == kCanary)
-      --written;
-    if (written > 0)
-      return m.persistentBytes + from + written;
-    end = from;
-  }
-  return m.persistentBytes;
-}
-
-/// The process's peak resident set (what a benchmark compares across systems): VmHWM,
-/// which exec resets (getrusage's ru_maxrss keeps the peak of the process that forked us).
-int64_t peakRssBytes() {
-  if (FILE *status = std::fopen("/proc/self/status", "r")) {
-    char line[256];
-    long long kb = -1;
-    while (std::fgets(line, sizeof line, status))
-      if (std::sscanf(line, "VmHWM: %lld kB", &kb) == 1)
-        break;
-    std::fclose(status);
-    if (kb >= 0)
-      return kb * 1024;
-  }
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<int64_t>(usage.ru_maxrss) * 1024;
 }
 
 } // namespace
@@ -501,9 +202,29 @@ int main(int argc, char **argv) {
   run.warmup = flags.warmup;
   run.steps = flags.steps;
   run.overrideSchedule = flags.overrideSchedule;
+  // The job holds --ckpt-dir (it may wait for a job that still does) before it reads or writes
+  // there. Rank 0 may wait while the others sit in its collective: no timeout meanwhile.
+  std::unique_ptr<CheckpointLease> lease;
+  if (!flags.ckptDir.empty()) {
+    zrt_set_comm_timeout(0);
+    lease = std::make_unique<CheckpointLease>(flags.ckptDir, flags.ckptLeaseWait);
+    zrt_set_comm_timeout(flags.commTimeout);
+  }
   int64_t firstStep = 0;
   if (flags.resume)
     firstStep = resumeCheckpoint(stageModels, stage, flags.ckptDir, run);
+  if (firstStep >= flags.steps && flags.resume && firstStep > 0) {
+    // A finished run resumed (or --steps lowered): nothing to train, and nothing is an error.
+    if (rank == 0)
+      std::printf("zcc: the checkpoint is at step %lld, --steps is %lld: nothing left to train (raise --steps to "
+                  "train on)\n",
+                  static_cast<long long>(firstStep), static_cast<long long>(flags.steps));
+    if (!flags.exportWeights.empty())
+      writeWeights(model, flags.exportWeights);
+    lease.reset();
+    zrt_finalize();
+    return 0;
+  }
   // Every product's path, before the first step: every stage's products (the plan is agreed
   // over the world), the checkpoint's paths on a resume. Measuring on rank 0 may take seconds
   // while the other ranks wait in its collective: no timeout meanwhile.
@@ -545,39 +266,10 @@ int main(int argc, char **argv) {
     if (in.role == "tokens")
       tokensPerRow = in.shape.size() == 2 ? in.shape[1] : 1;
 
-  FILE *log = nullptr;
-  if (rank == 0) {
-    std::printf("zcc: model %s, %zu parameter tensors (%lld values), %d data-parallel rank(s) x %lld "
-                "micro-batch(es) of %lld rows, global batch %lld, data: %s, arena %lld bytes per rank\n",
-                model.model.c_str(), model.params.size(), static_cast<long long>(parameterCount(model)),
-                batchRanks, static_cast<long long>(K), static_cast<long long>(rows),
-                static_cast<long long>(globalRows), data->describe().c_str(),
-                static_cast<long long>(model.arenaBytes));
-    if (model.cp > 1)
-      std::printf("zcc: mesh tp %lld x cp %lld x pp %lld x dp %d (%lld ranks; tensor fastest, then context, then "
-                  "data, then pipeline); each context rank holds 1/%lld of every sequence's tokens\n",
-                  static_cast<long long>(model.tp), static_cast<long long>(model.cp), static_cast<long long>(model.pp),
-                  batchRanks, static_cast<long long>(model.worldSize), static_cast<long long>(model.cp));
-    else if (model.tp > 1 || model.pp > 1)
-      std::printf("zcc: mesh tp %lld x pp %lld x dp %d (%lld ranks; tensor fastest, then data, then pipeline)\n",
-                  static_cast<long long>(model.tp), static_cast<long long>(model.pp), dataRanks,
-                  static_cast<long long>(model.worldSize));
-    char backend[512];
-    zrt_describe_backend(backend, sizeof backend);
-    std::printf("zcc: backend %s\n", backend);
-    std::printf("zcc: matmul paths: %s\n", matmulLine);
-    if (model.gradClip > 0)
-      std::printf("zcc: gradients clipped to a global norm of %g (zcc --grad-clip)\n", model.gradClip);
-    auto where = [](int32_t tier) {
-      return tier == ZRT_TIER_NVME ? " (on the NVMe store)" : tier == ZRT_TIER_HOST ? " (in host memory)" : "";
-    };
-    std::printf("zcc: model state per rank: params %lld B%s, grads %lld B, optimizer %lld B%s\n",
-                static_cast<long long>(model.paramBytes), where(model.paramTier),
-                static_cast<long long>(model.gradBytes), static_cast<long long>(model.optimizerBytes),
-                where(model.stateTier));
-    if (!flags.logJson.empty() && !(log = std::fopen(flags.logJson.c_str(), "w")))
-      fatal("train", "cannot open --log-json %s", flags.logJson.c_str());
-  }
+  // Rank 0 prints what runs (model, mesh, backend, matmul paths, state) and keeps the --log-json file.
+  StepLog log(rank == 0, flags.logJson);
+  if (rank == 0)
+    printRunBanner(model, *data, batchRanks, dataRanks, globalRows, matmulLine);
 
   zrt_counters before{};
   zrt_get_counters(&before);
@@ -756,41 +448,18 @@ int main(int argc, char **argv) {
     zrt_get_counters(&now);
     if (rank == 0 &&
         ((step + 1) % flags.logEvery == 0 || step == 0 || step + 1 == flags.steps || std::isfinite(valLoss))) {
-      double perSecond = double(globalRows * tokensPerRow) / seconds;
-      const char *unit = tokensPerRow > 1 ? "tokens_per_s" : "samples_per_s";
-      std::printf("step %5lld | loss %.6f | lr %.3e | norm %.4f | %8.2f ms | %10.0f %s | peak %lld B | comm %lld B\n",
-                  static_cast<long long>(step + 1), mean, lr, gradNorm, seconds * 1e3, perSecond, unit,
-                  static_cast<long long>(now.arena_bytes),
-                  static_cast<long long>(bytesSent(now) - bytesSent(before)));
-      if (std::isfinite(valLoss))
-        std::printf("step %5lld | val_loss %.6f | best %.6f\n", static_cast<long long>(step + 1), valLoss,
-                    run.bestValLoss);
-      if (log)
-        std::fprintf(log,
-                     "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %s, %s\"step_ms\": %.4f, "
-                     "\"update_ms\": %.4f, "
-                     "\"%s\": %.2f, "
-                     "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f, "
-                     "\"param_bytes\": %lld, \"grad_bytes\": %lld, \"optimizer_bytes\": %lld, "
-                     "\"planned_arena_bytes\": %lld, \"measured_arena_bytes\": %lld, \"peak_rss_bytes\": %lld, "
-                     "\"swap_read_bytes\": %lld, \"swap_write_bytes\": %lld, \"swap_wait_s\": %.6f, "
-                     "\"unix_time\": %.6f}\n",
-                     static_cast<long long>(step + 1), mean, lr, jsonNumber(gradNorm).c_str(),
-                     std::isfinite(valLoss) ? ("\"val_loss\": " + jsonNumber(valLoss) + ", \"best_val_loss\": " +
-                                               jsonNumber(run.bestValLoss) + ", ").c_str()
-                                            : "",
-                     seconds * 1e3,
-                     updateSeconds * 1e3, unit, perSecond,
-                     static_cast<long long>(now.arena_bytes),
-                     static_cast<long long>(bytesSent(now) - bytesSent(before)),
-                     now.wait_seconds - before.wait_seconds, static_cast<long long>(model.paramBytes),
-                     static_cast<long long>(model.gradBytes), static_cast<long long>(model.optimizerBytes),
-                     static_cast<long long>(model.arenaBytes),
-                     static_cast<long long>(measuredHighWater(model)), static_cast<long long>(peakRssBytes()),
-                     static_cast<long long>(now.swap_read_bytes - before.swap_read_bytes),
-                     static_cast<long long>(now.swap_write_bytes - before.swap_write_bytes),
-                     now.swap_wait_seconds - before.swap_wait_seconds,
-                     std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
+      StepRecord r;
+      r.step = step + 1;
+      r.loss = mean;
+      r.lr = lr;
+      r.gradNorm = gradNorm;
+      r.valLoss = valLoss;
+      r.bestValLoss = run.bestValLoss;
+      r.seconds = seconds;
+      r.updateSeconds = updateSeconds;
+      r.rows = globalRows;
+      r.tokensPerRow = tokensPerRow;
+      log.write(model, r, before, now);
     }
     before = now;
     // A rank that was signalled tells the others (one flag each); all stop here, together.
@@ -798,8 +467,10 @@ int main(int argc, char **argv) {
     zrt_host_all_reduce(ZRT_AXIS_WORLD, &signalled, &anySignal, 1, 0);
     const bool preempted = anySignal > 0 && step + 1 < flags.steps;
     if ((flags.ckptEvery > 0 && ((step + 1) % flags.ckptEvery == 0 || step + 1 == flags.steps)) ||
-        (preempted && !flags.ckptDir.empty()))
+        (preempted && !flags.ckptDir.empty())) {
+      lease->confirm(); // a job that lost the directory to another stops here, writing nothing
       saveCheckpoint(stageModels, stage, flags.ckptDir, step + 1, run, static_cast<int>(flags.ckptKeep));
+    }
     if (preempted) {
       if (rank == 0) {
         if (flags.ckptDir.empty())
@@ -810,8 +481,8 @@ int main(int argc, char **argv) {
                       static_cast<long long>(step + 1), flags.ckptDir.c_str());
         std::fflush(stdout);
       }
-      if (log)
-        std::fclose(log);
+      log.close();
+      lease.reset();
       zrt_finalize();
       return 143; // as a process that SIGTERM ended: the job did not finish
     }
@@ -827,9 +498,9 @@ int main(int argc, char **argv) {
     std::fflush(stdout);
   }
   if (rank == 0) {
-    std::printf("zcc: %lld steps in %.2f s (%.2f ms/step), final loss %.6f\n",
-                static_cast<long long>(flags.steps), totalSeconds,
-                flags.steps ? totalSeconds * 1e3 / flags.steps : 0.0, lastLoss);
+    const int64_t ran = flags.steps - firstStep; // this process's steps (a resumed run: from its checkpoint)
+    std::printf("zcc: %lld steps in %.2f s (%.2f ms/step), final loss %.6f\n", static_cast<long long>(ran),
+                totalSeconds, ran ? totalSeconds * 1e3 / ran : 0.0, lastLoss);
     std::printf("zcc: arena per rank: %lld B planned, %lld B written (high-water mark)\n",
                 static_cast<long long>(model.arenaBytes), static_cast<long long>(measuredHighWater(model)));
   }
@@ -845,8 +516,8 @@ int main(int argc, char **argv) {
   }
   if (!flags.exportWeights.empty())
     writeWeights(model, flags.exportWeights);
-  if (log)
-    std::fclose(log);
+  log.close();
+  lease.reset();
   zrt_finalize();
   return 0;
 }
