@@ -3,12 +3,16 @@
 
   hf_parity.py BIN_DIR (--hf-config CONFIG | --module FILE:FACTORY) --data FILE [--steps 20] [--tolerance 1e-4]
                [--np N] [--zero-stage S] [--precision fp32|bf16] [--batch B] [--context T] [--round-trip]
+               [--planted-defect dropped-term|adam-epsilon|frozen-bias]
 
 zcc-import writes model.mlir and the model's initial weights (its own initialization, --seed); train.bin
 starts from them (--init). PyTorch trains the very same nn.Module (the Hugging Face class the config
 names, built by the importer's code) from the same weights, with torch.optim.AdamW set as zcc's
 (weight decay 0.01 on matrices, none on vectors), on the batches train.bin reads (--data: bytes as
-tokens, torch_reference.TextData). The per-step losses must agree within --tolerance (relative).
+tokens, torch_reference.TextData). The per-step losses must stay within the bounds of
+test/Train/reference_spread.py around PyTorch's float64 run: --tolerance (relative), or 10x the widest
+of PyTorch's own fp32 runs from weights one ulp apart, whichever is larger. --planted-defect D runs no
+train.bin: a PyTorch fp32 run with defect D must break those bounds.
 
 --round-trip also checkpoints train.bin at step 10, consolidates it with zcc-ckpt, loads it back into
 the PyTorch model with load_state_dict(strict=True) (a tied parameter's other names, which the zc module
@@ -29,9 +33,12 @@ sys.path.insert(0, os.path.join(HERE, "..", "Train"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "zcc-import"))
 
 import torch  # noqa: E402
+import transformers  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 
-from torch_reference import TextData, compare_losses  # noqa: E402
+from reference_spread import DEFECTS, Envelope, cached, check_planted, file_digest, samples_of  # noqa: E402
+from torch_reference import TextData  # noqa: E402
 from zcc_import.source import CausalLMLoss, HuggingFaceSource, ModuleSource  # noqa: E402
 
 
@@ -44,21 +51,30 @@ def tied_names(mlir):
     return out
 
 
-def train_torch(source, weights_path, data, batch, steps, lr):
+def train_torch(source, state, data, batch, steps, lr, dtype=torch.float32, defect=None):
+    """Per-step losses of the model trained in PyTorch from `state` (its initial weights) in `dtype`
+    (float64: the reference's centre), with one of reference_spread.DEFECTS planted if given."""
     model = source.build()
-    model.load_state_dict(load_file(weights_path), strict=False)  # a tied head: its alias is absent
-    wrapper = CausalLMLoss(source, model).train()
+    model.load_state_dict(state, strict=False)  # a tied head: its alias is absent
+    model = model.to(dtype).train()
     params = dict(model.named_parameters())
     decay = [p for p in params.values() if p.dim() >= 2]
     no_decay = [p for p in params.values() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    groups = [{"params": decay, "weight_decay": 0.01}]
+    if defect != "frozen-bias":
+        groups.append({"params": no_decay, "weight_decay": 0.0})
+    opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-6 if defect == "adam-epsilon" else 1e-8)
     losses = []
     for step in range(steps):
         x, y = data.batch(step * batch, batch)
-        opt.zero_grad(set_to_none=True)
-        loss = wrapper(x, y)
-        loss.backward()
+        for p in params.values():
+            p.grad = None
+        # CausalLMLoss's mean cross-entropy, per token and in the run's dtype.
+        logits = source.forward_logits(model, x)
+        per_token = F.cross_entropy(logits.to(dtype).reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="none")
+        loss = per_token.mean()
+        objective = per_token[:-1].sum() / per_token.numel() if defect == "dropped-term" else loss
+        objective.backward()
         # zcc's default --grad-clip 1.0, as nanoGPT's and torchtitan's clip_grad_norm_.
         torch.nn.utils.clip_grad_norm_(list(params.values()), 1.0)
         opt.step()
@@ -89,6 +105,9 @@ def main():
     ap.add_argument("--context", type=int, default=64)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--round-trip", action="store_true")
+    ap.add_argument("--reference-cache", help="a folder where the PyTorch reference runs are kept and reused")
+    ap.add_argument("--planted-defect", choices=sorted(DEFECTS),
+                    help="run no train.bin: hold a PyTorch fp32 run with this defect to the bounds; passes if caught")
     args = ap.parse_args()
     torch.set_num_threads(1)
     # The rule's matmul paths, not the machine's measured plan: see torch_reference.py.
@@ -103,6 +122,26 @@ def main():
         spec = ["--hf-config", args.hf_config] if args.hf_config else ["--module", args.module]
         run([tools["zcc-import"]] + spec + ["--batch", str(args.batch), "--context", str(args.context),
                                             "-o", model, "--weights-out", weights])
+        # The float64 centre and the fp32 bundle's width around it (reference_spread.py).
+        data, initial = TextData(args.data, args.context), load_file(weights)
+        train = lambda state, **kw: train_torch(source, state, data, args.batch, args.steps, args.lr, **kw)
+        # Shared by the variants of one model (--reference-cache): np, ZeRO stage, precision are train.bin's.
+        # The model file names its own path: the source it was imported from stands for it.
+        source_file = args.hf_config or args.module.rsplit(":", 1)[0]
+        inputs = dict(source=file_digest(source_file), spec=spec, transformers=transformers.__version__,
+                      weights=file_digest(weights), data=file_digest(args.data),
+                      steps=args.steps, lr=args.lr, batch=args.batch, context=args.context)
+        reference = cached(args.reference_cache, inputs, [__file__],
+                           lambda: [train(initial, dtype=torch.float64)] + [train(s) for s in samples_of(initial)])
+        centre = reference[0]
+        if centre[-1] >= centre[0]:
+            sys.exit(f"FAIL: PyTorch's loss did not go down ({centre[0]} -> {centre[-1]})")
+        bounds = Envelope("loss", centre, reference[1:], args.tolerance)
+        if args.planted_defect:
+            failure, _, _ = bounds.check(train(initial, defect=args.planted_defect), who="the defective run's")
+            check_planted(args.planted_defect, [failure] if failure else [])
+            return
+
         run([tools["zcc"], model, "-o", exe, "--world-size", str(args.np), "--zero-stage", str(args.zero_stage),
              "--precision", args.precision])
         log, ckpt = os.path.join(work, "log.jsonl"), os.path.join(work, "ckpt")
@@ -114,13 +153,12 @@ def main():
             cmd = ["mpirun", "-np", str(args.np)] + cmd
         run(cmd)
         losses = [json.loads(line)["loss"] for line in open(log)]
-
-        data = TextData(args.data, args.context)
-        ref = train_torch(source, weights, data, args.batch, args.steps, args.lr)
-        worst = compare_losses(ref, losses, args.steps, args.tolerance)
+        failure, worst, ratio = bounds.check(losses)
+        if failure:
+            sys.exit(failure)
         summary = (f"{os.path.basename(args.hf_config or args.module)} np={args.np} stage {args.zero_stage} "
-                   f"{args.precision}: {args.steps} steps, loss {ref[0]:.5f} -> {ref[-1]:.5f}, worst relative "
-                   f"loss difference {worst:.2e}")
+                   f"{args.precision}: {args.steps} steps, loss {centre[0]:.5f} -> {centre[-1]:.5f}; against float64 "
+                   f"PyTorch: worst relative loss difference {worst:.2e} ({ratio:.2f} of its bound; {bounds.summary()})")
 
         if args.round_trip:
             consolidated = os.path.join(work, "step10.safetensors")

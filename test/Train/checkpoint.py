@@ -147,7 +147,7 @@ def main():
             weights[name] = torch.frombuffer(bytearray(raw[8 + n + begin:8 + n + end]), dtype=torch.float32).reshape(t["shape"])
         params, batch, heads = read_model(model)
         tokens, targets = TextData(data, dict(params)["wpe"][0]).batch(0, batch)
-        torch_loss = gpt_loss(weights, tokens, targets, heads).item()
+        torch_loss = gpt_loss(weights, tokens, targets, heads).mean().item()
         rel = abs(torch_loss - zcc_loss) / abs(torch_loss)
         if rel > 1e-5:
             failures.append(f"safetensors: PyTorch loss {torch_loss}, train.bin {zcc_loss}")

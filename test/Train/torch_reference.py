@@ -8,15 +8,23 @@ model's parameter order); train.bin's --export-weights is compared with PyTorch'
 
 usage: torch_reference.py ZCC MODEL.mlir mlp|gpt|llama STEPS TOLERANCE [--np N] [--zero-stage S] [--lr LR]
                           [--tp T] [--pp P] [--grad-clip MAX_NORM] [--min-clipped K]
-                          [--precision fp32|bf16 [--weight-tolerance X]] DATA-FLAGS...
+                          [--precision fp32|bf16 [--weight-tolerance X]] [--reference-cache DIR]
+                          [--planted-defect dropped-term|adam-epsilon|frozen-bias] DATA-FLAGS...
+Every comparison is with PyTorch's float64 run, within the bounds of reference_spread.py: at each step
+TOLERANCE (relative) or 10x the widest distance PyTorch's own fp32 runs (from weights one ulp apart)
+have reached by then, whichever is larger. So a BLAS or oneDNN kernel that sums in another order, on
+either side, cannot fail it (OPENBLAS_CORETYPE, forced ISA paths), and a defect still does:
+--planted-defect D runs no train.bin and passes only if a PyTorch fp32 run with defect D breaks them.
 --grad-clip is zcc's (default 1.0, as its compiler's): PyTorch runs clip_grad_norm_ with it before
 each step, and train.bin's logged grad_norm must equal clip_grad_norm_'s total norm within the
-loss TOLERANCE; --min-clipped K fails unless clipping was active on at least K steps.
+same kind of bound (--norm-tolerance, default TOLERANCE); --min-clipped K fails unless clipping was
+active on at least K steps.
 --eval-data FILE [--eval-every N] [--eval-iters K]: train.bin's val_loss at those steps must equal
-PyTorch's mean loss (no grad) over the same K held-out batches within TOLERANCE.
+PyTorch's mean loss (no grad) over the same K held-out batches within the same kind of bound.
 DATA-FLAGS are train.bin's: --synthetic (MLP teacher data) or --data FILE (GPT text).
 --precision bf16 compiles zcc's bf16 compute (fp32 master weights) and still compares with
-PyTorch's fp32 run: the tolerances then bound how far bf16 rounding may move the curve.
+PyTorch's float64 run: TOLERANCE then bounds how far bf16 rounding may move the curve.
+--reference-cache DIR keeps the PyTorch runs (they depend on neither np, ZeRO stage nor precision).
 Prints both step times; --time-threads N times PyTorch with N threads (default 1, as train.bin's ranks).
 """
 import argparse, json, math, os, re, subprocess, sys, tempfile, time
@@ -24,6 +32,8 @@ import argparse, json, math, os, re, subprocess, sys, tempfile, time
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from reference_spread import DEFECTS, FACTOR, Envelope, cached, check_planted, file_digest, samples_of
 
 # ---------------------------------------------------------------------------------------------
 # The model file: parameters in declaration order (train.bin's raw weight order) and the batch.
@@ -104,7 +114,7 @@ def mlp_loss(w, x, labels):
         h = h @ w[f"fc{l}_w"] + w[f"fc{l}_b"]
         if l < layers:
             h = F.relu(h)
-    return F.cross_entropy(h, labels)
+    return F.cross_entropy(h, labels, reduction="none")
 
 def gpt_loss(w, tokens, targets, heads):
     B, T = tokens.shape
@@ -128,7 +138,7 @@ def gpt_loss(w, tokens, targets, heads):
         layer += 1
     x = F.layer_norm(x, (C,), w["ln_f_g"], w["ln_f_b"], eps=1e-5)
     logits = x @ w["wte"].t()
-    return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
+    return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T), reduction="none")
 
 def rms_norm(x, g, eps=1e-6):
     """Hugging Face's LlamaRMSNorm in f32."""
@@ -184,8 +194,9 @@ def llama_loss(w, tokens, targets, heads):
         x = x + (F.silu(h @ p("gate_w")) * (h @ p("up_w"))) @ p("down_w")
         layer += 1
     logits = rms_norm(x, w["norm_g"], eps) @ w["head_w"]
-    return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T))
+    return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T), reduction="none")
 
+# Each returns the per-token (per-sample) losses: the training loss is their mean.
 LOSSES = {"mlp": lambda w, x, y, heads: mlp_loss(w, x, y), "gpt": gpt_loss, "llama": llama_loss}
 
 def initial_weights(params, seed):
@@ -204,22 +215,37 @@ def initial_weights(params, seed):
 
 # ---------------------------------------------------------------------------------------------
 
-def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip, evaluation=None):
-    """evaluation: (held-out data, every, iters): also returns {step: mean loss over its batches}."""
-    w = {name: weights[name].clone().requires_grad_(True) for name, _ in params}
+class TorchRun:
+    """One PyTorch training run's per-step losses and gradient norms, final weights, step times and
+    validation losses ({step: mean loss})."""
+    def __init__(self, losses, norms, final, seconds, val_losses):
+        self.losses, self.norms, self.final, self.seconds, self.val_losses = losses, norms, final, seconds, val_losses
+
+
+def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip, evaluation=None,
+                dtype=torch.float32, defect=None):
+    """evaluation: (held-out data, every, iters). dtype: the weights' and activations' (float64: the
+    reference's centre). defect: one of reference_spread.DEFECTS, planted in this run."""
+    w = {name: weights[name].to(dtype).clone().requires_grad_(True) for name, _ in params}
+    cast = lambda t: t.to(dtype) if t.is_floating_point() else t
     # zcc's default AdamW: weight decay 0.01 on matrices, none on biases and norm gains.
     decay = [w[n] for n, s in params if len(s) >= 2]
     no_decay = [w[n] for n, s in params if len(s) < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=lr, betas=(0.9, 0.999), eps=1e-8)
+    groups = [{"params": decay, "weight_decay": 0.01}]
+    if defect != "frozen-bias":
+        groups.append({"params": no_decay, "weight_decay": 0.0})
+    opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-6 if defect == "adam-epsilon" else 1e-8)
     losses, norms, seconds, val_losses = [], [], [], {}
     for step in range(steps):
         x, y = data.batch(step * batch, batch)
         start = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        loss = LOSSES[kind](w, x, y, heads)
-        loss.backward()
+        for t in w.values():
+            t.grad = None
+        per_token = LOSSES[kind](w, cast(x), y, heads)
+        loss = per_token.mean()
+        # dropped-term: the gradient of the mean without its last term (the loss logged is whole).
+        objective = per_token[:-1].sum() / per_token.numel() if defect == "dropped-term" else loss
+        objective.backward()
         # nanoGPT's and torchtitan's clip_grad_norm_ (max_norm inf: the norm, nothing clipped).
         norm = torch.nn.utils.clip_grad_norm_(list(w.values()), grad_clip if grad_clip > 0 else math.inf)
         opt.step()
@@ -229,24 +255,12 @@ def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip,
         if evaluation and ((step + 1) % evaluation[1] == 0 or step + 1 == steps):
             held_out, _, iters = evaluation
             with torch.no_grad():
-                total = sum(LOSSES[kind](w, *held_out.batch(i * batch, batch), heads).item() for i in range(iters))
+                total = 0.0
+                for i in range(iters):
+                    hx, hy = held_out.batch(i * batch, batch)
+                    total += LOSSES[kind](w, cast(hx), hy, heads).mean().item()
             val_losses[step + 1] = total / iters
-    return losses, norms, {n: t.detach() for n, t in w.items()}, seconds, val_losses
-
-def compare_losses(ref, losses, steps, tolerance):
-    """Exits with FAIL unless train.bin logged every step, PyTorch's loss went down and every step's
-    losses agree within `tolerance` (relative); returns the worst relative difference."""
-    if len(losses) != steps:
-        sys.exit(f"FAIL: train.bin logged {len(losses)} steps, expected {steps}")
-    if ref[-1] >= ref[0]:
-        sys.exit(f"FAIL: PyTorch's loss did not go down ({ref[0]} -> {ref[-1]})")
-    worst = 0.0
-    for step, (a, b) in enumerate(zip(ref, losses)):
-        rel = abs(a - b) / abs(a)
-        worst = max(worst, rel)
-        if rel > tolerance:
-            sys.exit(f"FAIL: step {step + 1}: zcc loss {b} vs PyTorch {a}, relative difference {rel:.2e} > {tolerance}")
-    return worst
+    return TorchRun(losses, norms, {n: t.detach().double() for n, t in w.items()}, seconds, val_losses)
 
 def train_zcc(zcc, model, params, weights, steps, lr, ranks, zero_stage, precision, data_flags, work,
               compile_flags=()):
@@ -293,6 +307,9 @@ def main():
     ap.add_argument("--eval-data")
     ap.add_argument("--eval-every", type=int, default=5)
     ap.add_argument("--eval-iters", type=int, default=2)
+    ap.add_argument("--reference-cache", help="a folder where the PyTorch reference runs are kept and reused")
+    ap.add_argument("--planted-defect", choices=sorted(DEFECTS),
+                    help="run no zcc: hold a PyTorch fp32 run with this defect to the bounds; passes if they catch it")
     args, data_flags = ap.parse_known_args()
     torch.set_num_threads(args.time_threads)
 
@@ -311,62 +328,87 @@ def main():
         evaluation = (TextData(args.eval_data, read_context(args.model)), args.eval_every, args.eval_iters)
         data_flags = data_flags + ["--eval-data", args.eval_data, "--eval-every", str(args.eval_every),
                                    "--eval-iters", str(args.eval_iters)]
-    ref_losses, ref_norms, ref_final, ref_seconds, ref_val = train_torch(
-        args.kind, params, weights, data, batch, heads, args.steps, args.lr, args.grad_clip, evaluation)
-    # The matmul paths of the rule, not this machine's measured plan: f32 GEMMs that sum in another
-    # order (oneDNN's primitive, OpenBLAS) are each exact to rounding (zrt-kernel-forward), but AdamW
-    # turns their last-bit differences in near-zero gradients into differences above this check's
-    # tolerance within a few steps (the MLP: 2e-4 at step 4 on an AMD EPYC that measured the
-    # primitive fastest), so a plan measured on a loaded machine would decide whether the suite
-    # passes. The plan itself is tested by train-matmul-plan and Robustness/matmul-plan.test;
-    # ZRT_MATMUL_TUNE=cache checks it against PyTorch here.
+    run = lambda w, **kw: train_torch(args.kind, params, w, data, batch, heads, args.steps, args.lr, args.grad_clip,
+                                      evaluation, **kw)
+    # The float64 centre and the fp32 bundle's width around it (reference_spread.py), shared by the
+    # variants of one model (--reference-cache).
+    def reference():
+        runs = [run(weights, dtype=torch.float64)] + [run(w) for w in samples_of(weights)]
+        return [vars(r) for r in runs]
+    inputs = dict(model=file_digest(args.model), kind=args.kind, steps=args.steps, lr=args.lr, seed=args.seed,
+                  clip=args.grad_clip, data=[file_digest(f) if os.path.isfile(f) else f for f in data_flags])
+    runs = [TorchRun(**r) for r in cached(args.reference_cache, inputs, [__file__], reference)]
+    centre, samples = runs[0], runs[1:]
+    if centre.losses[-1] >= centre.losses[0]:
+        sys.exit(f"FAIL: PyTorch's loss did not go down ({centre.losses[0]} -> {centre.losses[-1]})")
+    losses_env = Envelope("loss", centre.losses, [r.losses for r in samples], args.tolerance)
+    norms_env = Envelope("grad_norm", centre.norms, [r.norms for r in samples], args.norm_tolerance or args.tolerance)
+    val_steps = sorted(centre.val_losses)
+    val_env = Envelope("val_loss", [centre.val_losses[k] for k in val_steps],
+                       [[r.val_losses[k] for k in val_steps] for r in samples], args.tolerance)
+    # Final weights, all tensors together (relative norm of the difference). Rounding differences
+    # do not stay small in every weight: Adam divides by sqrt(v), so a gradient that is zero up to
+    # rounding (the key bias: softmax ignores a per-query constant) takes steps of +-lr from noise,
+    # and a ReLU unit at the edge of its kink can switch for one sample in one run and not the other.
+    def weight_distance(final):
+        diff = math.sqrt(sum(((final[n].double() - centre.final[n]) ** 2).sum().item() for n, _ in params))
+        return diff / math.sqrt(sum((centre.final[n] ** 2).sum().item() for n, _ in params))
+    weights_bound = max(args.weight_tolerance, FACTOR * max(weight_distance(r.final) for r in samples))
+
+    def failures_of(losses, norms, final, val, who="zcc"):
+        """What fails of a run held to the bounds (zcc's, or a run with a planted defect)."""
+        out = []
+        if len(losses) != args.steps:
+            return [f"FAIL: {len(losses)} steps logged, expected {args.steps}"]
+        out.append(losses_env.check(losses, who=who))
+        if any(n is None for n in norms):
+            out.append((f"FAIL: step {norms.index(None) + 1}: train.bin logged no grad_norm", 0, 0))
+        else:
+            out.append(norms_env.check(norms, who=who))
+        if sorted(val) != val_steps:
+            out.append((f"FAIL: val_loss at steps {sorted(val)}, PyTorch evaluated at {val_steps}", 0, 0))
+        elif val_steps:
+            out.append(val_env.check([val[k] for k in val_steps], val_steps, who=who))
+        distance = weight_distance(final)
+        out.append((f"FAIL: final weights differ from float64 PyTorch's by {distance:.2e} (relative norm) > "
+                    f"{weights_bound:.2e}" if not distance <= weights_bound else None, distance,
+                    distance / weights_bound))
+        return out
+
+    if args.planted_defect:
+        bad = run(weights, defect=args.planted_defect)
+        found = failures_of(bad.losses, bad.norms, bad.final, bad.val_losses, who="the defective run's")
+        check_planted(args.planted_defect, [f for f, _, _ in found if f])
+        return
+
+    # The matmul paths of the rule, not this machine's measured plan: a plan measured on a loaded
+    # machine would pick the kernels each run, and this test is not the plan's (train-matmul-plan
+    # and Robustness/matmul-plan.test are; ZRT_MATMUL_TUNE=cache checks it against PyTorch here).
     os.environ.setdefault("ZRT_MATMUL_TUNE", "off")
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                       OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as work:
         compile_flags = ["--tp", str(args.tp), "--pp", str(args.pp), "--grad-clip", str(args.grad_clip)]
         losses, norms, final, seconds, val = train_zcc(args.zcc, args.model, params, weights, args.steps, args.lr,
-                                                  args.np, args.zero_stage, args.precision, data_flags, work,
-                                                  compile_flags)
-
-    worst = compare_losses(ref_losses, losses, args.steps, args.tolerance)
-    # The global gradient norm train.bin logs is clip_grad_norm_'s, step by step.
-    worst_norm = 0.0
-    for step, (a, b) in enumerate(zip(ref_norms, norms)):
-        if b is None:
-            sys.exit(f"FAIL: step {step + 1}: train.bin logged no grad_norm")
-        rel = abs(a - b) / abs(a)
-        worst_norm = max(worst_norm, rel)
-        if rel > (args.norm_tolerance or args.tolerance):
-            sys.exit(f"FAIL: step {step + 1}: zcc grad_norm {b} vs PyTorch {a}, relative difference {rel:.2e}")
-    # The validation loss, at the same steps.
-    worst_val = 0.0
-    if set(val) != set(ref_val):
-        sys.exit(f"FAIL: train.bin logged val_loss at steps {sorted(val)}, PyTorch evaluated at {sorted(ref_val)}")
-    for step, a in ref_val.items():
-        rel = abs(a - val[step]) / abs(a)
-        worst_val = max(worst_val, rel)
-        if rel > args.tolerance:
-            sys.exit(f"FAIL: step {step}: zcc val_loss {val[step]} vs PyTorch {a}, relative difference {rel:.2e}")
-    clipped = sum(1 for n in ref_norms if args.grad_clip > 0 and n > args.grad_clip)
+                                                      args.np, args.zero_stage, args.precision, data_flags, work,
+                                                      compile_flags)
+    found = failures_of(losses, norms, final, val)
+    for failure, _, _ in found:
+        if failure:
+            sys.exit(failure)
+    (_, worst, loss_ratio), (_, worst_norm, _) = found[0], found[1]
+    worst_weights, weights_ratio = found[-1][1], found[-1][2]
+    clipped = sum(1 for n in centre.norms if args.grad_clip > 0 and n > args.grad_clip)
     if clipped < args.min_clipped:
         sys.exit(f"FAIL: clipping was active on {clipped} of {args.steps} steps, fewer than {args.min_clipped}")
-    # Final weights, all tensors together. Rounding differences do not stay small in every weight:
-    # Adam divides by sqrt(v), so a gradient that is zero up to rounding (the key bias: softmax
-    # ignores a per-query constant) takes steps of +-lr from noise, and a ReLU unit at the edge of
-    # its kink can switch for one sample in one run and not the other. Seen: 2e-6 to 3.5e-4.
-    diff = math.sqrt(sum(((final[n] - ref_final[n]) ** 2).sum().item() for n, _ in params))
-    norm = math.sqrt(sum((ref_final[n] ** 2).sum().item() for n, _ in params))
-    worst_weights = diff / norm
-    if worst_weights > args.weight_tolerance:
-        sys.exit(f"FAIL: final weights differ from PyTorch's by {worst_weights:.2e} (relative norm)")
     median = lambda s: sorted(s)[len(s) // 2] * 1e3
     print(f"PASS: {args.kind} np={args.np} tp={args.tp} pp={args.pp} stage {args.zero_stage} {args.precision}, "
-          f"{args.steps} steps, loss {ref_losses[0]:.5f} -> {ref_losses[-1]:.5f}, "
-          f"worst relative loss difference {worst:.2e}, final weights {worst_weights:.2e}; grad clip "
+          f"{args.steps} steps, loss {centre.losses[0]:.5f} -> {centre.losses[-1]:.5f}; against float64 PyTorch: "
+          f"worst relative loss difference {worst:.2e} ({loss_ratio:.2f} of its bound; {losses_env.summary()}), "
+          f"final weights {worst_weights:.2e} ({weights_ratio:.2f} of {weights_bound:.1e}); grad clip "
           f"{args.grad_clip}: active on {clipped} of {args.steps} steps, worst grad_norm difference {worst_norm:.2e}"
-          f"{f'; val_loss at {len(val)} steps, worst {worst_val:.2e}' if val else ''}; median step "
-          f"zcc {median(seconds):.2f} ms, PyTorch ({args.time_threads} thread(s)) {median(ref_seconds):.2f} ms")
+          f"{f'; val_loss at {len(val)} steps, worst {found[2][1]:.2e}' if val else ''}; median step "
+          f"zcc {median(seconds):.2f} ms, PyTorch fp32 ({args.time_threads} thread(s)) {median(samples[0].seconds):.2f} ms")
 
 if __name__ == "__main__":
     main()
