@@ -87,6 +87,17 @@ Flags parseFlags(int argc, char **argv) {
       }
       return n;
     };
+    // A real number: positive, or >= 0 (a NaN is neither).
+    auto real = [&](bool positive, const char *expectation) -> double {
+      std::string v = value();
+      char *end = nullptr;
+      const double x = std::strtod(v.c_str(), &end);
+      if (*end || v.empty() || !(positive ? x > 0 : x >= 0)) {
+        std::fprintf(stderr, "train.bin: %s expects %s, got '%s'\n", a.c_str(), expectation, v.c_str());
+        std::exit(2);
+      }
+      return x;
+    };
     if (a == "--help" || a == "-h") {
       std::printf("%s", kUsage);
       std::exit(0);
@@ -106,13 +117,7 @@ Flags parseFlags(int argc, char **argv) {
         std::exit(2);
       }
     } else if (a == "--min-lr") {
-      std::string v = value();
-      char *end = nullptr;
-      f.minLr = std::strtod(v.c_str(), &end);
-      if (*end || !(f.minLr >= 0)) {
-        std::fprintf(stderr, "train.bin: --min-lr expects a number >= 0, got '%s'\n", v.c_str());
-        std::exit(2);
-      }
+      f.minLr = real(false, "a number >= 0");
     } else if (a == "--eval-data") f.evalData = value();
     else if (a == "--eval-every") f.evalEvery = std::max<int64_t>(1, integer());
     else if (a == "--eval-iters") f.evalIters = std::max<int64_t>(1, integer());
@@ -121,13 +126,7 @@ Flags parseFlags(int argc, char **argv) {
     else if (a == "--synthetic") f.synthetic = true;
     else if (a == "--steps") f.steps = integer();
     else if (a == "--lr") {
-      std::string v = value();
-      char *end = nullptr;
-      f.lr = std::strtod(v.c_str(), &end);
-      if (*end || !(f.lr > 0)) {
-        std::fprintf(stderr, "train.bin: --lr expects a positive number, got '%s'\n", v.c_str());
-        std::exit(2);
-      }
+      f.lr = real(true, "a positive number");
     } else if (a == "--lr-schedule") {
       f.schedule = value();
       if (f.schedule != "constant" && f.schedule != "cosine" && f.schedule != "linear" && f.schedule != "wsd") {
@@ -152,21 +151,9 @@ Flags parseFlags(int argc, char **argv) {
     else if (a == "--describe") f.describe = true;
     else if (a == "--ranks-per-node") f.ranksPerNode = integer();
     else if (a == "--comm-timeout") {
-      std::string v = value();
-      char *end = nullptr;
-      f.commTimeout = std::strtod(v.c_str(), &end);
-      if (*end || f.commTimeout < 0) {
-        std::fprintf(stderr, "train.bin: --comm-timeout expects seconds >= 0, got '%s'\n", v.c_str());
-        std::exit(2);
-      }
+      f.commTimeout = real(false, "seconds >= 0");
     } else if (a == "--ckpt-lease-wait") {
-      std::string v = value();
-      char *end = nullptr;
-      f.ckptLeaseWait = std::strtod(v.c_str(), &end);
-      if (*end || !(f.ckptLeaseWait >= 0)) {
-        std::fprintf(stderr, "train.bin: --ckpt-lease-wait expects seconds >= 0, got '%s'\n", v.c_str());
-        std::exit(2);
-      }
+      f.ckptLeaseWait = real(false, "seconds >= 0");
     } else if (a == "--cuda-graphs") {
       std::string v = value();
       if (v != "on" && v != "off") {
