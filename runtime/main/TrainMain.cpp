@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
   int64_t firstStep = 0;
   if (flags.resume)
     firstStep = resumeCheckpoint(stageModels, stage, flags.ckptDir, run);
-  if (firstStep >= flags.steps && flags.resume && firstStep > 0) {
+  if (firstStep > 0 && firstStep >= flags.steps) {
     // A finished run resumed (or --steps lowered): nothing to train, and nothing is an error.
     if (rank == 0)
       std::printf("zcc: the checkpoint is at step %lld, --steps is %lld: nothing left to train (raise --steps to "

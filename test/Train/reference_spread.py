@@ -91,11 +91,10 @@ class Envelope:
         if len(values) != len(self.centre):
             return f"FAIL: {self.what}: {len(values)} values, expected {len(self.centre)}", math.inf, math.inf
         worst, ratio = 0.0, 0.0
-        for step, v, c, bound in zip(steps, values, self.centre, self.bounds):
+        for step, v, c, bound, width in zip(steps, values, self.centre, self.bounds, self.widths):
             d = relative(v, c)
             worst, ratio = max(worst, d), max(ratio, d / bound)
             if not d <= bound:
-                width = self.widths[steps.index(step)]
                 return (f"FAIL: step {step}: {who} {self.what} {v} vs float64 PyTorch {c}, relative difference "
                         f"{d:.2e} > bound {bound:.2e} (max of the tolerance {self.floor:g} and {self.factor}x the "
                         f"widest fp32 run's {width:.2e})"), worst, ratio
