@@ -6,6 +6,7 @@
 # on (e.g. -R fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/test-labels.sh
 scripts/setup.sh
 build=${ZCC_ASAN_BUILD_DIR:-build-asan}
 if [ ! -f "$build/build.ninja" ]; then
@@ -28,9 +29,5 @@ cmake --build "$build"
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allow_user_poisoning=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd "$build"
-# Label large (a 6 GB arena, collectives past 2^31 bytes): the same code paths as the split
-# and offset tests, at sizes where ASan's shadow and slowdown cost minutes and gigabytes. Label
-# harness: tests of the test harnesses themselves (a planted defect in a PyTorch run), where no
-# zcc code runs. Label reference: the PyTorch parity tests, numerics the plain suite checks on the
-# train.bin paths the zcc-against-zcc tests run here.
-ctest --output-on-failure -j2 -LE "large|harness|reference" "$@"
+# The labels scripts/test-labels.sh names run on the plain build instead (scripts/test.sh).
+ctest --output-on-failure -j2 -LE "$ZCC_PLAIN_ONLY_LABELS" "$@"

@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <execution>
 #include <forward_list>
 #include <future>
@@ -84,6 +86,8 @@ namespace hip
         std::thread& Runtime::processor_()
         {
             static std::thread r{[]() {
+                // zcc: idle rounds in a row (third_party/hip-cpu/ZCC.md).
+                std::uint32_t idle{};
                 do {
                     using T = typename Stream::value_type;
 
@@ -111,7 +115,18 @@ namespace hip
                         });
                     }
 
-                    if (!backoff) wait_all_streams_();
+                    if (!backoff) {
+                        idle = 0;
+                        wait_all_streams_();
+                    }
+                    else if (++idle > 64u) {
+                        // zcc: past a short spin, an idle processor sleeps (1 us,
+                        // doubling to 256 us) instead of spinning for good: the spin
+                        // held a core the kernels' own threads and the test beside
+                        // it needed (half of zrt-cuda-on-cpu's samples on 2 cores).
+                        std::this_thread::sleep_for(std::chrono::microseconds(
+                            1u << std::min<std::uint32_t>(idle - 65u, 8u)));
+                    }
                     else {
                         static std::minstd_rand g{std::random_device{}()};
                         static std::uniform_int_distribution<std::uint32_t> d{
