@@ -1,19 +1,9 @@
 #include "cuda/Device.h"
 
-#include <cstdlib>
-
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
 
 namespace zrt::cuda {
-
-int localRank() {
-  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK", "SLURM_LOCALID",
-                           "LOCAL_RANK"})
-    if (const char *value = std::getenv(name))
-      return std::atoi(value);
-  return 0;
-}
 
 int selectDevice() {
   int count = 0;

@@ -7,11 +7,9 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 
-namespace zrt::cuda {
+#include "cuda/LocalRank.h"
 
-/// The local rank the launcher gives this process (Open MPI, MPICH/PMI, Slurm,
-/// torchrun), 0 when none does.
-int localRank();
+namespace zrt::cuda {
 
 /// The device this rank uses: localRank() modulo the visible devices. Fatal error,
 /// with the reason, when there is no usable CUDA device.

@@ -1,10 +1,14 @@
-// Causal attention on the CUDA backend: bf16 on tensor cores (FlashAttention.cu); in f32, or at
-// head sizes those kernels do not take, one thread per query row (below), with grouped-query heads.
+// Causal attention on the CUDA backend: cuDNN's fused flash attention wherever it takes the op
+// (CudnnAttention.h; AttentionPath.h chooses and says why); else bf16 on zcc's tensor-core kernels
+// (FlashAttention.cu); in f32, or at head sizes those kernels do not take, one thread per query row
+// (below), with grouped-query heads.
 #include <cuda_bf16.h>
 
 #include "core/Error.h"
+#include "cuda/AttentionPath.h"
 #include "cuda/AttentionScores.h"
 #include "cuda/CudaCheck.h"
+#include "cuda/CudnnAttention.h"
 #include "cuda/Dispatch.h"
 #include "cuda/FlashAttention.h"
 #include "cuda/Kernels.h"
@@ -172,6 +176,9 @@ void causalAttention(int32_t dtype, const void *q, const void *k, const void *v,
                      int64_t time, int64_t channels, int64_t heads, int64_t kvHeads, const AttentionVariant &variant,
                      cudaStream_t s) {
   checkHeads("zrt_causal_attention", channels, heads, kvHeads);
+  const SdpaProblem problem = SdpaProblem::of(dtype, batch, time, channels, heads, kvHeads, variant);
+  if (useCudnnAttention(problem, variant))
+    return cudnnAttentionForward(problem, q, k, v, out, scratchFloats(problem.statsCount()), s);
   if (flashAttentionApplies(dtype, channels, heads))
     return flashAttention(q, k, v, out, batch, time, channels, heads, kvHeads, variant, s);
   const AttentionScores score = AttentionScores::of(variant, channels / heads);
@@ -184,6 +191,17 @@ void causalAttentionGrad(int32_t dtype, const void *dout, const void *q, const v
                          void *dk, void *dv, int64_t batch, int64_t time, int64_t channels, int64_t heads,
                          int64_t kvHeads, const AttentionVariant &variant, cudaStream_t s) {
   checkHeads("zrt_causal_attention_grad", channels, heads, kvHeads);
+  const SdpaProblem problem = SdpaProblem::of(dtype, batch, time, channels, heads, kvHeads, variant);
+  if (useCudnnAttention(problem, variant)) {
+    // zc.causal_attention_grad gets q, k, v and the output's gradient, not the forward's output or
+    // its softmax statistics, which cuDNN's backward reads: one forward recomputes both into the
+    // scratch (the statistics first, the output 256-byte aligned after them), then the backward.
+    const int64_t statsFloats = (problem.statsCount() + 63) / 64 * 64;
+    const int64_t outFloats = (batch * time * channels * 2 + 3) / 4; // bf16
+    float *scratch = scratchFloats(statsFloats + outFloats);
+    cudnnAttentionForward(problem, q, k, v, scratch + statsFloats, scratch, s);
+    return cudnnAttentionBackward(problem, q, k, v, scratch + statsFloats, dout, scratch, dq, dk, dv, s);
+  }
   if (flashAttentionApplies(dtype, channels, heads))
     return flashAttentionGrad(dout, q, k, v, dq, dk, dv, batch, time, channels, heads, kvHeads, variant, s);
   const AttentionScores score = AttentionScores::of(variant, channels / heads);

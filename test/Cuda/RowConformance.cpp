@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "ConformanceSupport.h"
+#include "cuda/AttentionPath.h"
+#include "cuda/CudnnAttention.h"
 #include "cuda/Kernels.h"
 #include "cuda/RingAttention.h"
 #include "zrt/MatmulCrossEntropy.h"
@@ -290,12 +292,19 @@ void attention(std::mt19937 &rng) {
   // Multi-head (G = H) and grouped-query attention; bf16 at these head sizes runs the tensor-core
   // kernels (FlashAttention.cu), D up to 128. zc's variants (a scale, soft-capped scores, sliding
   // windows shorter than a tile, across tiles and longer than the context) on the shapes that span
-  // several tiles, where the flash kernels skip the tiles a window excludes.
+  // several tiles, where the flash kernels skip the tiles a window excludes. Each case on zcc's
+  // kernels (ZRT_ATTENTION=own) and, where cuDNN takes it, again through cuDNN's fused attention
+  // (on a GPU the real one; without one, test/CudaOnCpu/CpuSdpa.cpp's stand-in).
   struct Shape {
     int64_t B, T, D, H, G;
     bool variants;
   };
   const zrt::AttentionVariant plain{}, variants[] = {{0.3, 5.0, 0}, {0.0, 0.0, 7}, {0.2, 3.0, 70}, {0.0, 0.0, 500}};
+  const std::string noCudnn = zrt::cuda::cudnnAttentionRefusal(zrt::cuda::SdpaProblem::of(1, 1, 64, 128, 2, 2, plain),
+                                                               plain, zrt::cuda::cudnnSupport());
+  if (!noCudnn.empty())
+    std::printf("note attention: cuDNN's fused attention not checked here: %s\n", noCudnn.c_str());
+  // The same inputs on every path the op can take: zcc's kernels, then cuDNN where it takes the op.
   auto run = [&](const Shape &sh, int32_t dt, const zrt::AttentionVariant &variant) {
     const int64_t B = sh.B, T = sh.T, D = sh.D, H = sh.H, G = sh.G;
     const int64_t C = H * D, Ckv = G * D;
@@ -305,22 +314,31 @@ void attention(std::mt19937 &rng) {
     auto qb = q.bytes(), kb = k.bytes(), vb = v.bytes(), gb = g.bytes();
     DeviceBuffer dq(qb), dk(kb), dv(vb), dg(gb), out(qb.size()), o1(qb.size()), o2(kb.size()), o3(kb.size());
     std::vector<unsigned char> cpu(qb.size()), c1(qb.size()), c2(kb.size()), c3(kb.size());
-    std::string what = " T" + std::to_string(T) + " D" + std::to_string(D) + " H" + std::to_string(H) + " G" +
-                       std::to_string(G) + " " + name(dt);
+    std::string shape = " T" + std::to_string(T) + " D" + std::to_string(D) + " H" + std::to_string(H) + " G" +
+                        std::to_string(G) + " " + name(dt);
     if (variant.scale > 0.0 || variant.softcap > 0.0 || variant.window > 0)
-      what += " scale " + std::to_string(variant.scale) + " softcap " + std::to_string(variant.softcap) + " window " +
-              std::to_string(variant.window);
+      shape += " scale " + std::to_string(variant.scale) + " softcap " + std::to_string(variant.softcap) +
+               " window " + std::to_string(variant.window);
     zrt_causal_attention(dt, qb.data(), kb.data(), vb.data(), cpu.data(), B, T, C, H, G, variant.scale,
                          variant.softcap, variant.window);
-    zrt::cuda::causalAttention(dt, dq.ptr, dk.ptr, dv.ptr, out.ptr, B, T, C, H, G, variant, nullptr);
-    compare("causal_attention" + what, decode(out.host(), dt), decode(cpu, dt), tol);
     zrt_causal_attention_grad(dt, gb.data(), qb.data(), kb.data(), vb.data(), c1.data(), c2.data(), c3.data(), B, T,
                               C, H, G, variant.scale, variant.softcap, variant.window);
-    zrt::cuda::causalAttentionGrad(dt, dg.ptr, dq.ptr, dk.ptr, dv.ptr, o1.ptr, o2.ptr, o3.ptr, B, T, C, H, G, variant,
-                                   nullptr);
-    compare("causal_attention_grad dq" + what, decode(o1.host(), dt), decode(c1, dt), tol);
-    compare("causal_attention_grad dk" + what, decode(o2.host(), dt), decode(c2, dt), tol);
-    compare("causal_attention_grad dv" + what, decode(o3.host(), dt), decode(c3, dt), tol);
+    std::vector<zrt::cuda::AttentionPath> paths{zrt::cuda::AttentionPath::Own};
+    if (zrt::cuda::cudnnAttentionRefusal(zrt::cuda::SdpaProblem::of(dt, B, T, C, H, G, variant), variant,
+                                         zrt::cuda::cudnnSupport())
+            .empty())
+      paths.push_back(zrt::cuda::AttentionPath::Cudnn);
+    for (zrt::cuda::AttentionPath path : paths) {
+      zrt::cuda::setAttentionPath(path);
+      const std::string what = shape + (path == zrt::cuda::AttentionPath::Cudnn ? " cudnn" : "");
+      zrt::cuda::causalAttention(dt, dq.ptr, dk.ptr, dv.ptr, out.ptr, B, T, C, H, G, variant, nullptr);
+      compare("causal_attention" + what, decode(out.host(), dt), decode(cpu, dt), tol);
+      zrt::cuda::causalAttentionGrad(dt, dg.ptr, dq.ptr, dk.ptr, dv.ptr, o1.ptr, o2.ptr, o3.ptr, B, T, C, H, G,
+                                     variant, nullptr);
+      compare("causal_attention_grad dq" + what, decode(o1.host(), dt), decode(c1, dt), tol);
+      compare("causal_attention_grad dk" + what, decode(o2.host(), dt), decode(c2, dt), tol);
+      compare("causal_attention_grad dv" + what, decode(o3.host(), dt), decode(c3, dt), tol);
+    }
   };
   // One position; one whole tile over three sequences; a tile and a bit; several with a ragged end; a
   // head size off the tensor cores' multiples of 16 (bf16 on the row kernels).
@@ -333,6 +351,7 @@ void attention(std::mt19937 &rng) {
         for (const zrt::AttentionVariant &variant : variants)
           run(sh, dt, variant);
     }
+  zrt::cuda::setAttentionPath(zrt::cuda::AttentionPath::Auto);
 }
 
 namespace {
