@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/gpu-check.sh for a GPU machine that cannot build zcc (no LLVM/MLIR 22, no Open MPI, no
 # package registry: the workplace's lent machines). Everything is built here, on x86-64, into one
-# folder to carry there (36 MB; bin/, lib/ and ompi/ packed in payload.tar.gz, unpacked by env.sh):
+# folder to carry there (about 48 MB: 36 before bench/gpu_bench.py's three models, 3.8 MB each; bin/,
+# lib/ and ompi/ packed in payload.tar.gz, unpacked by env.sh):
 #   bin/   zrt-cuda-conformance, zrt-cuda-kernel-bench, and the GPU train.bin of each model
 #   lib/   every shared library they link but the C/C++ runtime's and CUDA's (those come from the
 #          machine: its toolkit or PyTorch's nvidia wheels)
@@ -9,7 +10,10 @@
 #   ref/   the CPU backend's losses on the same first steps, computed here
 #   env.sh sourced to run one binary by hand (libraries, Open MPI as an isolated singleton)
 #   run.sh what to run there: conformance, the kernel bench, each model with CUDA graphs on and
-#          off, then the report table (scripts/gpu_report.py) into $OUT or ./out
+#          off, then the report table (scripts/gpu_report.py) into $OUT or ./out (`run.sh checks`);
+#          then zcc against PyTorch compiled on the same card (bench/gpu_bench.py, `run.sh bench`,
+#          about 5 minutes). `run.sh` alone does both: under one device call's 10 minutes only
+#          when the checks are quick; a short lease runs them as two calls.
 #
 #   scripts/gpu-bundle.sh DIR [--steps N] [--cpu-steps K] [--batch B]   (ZCC_BUILD_DIR: a CUDA build)
 set -euo pipefail
@@ -41,6 +45,18 @@ cat README.md docs/*.md > "$out/data.txt"
 python3 examples/gen_gpt.py --layers 12 --dim 768 --heads 12 --context 1024 --vocab 50304 --batch "$batch" \
   > "$out/models/gpt2-124m.mlir"
 cp examples/llama.mlir "$out/models/llama.mlir"
+# bench/gpu_bench.py's cases (zcc against PyTorch compiled on the same card): GPT-2 124M at batch 8 and
+# 16, and the Llama-3.2-1B shape, bf16, T 1024 and 2048.
+python3 examples/gen_gpt.py --layers 12 --dim 768 --heads 12 --context 1024 --vocab 50304 --batch 8 \
+  > "$out/models/gpt2-b8.mlir"
+python3 examples/gen_gpt.py --layers 12 --dim 768 --heads 12 --context 1024 --vocab 50304 --batch 16 \
+  > "$out/models/gpt2-b16.mlir"
+python3 examples/gen_llama.py --layers 16 --dim 2048 --heads 32 --kv-heads 8 --ffn 8192 --context 2048 \
+  --vocab 128256 --batch 4 --theta 500000 > "$out/models/llama1b-b4.mlir"
+for case in gpt2-b8 gpt2-b16 llama1b-b4; do
+  "$bin/zcc" "$out/models/$case.mlir" --target=cuda --precision bf16 -o "$out/bin/$case.bin"
+done
+cp bench/gpu_bench.py "$out/"
 models=("gpt2-124m bf16" "llama fp32")
 export OMP_NUM_THREADS=$(nproc)
 for spec in "${models[@]}"; do
@@ -97,9 +113,11 @@ if ! nvidia-smi -L 2>/dev/null | grep -q "^GPU"; then
   exit 77
 fi
 status=0
+what=\${1:-all}
 device=\$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "device: \$device"
 # Time limits, so that one hang still leaves the rest of a short lease its say.
+if [ "\$what" != bench ]; then
 timeout 240 "\$here/bin/zrt-cuda-conformance" 2>&1 | tee "\$out/conformance.txt" || status=1
 timeout 120 "\$here/bin/zrt-cuda-kernel-bench" 2>&1 | tee "\$out/kernel-bench.txt" || status=1
 runs="["
@@ -123,6 +141,11 @@ for spec in "gpt2-124m bf16 on" "gpt2-124m bf16 off" "llama fp32 on" "llama fp32
 done
 echo "\${runs%,}]" > "\$out/runs.json"
 python3 "\$here/gpu_report.py" "\$out/runs.json" | tee "\$out/table.txt" || status=1
+fi
+# zcc against PyTorch compiled, same card (the machine's own torch; about 5 minutes).
+if [ "\$what" != checks ]; then
+  timeout 480 python3 "\$here/gpu_bench.py" --zcc "\$here" --out "\$out" 2>&1 | tee "\$out/gpu-bench.txt" || status=1
+fi
 exit \$status
 EOF
 chmod +x "$out/run.sh"
