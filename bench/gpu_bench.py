@@ -248,12 +248,7 @@ def main():
     table = [(r["case"], r["system"], f"{r['step_ms']:.1f}", f"{r['tokens_per_s']:,.0f}",
               "n/a" if math.isnan(r["mfu"]) else f"{r['mfu']:.1%}", f"{r['peak_mib']:,}",
               f"{r['vs_pytorch']:.2f}" if "vs_pytorch" in r else "") for r in rows]
-    widths = [max(len(row[i]) for row in table + [header]) for i in range(len(header))]
-    line = lambda row: "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |"
-    print(line(header))
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in table:
-        print(line(row))
+    gpu_report.print_table(header, table)
     import torch
     print(f"card: {card or 'none (smoke run on the CPU)'}; driver {driver or 'n/a'}; torch {torch.__version__}; "
           f"MFU = (6 N + 12 L T C) x tokens/s / the card's dense bf16 peak "

@@ -60,6 +60,16 @@ def model_shape(path):
     return params, layers, int(forward.group(2)), width
 
 
+def print_table(header, rows):
+    """A Markdown table, columns padded to their widest cell (bench/gpu_bench.py prints its own with it)."""
+    widths = [max(len(r[i]) for r in list(rows) + [header]) for i in range(len(header))]
+    line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"
+    print(line(header))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print(line(r))
+
+
 def median(values):
     values = sorted(values)
     return values[len(values) // 2] if values else float("nan")
@@ -87,12 +97,7 @@ def main():
         rows.append((run["name"], str(run["gpus"]), str(run["zero"]), run["precision"], f"{tokens:,.0f}", mfu,
                      f"{step_s * 1e3:.1f}", f"{planned:,.0f}", f"{run.get('device_mib', 0):,.0f}",
                      f"{worst:.1e}" if cpu else "n/a"))
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-    line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"
-    print(line(header))
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in rows:
-        print(line(r))
+    print_table(header, rows)
     devices = sorted({run["device"] for run in runs})
     print(f"device: {', '.join(devices)}; dense bf16 peak "
           f"{', '.join(str(peak_tflops(d)) for d in devices)} TFLOP/s (table in scripts/gpu_report.py)")
