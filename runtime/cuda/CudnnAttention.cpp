@@ -102,8 +102,6 @@ public:
     check(graph.execute(handle_, pack, workspace(bytes)), what, p);
   }
 
-  int64_t workspaceBytes() const { return workspaceBytes_; }
-
 private:
   Cudnn() {
     int device = 0, major = 0;
@@ -211,7 +209,5 @@ void cudnnAttentionBackward(const SdpaProblem &p, const void *q, const void *k, 
                                            {kDV, dv}};
   cudnn.run(*cudnn.graphs(p).backward, pack, s, p, "backward");
 }
-
-int64_t cudnnAttentionWorkspaceBytes() { return Cudnn::get().workspaceBytes(); }
 
 } // namespace zrt::cuda

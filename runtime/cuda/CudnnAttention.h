@@ -23,8 +23,6 @@ void cudnnAttentionForward(const SdpaProblem &p, const void *q, const void *k, c
 /// dq, dk, dv from the forward's inputs, its output and statistics, and the output's gradient.
 void cudnnAttentionBackward(const SdpaProblem &p, const void *q, const void *k, const void *v, const void *out,
                             const void *dout, const float *stats, void *dq, void *dk, void *dv, cudaStream_t s);
-/// The largest workspace a built graph asked for (the start-up line and the trace report it).
-int64_t cudnnAttentionWorkspaceBytes();
 
 } // namespace zrt::cuda
 

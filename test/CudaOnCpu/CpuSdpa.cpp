@@ -128,6 +128,4 @@ void cudnnAttentionBackward(const SdpaProblem &p, const void *q, const void *k, 
   }
 }
 
-int64_t cudnnAttentionWorkspaceBytes() { return 0; }
-
 } // namespace zrt::cuda
