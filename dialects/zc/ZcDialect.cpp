@@ -30,10 +30,7 @@ void ZcDialect::initialize() {
 #define GET_TYPEDEF_LIST
 #include "dialects/zc/ZcTypes.cpp.inc"
       >();
-  addOperations<
-#define GET_OP_LIST
-#include "dialects/zc/ZcOps.cpp.inc"
-      >();
+  registerZcDialectOperations(this); // the shards' (dialects/zc/CMakeLists.txt)
 }
 
 //===----------------------------------------------------------------------===//

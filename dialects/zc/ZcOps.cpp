@@ -1,21 +1,19 @@
-//===- ZcOps.cpp - generated op definitions; parameter and function ops ---===//
+//===- ZcOps.cpp - parameter and function ops, the ops' custom syntax -----===//
 //
 // Verifiers of the other op groups live in ZcComputeOps.cpp, ZcGradOps.cpp and
 // ZcCollectiveOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dialects/zc/ZcDialect.h"
-
-#include "mlir/IR/OpImplementation.h"
-#include "mlir/Interfaces/FunctionImplementation.h"
+#include "dialects/zc/ZcOpDefsShard.h"
 
 using namespace mlir;
 using namespace mlir::zc;
 
 /// causal_attention's types: the query's (also the result's or the incoming gradient's), then
 /// the key's and value's where they differ (grouped-query attention): `: tensor<..>[, tensor<..>]`.
-static ParseResult parseAttentionTypes(OpAsmParser &parser, Type &query, Type &key, Type &value, Type &sameAsQuery) {
+ParseResult mlir::zc::parseAttentionTypes(OpAsmParser &parser, Type &query, Type &key, Type &value,
+                                          Type &sameAsQuery) {
   if (parser.parseType(query))
     return failure();
   key = query;
@@ -25,14 +23,11 @@ static ParseResult parseAttentionTypes(OpAsmParser &parser, Type &query, Type &k
   sameAsQuery = query;
   return success();
 }
-static void printAttentionTypes(OpAsmPrinter &p, Operation *, Type query, Type key, Type, Type) {
+void mlir::zc::printAttentionTypes(OpAsmPrinter &p, Operation *, Type query, Type key, Type, Type) {
   p << query;
   if (key != query)
     p << ", " << key;
 }
-
-#define GET_OP_CLASSES
-#include "dialects/zc/ZcOps.cpp.inc"
 
 //===----------------------------------------------------------------------===//
 // ParamOp / ParamRefOp
