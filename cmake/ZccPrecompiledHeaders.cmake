@@ -41,9 +41,17 @@ set(ZCC_PRECOMPILED_MLIR_HEADERS
   <vector>
 )
 
-# Precompiles the list above for `target` (an add_mlir_library's obj.<name> or an executable).
+# Precompiles the list above for `target`, or with REUSE_FROM <owner> uses the owner's precompiled
+# header (same compile flags and definitions: clang refuses a mismatch), which saves building it again
+# (15-30 s a target).
 function(zcc_precompile_mlir_headers target)
-  if(ZCC_PRECOMPILED_HEADERS)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "REUSE_FROM" "")
+  if(NOT ZCC_PRECOMPILED_HEADERS)
+    return()
+  endif()
+  if(arg_REUSE_FROM)
+    target_precompile_headers(${target} REUSE_FROM ${arg_REUSE_FROM})
+  else()
     target_precompile_headers(${target} PRIVATE ${ZCC_PRECOMPILED_MLIR_HEADERS})
   endif()
 endfunction()

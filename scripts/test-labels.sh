@@ -3,6 +3,6 @@
 # runs in the sanitizer suite, which checks all the plain run would and more, so scripts/test.sh runs each
 # test once: these on the plain build, the rest on the sanitized one.
 #   large:     6 GB arenas, collectives past 2^31 bytes, long meshes: ASan's shadow costs gigabytes
-#   harness:   checks of the test harnesses themselves (planted defects, deliberately broken kernels)
+#   harness:   checks of the PyTorch harnesses themselves (defects planted in a PyTorch run)
 #   reference: parity with PyTorch, numerics on the Release build that users run
 ZCC_PLAIN_ONLY_LABELS="large|harness|reference"

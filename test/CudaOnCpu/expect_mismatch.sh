@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs a deliberately broken build of the CUDA kernels (CMakeLists.txt's mutations) on the row
 # kernels' conformance cases and passes only when the suite catches it: a mismatch against the CPU
-# backend (a FAIL line), not a crash or a skip. Plain builds only (the sanitizer build leaves the
-# mutants out), so the values alone must give the defect away.
+# backend (a FAIL line), not a crash or a skip. The broken file is never sanitized
+# (test/CudaOnCpu/CMakeLists.txt), so the values alone must give the defect away.
 set -u
 caught='^FAIL '
 out=$("$1" --only rows --fail-fast 2>&1)
