@@ -13,7 +13,7 @@ sanitizer's report names the line of the .cu file.
 
   rewrite_launches.py --out DIR [--mutate NAME ...] SOURCES...
       writes DIR/cuda/<file> for each source (.cu files rewritten, headers copied), and
-      DIR/CudaKernelNames.inc: every __global__ kernel of the sources, one "name", a line.
+      DIR/CudaKernelNames.inc: every __global__ kernel of the sources (headers included), one "name", a line.
   --mutate applies one of MUTATIONS (a deliberately broken copy, for the test that the
   conformance suite catches it); a mutation whose text is not found is an error.
 """
@@ -154,7 +154,9 @@ def main():
             sys.exit(f"rewrite_launches.py: error: mutation {mutation} reaches {sorted(reached)}: the broken "
                      "builds recompile RowKernels.cu alone (test/CudaOnCpu/CMakeLists.txt)")
 
-    found = [k for path in args.sources if path.endswith(".cu") for k in kernels(texts[path])]
+    # Kernels defined in headers (.cuh, .h: ColumnSums.cuh's) count as the .cu files' do: the inventory
+    # names every __global__ under runtime/cuda.
+    found = [k for path in args.sources if path.endswith((".cu", ".cuh", ".h")) for k in kernels(texts[path])]
     templates = {name for name, is_template, _ in found if is_template}
     bounds = {name: bound for name, _, bound in found if bound}
     os.makedirs(os.path.join(args.out, "cuda"), exist_ok=True)
