@@ -21,6 +21,8 @@
 #include "cuda/CudaCheck.h"
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
+#include "cuda/CommChoice.h"
+#include "cuda/HostStagedCommunicator.h"
 #include "cuda/NcclCommunicator.h"
 #include "cuda/RuntimeState.h"
 
@@ -95,8 +97,17 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
   ZRT_CUDA_CHECK(cudaMalloc(&rt->errors, 3 * sizeof(int))); // [2]: zrt_arena_all_finite's flag
   ZRT_CUDA_CHECK(cudaMemset(rt->errors, 0, 3 * sizeof(int)));
   if (rt->ranks > 1) {
-    rt->comm = createNcclCommunicator(std::move(control), rt->device->comm());
-    rt->nccl = true;
+    int devices = 0;
+    ZRT_CUDA_CHECK(cudaGetDeviceCount(&devices));
+    const CommChoice choice = chooseComm(std::getenv("ZRT_COMM"), launcherLocalRanks(), devices, /*ncclBuilt=*/true);
+    if (choice.transport == CommTransport::Nccl) {
+      rt->comm = createNcclCommunicator(std::move(control), rt->device->comm());
+      rt->commDescription = "NCCL (" + choice.why + ")";
+    } else {
+      rt->comm = createHostStagedCommunicator(std::move(control), rt->device->comm());
+      rt->commCapturable = false;
+      rt->commDescription = "MPI over pinned host buffers, steps not captured as CUDA graphs (" + choice.why + ")";
+    }
   } else {
     rt->comm = std::move(control);
   }
@@ -171,7 +182,7 @@ void zrt_describe_backend(void *text, int64_t capacity) {
     std::snprintf(static_cast<char *>(text), static_cast<size_t>(capacity),
                   "cuda: device %d %s (sm_%d%d, %.1f GiB), cuBLASLt matmuls, %s collectives", r.device->id(),
                   prop.name, prop.major, prop.minor, prop.totalGlobalMem / double(1 << 30),
-                  r.nccl ? "NCCL" : "single-rank");
+                  r.commDescription.c_str());
 }
 
 // cuBLASLt's heuristic picks each shape's algorithm when the shape first runs (cuda/Matmul.cu):

@@ -5,7 +5,7 @@
 
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
-#include "cuda/NcclCommunicator.h"
+#include "cuda/StreamCommunicator.h"
 #include "cuda/RuntimeState.h"
 
 namespace zrt::cuda::abi {
@@ -67,7 +67,7 @@ cudaEvent_t issue(const CollectiveArgs &a) {
                                   "5 context, 6 node, 7 cross, 8 hpz)", a.axis);
   // The axis' NCCL group; a group of one rank copies.
   Communicator *group = a.axis == ZRT_AXIS_WORLD || (a.axis == ZRT_AXIS_DATA && !r.axes[a.axis])
-                            ? (r.nccl ? r.comm.get() : nullptr)
+                            ? (r.ranks > 1 ? r.comm.get() : nullptr)
                         : a.axis == ZRT_AXIS_PIPELINE_ENDS ? r.pipelineEnds.get()
                         : a.axis == ZRT_AXIS_CONTEXT       ? r.context.get()
                         : a.axis == ZRT_AXIS_NODE          ? r.node.get()
@@ -217,7 +217,7 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
     for (int direction = 0; direction < 2; ++direction) {
       ZRT_CUDA_CHECK(cudaStreamCreateWithFlags(&r.pipeStreams[direction], cudaStreamNonBlocking));
       (direction == 0 ? r.pipeActivations : r.pipeGradients) =
-          zrt::cuda::splitNcclOnStream(*r.comm, colors[ZRT_AXIS_PIPELINE], keys[ZRT_AXIS_PIPELINE], r.pipeStreams[direction]);
+          zrt::cuda::splitOnStream(*r.comm, colors[ZRT_AXIS_PIPELINE], keys[ZRT_AXIS_PIPELINE], r.pipeStreams[direction]);
     }
 }
 

@@ -16,7 +16,7 @@
 namespace zrt::cuda {
 namespace {
 
-class NcclCommunicator final : public Communicator {
+class NcclCommunicator final : public StreamCommunicator {
 public:
   NcclCommunicator(std::unique_ptr<Communicator> control, cudaStream_t stream)
       : control_(std::move(control)), stream_(stream) {
@@ -36,6 +36,7 @@ public:
 
   int rank() const override { return control_->rank(); }
   int size() const override { return control_->size(); }
+  bool capturable() const override { return true; }
 
   void run(const CollectiveArgs &a) override {
     ncclDataType_t type = a.dtype == 2 ? ncclInt8 : a.dtype == 1 ? ncclBfloat16 : ncclFloat32;
@@ -84,7 +85,7 @@ public:
   }
 
   std::unique_ptr<Communicator> split(int color, int key) override { return splitOn(color, key, stream_); }
-  std::unique_ptr<Communicator> splitOn(int color, int key, cudaStream_t stream) {
+  std::unique_ptr<Communicator> splitOn(int color, int key, cudaStream_t stream) override {
     ncclComm_t sub = nullptr;
     ZRT_NCCL_CHECK(ncclCommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, nullptr));
     std::unique_ptr<Communicator> control = control_->split(color, key);
@@ -134,12 +135,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<Communicator> createNcclCommunicator(std::unique_ptr<Communicator> control, cudaStream_t stream) {
+std::unique_ptr<StreamCommunicator> createNcclCommunicator(std::unique_ptr<Communicator> control, cudaStream_t stream) {
   return std::make_unique<NcclCommunicator>(std::move(control), stream);
-}
-
-std::unique_ptr<Communicator> splitNcclOnStream(Communicator &nccl, int color, int key, cudaStream_t stream) {
-  return static_cast<NcclCommunicator &>(nccl).splitOn(color, key, stream);
 }
 
 } // namespace zrt::cuda

@@ -6,7 +6,7 @@
 #include <cuda_runtime.h>
 #include <memory>
 
-#include "core/Communicator.h"
+#include "cuda/StreamCommunicator.h"
 
 namespace zrt::cuda {
 
@@ -14,10 +14,7 @@ namespace zrt::cuda {
 /// on device buffers run on `stream`. Averaging is NCCL's (ncclAvg): unlike the CPU
 /// communicators, run() applies `average` itself. run() returns once the collective is
 /// enqueued; ordering with compute is the caller's, through events.
-std::unique_ptr<Communicator> createNcclCommunicator(std::unique_ptr<Communicator> control, cudaStream_t stream);
-/// `split` of an NCCL communicator whose collectives and point to point run on `stream`
-/// instead of the parent's (a pipeline's activations and gradients each on their own).
-std::unique_ptr<Communicator> splitNcclOnStream(Communicator &nccl, int color, int key, cudaStream_t stream);
+std::unique_ptr<StreamCommunicator> createNcclCommunicator(std::unique_ptr<Communicator> control, cudaStream_t stream);
 
 } // namespace zrt::cuda
 

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -24,8 +25,12 @@ namespace zrt::cuda::abi {
 
 struct CudaRuntime {
   std::unique_ptr<Device> device;
-  std::unique_ptr<Communicator> comm; // NCCL over MPI, or the single-rank one
-  bool nccl = false, mpi = false;
+  std::unique_ptr<Communicator> comm; // NCCL or MPI over host buffers (CommChoice.h), or the single-rank one
+  bool mpi = false;
+  // Whether the step's collectives may be captured into a CUDA graph (not the host-staged ones),
+  // and the start-up line's words for the transport and why it was chosen.
+  bool commCapturable = true;
+  std::string commDescription = "single-rank";
   int rank = 0, ranks = 1;
   // The device mesh (zrt_set_mesh), by zrt_axis: each axis' NCCL group (null: the data axis is
   // the world, the others this rank alone) and its MPI group for host collectives.

@@ -39,8 +39,10 @@ int32_t zrt_graph_begin(int32_t region, int32_t enabled) {
   CudaRuntime::StepGraph &g = stepGraph("zrt_graph_begin", region);
   if (r.capturing >= 0)
     return 1;
-  if (!enabled || g.eagerOnly) {
-    r.eagerRegion = region; // work a graph cannot replay marks it eagerOnly (HostOffload.cu)
+  // Work a graph cannot replay marks it eagerOnly (HostOffload.cu); collectives through MPI wait on
+  // the host (HostStagedCommunicator.h) and cannot be captured.
+  if (!enabled || g.eagerOnly || !r.commCapturable) {
+    r.eagerRegion = region;
     return 1;
   }
   if (g.exec)

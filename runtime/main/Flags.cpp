@@ -62,6 +62,9 @@ const char *kUsage =
     "  --cuda-graphs on|off   CUDA backend: capture the step (forward, backward and their collectives)\n"
     "                         and the update once as CUDA graphs and replay them (default on); the CPU\n"
     "                         backend ignores it\n"
+    "  --comm nccl|mpi|auto   CUDA backend: collectives through NCCL, or through MPI over pinned host\n"
+    "                         buffers (ranks sharing a GPU, no NCCL; steps not captured as graphs);\n"
+    "                         auto (default): NCCL when each rank of a node has its own GPU\n"
     "  --help\n";
 
 } // namespace
@@ -161,6 +164,12 @@ Flags parseFlags(int argc, char **argv) {
         std::exit(2);
       }
       f.cudaGraphs = v == "on";
+    } else if (a == "--comm") {
+      f.comm = value();
+      if (f.comm != "nccl" && f.comm != "mpi" && f.comm != "auto") {
+        std::fprintf(stderr, "train.bin: --comm is nccl, mpi or auto, got '%s'\n", f.comm.c_str());
+        std::exit(2);
+      }
     } else if (a == "--nonfinite") {
       f.nonfinite = value();
       if (f.nonfinite != "stop" && f.nonfinite != "skip" && f.nonfinite != "off") {

@@ -11,6 +11,7 @@ namespace zrt::train {
 struct Flags {
   std::string data, dataDtype, dataOrder = "sequential", evalData, logJson, initWeights, init, exportWeights, trace, ckptDir,
       schedule = "constant", nonfinite = "stop", nvmePath;
+  std::string comm; // CUDA backend: nccl, mpi or auto (empty: ZRT_COMM, else auto)
   bool synthetic = false, resume = false, describe = false, overrideSchedule = false, cudaGraphs = true;
   int64_t steps = 100, warmup = 0, logEvery = 10, ckptEvery = 0, ckptKeep = 2, evalEvery = 100, evalIters = 10;
   double commTimeout = 600;

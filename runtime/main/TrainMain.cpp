@@ -117,6 +117,8 @@ int main(int argc, char **argv) {
   int64_t arenaBytes = 0;
   for (const ModelInfo &m : stageModels)
     arenaBytes = std::max(arenaBytes, m.arenaBytes);
+  if (!flags.comm.empty()) // the CUDA backend's transport (runtime/cuda/CommChoice.h); the CPU's is MPI
+    setenv("ZRT_COMM", flags.comm.c_str(), /*overwrite=*/1);
   char *arena = static_cast<char *>(zrt_init(stageModels[0].worldSize, arenaBytes));
   zrt_set_mesh(static_cast<int32_t>(stageModels[0].tp), static_cast<int32_t>(stageModels[0].pp));
   zrt_set_context(static_cast<int32_t>(stageModels[0].cp));

@@ -83,8 +83,18 @@ inline cudaError_t cudaMemset(void *dst, int value, size_t bytes) { return hipMe
 inline cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t stream = nullptr) {
   return hipMemsetAsync(dst, value, bytes, stream);
 }
+inline cudaError_t cudaMallocHost(void **ptr, size_t bytes) { return hipHostMalloc(ptr, bytes); }
+inline cudaError_t cudaFreeHost(void *ptr) { return hipHostFree(ptr); }
 inline cudaError_t cudaDeviceSynchronize() { return hipDeviceSynchronize(); }
+inline cudaError_t cudaStreamCreate(cudaStream_t *stream) { return hipStreamCreate(stream); }
+inline cudaError_t cudaStreamDestroy(cudaStream_t stream) { return hipStreamDestroy(stream); }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t stream) { return hipStreamSynchronize(stream); }
+// HIP-CPU captures no graphs: a stream is never capturing.
+enum cudaStreamCaptureStatus { cudaStreamCaptureStatusNone, cudaStreamCaptureStatusActive, cudaStreamCaptureStatusInvalidated };
+inline cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus *status) {
+  *status = cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
 
 // Device code.
 #define __align__(n) alignas(n)
