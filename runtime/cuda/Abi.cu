@@ -21,9 +21,6 @@
 #include "cuda/CudaCheck.h"
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
-#include "cuda/CommChoice.h"
-#include "cuda/HostStagedCommunicator.h"
-#include "cuda/NcclCommunicator.h"
 #include "cuda/RuntimeState.h"
 
 using namespace zrt;
@@ -96,21 +93,7 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
   rt->device = std::make_unique<Device>(arenaBytes); // stops with a clear message without a GPU
   ZRT_CUDA_CHECK(cudaMalloc(&rt->errors, 3 * sizeof(int))); // [2]: zrt_arena_all_finite's flag
   ZRT_CUDA_CHECK(cudaMemset(rt->errors, 0, 3 * sizeof(int)));
-  if (rt->ranks > 1) {
-    int devices = 0;
-    ZRT_CUDA_CHECK(cudaGetDeviceCount(&devices));
-    const CommChoice choice = chooseComm(std::getenv("ZRT_COMM"), launcherLocalRanks(), devices, /*ncclBuilt=*/true);
-    if (choice.transport == CommTransport::Nccl) {
-      rt->comm = createNcclCommunicator(std::move(control), rt->device->comm());
-      rt->commDescription = "NCCL (" + choice.why + ")";
-    } else {
-      rt->comm = createHostStagedCommunicator(std::move(control), rt->device->comm());
-      rt->commCapturable = false;
-      rt->commDescription = "MPI over pinned host buffers, steps not captured as CUDA graphs (" + choice.why + ")";
-    }
-  } else {
-    rt->comm = std::move(control);
-  }
+  startCommunicator(*rt, std::move(control));
   rt->counters.arena_bytes = arenaBytes;
   return rt->device->arena();
 }

@@ -1,11 +1,14 @@
 // Collectives on the CUDA backend: NCCL on the communication stream, ordered with compute by
 // events, among the ranks of one axis of the device mesh (zrt_set_mesh: NCCL's and MPI's
 // communicators split per axis), and the host collectives train.bin uses, through MPI.
+#include <cstdlib>
 #include <cstring>
 
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
-#include "cuda/StreamCommunicator.h"
+#include "cuda/CommChoice.h"
+#include "cuda/HostStagedCommunicator.h"
+#include "cuda/NcclCommunicator.h"
 #include "cuda/RuntimeState.h"
 
 namespace zrt::cuda::abi {
@@ -124,6 +127,24 @@ int64_t start(const CollectiveArgs &a) {
 CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv, int64_t count, int32_t average,
                     int32_t root, int64_t total, int32_t axis) {
   return CollectiveArgs{kind, dtype, send, recv, count, average != 0, root, total, axis};
+}
+
+void startCommunicator(CudaRuntime &r, std::unique_ptr<Communicator> control) {
+  if (r.ranks == 1) {
+    r.comm = std::move(control);
+    return;
+  }
+  int devices = 0;
+  ZRT_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  const CommChoice choice = chooseComm(std::getenv("ZRT_COMM"), launcherLocalRanks(), devices, /*ncclBuilt=*/true);
+  if (choice.transport == CommTransport::Nccl) {
+    r.comm = createNcclCommunicator(std::move(control), r.device->comm());
+    r.commDescription = "NCCL (" + choice.why + ")";
+  } else {
+    r.comm = createHostStagedCommunicator(std::move(control), r.device->comm());
+    r.commCapturable = false;
+    r.commDescription = "MPI over pinned host buffers, steps not captured as CUDA graphs (" + choice.why + ")";
+  }
 }
 
 void finalizeMesh(CudaRuntime &r) {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/Error.h"
+#include "cpu/Elementwise.h"
 #include "cuda/CudaCheck.h"
 #include "zrt/bf16.h"
 
@@ -39,17 +40,12 @@ private:
   size_t bytes_ = 0;
 };
 
-/// recv[i] /= ranks, as the CPU backend averages after its sums (cpu::scale).
+/// recv /= ranks on the host, as the CPU backend averages after its MPI sums (cpu/Runtime.cpp).
 void divide(void *recv, int32_t dtype, int64_t count, int ranks) {
-  if (dtype == 1) {
-    bf16 *x = static_cast<bf16 *>(recv);
-    for (int64_t i = 0; i < count; ++i)
-      x[i] = bf16(static_cast<float>(x[i]) * static_cast<float>(1.0 / ranks));
-  } else {
-    float *x = static_cast<float *>(recv);
-    for (int64_t i = 0; i < count; ++i)
-      x[i] *= static_cast<float>(1.0 / ranks);
-  }
+  if (dtype == 1)
+    cpu::scale(static_cast<bf16 *>(recv), static_cast<bf16 *>(recv), count, 1.0 / ranks);
+  else
+    cpu::scale(static_cast<float *>(recv), static_cast<float *>(recv), count, 1.0 / ranks);
 }
 
 class HostStagedCommunicator final : public StreamCommunicator {
@@ -71,7 +67,7 @@ public:
       toHost(all + rank() * a.count * eb, a.send, a.count * eb);
       h.send = all + rank() * a.count * eb;
       h.recv = all;
-      runOnHost(h);
+      host_->run(h);
       toDevice(a.recv, all, a.count * n * eb);
       return;
     }
@@ -82,7 +78,7 @@ public:
       toHost(send, a.send, sent * eb);
       h.send = send;
       h.recv = recv;
-      runOnHost(h);
+      host_->run(h);
       if (a.average && n > 1)
         divide(recv, a.dtype, a.count, n);
       toDevice(a.recv, recv, a.count * eb);
@@ -94,7 +90,7 @@ public:
       toHost(buf, a.send, a.count * eb);
       h.send = buf;
       h.recv = buf;
-      runOnHost(h);
+      host_->run(h);
       if (a.kind == Collective::AllReduce && a.average && n > 1)
         divide(buf, a.dtype, a.count, n);
       toDevice(a.recv, buf, a.count * eb);
@@ -106,7 +102,7 @@ public:
       toHost(send, a.send, a.count * n * eb);
       h.send = send;
       h.recv = recv;
-      runOnHost(h);
+      host_->run(h);
       toDevice(a.recv, recv, a.count * n * eb);
       return;
     }
@@ -171,7 +167,6 @@ private:
     if (bytes > 0)
       ZRT_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
   }
-  void runOnHost(const CollectiveArgs &h) { host_->run(h); }
 
   std::unique_ptr<Communicator> host_;
   cudaStream_t stream_;

@@ -225,6 +225,9 @@ int64_t inFlight(CudaRuntime &r, cudaEvent_t done);
 void computeWaits(cudaEvent_t done);
 void runBlocking(const CollectiveArgs &a);
 int64_t start(const CollectiveArgs &a);
+/// The world's communicator (zrt_init) over `control`, the MPI or single-rank one: with several ranks
+/// NCCL or MPI over host buffers, as --comm chooses (CommChoice.h).
+void startCommunicator(CudaRuntime &r, std::unique_ptr<Communicator> control);
 /// Ends the mesh's groups (zrt_finalize, before the world's communicator).
 void finalizeMesh(CudaRuntime &r);
 
