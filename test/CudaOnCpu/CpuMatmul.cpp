@@ -1,15 +1,16 @@
 // zrt::cuda::matmul and matmulEpilogue (runtime/cuda/Matmul.h) where cuBLASLt cannot run: the
-// CPU backend's zrt_matmul, after the stream's earlier kernels (its inputs) have run, so the
-// CUDA kernels around a matmul (the fused head's chunks, the unfused epilogues) run on the
-// CPU as they would around cuBLASLt. cuBLASLt's own plans and fused epilogues are the GPU
+// CPU backend's matmul (its C++ entry: the C ABI's zrt_matmul is the CUDA backend's own in a
+// train.bin built here), queued on the stream as cuBLASLt's would be, so the CUDA kernels around
+// a matmul (the fused head's chunks, the unfused epilogues) run on the CPU as around cuBLASLt. cuBLASLt's own plans and fused epilogues are the GPU
 // run's to check (scripts/gpu-check.sh).
 #include "cuda/Matmul.h"
 
 #include <vector>
 
 #include "core/Error.h"
+#include "cpu/Matmul.h"
+#include "zrt/bf16.h"
 #include "cuda/CudaCheck.h"
-#include "zrt/zrt.h"
 
 namespace zrt::cuda {
 
@@ -17,21 +18,29 @@ void matmul(int32_t dtype, const void *a, const void *b, void *c, int64_t batch,
             bool transA, bool transB, bool bShared, cudaStream_t stream, bool accumulate) {
   if (!matmulHasWork(dtype, c, batch, m, n, k, accumulate, stream))
     return;
-  ZRT_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (!accumulate) {
-    zrt_matmul(dtype, a, b, c, batch, m, n, k, transA, transB, bShared);
-    return;
-  }
   // cuBLASLt's beta = 1, which only the f32 head's weight gradient asks for (bf16 sums its chunks
   // in an f32 buffer of its own): a bf16 C would need cuBLASLt's single rounding, not modelled here.
-  if (dtype != 0)
+  if (accumulate && dtype != 0)
     fatal("zrt_matmul", "cuda-on-cpu: accumulating into a bf16 product is not modelled (test/CudaOnCpu)");
-  const size_t count = size_t(batch * m * n);
-  std::vector<float> product(count);
-  zrt_matmul(dtype, a, b, product.data(), batch, m, n, k, transA, transB, bShared);
-  float *out = static_cast<float *>(c);
-  for (size_t i = 0; i < count; ++i)
-    out[i] += product[i];
+  if (dtype != 0 && dtype != 1)
+    fatal("zrt_matmul", "cuda-on-cpu: dtype %d (f32 0, bf16 1)", dtype);
+  const cpu::MatmulShape shape{batch, m, n, k, transA, transB, bShared};
+  cudaoncpu::enqueue(stream, [=] {
+    if (dtype == 1) {
+      cpu::matmul(static_cast<const bf16 *>(a), static_cast<const bf16 *>(b), static_cast<bf16 *>(c), shape);
+      return;
+    }
+    if (!accumulate) {
+      cpu::matmul(static_cast<const float *>(a), static_cast<const float *>(b), static_cast<float *>(c), shape);
+      return;
+    }
+    const size_t count = size_t(batch * m * n);
+    std::vector<float> product(count);
+    cpu::matmul(static_cast<const float *>(a), static_cast<const float *>(b), product.data(), shape);
+    float *out = static_cast<float *>(c);
+    for (size_t i = 0; i < count; ++i)
+      out[i] += product[i];
+  });
 }
 
 void matmulEpilogue(Epilogue epilogue, int32_t dtype, const void *a, const void *b, const void *vector, void *aux,

@@ -1,6 +1,6 @@
 // cuDNN's fused attention (runtime/cuda/CudnnAttention.h) where cuDNN cannot run: the attention
 // cuDNN's SDPA graphs compute, on the CPU, read and written through the SdpaProblem's dims and
-// strides exactly as a graph built from them would (after the stream's earlier kernels, as
+// strides exactly as a graph built from them would (queued on the stream, as
 // CpuMatmul.cpp stands in for cuBLASLt). So the conformance suite checks on the CPU what zcc
 // hands cuDNN: the layouts and strides over zcc's tensors, the grouped-query head map, the causal
 // band and the window's left bound, the scale, the statistics the backward reads, and the dispatch
@@ -60,72 +60,76 @@ std::vector<double> scores(const SdpaProblem &p, const void *q, const void *k, i
 
 CudnnSupport cudnnSupport() { return {9, 91000}; } // a Hopper with cuDNN 9.10: every variant the dispatch passes
 
-void cudnnAttentionForward(const SdpaProblem &p, const void *q, const void *k, const void *v, void *out,
+void cudnnAttentionForward(const SdpaProblem &problem, const void *q, const void *k, const void *v, void *out,
                            float *stats, cudaStream_t s) {
-  requireBf16(p);
-  ZRT_CUDA_CHECK(cudaStreamSynchronize(s));
-  for (int64_t b = 0; b < p.batch; ++b)
-    for (int64_t h = 0; h < p.heads; ++h)
-      for (int64_t i = 0; i < p.time; ++i) {
-        std::vector<double> row = scores(p, q, k, b, h, i);
-        double max = -std::numeric_limits<double>::infinity(), sum = 0;
-        for (double x : row)
-          max = std::max(max, x);
-        for (double &x : row)
-          sum += (x = std::exp(x - max));
-        stats[p.stats.at(b, h, i, 0)] = static_cast<float>(max + std::log(sum));
-        for (int64_t d = 0; d < p.headDim; ++d) {
-          double o = 0;
-          for (int64_t j = 0; j <= i; ++j)
-            o += row[j] * at(v, p.kv, b, p.kvHeadOf(h), j, d);
-          put(out, p.q, b, h, i, d, o / sum);
+  requireBf16(problem);
+  // Queued on the stream, as cuDNN's graph would be.
+  cudaoncpu::enqueue(s, [=, p = problem] {
+    for (int64_t b = 0; b < p.batch; ++b)
+      for (int64_t h = 0; h < p.heads; ++h)
+        for (int64_t i = 0; i < p.time; ++i) {
+          std::vector<double> row = scores(p, q, k, b, h, i);
+          double max = -std::numeric_limits<double>::infinity(), sum = 0;
+          for (double x : row)
+            max = std::max(max, x);
+          for (double &x : row)
+            sum += (x = std::exp(x - max));
+          stats[p.stats.at(b, h, i, 0)] = static_cast<float>(max + std::log(sum));
+          for (int64_t d = 0; d < p.headDim; ++d) {
+            double o = 0;
+            for (int64_t j = 0; j <= i; ++j)
+              o += row[j] * at(v, p.kv, b, p.kvHeadOf(h), j, d);
+            put(out, p.q, b, h, i, d, o / sum);
+          }
         }
-      }
+  });
 }
 
-void cudnnAttentionBackward(const SdpaProblem &p, const void *q, const void *k, const void *v, const void *out,
+void cudnnAttentionBackward(const SdpaProblem &problem, const void *q, const void *k, const void *v, const void *out,
                             const void *dout, const float *stats, void *dq, void *dk, void *dv, cudaStream_t s) {
-  requireBf16(p);
-  ZRT_CUDA_CHECK(cudaStreamSynchronize(s));
-  const int64_t D = p.headDim;
-  for (int64_t b = 0; b < p.batch; ++b) {
-    // Key/value gradients in double until every query head of their group has added to them.
-    std::vector<double> gk(p.kvHeads * p.time * D), gv(p.kvHeads * p.time * D);
-    for (int64_t h = 0; h < p.heads; ++h) {
-      const int64_t g = p.kvHeadOf(h);
-      for (int64_t i = 0; i < p.time; ++i) {
-        std::vector<double> prob = scores(p, q, k, b, h, i);
-        const double lse = stats[p.stats.at(b, h, i, 0)];
-        double delta = 0;
-        for (int64_t d = 0; d < D; ++d)
-          delta += at(dout, p.q, b, h, i, d) * at(out, p.q, b, h, i, d);
-        std::vector<double> gq(D, 0.0);
-        for (int64_t j = 0; j <= i; ++j) {
-          const double pij = std::exp(prob[j] - lse); // 0 where the band hides j
-          if (pij == 0)
-            continue;
-          double dp = 0;
-          for (int64_t d = 0; d < D; ++d) {
-            dp += at(dout, p.q, b, h, i, d) * at(v, p.kv, b, g, j, d);
-            gv[(g * p.time + j) * D + d] += pij * at(dout, p.q, b, h, i, d);
+  requireBf16(problem);
+  // Queued on the stream, as cuDNN's graph would be.
+  cudaoncpu::enqueue(s, [=, p = problem] {
+    const int64_t D = p.headDim;
+    for (int64_t b = 0; b < p.batch; ++b) {
+      // Key/value gradients in double until every query head of their group has added to them.
+      std::vector<double> gk(p.kvHeads * p.time * D), gv(p.kvHeads * p.time * D);
+      for (int64_t h = 0; h < p.heads; ++h) {
+        const int64_t g = p.kvHeadOf(h);
+        for (int64_t i = 0; i < p.time; ++i) {
+          std::vector<double> prob = scores(p, q, k, b, h, i);
+          const double lse = stats[p.stats.at(b, h, i, 0)];
+          double delta = 0;
+          for (int64_t d = 0; d < D; ++d)
+            delta += at(dout, p.q, b, h, i, d) * at(out, p.q, b, h, i, d);
+          std::vector<double> gq(D, 0.0);
+          for (int64_t j = 0; j <= i; ++j) {
+            const double pij = std::exp(prob[j] - lse); // 0 where the band hides j
+            if (pij == 0)
+              continue;
+            double dp = 0;
+            for (int64_t d = 0; d < D; ++d) {
+              dp += at(dout, p.q, b, h, i, d) * at(v, p.kv, b, g, j, d);
+              gv[(g * p.time + j) * D + d] += pij * at(dout, p.q, b, h, i, d);
+            }
+            const double ds = pij * (dp - delta) * p.scale;
+            for (int64_t d = 0; d < D; ++d) {
+              gq[d] += ds * at(k, p.kv, b, g, j, d);
+              gk[(g * p.time + j) * D + d] += ds * at(q, p.q, b, h, i, d);
+            }
           }
-          const double ds = pij * (dp - delta) * p.scale;
-          for (int64_t d = 0; d < D; ++d) {
-            gq[d] += ds * at(k, p.kv, b, g, j, d);
-            gk[(g * p.time + j) * D + d] += ds * at(q, p.q, b, h, i, d);
-          }
+          for (int64_t d = 0; d < D; ++d)
+            put(dq, p.q, b, h, i, d, gq[d]);
         }
-        for (int64_t d = 0; d < D; ++d)
-          put(dq, p.q, b, h, i, d, gq[d]);
       }
+      for (int64_t g = 0; g < p.kvHeads; ++g)
+        for (int64_t j = 0; j < p.time; ++j)
+          for (int64_t d = 0; d < D; ++d) {
+            put(dk, p.kv, b, g, j, d, gk[(g * p.time + j) * D + d]);
+            put(dv, p.kv, b, g, j, d, gv[(g * p.time + j) * D + d]);
+          }
     }
-    for (int64_t g = 0; g < p.kvHeads; ++g)
-      for (int64_t j = 0; j < p.time; ++j)
-        for (int64_t d = 0; d < D; ++d) {
-          put(dk, p.kv, b, g, j, d, gk[(g * p.time + j) * D + d]);
-          put(dv, p.kv, b, g, j, d, gv[(g * p.time + j) * D + d]);
-        }
-  }
+  });
 }
 
 } // namespace zrt::cuda

@@ -4,7 +4,7 @@
 Same model, seed and global batch: the loss curve must not depend on the world size
 (the model's batch is the global batch; zcc splits it over ranks x micro-batches).
 
-usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE [--norm-tolerance X] DATA-FLAGS... -- CONFIG...
+usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE [--norm-tolerance X] [--cuda-on-cpu-link SCRIPT] DATA-FLAGS... -- CONFIG...
 CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism is what N leaves),
 ",sp=0" (zcc --no-sequence-parallel), ",cp=C" (zcc --cp: each sequence's tokens over C ranks), ",cpmode=ring|ulysses" (zcc --cp-mode),
 ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
@@ -12,7 +12,9 @@ CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism
 --offload-optimizer; nvme: the store in the test's temporary directory), ",param=cpu|nvme" (zcc
 --offload-param), ",swapbuf=SIZE" (zcc
 --offload-buffer-size), ",act=cpu" (zcc --offload-activations), ",compression=NAME" (zcc --compression
-Inputs/NAME.json), ",engine=sync" (ZRT_NVME_ENGINE: the store's pread/pwrite fallback instead of
+Inputs/NAME.json), ",target=cuda-on-cpu" (the CUDA backend's train.bin built on the CPU: zcc
+--target=cuda --emit=obj linked by the script --cuda-on-cpu-link names, run with --cuda-graphs off,
+test/CudaOnCpu), ",comm=mpi|nccl|auto" (train.bin --comm), ",engine=sync" (ZRT_NVME_ENGINE: the store's pread/pwrite fallback instead of
 io_uring), and the CPU paths the run takes: ",matmul=native|widen"
 (ZRT_BF16_MATMUL), ",cpu=avx2" (as on a CPU without AVX-512: oneDNN capped at AVX2, where it
 has no bf16 matmul, and the runtime's avx2 kernels where this CPU runs them);
@@ -37,11 +39,20 @@ def cpu_env(fields):
         sys.exit(f"FAIL: unknown cpu={fields['cpu']} (avx2)")
     return env
 
-def run(zcc, model, steps, data, fields, work):
+def run(zcc, model, steps, data, fields, work, cuda_link):
     np_ = int(fields["np"])
     tag = "-".join(f"{k}{v}" for k, v in sorted(fields.items()))
     exe = os.path.join(work, f"train-{tag}.bin")
-    subprocess.run([zcc, model, "-o", exe, "--world-size", str(np_),
+    target = fields.get("target", "cpu")
+    if target not in ("cpu", "cuda-on-cpu"):
+        sys.exit(f"FAIL: unknown target={target} (cpu, cuda-on-cpu)")
+    if target == "cuda-on-cpu" and not cuda_link:
+        sys.exit("FAIL: target=cuda-on-cpu needs --cuda-on-cpu-link SCRIPT")
+    # The CUDA backend's train.bin on the CPU: the object for --target=cuda, linked against
+    # runtime/cuda built on HIP-CPU (test/CudaOnCpu/link-train-bin.sh).
+    compiled = exe + ".o" if target == "cuda-on-cpu" else exe
+    target_flags = ["--target=cuda", "--emit=obj"] if target == "cuda-on-cpu" else []
+    subprocess.run([zcc, model, "-o", compiled] + target_flags + ["--world-size", str(np_),
                     "--grad-accum", fields.get("accum", "1"), "--zero-stage", fields.get("zero", "0"),
                     "--precision", fields.get("precision", "fp32"),
                     "--param-persistence-threshold", fields.get("persist", "0"),
@@ -58,8 +69,14 @@ def run(zcc, model, steps, data, fields, work):
                    + (["--compression", os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs",
                                                      fields["compression"] + ".json")]
                       if "compression" in fields else []), check=True)
+    if target == "cuda-on-cpu":
+        subprocess.run([cuda_link, compiled, exe], check=True)
     log = os.path.join(work, f"log-{tag}.jsonl")
     cmd = [exe, "--steps", str(steps), "--log-every", "1", "--log-json", log] + data
+    if target == "cuda-on-cpu":
+        cmd += ["--cuda-graphs", "off"]  # HIP-CPU captures no CUDA graphs
+    if "comm" in fields:
+        cmd += ["--comm", fields["comm"]]
     if np_ > 1:
         cmd = ["mpirun", "-np", str(np_)] + cmd
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -92,6 +109,12 @@ def main():
         at = rest.index("--norm-tolerance")
         norm_tolerance = float(rest[at + 1])
         del rest[at:at + 2]
+    # --cuda-on-cpu-link SCRIPT: links the target=cuda-on-cpu configs (test/CudaOnCpu).
+    cuda_link = None
+    if "--cuda-on-cpu-link" in rest:
+        at = rest.index("--cuda-on-cpu-link")
+        cuda_link = rest[at + 1]
+        del rest[at:at + 2]
     split = rest.index("--")
     data, configs = rest[:split], rest[split + 1:]
     env = os.environ
@@ -101,7 +124,7 @@ def main():
         curves = {}
         for config in configs:
             fields = dict(kv.split("=") for kv in config.split(","))
-            curve = run(zcc, model, steps, data, fields, work)
+            curve = run(zcc, model, steps, data, fields, work, cuda_link)
             if curve is None:
                 print(f"skipped: {config} (this CPU has no native bf16 matmul)")
                 continue

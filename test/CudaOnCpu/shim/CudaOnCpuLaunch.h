@@ -1,7 +1,7 @@
 // A kernel launch on HIP-CPU, what rewrite_launches.py turns `kernel<<<grid, block, shared,
 // stream>>>(args)` into: checks the configuration as a GPU would (a rejected launch runs nothing
 // and is the next cudaGetLastError's), records the kernel's name for the suite's inventory, then
-// queues the grid on the stream.
+// queues the grid on the stream (CudaOnCpuStreams.h).
 #ifndef ZRT_CUDA_ON_CPU_LAUNCH_H
 #define ZRT_CUDA_ON_CPU_LAUNCH_H
 
@@ -25,13 +25,17 @@ void recordLaunch(const char *name);
 std::map<std::string, long> launches();
 
 template <class Body, class... Args>
-void launch(const Kernel &kernel, dim3 grid, dim3 block, size_t sharedBytes, hipStream_t stream, Body body,
+void launch(const Kernel &kernel, dim3 grid, dim3 block, size_t sharedBytes, cudaStream_t stream, Body body,
             Args... args) {
   if (!launchable(kernel, grid, block, sharedBytes))
     return;
   recordLaunch(kernel.name);
-  ::hip::detail::launch(grid, block, static_cast<std::uint32_t>(sharedBytes), stream, body,
-                        std::make_tuple(args...));
+  // The grid runs on HIP-CPU's fibers when the stream reaches it, from the stream's thread.
+  enqueue(stream, [=] {
+    hipStream_t grids = hipStreamOfThisThread();
+    ::hip::detail::launch(grid, block, static_cast<std::uint32_t>(sharedBytes), grids, body, std::make_tuple(args...));
+    (void)hipStreamSynchronize(grids);
+  });
 }
 
 /// This block's dynamic shared memory (extern __shared__): the launch's bytes, aligned, one buffer

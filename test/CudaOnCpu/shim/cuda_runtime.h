@@ -1,20 +1,23 @@
 // CUDA's runtime API on HIP-CPU (third_party/hip-cpu): what runtime/cuda's kernels and their
 // launch wrappers call, so the same sources run as C++ on a CPU (test/CudaOnCpu/README.md).
-// Device memory is host memory; streams are HIP-CPU's task queues (a launch is asynchronous,
-// as on a GPU); a block's threads are fibers, run one after the other between barriers.
+// Device memory is host memory; streams and events are the shim's (CudaOnCpuStreams.h: a thread
+// per stream, a launch is asynchronous as on a GPU); a block's threads are HIP-CPU's fibers, run
+// one after the other between barriers.
 #ifndef ZRT_CUDA_ON_CPU_CUDA_RUNTIME_H
 #define ZRT_CUDA_ON_CPU_CUDA_RUNTIME_H
 
 #include <hip/hip_runtime.h>
+
+#include "CudaOnCpuStreams.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
+#include <cstring>
 
 using cudaError_t = hipError_t;
-using cudaStream_t = hipStream_t;
 using cudaMemcpyKind = hipMemcpyKind;
 constexpr cudaError_t cudaSuccess = hipSuccess;
 constexpr cudaError_t cudaErrorInvalidValue = hipErrorInvalidValue;
@@ -68,31 +71,164 @@ template <class Kernel> cudaError_t cudaFuncSetAttribute(Kernel *kernel, cudaFun
 inline cudaError_t cudaMalloc(void **ptr, size_t bytes) { return hipMalloc(ptr, bytes); }
 template <class T> cudaError_t cudaMalloc(T **ptr, size_t bytes) { return hipMalloc(reinterpret_cast<void **>(ptr), bytes); }
 inline cudaError_t cudaFree(void *ptr) { return hipFree(ptr); }
-inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
-  return hipMemcpy(dst, src, bytes, kind);
+inline cudaError_t cudaMallocHost(void **ptr, size_t bytes) { return hipHostMalloc(ptr, bytes); }
+template <class T> cudaError_t cudaMallocHost(T **ptr, size_t bytes) {
+  return hipHostMalloc(reinterpret_cast<void **>(ptr), bytes);
 }
-inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+inline cudaError_t cudaFreeHost(void *ptr) { return hipHostFree(ptr); }
+// Host memory is what the device reads here: registering it pins nothing.
+constexpr unsigned cudaHostRegisterPortable = 1;
+inline cudaError_t cudaHostRegister(void *ptr, size_t bytes, unsigned) {
+  return ptr && bytes ? cudaSuccess : cudaErrorInvalidValue;
+}
+inline cudaError_t cudaHostUnregister(void *ptr) { return ptr ? cudaSuccess : cudaErrorInvalidValue; }
+inline cudaError_t cudaMemGetInfo(size_t *free, size_t *total) { return hipMemGetInfo(free, total); }
+
+// Streams and events with CUDA's ordering rules (CudaOnCpuStreams.h).
+constexpr unsigned cudaStreamDefault = 0, cudaStreamNonBlocking = 1;
+constexpr unsigned cudaEventDefault = 0, cudaEventBlockingSync = 1, cudaEventDisableTiming = 2;
+constexpr unsigned cudaEventRecordDefault = 0, cudaEventRecordExternal = 1;
+inline cudaError_t cudaStreamCreate(cudaStream_t *stream) {
+  *stream = zrt::cudaoncpu::createStream(/*blocking=*/true);
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags) {
+  *stream = zrt::cudaoncpu::createStream(!(flags & cudaStreamNonBlocking));
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  zrt::cudaoncpu::destroyStream(stream);
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  zrt::cudaoncpu::synchronizeStream(stream);
+  return cudaSuccess;
+}
+inline cudaError_t cudaDeviceSynchronize() {
+  zrt::cudaoncpu::synchronizeAll();
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventCreate(cudaEvent_t *event) {
+  *event = zrt::cudaoncpu::createEvent();
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned) { return cudaEventCreate(event); }
+inline cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  zrt::cudaoncpu::destroyEvent(event);
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr) {
+  if (!event)
+    return cudaErrorInvalidValue;
+  zrt::cudaoncpu::recordEvent(event, stream);
+  return cudaSuccess;
+}
+// cudaEventRecordExternal matters inside a graph capture only, which never happens here.
+inline cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream = nullptr, unsigned = 0) {
+  return cudaEventRecord(event, stream);
+}
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned = 0) {
+  if (!event)
+    return cudaErrorInvalidValue;
+  zrt::cudaoncpu::streamWaits(stream, event);
+  return cudaSuccess;
+}
+constexpr cudaError_t cudaErrorNotReady = hipErrorNotReady;
+inline cudaError_t cudaEventQuery(cudaEvent_t event) {
+  return zrt::cudaoncpu::eventDone(event) ? cudaSuccess : cudaErrorNotReady;
+}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  zrt::cudaoncpu::synchronizeEvent(event);
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) {
+  return zrt::cudaoncpu::elapsedMs(start, end, ms) ? cudaSuccess : cudaErrorNotReady;
+}
+#define CUDART_CB
+using cudaHostFn_t = void (*)(void *);
+inline cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *data) {
+  zrt::cudaoncpu::enqueue(stream, [fn, data] { fn(data); });
+  return cudaSuccess;
+}
+
+// Copies and fills, queued on the stream (the null stream's run now, cudaMemcpy's too).
+constexpr cudaMemcpyKind cudaMemcpyDefault = hipMemcpyDefault;
+inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpyKind,
                                    cudaStream_t stream = nullptr) {
-  return hipMemcpyAsync(dst, src, bytes, kind, stream);
+  if (bytes == 0)
+    return cudaSuccess;
+  if (!dst || !src)
+    return cudaErrorInvalidValue;
+  zrt::cudaoncpu::enqueue(stream, [=] { std::memcpy(dst, src, bytes); });
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
+  return cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
 }
 inline cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                                     size_t height, cudaMemcpyKind kind, cudaStream_t stream = nullptr) {
-  return hipMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream);
+                                     size_t height, cudaMemcpyKind, cudaStream_t stream = nullptr) {
+  if (width > dpitch || width > spitch)
+    return cudaErrorInvalidValue;
+  if (width == 0 || height == 0)
+    return cudaSuccess;
+  if (!dst || !src)
+    return cudaErrorInvalidValue;
+  zrt::cudaoncpu::enqueue(stream, [=] {
+    for (size_t row = 0; row < height; ++row)
+      std::memcpy(static_cast<char *>(dst) + row * dpitch, static_cast<const char *>(src) + row * spitch, width);
+  });
+  return cudaSuccess;
 }
-inline cudaError_t cudaMemset(void *dst, int value, size_t bytes) { return hipMemset(dst, value, bytes); }
 inline cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t stream = nullptr) {
-  return hipMemsetAsync(dst, value, bytes, stream);
+  if (bytes == 0)
+    return cudaSuccess;
+  if (!dst)
+    return cudaErrorInvalidValue;
+  zrt::cudaoncpu::enqueue(stream, [=] { std::memset(dst, value, bytes); });
+  return cudaSuccess;
 }
-inline cudaError_t cudaMallocHost(void **ptr, size_t bytes) { return hipHostMalloc(ptr, bytes); }
-inline cudaError_t cudaFreeHost(void *ptr) { return hipHostFree(ptr); }
-inline cudaError_t cudaDeviceSynchronize() { return hipDeviceSynchronize(); }
-inline cudaError_t cudaStreamCreate(cudaStream_t *stream) { return hipStreamCreate(stream); }
-inline cudaError_t cudaStreamDestroy(cudaStream_t stream) { return hipStreamDestroy(stream); }
-inline cudaError_t cudaStreamSynchronize(cudaStream_t stream) { return hipStreamSynchronize(stream); }
-// HIP-CPU captures no graphs: a stream is never capturing.
+inline cudaError_t cudaMemset(void *dst, int value, size_t bytes) { return cudaMemsetAsync(dst, value, bytes, nullptr); }
+
+// HIP-CPU captures no graphs: a stream is never capturing, and a capture is refused (train.bin
+// --cuda-graphs off, or the MPI transport, which captures nothing).
 enum cudaStreamCaptureStatus { cudaStreamCaptureStatusNone, cudaStreamCaptureStatusActive, cudaStreamCaptureStatusInvalidated };
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal, cudaStreamCaptureModeRelaxed };
+constexpr cudaError_t cudaErrorNotSupported = hipErrorNotSupported;
 inline cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus *status) {
   *status = cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+struct CUgraph_st;
+struct CUgraphExec_st;
+using cudaGraph_t = CUgraph_st *;
+using cudaGraphExec_t = CUgraphExec_st *;
+inline cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) { return cudaErrorNotSupported; }
+inline cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t *) { return cudaErrorNotSupported; }
+inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t *, cudaGraph_t, unsigned long long) {
+  return cudaErrorNotSupported;
+}
+inline cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaErrorNotSupported; }
+inline cudaError_t cudaGraphDestroy(cudaGraph_t) { return cudaErrorNotSupported; }
+inline cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) { return cudaErrorNotSupported; }
+
+// The device: one, an sm_80 as the launch checks assume, the host's memory.
+inline cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : cudaErrorInvalidValue; }
+struct cudaDeviceProp {
+  char name[256];
+  int major, minor;
+  size_t totalGlobalMem;
+  int multiProcessorCount;
+};
+inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device) {
+  if (device != 0)
+    return cudaErrorInvalidValue;
+  size_t free = 0, total = 0;
+  (void)hipMemGetInfo(&free, &total);
+  std::snprintf(prop->name, sizeof prop->name, "CUDA on the CPU (HIP-CPU, test/CudaOnCpu)");
+  prop->major = zrt::cudaoncpu::kComputeMajor;
+  prop->minor = zrt::cudaoncpu::kComputeMinor;
+  prop->totalGlobalMem = total;
+  prop->multiProcessorCount = 1;
   return cudaSuccess;
 }
 
