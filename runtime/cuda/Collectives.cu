@@ -59,6 +59,16 @@ void recordMembers(CudaRuntime &r, const Communicator *group, int color, int key
 
 } // namespace
 
+Communicator *axisGroup(CudaRuntime &r, int32_t axis) {
+  return axis == ZRT_AXIS_WORLD || (axis == ZRT_AXIS_DATA && !r.axes[axis]) ? (r.ranks > 1 ? r.comm.get() : nullptr)
+         : axis == ZRT_AXIS_PIPELINE_ENDS                                    ? r.pipelineEnds.get()
+         : axis == ZRT_AXIS_CONTEXT                                          ? r.context.get()
+         : axis == ZRT_AXIS_NODE                                             ? r.node.get()
+         : axis == ZRT_AXIS_CROSS                                            ? r.cross.get()
+         : axis == ZRT_AXIS_HPZ                                              ? r.hpz.get()
+                                                                             : r.axes[axis].get();
+}
+
 cudaEvent_t issue(const CollectiveArgs &a) {
   CudaRuntime &r = current(collectiveName(a.kind));
   if (a.dtype != 0 && a.dtype != 1 && a.dtype != 2)
@@ -68,15 +78,8 @@ cudaEvent_t issue(const CollectiveArgs &a) {
   if (a.axis < 0 || a.axis > ZRT_AXIS_HPZ)
     fatal(collectiveName(a.kind), "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, "
                                   "5 context, 6 node, 7 cross, 8 hpz)", a.axis);
-  // The axis' NCCL group; a group of one rank copies.
-  Communicator *group = a.axis == ZRT_AXIS_WORLD || (a.axis == ZRT_AXIS_DATA && !r.axes[a.axis])
-                            ? (r.ranks > 1 ? r.comm.get() : nullptr)
-                        : a.axis == ZRT_AXIS_PIPELINE_ENDS ? r.pipelineEnds.get()
-                        : a.axis == ZRT_AXIS_CONTEXT       ? r.context.get()
-                        : a.axis == ZRT_AXIS_NODE          ? r.node.get()
-                        : a.axis == ZRT_AXIS_CROSS         ? r.cross.get()
-                        : a.axis == ZRT_AXIS_HPZ           ? r.hpz.get()
-                                                           : r.axes[a.axis].get();
+  // The axis' group; a group of one rank copies.
+  Communicator *group = axisGroup(r, a.axis);
   const int ranks = group ? group->size() : 1, rank = group ? group->rank() : 0;
   int kind = static_cast<int>(a.kind);
   r.counters.calls[kind] += 1;
@@ -355,21 +358,31 @@ void zrt_pipe_flush() {
     if (stream)
       ZRT_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
+// The pipeline ends' group and ZeRO++'s node, cross and hpZ groups as the CPU backend's: this rank
+// alone (rank 0 of 1) where the group was not formed.
 int32_t zrt_mesh_rank(int32_t axis) {
   CudaRuntime &r = current("zrt_mesh_rank");
-  if (axis == ZRT_AXIS_CONTEXT)
-    return r.context ? r.context->rank() : 0;
-  if (axis < 0 || axis > ZRT_AXIS_WORLD)
-    fatal("zrt_mesh_rank", "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
-  return axis == ZRT_AXIS_WORLD ? r.rank : r.meshRank[axis];
+  if (axis < 0 || axis > ZRT_AXIS_HPZ)
+    fatal("zrt_mesh_rank", "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context, "
+                           "6 node, 7 cross, 8 hpz)", axis);
+  if (axis == ZRT_AXIS_WORLD)
+    return r.rank;
+  if (axis <= ZRT_AXIS_PIPELINE)
+    return r.meshRank[axis];
+  Communicator *group = axisGroup(r, axis);
+  return group ? group->rank() : 0;
 }
 int32_t zrt_mesh_size(int32_t axis) {
   CudaRuntime &r = current("zrt_mesh_size");
-  if (axis == ZRT_AXIS_CONTEXT)
-    return r.context ? r.context->size() : 1;
-  if (axis < 0 || axis > ZRT_AXIS_WORLD)
-    fatal("zrt_mesh_size", "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
-  return axis == ZRT_AXIS_WORLD ? r.ranks : r.meshSize[axis];
+  if (axis < 0 || axis > ZRT_AXIS_HPZ)
+    fatal("zrt_mesh_size", "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context, "
+                           "6 node, 7 cross, 8 hpz)", axis);
+  if (axis == ZRT_AXIS_WORLD)
+    return r.ranks;
+  if (axis <= ZRT_AXIS_PIPELINE)
+    return r.meshSize[axis];
+  Communicator *group = axisGroup(r, axis);
+  return group ? group->size() : 1;
 }
 
 void zrt_host_all_gather(int32_t axis, const void *send, void *recv, int64_t count) {

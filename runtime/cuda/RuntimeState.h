@@ -217,6 +217,8 @@ void resolveTrace();
 CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv, int64_t count, int32_t average = 0,
                     int32_t root = 0, int64_t total = -1, int32_t axis = ZRT_AXIS_DATA);
 cudaEvent_t issue(const CollectiveArgs &a);
+/// The group of a mesh axis (zrt_axis); null where this rank is alone in it.
+Communicator *axisGroup(CudaRuntime &r, int32_t axis);
 /// An event (from the pool) recorded after the work enqueued so far on the communication stream.
 cudaEvent_t commDone(CudaRuntime &r);
 /// `done` as a handle in flight, for zrt_wait.

@@ -14,7 +14,8 @@ CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism
 --offload-buffer-size), ",act=cpu" (zcc --offload-activations), ",compression=NAME" (zcc --compression
 Inputs/NAME.json), ",target=cuda-on-cpu" (the CUDA backend's train.bin built on the CPU: zcc
 --target=cuda --emit=obj linked by the script --cuda-on-cpu-link names, run with --cuda-graphs off,
-test/CudaOnCpu), ",comm=mpi|nccl|auto" (train.bin --comm), ",engine=sync" (ZRT_NVME_ENGINE: the store's pread/pwrite fallback instead of
+test/CudaOnCpu), ",comm=mpi|nccl|auto" (train.bin --comm), ",zeropp=1" (ZeRO++'s three parts, two
+ranks a node: zcc and train.bin --ranks-per-node 2), ",engine=sync" (ZRT_NVME_ENGINE: the store's pread/pwrite fallback instead of
 io_uring), and the CPU paths the run takes: ",matmul=native|widen"
 (ZRT_BF16_MATMUL), ",cpu=avx2" (as on a CPU without AVX-512: oneDNN capped at AVX2, where it
 has no bf16 matmul, and the runtime's avx2 kernels where this CPU runs them);
@@ -39,6 +40,10 @@ def cpu_env(fields):
         sys.exit(f"FAIL: unknown cpu={fields['cpu']} (avx2)")
     return env
 
+# ZeRO++ (zeropp=1): quantized weights and gradients, the secondary partition within a node of 2.
+ZEROPP_FLAGS = ["--zero-quantized-weights", "--zero-hpz-partition-size", "2", "--zero-quantized-gradients",
+                "--ranks-per-node", "2"]
+
 def run(zcc, model, steps, data, fields, work, cuda_link):
     np_ = int(fields["np"])
     tag = "-".join(f"{k}{v}" for k, v in sorted(fields.items()))
@@ -59,6 +64,7 @@ def run(zcc, model, steps, data, fields, work, cuda_link):
                     "--recompute", fields.get("recompute", "none"),
                     "--tp", fields.get("tp", "1"), "--pp", fields.get("pp", "1")]
                    + (["--no-sequence-parallel"] if fields.get("sp") == "0" else [])
+                   + (ZEROPP_FLAGS if "zeropp" in fields else [])
                    + (["--cp", fields["cp"]] if "cp" in fields else [])
                    + (["--cp-mode", fields["cpmode"]] if "cpmode" in fields else [])
                    + (["--head-chunk", fields["headchunk"]] if "headchunk" in fields else [])
@@ -77,6 +83,8 @@ def run(zcc, model, steps, data, fields, work, cuda_link):
         cmd += ["--cuda-graphs", "off"]  # HIP-CPU captures no CUDA graphs
     if "comm" in fields:
         cmd += ["--comm", fields["comm"]]
+    if "zeropp" in fields:
+        cmd += ["--ranks-per-node", "2"]
     if np_ > 1:
         cmd = ["mpirun", "-np", str(np_)] + cmd
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
