@@ -90,7 +90,7 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
     control->finalize();
     std::exit(1);
   }
-  rt->device = std::make_unique<Device>(arenaBytes); // stops with a clear message without a GPU
+  rt->device = std::make_unique<Device>(arenaBytes, rt->mpi); // stops with a clear message without a GPU
   ZRT_CUDA_CHECK(cudaMalloc(&rt->errors, 3 * sizeof(int))); // [2]: zrt_arena_all_finite's flag
   ZRT_CUDA_CHECK(cudaMemset(rt->errors, 0, 3 * sizeof(int)));
   startCommunicator(*rt, std::move(control));
@@ -161,11 +161,12 @@ void zrt_describe_backend(void *text, int64_t capacity) {
   CudaRuntime &r = current("zrt_describe_backend");
   cudaDeviceProp prop;
   ZRT_CUDA_CHECK(cudaGetDeviceProperties(&prop, r.device->id()));
+  const std::string shared = describeDeviceShare(r.device->share(), r.device->id());
   if (capacity > 0)
     std::snprintf(static_cast<char *>(text), static_cast<size_t>(capacity),
-                  "cuda: device %d %s (sm_%d%d, %.1f GiB), cuBLASLt matmuls, %s collectives", r.device->id(),
-                  prop.name, prop.major, prop.minor, prop.totalGlobalMem / double(1 << 30),
-                  r.commDescription.c_str());
+                  "cuda: device %d %s (sm_%d%d, %.1f GiB%s%s), cuBLASLt matmuls, %s collectives", r.device->id(),
+                  prop.name, prop.major, prop.minor, prop.totalGlobalMem / double(1 << 30), shared.empty() ? "" : "; ",
+                  shared.c_str(), r.commDescription.c_str());
 }
 
 // cuBLASLt's heuristic picks each shape's algorithm when the shape first runs (cuda/Matmul.cu):

@@ -17,8 +17,9 @@ int selectDevice() {
   return device;
 }
 
-Device::Device(int64_t arenaBytes) : arenaBytes_(arenaBytes) {
+Device::Device(int64_t arenaBytes, bool mpi) : arenaBytes_(arenaBytes) {
   device_ = selectDevice();
+  share_ = checkDeviceShare(device_, arenaBytes, mpi);
   ZRT_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
   ZRT_CUDA_CHECK(cudaStreamCreateWithFlags(&comm_, cudaStreamNonBlocking));
   ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&computeDone_, cudaEventDisableTiming));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 
+#include "cuda/DeviceShare.h"
 #include "cuda/LocalRank.h"
 
 namespace zrt::cuda {
@@ -17,8 +18,9 @@ int selectDevice();
 
 class Device {
 public:
-  /// Selects the device, creates the streams, allocates `arenaBytes` once.
-  explicit Device(int64_t arenaBytes);
+  /// Selects the device, checks that the arenas of the ranks sharing it fit (DeviceShare.h; over
+  /// MPI when `mpi`), creates the streams, allocates `arenaBytes` once.
+  Device(int64_t arenaBytes, bool mpi);
   ~Device();
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
@@ -28,6 +30,7 @@ public:
   int64_t arenaBytes() const { return arenaBytes_; }
   cudaStream_t compute() const { return compute_; }
   cudaStream_t comm() const { return comm_; }
+  const DeviceShare &share() const { return share_; }
   /// The communication stream waits for the work issued so far on the compute stream
   /// (a collective's input is ready), and the reverse.
   void commWaitsForCompute();
@@ -37,6 +40,7 @@ private:
   int device_ = 0;
   char *arena_ = nullptr;
   int64_t arenaBytes_ = 0;
+  DeviceShare share_;
   cudaStream_t compute_ = nullptr, comm_ = nullptr;
   cudaEvent_t computeDone_ = nullptr, commDone_ = nullptr;
 };

@@ -82,7 +82,15 @@ inline cudaError_t cudaHostRegister(void *ptr, size_t bytes, unsigned) {
   return ptr && bytes ? cudaSuccess : cudaErrorInvalidValue;
 }
 inline cudaError_t cudaHostUnregister(void *ptr) { return ptr ? cudaSuccess : cudaErrorInvalidValue; }
-inline cudaError_t cudaMemGetInfo(size_t *free, size_t *total) { return hipMemGetInfo(free, total); }
+// ZRT_CUDA_ON_CPU_DEVICE_BYTES: the card's memory, for a test of what does not fit (free = total:
+// the arenas are not counted against it); else the host's.
+inline cudaError_t cudaMemGetInfo(size_t *free, size_t *total) {
+  if (const char *bytes = std::getenv("ZRT_CUDA_ON_CPU_DEVICE_BYTES")) {
+    *free = *total = std::strtoull(bytes, nullptr, 10);
+    return cudaSuccess;
+  }
+  return hipMemGetInfo(free, total);
+}
 
 // Streams and events with CUDA's ordering rules (CudaOnCpuStreams.h).
 constexpr unsigned cudaStreamDefault = 0, cudaStreamNonBlocking = 1;
