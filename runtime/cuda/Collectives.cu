@@ -358,32 +358,28 @@ void zrt_pipe_flush() {
     if (stream)
       ZRT_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
-// The pipeline ends' group and ZeRO++'s node, cross and hpZ groups as the CPU backend's: this rank
-// alone (rank 0 of 1) where the group was not formed.
-int32_t zrt_mesh_rank(int32_t axis) {
-  CudaRuntime &r = current("zrt_mesh_rank");
+namespace {
+struct MeshPlace {
+  int32_t rank, size;
+};
+// This rank's place on one mesh axis. The pipeline ends' group and ZeRO++'s node, cross and hpZ
+// groups as the CPU backend's: this rank alone (rank 0 of 1) where the group was not formed.
+MeshPlace meshPlace(const char *call, int32_t axis) {
+  CudaRuntime &r = current(call);
   if (axis < 0 || axis > ZRT_AXIS_HPZ)
-    fatal("zrt_mesh_rank", "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context, "
-                           "6 node, 7 cross, 8 hpz)", axis);
+    fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context, 6 node, "
+                "7 cross, 8 hpz)", axis);
   if (axis == ZRT_AXIS_WORLD)
-    return r.rank;
+    return {r.rank, r.ranks};
   if (axis <= ZRT_AXIS_PIPELINE)
-    return r.meshRank[axis];
+    return {r.meshRank[axis], r.meshSize[axis]};
   Communicator *group = axisGroup(r, axis);
-  return group ? group->rank() : 0;
+  return group ? MeshPlace{group->rank(), group->size()} : MeshPlace{0, 1};
 }
-int32_t zrt_mesh_size(int32_t axis) {
-  CudaRuntime &r = current("zrt_mesh_size");
-  if (axis < 0 || axis > ZRT_AXIS_HPZ)
-    fatal("zrt_mesh_size", "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context, "
-                           "6 node, 7 cross, 8 hpz)", axis);
-  if (axis == ZRT_AXIS_WORLD)
-    return r.ranks;
-  if (axis <= ZRT_AXIS_PIPELINE)
-    return r.meshSize[axis];
-  Communicator *group = axisGroup(r, axis);
-  return group ? group->size() : 1;
-}
+} // namespace
+
+int32_t zrt_mesh_rank(int32_t axis) { return meshPlace("zrt_mesh_rank", axis).rank; }
+int32_t zrt_mesh_size(int32_t axis) { return meshPlace("zrt_mesh_size", axis).size; }
 
 void zrt_host_all_gather(int32_t axis, const void *send, void *recv, int64_t count) {
   hostCollective(axis, send, recv, count, true, false);

@@ -1,8 +1,10 @@
 // zrt::cuda::matmul and matmulEpilogue (runtime/cuda/Matmul.h) where cuBLASLt cannot run: the
 // CPU backend's matmul (its C++ entry: the C ABI's zrt_matmul is the CUDA backend's own in a
 // train.bin built here), queued on the stream as cuBLASLt's would be, so the CUDA kernels around
-// a matmul (the fused head's chunks, the unfused epilogues) run on the CPU as around cuBLASLt. cuBLASLt's own plans and fused epilogues are the GPU
-// run's to check (scripts/gpu-check.sh).
+// a matmul (the fused head's chunks, the unfused epilogues) run on the CPU as around cuBLASLt.
+// cuBLASLt's own plans and fused epilogues are the GPU run's to check (scripts/gpu-check.sh).
+// The f32/bf16 choice is spelled out: cpu/Dispatch.h's ZRT_TYPED lives in the per-ISA kernels'
+// namespace, which this file (compiled once) is not part of.
 #include "cuda/Matmul.h"
 
 #include <vector>

@@ -2,7 +2,9 @@
 // event's record as a completion the stream signals when it reaches it.
 #include "CudaOnCpuStreams.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -115,6 +117,15 @@ void waitForBlockingStreams() {
     mark->wait();
 }
 } // namespace
+
+void modelCopyLatency(cudaStream_t stream) {
+  static const long micros = [] {
+    const char *v = std::getenv("ZRT_CUDA_ON_CPU_COPY_LATENCY_US");
+    return v ? std::max(0L, std::atol(v)) : 0L;
+  }();
+  if (stream && micros > 0)
+    std::this_thread::sleep_for(std::chrono::microseconds(micros));
+}
 
 void enqueue(cudaStream_t stream, std::function<void()> work) {
   if (stream) {

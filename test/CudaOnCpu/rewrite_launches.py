@@ -12,7 +12,7 @@ Line breaks are kept and each copy starts with a #line of its source, so a compi
 sanitizer's report names the line of the .cu file.
 
   rewrite_launches.py --out DIR [--mutate NAME ...] SOURCES...
-      writes DIR/cuda/<file> for each source (.cu files rewritten, headers copied), and
+      writes DIR/cuda/<file> for each source (.cu files rewritten, headers and .cpp files copied), and
       DIR/CudaKernelNames.inc: every __global__ kernel of the sources (headers included), one "name", a line.
   --mutate applies one of MUTATIONS (a deliberately broken copy, for the test that the
   conformance suite catches it); a mutation whose text is not found is an error.
@@ -37,10 +37,27 @@ MUTATIONS = {
     "comm-skips-compute-wait": ("Device.cu",
                                 "  ZRT_CUDA_CHECK(cudaStreamWaitEvent(comm_, computeDone_, 0));\n",
                                 "\n"),
+    # zrt_wait no longer holds the compute stream until the collective it waits on has landed: a
+    # layer reads a ZeRO-3 bucket whose gather is still under way, an update reads a gradient shard
+    # whose reduce-scatter is (the buffers a plan frees and reuses early look the same to the step).
+    "compute-skips-collective-wait": ("Collectives.cu",
+                                      "  computeWaits(it->second);\n  r.inFlight.erase(it);\n",
+                                      "  r.pool.push_back(it->second);\n  r.inFlight.erase(it);\n"),
+    # the MPI transport's reduce-scatter stages its send rotated by one shard: each rank receives
+    # the sum of the next rank's shard (one line: the lines keep their numbers).
+    "reduce-scatter-wrong-shard": ("HostStagedCommunicator.cpp",
+                                   "      toHost(send, a.send, sent * eb);\n",
+                                   "      if (sent > a.count) { toHost(send, static_cast<const char *>(a.send) + a.count * eb, "
+                                   "(sent - a.count) * eb); toHost(send + (sent - a.count) * eb, a.send, a.count * eb); } "
+                                   "else toHost(send, a.send, sent * eb);\n"),
     "row-bound-off-by-one": ("RowKernels.cu",
                              "  ZRT_ROW_COLUMNS(c, cols) sum += math::mexp(float(xr[c]) - m);\n",
                              "  ZRT_ROW_COLUMNS(c, cols + 1) sum += math::mexp(float(xr[c]) - m);\n"),
 }
+
+# The host files the whole train.bin's broken builds compile from their own folder
+# (test/CudaOnCpu/CMakeLists.txt's ZRT_CUDA_ON_CPU_MUTABLE: keep the two lists equal).
+MUTABLE_HOST_FILES = ("Device.cu", "Collectives.cu", "HostStagedCommunicator.cpp")
 
 KERNEL_DECL = re.compile(
     r"(template\s*<[^;{]*?>\s*)?__global__\s+(?:void\s+)?(__launch_bounds__\(([^)]*)\)\s+)?(?:void\s+)?"
@@ -153,12 +170,13 @@ def main():
                      "(the source changed: update MUTATIONS)")
         texts[matches[0]] = texts[matches[0]].replace(old, new)
         # The broken copies recompile one file alone (CMakeLists.txt): RowKernels.cu for the suite's,
-        # Device.cu for the whole train.bin's; a mutation must reach no other source.
-        reached = {os.path.basename(p) for p in texts if p.endswith(".cu") and
+        # one of MUTABLE_HOST_FILES for the whole train.bin's; a mutation must reach no other source.
+        reached = {os.path.basename(p) for p in texts if p.endswith((".cu", ".cpp")) and
                    (os.path.basename(p) == file or f'"cuda/{file}"' in texts[p])}
-        if reached not in ({"RowKernels.cu"}, {"Device.cu"}):
+        if reached not in [{"RowKernels.cu"}] + [{f} for f in MUTABLE_HOST_FILES]:
             sys.exit(f"rewrite_launches.py: error: mutation {mutation} reaches {sorted(reached)}: the broken "
-                     "builds recompile RowKernels.cu or Device.cu alone (test/CudaOnCpu/CMakeLists.txt)")
+                     f"builds recompile RowKernels.cu or one of {MUTABLE_HOST_FILES} alone "
+                     "(test/CudaOnCpu/CMakeLists.txt)")
 
     # Kernels defined in headers (.cuh, .h: ColumnSums.cuh's) count as the .cu files' do: the inventory
     # names every __global__ under runtime/cuda.

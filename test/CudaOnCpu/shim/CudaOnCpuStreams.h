@@ -24,6 +24,12 @@ namespace zrt::cudaoncpu {
 
 /// Queues `work` on `stream` (runs it now, in this thread, on the null stream).
 void enqueue(cudaStream_t stream, std::function<void()> work);
+/// Called by a copy's queued work before it copies: on a created stream, sleeps for
+/// ZRT_CUDA_ON_CPU_COPY_LATENCY_US microseconds (default 0; the null stream's copies are synchronous
+/// anyway). On a GPU a copy over PCIe or a network lands long after the kernels queued beside it
+/// have started; here a memcpy is over before the next kernel's fiber runs, so a missing wait for
+/// a copy goes unseen unless copies are made slow (the planted defects' tests do).
+void modelCopyLatency(cudaStream_t stream);
 /// The HIP-CPU stream of this thread, for a kernel's grid (created on first use).
 hipStream_t hipStreamOfThisThread();
 

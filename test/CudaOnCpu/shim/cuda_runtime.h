@@ -167,7 +167,10 @@ inline cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cud
     return cudaSuccess;
   if (!dst || !src)
     return cudaErrorInvalidValue;
-  zrt::cudaoncpu::enqueue(stream, [=] { std::memcpy(dst, src, bytes); });
+  zrt::cudaoncpu::enqueue(stream, [=] {
+    zrt::cudaoncpu::modelCopyLatency(stream);
+    std::memcpy(dst, src, bytes);
+  });
   return cudaSuccess;
 }
 inline cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind) {
@@ -182,6 +185,7 @@ inline cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, 
   if (!dst || !src)
     return cudaErrorInvalidValue;
   zrt::cudaoncpu::enqueue(stream, [=] {
+    zrt::cudaoncpu::modelCopyLatency(stream);
     for (size_t row = 0; row < height; ++row)
       std::memcpy(static_cast<char *>(dst) + row * dpitch, static_cast<const char *>(src) + row * spitch, width);
   });
