@@ -11,9 +11,11 @@
 #   env.sh sourced to run one binary by hand (libraries, Open MPI as an isolated singleton)
 #   run.sh what to run there: conformance, the kernel bench, each model with CUDA graphs on and
 #          off, then the report table (scripts/gpu_report.py) into $OUT or ./out (`run.sh checks`);
+#          ranks sharing the GPU on the meshes of the CUDA tests, against the CPU backend's same
+#          mesh, with compute-sanitizer where the machine has it (`run.sh share`, issue 56 part 3);
 #          then zcc against PyTorch compiled on the same card (bench/gpu_bench.py, `run.sh bench`,
-#          about 5 minutes). `run.sh` alone does both: under one device call's 10 minutes only
-#          when the checks are quick; a short lease runs them as two calls.
+#          about 5 minutes). `run.sh` alone does all three: more than one device call's 10
+#          minutes; a short lease runs them as separate calls.
 #
 #   scripts/gpu-bundle.sh DIR [--steps N] [--cpu-steps K] [--batch B]   (ZCC_BUILD_DIR: a CUDA build)
 set -euo pipefail
@@ -21,7 +23,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 out=${1:?usage: scripts/gpu-bundle.sh DIR [--steps N] [--cpu-steps K] [--batch B]}
 shift
-steps=20 cpu_steps=2 batch=8
+steps=20 cpu_steps=2 batch=8 share_steps=4
 while [ $# -gt 0 ]; do
   case "$1" in
     --steps) steps=$2; shift 2 ;;
@@ -70,6 +72,33 @@ for spec in "${models[@]}"; do
   rm "$out/ref/$name-cpu.bin"
 done
 
+# Issue 56 part 3: several ranks sharing the one GPU (NCCL refuses two ranks on a device, so
+# --comm auto takes the MPI transport over pinned host buffers and steps run uncaptured): the GPT
+# example on the meshes the CPU tests run (test/CudaOnCpu's train-cuda-on-cpu-*), each against the
+# CPU backend's run of the same mesh, computed here under mpirun. Open MPI's launcher travels for
+# them (one node: mpirun starts its ranks itself, no orted).
+share_cases=("zero3-np2 2 --zero-stage 3" "zero3-np4 4 --zero-stage 3" "zero2-np2 2 --zero-stage 2"
+             "tp2 2 --tp 2" "pp2 2 --pp 2 --grad-accum 2" "cp2-ring 2 --cp 2 --cp-mode ring"
+             "cp2-ulysses 2 --cp 2 --cp-mode ulysses" "tp2-dp2-zero3 4 --tp 2 --zero-stage 3"
+             "offload-zero3-np2 2 --zero-stage 3 --offload-optimizer cpu --offload-param cpu")
+: > "$out/share-cases.txt"
+for spec in "${share_cases[@]}"; do
+  set -- $spec
+  name=$1 np=$2
+  shift 2
+  "$bin/zcc" examples/gpt.mlir --target=cuda --world-size "$np" "$@" -o "$out/bin/share-$name.bin"
+  "$bin/zcc" examples/gpt.mlir --world-size "$np" "$@" -o "$out/ref/share-$name-cpu.bin"
+  echo "gpu-bundle: the CPU backend's first $share_steps steps of the GPT example, $name"
+  OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+    mpirun -np "$np" "$out/ref/share-$name-cpu.bin" --data test/Inputs/corpus.txt --steps "$share_steps" \
+    --log-every 1 --log-json "$out/ref/share-$name.jsonl" > /dev/null
+  rm "$out/ref/share-$name-cpu.bin"
+  echo "$name $np" >> "$out/share-cases.txt"
+done
+cp test/Inputs/corpus.txt "$out/corpus.txt"
+cp examples/gpt.mlir "$out/models/gpt.mlir"
+cp "$(readlink -f "$(command -v mpirun)")" "$out/bin/mpirun"
+
 # Every shared library the binaries resolve here except the C/C++ runtime's (the GPU machine's own,
 # newer ones serve) and CUDA's (its toolkit's or PyTorch's wheels'): Open MPI, OpenMP, liburing,
 # oneDNN, OpenBLAS and what they pull in. Open MPI also loads its components (MCA plugins) at
@@ -117,7 +146,7 @@ what=\${1:-all}
 device=\$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "device: \$device"
 # Time limits, so that one hang still leaves the rest of a short lease its say.
-if [ "\$what" != bench ]; then
+if [ "\$what" != bench ] && [ "\$what" != share ]; then
 timeout 240 "\$here/bin/zrt-cuda-conformance" 2>&1 | tee "\$out/conformance.txt" || status=1
 timeout 120 "\$here/bin/zrt-cuda-kernel-bench" 2>&1 | tee "\$out/kernel-bench.txt" || status=1
 runs="["
@@ -142,8 +171,45 @@ done
 echo "\${runs%,}]" > "\$out/runs.json"
 python3 "\$here/gpu_report.py" "\$out/runs.json" | tee "\$out/table.txt" || status=1
 fi
+# Ranks sharing this GPU (issue 56 part 3): each mesh of share-cases.txt under the travelling mpirun,
+# --comm auto (the MPI transport: one device), against the CPU backend's same mesh; per-rank device
+# memory from nvidia-smi beside the planned and measured arena (each run's --log-json); then
+# compute-sanitizer's memcheck and racecheck on one ZeRO-3 step at np 2 where the machine has it.
+if [ "\$what" = share ] || [ "\$what" = all ]; then
+  runs="["
+  while read -r name np; do
+    tag=share-\$name peak=0
+    timeout 150 "\$here/bin/mpirun" -np \$np --oversubscribe "\$here/bin/\$tag.bin" --data "\$here/corpus.txt" \
+      --steps $share_steps --log-every 1 --log-json "\$out/\$tag.jsonl" > "\$out/\$tag.out" 2>&1 &
+    pid=\$!
+    while kill -0 \$pid 2>/dev/null; do
+      used=\$(nvidia-smi --query-compute-apps=used_memory --format=csv,noheader,nounits 2>/dev/null | sort -n | tail -1)
+      if [ -n "\$used" ] && [ "\$used" -gt "\$peak" ]; then peak=\$used; fi
+      sleep 0.2
+    done
+    if ! wait \$pid; then
+      echo "FAIL: \$tag"; tail -20 "\$out/\$tag.out"; status=1; continue
+    fi
+    grep -m2 -E "share device|communicator|comm" "\$out/\$tag.out"
+    echo "\$tag: largest process \$peak MiB (nvidia-smi); arena planned/measured per rank: \$(tail -1 "\$out/\$tag.jsonl" | python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); print(r["planned_arena_bytes"], r["measured_arena_bytes"])')"
+    runs+="{\"name\": \"\$tag\", \"model\": \"\$here/models/gpt.mlir\", \"gpus\": 1, \"zero\": 0, \"precision\": \"fp32\", \"gpu_log\": \"\$out/\$tag.jsonl\", \"cpu_log\": \"\$here/ref/\$tag.jsonl\", \"device\": \"\$device\", \"device_mib\": \$peak, \"warmup\": 1},"
+  done < "\$here/share-cases.txt"
+  echo "\${runs%,}]" > "\$out/share-runs.json"
+  python3 "\$here/gpu_report.py" "\$out/share-runs.json" | tee "\$out/share-table.txt" || status=1
+  sanitizer=\$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+  if [ -n "\$sanitizer" ]; then
+    for tool in memcheck racecheck; do
+      timeout 240 "\$here/bin/mpirun" -np 2 --oversubscribe "\$sanitizer" --tool \$tool --error-exitcode 9 \
+        "\$here/bin/share-zero3-np2.bin" --data "\$here/corpus.txt" --steps 1 --cuda-graphs off \
+        > "\$out/sanitizer-\$tool.out" 2>&1 || { echo "FAIL: compute-sanitizer \$tool"; status=1; }
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "\$out/sanitizer-\$tool.out" | sort | uniq -c
+    done
+  else
+    echo "compute-sanitizer: not on this machine (no toolkit); memcheck and racecheck not run"
+  fi
+fi
 # zcc against PyTorch compiled, same card (the machine's own torch; about 5 minutes).
-if [ "\$what" != checks ]; then
+if [ "\$what" != checks ] && [ "\$what" != share ]; then
   timeout 480 python3 "\$here/gpu_bench.py" --zcc "\$here" --out "\$out" 2>&1 | tee "\$out/gpu-bench.txt" || status=1
 fi
 exit \$status
