@@ -95,7 +95,8 @@ for spec in "${share_cases[@]}"; do
     mpirun -np "$np" "$out/ref/share-$name-cpu.bin" --data test/Inputs/corpus.txt --steps "$share_steps" \
     --log-every 1 --log-json "$out/ref/share-$name.jsonl" > /dev/null
   rm "$out/ref/share-$name-cpu.bin"
-  echo "$name $np" >> "$out/share-cases.txt"
+  zero=$(echo "$*" | sed -n 's/.*--zero-stage \([0-9]\).*/\1/p')
+  echo "$name $np ${zero:-0}" >> "$out/share-cases.txt"
 done
 cp test/Inputs/corpus.txt "$out/corpus.txt"
 cp examples/gpt.mlir "$out/models/gpt.mlir"
@@ -146,6 +147,16 @@ if ! nvidia-smi -L 2>/dev/null | grep -q "^GPU"; then
 fi
 status=0
 what=\${1:-all}
+# The largest memory (MiB) nvidia-smi sees one compute process hold while process \$1 runs.
+watch_peak() {
+  local peak=0 used
+  while kill -0 "\$1" 2>/dev/null; do
+    used=\$(nvidia-smi --query-compute-apps=used_memory --format=csv,noheader,nounits 2>/dev/null | sort -n | tail -1)
+    if [ -n "\$used" ] && [ "\$used" -gt "\$peak" ]; then peak=\$used; fi
+    sleep 0.2
+  done
+  echo \$peak
+}
 device=\$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "device: \$device"
 # Time limits, so that one hang still leaves the rest of a short lease its say.
@@ -156,15 +167,10 @@ runs="["
 for spec in "gpt2-124m bf16 on" "gpt2-124m bf16 off" "llama fp32 on" "llama fp32 off"; do
   set -- \$spec
   name=\$1 precision=\$2 graphs=\$3 tag=\$1-graphs-\$3
-  peak=0
   timeout 120 "\$here/bin/\$name.bin" --data "\$here/data.txt" --steps $steps --log-every 1 --log-json "\$out/\$tag.jsonl" \
     --cuda-graphs \$graphs > "\$out/\$tag.out" 2>&1 &
   pid=\$!
-  while kill -0 \$pid 2>/dev/null; do
-    used=\$(nvidia-smi --query-compute-apps=used_memory --format=csv,noheader,nounits 2>/dev/null | sort -n | tail -1)
-    if [ -n "\$used" ] && [ "\$used" -gt "\$peak" ]; then peak=\$used; fi
-    sleep 0.2
-  done
+  peak=\$(watch_peak \$pid)
   if ! wait \$pid; then
     echo "FAIL: \$tag"; tail -20 "\$out/\$tag.out"; status=1; continue
   fi
@@ -180,22 +186,18 @@ fi
 # compute-sanitizer's memcheck and racecheck on one ZeRO-3 step at np 2 where the machine has it.
 if [ "\$what" = share ] || [ "\$what" = all ]; then
   runs="["
-  while read -r name np; do
-    tag=share-\$name peak=0
+  while read -r name np zero; do
+    tag=share-\$name
     timeout 150 "\$here/bin/mpirun" -np \$np --oversubscribe "\$here/bin/\$tag.bin" --data "\$here/corpus.txt" \
       --steps $share_steps --log-every 1 --log-json "\$out/\$tag.jsonl" < /dev/null > "\$out/\$tag.out" 2>&1 &
     pid=\$!
-    while kill -0 \$pid 2>/dev/null; do
-      used=\$(nvidia-smi --query-compute-apps=used_memory --format=csv,noheader,nounits 2>/dev/null | sort -n | tail -1)
-      if [ -n "\$used" ] && [ "\$used" -gt "\$peak" ]; then peak=\$used; fi
-      sleep 0.2
-    done
+    peak=\$(watch_peak \$pid)
     if ! wait \$pid; then
       echo "FAIL: \$tag"; tail -20 "\$out/\$tag.out"; status=1; continue
     fi
-    grep -m2 -E "share device|communicator|comm" "\$out/\$tag.out"
+    grep -m1 "^zcc: backend cuda: " "\$out/\$tag.out"  # the device, its sharing and the transport chosen
     echo "\$tag: largest process \$peak MiB (nvidia-smi); arena planned/measured per rank: \$(tail -1 "\$out/\$tag.jsonl" | python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); print(r["planned_arena_bytes"], r["measured_arena_bytes"])')"
-    runs+="{\"name\": \"\$tag\", \"model\": \"\$here/models/gpt.mlir\", \"gpus\": 1, \"zero\": 0, \"precision\": \"fp32\", \"gpu_log\": \"\$out/\$tag.jsonl\", \"cpu_log\": \"\$here/ref/\$tag.jsonl\", \"device\": \"\$device\", \"device_mib\": \$peak, \"warmup\": 1},"
+    runs+="{\"name\": \"\$tag\", \"model\": \"\$here/models/gpt.mlir\", \"gpus\": 1, \"zero\": \$zero, \"precision\": \"fp32\", \"gpu_log\": \"\$out/\$tag.jsonl\", \"cpu_log\": \"\$here/ref/\$tag.jsonl\", \"device\": \"\$device\", \"device_mib\": \$peak, \"warmup\": 1},"
   done < "\$here/share-cases.txt"
   echo "\${runs%,}]" > "\$out/share-runs.json"
   python3 "\$here/gpu_report.py" "\$out/share-runs.json" | tee "\$out/share-table.txt" || status=1
