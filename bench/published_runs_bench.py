@@ -16,10 +16,9 @@ published shapes, no weights) for the published mesh, and simulated on the shipp
 
 Megatron-LM materialized the attention scores in 2022: its rows are simulated with
 --sim-attention materialized (the error that counts) and with zcc's flash attention (the
-difference is what materialized attention explains). A pipeline stage of zcc recomputes its
-forward from the stage's input in its step (checkpointing at stage boundaries), which is what
-Megatron's full recomputation does per layer: the pipelined rows compile with --recompute none
-(--recompute full would recompute the forward a second time).
+difference is what materialized attention explains). Megatron's full recomputation keeps each
+layer's input and recomputes the layer in the backward: zcc's --recompute full, which a pipeline
+stage applies inside itself as one rank does (zcc-pipeline-keep: a stage's forward runs once).
 """
 import argparse
 import json
@@ -48,15 +47,15 @@ RUNS = [
      "Korthikanti et al. Table 5", "materialized"),
     ("GPT 175B, tp 8 x pp 8 x 3", [GPT, "--layers", "96", "--dim", "12288", "--heads", "96", "--context", "2048",
      "--vocab", "51200", "--batch", "64"], ["--world-size", "64", "--tp", "8", "--pp", "8", "--pp-interleave", "3",
-     "--grad-accum", "64", "--recompute", "none", "--no-sequence-parallel"], 18.13, "Korthikanti et al. Table 5",
+     "--grad-accum", "64", "--recompute", "full", "--no-sequence-parallel"], 18.13, "Korthikanti et al. Table 5",
      "materialized"),
     ("GPT 530B, tp 8 x pp 35 x 3", [GPT, "--layers", "105", "--dim", "20480", "--heads", "128", "--context", "2048",
      "--vocab", "51200", "--batch", "280"], ["--world-size", "280", "--tp", "8", "--pp", "35", "--pp-interleave", "3",
-     "--grad-accum", "280", "--recompute", "none", "--no-sequence-parallel"], 49.05, "Korthikanti et al. Table 5",
+     "--grad-accum", "280", "--recompute", "full", "--no-sequence-parallel"], 49.05, "Korthikanti et al. Table 5",
      "materialized"),
     ("GPT 1T, tp 8 x pp 64", [GPT, "--layers", "128", "--dim", "25600", "--heads", "160", "--context", "2048",
      "--vocab", "51200", "--batch", "512"], ["--world-size", "512", "--tp", "8", "--pp", "64", "--grad-accum", "512",
-     "--recompute", "none", "--no-sequence-parallel"], 94.42, "Korthikanti et al. Table 5", "materialized"),
+     "--recompute", "full", "--no-sequence-parallel"], 94.42, "Korthikanti et al. Table 5", "materialized"),
 ]
 
 # Figure 7 of Korthikanti et al.: activation memory of the 22B model relative to tensor parallelism

@@ -371,6 +371,10 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                                   I32(static_cast<int32_t>(o.getStage()))});
         return success();
       })
+      .Case([&](PipeStashOp o) { // into this micro-batch's slot of the stash argument
+        call(b, "zrt_copy", {dt, p[0], p[1], I64(numel(o.getValue()))});
+        return success();
+      })
       .Case([&](StageOutputOp o) { // never read: a non-last stage's step returns 0
         call(b, "zrt_fill_zero", {I32(0), p.back(), I64(1)});
         return success();

@@ -41,13 +41,17 @@ struct ZccMemoryPlanPass : zc::impl::ZccMemoryPlanBase<ZccMemoryPlanPass> {
     FailureOr<MemoryPlan> plan = planOf(module);
     if (failed(plan))
       return signalPassFailure();
-    if (budget <= 0 || plan->totalBytes() <= budget)
+    // A pipeline stage's input slots (each micro-batch in flight's inputs and kept
+    // activations) are train.bin's buffers beside the arena.
+    const int64_t slotBytes = pipelineSlotBytes(module), total = plan->totalBytes() + slotBytes;
+    if (budget <= 0 || total <= budget)
       return;
     const FunctionPlan *peak = plan->peakFunction();
     Operation *at = peak->ops[peak->peakIndex];
     InFlightDiagnostic diag = at->emitError()
-                              << "the memory plan needs " << plan->totalBytes() << " bytes per rank ("
-                              << mib(plan->totalBytes()) << "), over the budget of " << int64_t(budget) << " bytes ("
+                              << "the memory plan needs " << total << " bytes per rank (" << mib(total)
+                              << (slotBytes ? ", of which the pipeline's input slots " + mib(slotBytes) : std::string())
+                              << "), over the budget of " << int64_t(budget) << " bytes ("
                               << mib(budget) << "); it peaks here, in @" << func::FuncOp(peak->function).getSymName()
                               << ": persistent " << plan->persistentBytes << " (params " << plan->paramBytes
                               << ", grads " << plan->gradBytes << ", optimizer state " << plan->stateBytes

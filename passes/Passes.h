@@ -80,6 +80,26 @@ inline SmallVector<func::FuncOp> plannedFunctions(ModuleOp module) {
   return fns;
 }
 
+/// A pipeline stage's input slots outside the arena (train.bin's buffers for the arguments of
+/// each micro-batch in flight: `slots` of zc.pipeline, at most P - s under 1F1B): the bytes of
+/// the step's arguments with `zc.input` = `role` (every argument when empty) times the slots.
+/// 0 off a pipeline.
+inline int64_t pipelineSlotBytes(ModuleOp module, StringRef role = "") {
+  auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
+  func::FuncOp step = functionWithRole(module, "step");
+  auto slots = stage ? stage.getAs<IntegerAttr>("slots") : IntegerAttr();
+  if (!slots || !step)
+    return 0;
+  int64_t bytes = 0;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    auto given = step.getArgAttrOfType<StringAttr>(i, "zc.input");
+    auto type = cast<RankedTensorType>(step.getArgumentTypes()[i]);
+    if (role.empty() || (given && given.getValue() == role))
+      bytes += type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  }
+  return slots.getInt() * bytes;
+}
+
 /// The symbols an op names (parameters, states), in its attributes or arrays of
 /// them. Two ops naming one symbol touch one buffer: passes that reorder ops keep
 /// their order.

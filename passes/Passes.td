@@ -137,6 +137,33 @@ def ZccPipelineStage : Pass<"zcc-pipeline-stage", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccPipelineKeep : Pass<"zcc-pipeline-keep", "mlir::ModuleOp"> {
+  let summary = "A pipeline stage keeps its micro-batches' activations instead of computing its forward twice";
+  let description = [{
+    In a stage before the last (zcc-pipeline-stage), 1F1B runs the forward of
+    a micro-batch ("F", the `zc.role = "forward"` function) and, several
+    micro-batches later, its backward ("B", the step). Without this pass the
+    step computes the forward again from the stage input. With it, F is the
+    step's own forward (the ops before `zc.stage_output`: autodiff's, after
+    recomputation chose its checkpoints and fusion merged what it merges) plus
+    the send of the output, and each value the backward reads from it is
+    copied into an argument with `zc.input = "stash"` (`zc.pipe_stash`); the
+    step keeps only the backward and reads those arguments. train.bin gives each
+    micro-batch in flight its own argument buffers (P - s at stage s), so a
+    stage holds the activations of its micro-batches in flight, as Megatron-LM
+    and DeepSpeed's pipeline engine do, and `--recompute` applies inside the
+    stage as on one rank: what it recomputes is recomputed in B, what it keeps
+    is stashed. Parameter reads, the stage's inputs, their casts and chunks,
+    and reshapes (views) are taken again in B rather than kept.
+
+    ```mlir
+    // F: ... %h = zc.gelu ... ; zc.pipe_send %out to stage 1 ; zc.pipe_stash %h into %arg3
+    // B: func @gpt_step(..., %arg3 {zc.input = "stash"}) { ... zc.gelu_grad %dy, %arg3 ... }
+    ```
+  }];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccShardBatch : Pass<"zcc-shard-batch", "mlir::ModuleOp"> {
   let summary = "Gives each rank and micro-batch its slice of the global batch";
   let description = [{

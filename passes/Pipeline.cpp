@@ -10,28 +10,31 @@
 //  - Cuts: a cut may fall only where exactly one activation crosses (between
 //    blocks, the residual stream; never inside a block, where several values
 //    do). Among those, the cuts are chosen to minimize the costliest stage: a
-//    stage costs its forward's estimated FLOPs four times (the forward, its
-//    recomputation, the backward's two products) plus 16 bytes' worth per
-//    parameter value (the update and the memory it holds), so the embedding
-//    and the language-model head weigh in.
-//  - A stage's backward recomputes its forward from its input (activation
-//    checkpointing at stage boundaries): only the input of each micro-batch
-//    in flight is kept, as an argument of the stage's step (`zc.input =
-//    "activation"`), wrapped in zc.stage_input whose gradient autodiff sends
-//    back to the previous stage. A stage other than the last differentiates
-//    zc.stage_output of its output against the output's gradient, another
-//    argument (`zc.input = "activation_grad"`).
+//    stage costs its forward's estimated FLOPs three times (the forward, the
+//    backward's two products) plus 16 bytes' worth per parameter value (the
+//    update and the memory it holds), so the embedding and the language-model
+//    head weigh in.
+//  - A stage's input is an argument of its step (`zc.input = "activation"`),
+//    wrapped in zc.stage_input whose gradient autodiff sends back to the
+//    previous stage. A stage other than the last differentiates zc.stage_output
+//    of its output against the output's gradient, another argument (`zc.input
+//    = "activation_grad"`).
 //  - The forward that only runs forward (the 1F1B schedule's "F") is a second
 //    zc.forward, `@<model>_stage_forward` with `zc.forward_only`: the same ops,
 //    then zc.pipe_send of the output to the next stage. The last stage has
-//    none: its forward runs as part of its step.
+//    none: its forward runs as part of its step. After autodiff,
+//    zcc-pipeline-keep makes F the step's forward, which keeps what the
+//    backward reads for each micro-batch in flight, and the step the backward
+//    alone (PipelineKeep.cpp).
 //  - A parameter read by two stages (a tied embedding and head) is kept by
 //    both, marked `zc.pipeline_tied`: train.bin sums its gradient over the
 //    first and last stages before the update (Megatron's embedding group);
 //    only those two may share one.
 //  - The module records the plan: `zc.pipeline = {stage, stages, cuts,
-//    stage_flops, predicted_bubble}` (the 1F1B schedule simulated with each
-//    stage's cost, F = 1, step = 3 forwards).
+//    stage_flops, slots, predicted_bubble}` (slots: the micro-batches in
+//    flight, min(K, P - s); the 1F1B schedule simulated with each stage's
+//    cost: F = 1 forward, B = 2 (the last stage's step: 3, its forward with
+//    it)).
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,7 +120,7 @@ FailureOr<Partition> partition(ForwardOp forward, int64_t stages) {
     double params = 0;
     if (auto ref = dyn_cast<ParamRefOp>(ops[i]))
       params = 16.0 * tensorOf(ref.getResult()).getNumElements();
-    prefix[i + 1] = prefix[i] + 4 * flops + params;
+    prefix[i + 1] = prefix[i] + 3 * flops + params;
     flopPrefix[i + 1] = flopPrefix[i] + flops;
   }
   SmallVector<int64_t> cuts{0};
@@ -170,8 +173,8 @@ FailureOr<Partition> partition(ForwardOp forward, int64_t stages) {
 }
 
 /// The 1F1B schedule of `microBatches` over stages whose forward takes `forward[s]` and whose
-/// step (the recomputed forward and the backward) three times that: the step time, and the
-/// bubble, the fraction of stage-time idle in it.
+/// backward twice that (the last stage's step, its forward and backward, three times): the
+/// bubble, the fraction of stage-time idle in the step.
 double predictedBubble(ArrayRef<double> forward, int64_t microBatches) {
   const int64_t P = forward.size(), K = microBatches;
   // Each stage's list of work, in 1F1B order: warm-up forwards, then one forward and one
@@ -210,7 +213,8 @@ double predictedBubble(ArrayRef<double> forward, int64_t microBatches) {
         }
         double start = std::max(ready, clock[s]);
         // The last stage has no separate forward: its step runs the forward once.
-        double work = isForward ? (s + 1 < P ? forward[s] : 0) : 3 * forward[s];
+        const bool last = s + 1 == P;
+        double work = isForward ? (last ? 0 : forward[s]) : (last ? 3 : 2) * forward[s];
         clock[s] = start + work;
         (isForward ? fDone : bDone)[s][mb] = clock[s];
         ++next[s];
@@ -220,7 +224,7 @@ double predictedBubble(ArrayRef<double> forward, int64_t microBatches) {
   }
   double step = *std::max_element(clock.begin(), clock.end()), busy = 0;
   for (int64_t s = 0; s < P; ++s)
-    busy += K * ((s + 1 < P ? forward[s] : 0) + 3 * forward[s]);
+    busy += K * 3 * forward[s];
   return step > 0 ? 1.0 - busy / (P * step) : 0.0;
 }
 
@@ -385,6 +389,7 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
                                          b.getNamedAttr("stages", b.getI64IntegerAttr(P)),
                                          b.getNamedAttr("cuts", b.getDenseI64ArrayAttr(plan->begin)),
                                          b.getNamedAttr("stage_flops", b.getF64ArrayAttr(plan->flops)),
+                                         b.getNamedAttr("slots", b.getI64IntegerAttr(std::min<int64_t>(microBatches, P - s))),
                                          b.getNamedAttr("predicted_bubble", b.getF64FloatAttr(bubble))}));
     return success();
   }

@@ -112,6 +112,10 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
   // Matmuls with their epilogues (bias, GELU, their backward); the LM head with its loss.
   if (options.fuse)
     pm.addPass(createZccFuse({options.headChunkBytes}));
+  // A pipeline stage's forward runs once per micro-batch: its backward reads what the forward
+  // kept (after recomputation chose the checkpoints and fusion the ops that read them).
+  if (options.pipelineParallel > 1)
+    pm.addPass(createZccPipelineKeep());
   ZccOptimizerOptions optimizer;
   optimizer.kind = options.optimizer;
   optimizer.microBatches = options.gradAccum;

@@ -389,10 +389,14 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     SmallVector<func::FuncOp> fns{step};
     if (update)
       fns.push_back(update);
+    // A pipeline stage's forward runs apart from its step (zcc-pipeline-keep); what it keeps
+    // for the backward waits in the input slots of the micro-batches in flight.
+    if (func::FuncOp forward = functionWithRole(*copy, "forward"))
+      fns.push_back(forward);
     FailureOr<MemoryPlan> plan = planMemory(*copy, fns);
     if (failed(plan))
       return failure();
-    return plan->totalBytes();
+    return plan->totalBytes() + pipelineSlotBytes(*copy);
   }
 
   static double flopsOf(ArrayRef<Candidate> set) {

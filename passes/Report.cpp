@@ -234,20 +234,6 @@ void simulate(func::FuncOp fn, const CostModel &costs, int64_t times, double &co
   exposed += times * exposedHere;
 }
 
-/// A pipeline stage's inputs kept for its micro-batches in flight (1F1B keeps at most P - s,
-/// fewer with fewer micro-batches): train.bin's input slots, outside the arena.
-int64_t inFlightInputBytes(ModuleOp module, int64_t microBatches) {
-  auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
-  func::FuncOp step = functionWithRole(module, "step");
-  if (!stage || !step)
-    return 0;
-  int64_t s = stage.getAs<IntegerAttr>("stage").getInt(), stages = stage.getAs<IntegerAttr>("stages").getInt();
-  int64_t slots = std::min(microBatches, stages - s), inputs = 0;
-  for (Type t : step.getArgumentTypes())
-    inputs += tensorBytes(cast<RankedTensorType>(t));
-  return slots * inputs;
-}
-
 /// A pipeline stage's plan (zcc-pipeline-stage), or null.
 llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microBatches) {
   auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
@@ -263,7 +249,9 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
                             {"predicted_bubble", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()},
                             {"sends", plan.pipelineSends},
                             {"comm_bytes", plan.pipelineBytes},
-                            {"in_flight_input_bytes", inFlightInputBytes(module, microBatches)}};
+                            {"slots", stage.getAs<IntegerAttr>("slots").getInt()},
+                            {"in_flight_input_bytes", pipelineSlotBytes(module)},
+                            {"kept_activation_bytes", pipelineSlotBytes(module, "stash")}};
 }
 
 /// The NVMe swap schedule of the update (zcc-offload): bytes each way per step, and its
@@ -398,6 +386,9 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
     for (const FunctionPlan &fn : arena->functions)
       for (int64_t i = 0; i < static_cast<int64_t>(fn.ops.size()); ++i)
         activationPeak = std::max(activationPeak, arena->liveAt(fn, i).at(BufferKind::Activation));
+    // A pipeline stage's activations kept for its micro-batches in flight (zcc-pipeline-keep),
+    // in train.bin's input slots: held through every function's peak.
+    activationPeak += pipelineSlotBytes(module, "stash");
     // zcc-recompute's choice; the FLOPs it adds per optimizer step.
     std::string recomputePolicy = "none", recomputePlan = "none";
     int64_t recomputeFlops = 0, recomputeValues = 0;
@@ -405,12 +396,15 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
     // The step's own FLOPs (forward and backward), per optimizer step; the recomputation's
     // are taken out below (fusion merges recomputed ops with others, so they cannot be told
     // apart op by op).
+    // A pipeline stage before the last runs its forward as a function of its own (1F1B's F,
+    // zcc-pipeline-keep): counted with the step it is part of.
     double stepFlops = 0;
-    if (step)
-      step.walk([&](Operation *op) {
-        if (isa_and_nonnull<ZcDialect>(op->getDialect()))
-          stepFlops += estimatedFlops(op);
-      });
+    for (func::FuncOp fn : {step, functionWithRole(module, "forward")})
+      if (fn)
+        fn.walk([&](Operation *op) {
+          if (isa_and_nonnull<ZcDialect>(op->getDialect()))
+            stepFlops += estimatedFlops(op);
+        });
     stepFlops *= microBatches;
     if (auto r = module->getAttrOfType<DictionaryAttr>("zc.recompute")) {
       if (auto p = r.getAs<StringAttr>("policy"))
@@ -579,8 +573,9 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
            << " bytes (stage " << stage.getAs<IntegerAttr>("stage").getInt() << " of "
            << stage.getAs<IntegerAttr>("stages").getInt() << ", predicted 1F1B bubble "
            << llvm::formatv("{0:F3}", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()) << " over "
-           << microBatches << " micro-batches; inputs of the micro-batches in flight: "
-           << inFlightInputBytes(module, microBatches) << " B)\n";
+           << microBatches << " micro-batches; inputs of the " << stage.getAs<IntegerAttr>("slots").getInt()
+           << " micro-batches in flight: " << pipelineSlotBytes(module) << " B, of which activations kept for "
+           << "their backward " << pipelineSlotBytes(module, "stash") << " B)\n";
       if (tensorParallel > 1)
       {
         os << "    of which tensor-parallel: all_reduce " << plan.tensorAllReduces << ", all_gather "

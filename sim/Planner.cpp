@@ -142,18 +142,17 @@ double modelStateLowerBound(const PlanChoice &c, double params) {
 /// recomputation, every matmul's input (its weight gradient needs it) of one micro-batch, split
 /// over tensor (sequence parallelism), context and pipeline ranks.
 double activationLowerBound(const PlanChoice &c, const ModelFacts &facts, bool bf16) {
-  if (c.recompute == "full" || c.pp > 1) // a pipeline stage's step recomputes its forward
+  if (c.recompute == "full")
     return 0;
   double perSequence = facts.matmulInputElements / double(facts.batch) * (bf16 ? 2 : 4);
   return perSequence * double(c.microBatchSize) / double(c.tp * c.cp);
 }
 
 /// A lower bound of the step: every device's share of the matmuls at the best matmul rate, one
-/// more forward where whole blocks are recomputed (full, and every pipeline stage's step), and
-/// the 1F1B bubble.
+/// more forward where whole blocks are recomputed (full), and the 1F1B bubble.
 double stepLowerBound(const PlanChoice &c, const ModelFacts &facts, double scale, const Cluster &cluster, bool bf16) {
   const double best = cluster.matmulCurve(bf16).best();
-  const double again = (c.recompute == "full" || c.pp > 1) ? 1 : 0, devices = double(c.tp * c.cp * c.pp * c.dp);
+  const double again = c.recompute == "full" ? 1 : 0, devices = double(c.tp * c.cp * c.pp * c.dp);
   const double peak = cluster.peakFlops(bf16);
   double seconds = facts.forwardMatmulFlops * scale * (3 + again) / devices / (peak * best);
   // Flash attention: the forward (again where recomputed) and its gradient, 2.5 forwards' FLOPs.

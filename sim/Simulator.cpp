@@ -269,7 +269,8 @@ FunctionTime timeFunction(func::FuncOp fn, const ClusterCost &cost, bool isUpdat
   return result;
 }
 
-/// A pipeline stage's inputs kept for the micro-batches in flight (1F1B keeps P - s).
+/// A pipeline stage's inputs kept for the micro-batches in flight (1F1B keeps P - s), with the
+/// activations its forward keeps for its backward (zcc-pipeline-keep's stash arguments).
 int64_t inFlightInputs(ModuleOp module, int64_t microBatches, int64_t pipelineRanks, int64_t rank) {
   func::FuncOp step = functionWithRole(module, "step");
   if (!step || !module->getAttr("zc.pipeline"))
@@ -316,9 +317,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
       forward[j] = timeFunction(fwd, cost, false, nullptr, 0, 0);
       step[j] = timeFunction(functionWithRole(module, "step"), cost, false, nullptr, 0, 0);
       update[j] = timeFunction(functionWithRole(module, "update"), cost, true, nullptr, 0, 0);
-      // A stage's step runs its forward again from the stage's input (checkpointing at stage
-      // boundaries): that share of its compute is recomputation.
-      double again = std::min(forward[j].parts.compute, step[j].parts.compute);
+      // A stage's step is its backward alone (zcc-pipeline-keep: the forward runs once, in F).
       // zcc-recompute's clones: fusion merges them with ops of the backward, so their share is
       // taken by FLOPs (the plan records them) rather than op by op.
       if (auto plan = module->getAttrOfType<DictionaryAttr>("zc.recompute"))
@@ -329,10 +328,10 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
               stepFlops += estimatedFlops(op);
           });
           double share = stepFlops > 0 ? std::min(1.0, double(flops.getInt()) / stepFlops) : 0;
-          again += share * (step[j].parts.compute - again);
+          double again = share * step[j].parts.compute;
+          step[j].parts.compute -= again;
+          step[j].parts.recompute += again;
         }
-      step[j].parts.compute -= again;
-      step[j].parts.recompute += again;
       FailureOr<MemoryPlan> arena = planMemory(module, plannedFunctions(module));
       arenaBytes[j] = succeeded(arena) ? arena->totalBytes() : 0;
     }

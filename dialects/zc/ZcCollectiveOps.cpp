@@ -223,3 +223,12 @@ LogicalResult CpToHeadsOp::verify() {
 LogicalResult CpToTokensOp::verify() {
   return verifyTokensHeads(*this, tensorOf(getResult()), tensorOf(getInput()), getRanks(), getHeads());
 }
+
+LogicalResult PipeStashOp::verify() {
+  auto arg = dyn_cast<BlockArgument>(getStash());
+  auto fn = arg ? dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp()) : nullptr;
+  auto role = fn ? fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "zc.input") : nullptr;
+  if (!role || role.getValue() != "stash")
+    return emitOpError("stash must be an argument of the function with zc.input = \"stash\"");
+  return success();
+}

@@ -484,6 +484,25 @@ def ZC_PipeSendOp : ZC_Op<"pipe_send"> {
   let assemblyFormat = "$input `to` `stage` $stage attr-dict `:` type($input)";
 }
 
+def ZC_PipeStashOp : ZC_Op<"pipe_stash", [AllTypesMatch<["value", "stash"]>]> {
+  let summary = "Keeps a forward value of a pipeline stage for its backward";
+  let description = [{
+    A stage before the last runs its forward ("F" of the 1F1B schedule) and its
+    backward ("B") as two calls, several micro-batches apart. Each value the
+    backward reads from the forward is copied, in the forward-only function,
+    into `stash`: an argument with `zc.input = "stash"`, which the step function
+    has at the same position and reads in place. train.bin gives every
+    micro-batch in flight its own buffers for the arguments (its slot), so the
+    stage keeps those values for each micro-batch in flight instead of computing
+    its forward a second time (zcc-pipeline-keep).
+
+    Example: `zc.pipe_stash %h into %arg3 : tensor<8x64x256xf32>`
+  }];
+  let arguments = (ins ZC_FloatTensor:$value, ZC_FloatTensor:$stash);
+  let assemblyFormat = "$value `into` $stash attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
 def ZC_StageInputOp : ZC_Op<"stage_input", [AllTypesMatch<["input", "result"]>]> {
   let summary = "A pipeline stage's input activation: identity forward, gradient sent back";
   let description = [{

@@ -242,7 +242,8 @@ int main(int argc, char **argv) {
   zrt_matmul_plan_text(run.matmulPlan.data(), static_cast<int64_t>(run.matmulPlan.size()) + 1);
   // The data source fills host rows; zrt_input_write moves them where the kernels read. A
   // pipeline stage keeps the inputs of each micro-batch in flight (a slot each); its
-  // activation inputs are received from the neighbouring stages into them.
+  // activation inputs are received from the neighbouring stages into them, and its stash
+  // inputs (zcc-pipeline-keep) hold what the micro-batch's forward kept for its backward.
   const int64_t rows = model.rowsPerMicroBatch(), K = model.microBatches;
   const int64_t slots = stages > 1 ? pipelineSlots(stage, stages, K) : 1;
   const int64_t nInputs = static_cast<int64_t>(model.inputs.size());
@@ -250,9 +251,13 @@ int main(int argc, char **argv) {
   std::vector<void *> hostRows;
   std::vector<std::vector<void *>> slotBuffers(slots);
   int64_t activationInput = -1, activationGradInput = -1;
+  auto fromData = [&](int64_t i) {
+    const std::string &role = model.inputs[i].role;
+    return role != "activation" && role != "activation_grad" && role != "stash";
+  };
   for (int64_t i = 0; i < nInputs; ++i) {
     const InputInfo &in = model.inputs[i];
-    storage.emplace_back(in.bytes);
+    storage.emplace_back(fromData(i) ? in.bytes : 0);
     hostRows.push_back(storage.back().data());
     if (in.role == "activation")
       activationInput = i;
@@ -261,7 +266,6 @@ int main(int argc, char **argv) {
     for (int64_t j = 0; j < slots; ++j)
       slotBuffers[j].push_back(zrt_input_buffer(j * nInputs + i, in.bytes));
   }
-  auto isActivation = [&](int64_t i) { return i == activationInput || i == activationGradInput; };
   const int64_t globalRows = rows * K * batchRanks;
   int64_t tokensPerRow = 1;
   for (const InputInfo &in : model.inputs)
@@ -290,7 +294,7 @@ int main(int argc, char **argv) {
     for (int64_t r = 0; r < rows; ++r)
       source.fillRow(first + r, r, hostRows);
     for (int64_t i = 0; i < nInputs; ++i)
-      if (!isActivation(i))
+      if (fromData(i))
         zrt_input_write(slot * nInputs + i, storage[i].data(), static_cast<int64_t>(storage[i].size()));
   };
   // The validation loss: the forward only, over --eval-iters global batches of the held-out

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The 1F1B schedule in a pipeline's trace (--trace): on P stages over K micro-batches, stage s
-runs min(P - s - 1, K) forwards, then alternates one forward ("F m") and one step ("B m":
-recomputed forward and backward), then the steps left; the last stage only steps (its forward
-is part of its step). Each rank's trace holds its stage's sequence, every step.
+runs min(P - s - 1, K) forwards, then alternates one forward ("F m") and one step ("B m": the
+backward, reading what the forward kept), then the steps left; the last stage only steps (its
+forward is part of its step). Each rank's trace holds its stage's sequence, every step.
 
 usage: pipeline_trace.py ZCC MODEL.mlir STAGES MICRO-BATCHES DATA-FLAGS...
 """

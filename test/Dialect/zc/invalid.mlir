@@ -757,6 +757,14 @@ func.func @f(%g: tensor<4xf32>) {
 
 // -----
 
+func.func @f(%h: tensor<4xf32>, %kept: tensor<4xf32> {zc.input = "activation"}) {
+  // expected-error @+1 {{'zc.pipe_stash' op stash must be an argument of the function with zc.input = "stash"}}
+  zc.pipe_stash %h into %kept : tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @f(%g: tensor<4xf32>) {
   // expected-error @+1 {{'zc.stage_input' op failed to verify that all of {input, result} have same type}}
   %0 = "zc.stage_input"(%g) <{from = 0 : i64}> : (tensor<4xf32>) -> tensor<2xf32>

@@ -302,6 +302,17 @@ func.func @pipeline_stage(%x: tensor<2x6x8xf32>, %dx: tensor<2x6x8xf32>) {
 
 // -----
 
+// Tests that a pipeline stage's kept value round-trips (zcc-pipeline-keep).
+
+// CHECK-LABEL: func.func @stash
+func.func @stash(%h: tensor<2x6x8xf32>, %kept: tensor<2x6x8xf32> {zc.input = "stash"}) {
+  // CHECK: zc.pipe_stash %{{.+}} into %{{.+}} : tensor<2x6x8xf32>
+  zc.pipe_stash %h into %kept : tensor<2x6x8xf32>
+  return
+}
+
+// -----
+
 // Tests that gradient buffers, optimizer state and updates round-trip.
 
 // CHECK: zc.state @w.exp_avg : tensor<4x3xf32> of @w
