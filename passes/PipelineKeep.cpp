@@ -89,7 +89,13 @@ struct ZccPipelineKeepPass : zc::impl::ZccPipelineKeepBase<ZccPipelineKeepPass> 
       return forward.emitOpError("zcc-pipeline-keep: the stage's forward sends nothing to the next stage");
     const uint64_t nextStage = send.getStage();
     const Location sendLoc = send.getLoc(); // the forward's old body goes
-    auto inForward = [&](Operation *op) { return op->getBlock() == &body && op->isBeforeInBlock(boundary); };
+    DenseSet<Operation *> forwardOps; // the step's ops before its objective
+    for (Operation &op : body) {
+      if (&op == boundary.getOperation())
+        break;
+      forwardOps.insert(&op);
+    }
+    auto inForward = [&](Operation *op) { return forwardOps.contains(op); };
 
     // B's reads of F's values: taken again right before their first reader in B, or kept (a
     // stash argument each).
@@ -170,13 +176,13 @@ struct ZccPipelineKeepPass : zc::impl::ZccPipelineKeepBase<ZccPipelineKeepPass> 
     // B: the step without its forward. Its objective's output operand is never read (a stage
     // before the last returns 0): the received gradient stands in for the forward's output.
     boundary.getOutputMutable().assign(boundary.getGrad());
-    SmallVector<Operation *> forwardOps;
+    SmallVector<Operation *> erased;
     for (Operation &op : body) {
       if (&op == boundary.getOperation())
         break;
-      forwardOps.push_back(&op);
+      erased.push_back(&op);
     }
-    for (Operation *op : llvm::reverse(forwardOps)) {
+    for (Operation *op : llvm::reverse(erased)) {
       if (!op->use_empty())
         return op->emitOpError("zcc-pipeline-keep: still read by the stage's backward");
       op->erase();
