@@ -95,7 +95,8 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
       module.emitError("nothing to lower: run zcc-autodiff and zcc-optimizer first");
       return signalPassFailure();
     }
-    func::FuncOp forward = functionWithRole(module, "forward"), eval = functionWithRole(module, "eval");
+    func::FuncOp forward = functionWithRole(module, "forward"), eval = functionWithRole(module, "eval"),
+                 weight = functionWithRole(module, "weight");
     FailureOr<MemoryPlan> plan = planMemory(module, plannedFunctions(module));
     if (failed(plan))
       return signalPassFailure();
@@ -111,7 +112,8 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
     if (failed(lowering.lowerFunction(step, /*isStep=*/true, "zcc_step" + suffix)) ||
         failed(lowering.lowerFunction(update, /*isStep=*/false, "zcc_update" + suffix)) ||
         (forward && failed(lowering.lowerFunction(forward, /*isStep=*/true, "zcc_forward" + suffix))) ||
-        (eval && failed(lowering.lowerFunction(eval, /*isStep=*/true, "zcc_eval" + suffix))))
+        (eval && failed(lowering.lowerFunction(eval, /*isStep=*/true, "zcc_eval" + suffix))) ||
+        (weight && failed(lowering.lowerFunction(weight, /*isStep=*/true, "zcc_weight" + suffix))))
       return signalPassFailure();
     (*model)["matmuls"] = lowering.matmulsJson();
     lowering.emitModelJson("zcc_model_json" + suffix, llvm::json::Value(std::move(*model)));

@@ -1,6 +1,7 @@
 //===- MemoryPlan.cpp - arena offsets from live ranges --------------------===//
 
 #include "passes/MemoryPlan.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/MathExtras.h"
@@ -10,6 +11,21 @@ using namespace mlir::zc;
 
 int64_t mlir::zc::tensorBytes(RankedTensorType type) {
   return type.getNumElements() * (type.getElementTypeBitWidth() / 8);
+}
+
+int64_t mlir::zc::pipelineSlotBytes(ModuleOp module, StringRef role) {
+  auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
+  func::FuncOp step = functionWithRole(module, "step");
+  auto slots = stage ? stage.getAs<IntegerAttr>("slots") : IntegerAttr();
+  if (!slots || !step)
+    return 0;
+  int64_t bytes = 0;
+  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
+    auto given = step.getArgAttrOfType<StringAttr>(i, "zc.input");
+    if (role.empty() || (given && given.getValue() == role))
+      bytes += tensorBytes(cast<RankedTensorType>(step.getArgumentTypes()[i]));
+  }
+  return slots.getInt() * bytes;
 }
 
 namespace {

@@ -92,6 +92,12 @@ struct MemoryPlan {
 /// cannot be placed.
 FailureOr<MemoryPlan> planMemory(ModuleOp module, ArrayRef<func::FuncOp> functions);
 
+/// A pipeline stage's input slots outside the arena (train.bin's buffers for the arguments of
+/// each micro-batch in flight: `slots` of zc.pipeline, the schedule's): the bytes of the step's
+/// arguments with `zc.input` = `role` (every argument when empty) times the slots. 0 off a
+/// pipeline.
+int64_t pipelineSlotBytes(ModuleOp module, StringRef role = "");
+
 } // namespace mlir::zc
 
 #endif // ZCC_PASSES_MEMORYPLAN_H

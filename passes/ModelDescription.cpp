@@ -218,13 +218,17 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
         tiers["nvme_path"] = path.getValue();
     model["tiers"] = std::move(tiers);
   }
-  // A pipeline stage: which, and what the 1F1B schedule is predicted to leave idle.
+  // A pipeline stage: which, its schedule (train.bin builds the same table) and what the
+  // schedule is predicted to leave idle.
   if (auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline"))
     model["pipeline"] = llvm::json::Object{
         {"stage", stage.getAs<IntegerAttr>("stage").getInt()},
         {"stages", stage.getAs<IntegerAttr>("stages").getInt()},
+        {"schedule", stage.getAs<StringAttr>("schedule").getValue()},
+        {"slots", stage.getAs<IntegerAttr>("slots").getInt()},
         {"predicted_bubble", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()},
-        {"forward", static_cast<bool>(functionWithRole(module, "forward"))}};
+        {"forward", static_cast<bool>(functionWithRole(module, "forward"))},
+        {"weight", static_cast<bool>(functionWithRole(module, "weight"))}};
   model["eval"] = static_cast<bool>(functionWithRole(module, "eval"));
   // ZeRO++'s hierarchy (zcc-zero-pp): the node size the hops' shapes assume, hpZ's group.
   if (auto h = module->getAttrOfType<DictionaryAttr>("zc.hierarchy"))

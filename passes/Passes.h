@@ -73,31 +73,14 @@ inline int64_t stepGateIndex(ModuleOp module, int64_t from) {
   return std::lower_bound(offsets.begin(), offsets.end(), from) - offsets.begin();
 }
 
-/// The functions the memory plan places: the step and the update, and the forward-only ones.
+/// The functions the memory plan places: the step and the update, the forward-only ones, and
+/// a pipeline stage's weight gradients (the zero-bubble schedules' W).
 inline SmallVector<func::FuncOp> plannedFunctions(ModuleOp module) {
   SmallVector<func::FuncOp> fns{functionWithRole(module, "step"), functionWithRole(module, "update")};
   fns.append(forwardOnlyFunctions(module));
+  if (func::FuncOp weight = functionWithRole(module, "weight"))
+    fns.push_back(weight);
   return fns;
-}
-
-/// A pipeline stage's input slots outside the arena (train.bin's buffers for the arguments of
-/// each micro-batch in flight: `slots` of zc.pipeline, at most P - s under 1F1B): the bytes of
-/// the step's arguments with `zc.input` = `role` (every argument when empty) times the slots.
-/// 0 off a pipeline.
-inline int64_t pipelineSlotBytes(ModuleOp module, StringRef role = "") {
-  auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
-  func::FuncOp step = functionWithRole(module, "step");
-  auto slots = stage ? stage.getAs<IntegerAttr>("slots") : IntegerAttr();
-  if (!slots || !step)
-    return 0;
-  int64_t bytes = 0;
-  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
-    auto given = step.getArgAttrOfType<StringAttr>(i, "zc.input");
-    auto type = cast<RankedTensorType>(step.getArgumentTypes()[i]);
-    if (role.empty() || (given && given.getValue() == role))
-      bytes += type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
-  }
-  return slots.getInt() * bytes;
 }
 
 /// The symbols an op names (parameters, states), in its attributes or arrays of

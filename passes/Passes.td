@@ -122,7 +122,8 @@ def ZccPipelineStage : Pass<"zcc-pipeline-stage", "mlir::ModuleOp"> {
     output to the next stage (zc.pipe_send). Parameters read by the first and
     last stage (a tied embedding and head) are marked `zc.pipeline_tied`.
     The module gets `zc.pipeline = {stage, stages, cuts, stage_flops,
-    predicted_bubble}`: the 1F1B schedule's predicted idle fraction over
+    schedule, slots, predicted_bubble}`: the schedule's (`1f1b` or `zb-h1`)
+    micro-batches in flight at the stage and its predicted idle fraction over
     `micro-batches`.
 
     ```mlir
@@ -133,6 +134,7 @@ def ZccPipelineStage : Pass<"zcc-pipeline-stage", "mlir::ModuleOp"> {
     Option<"stages", "stages", "int64_t", "1", "Pipeline stages">,
     Option<"stage", "stage", "int64_t", "0", "The stage to keep">,
     Option<"microBatches", "micro-batches", "int64_t", "1", "Micro-batches per step (the 1F1B schedule's)">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"", "The pipeline schedule: 1f1b or zb-h1">,
   ];
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
@@ -162,6 +164,30 @@ def ZccPipelineKeep : Pass<"zcc-pipeline-keep", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
+def ZccPipelineSplitBackward : Pass<"zcc-pipeline-split-backward", "mlir::ModuleOp"> {
+  let summary = "Splits a pipeline stage's backward into the input's gradient (B) and the weights' (W)";
+  let description = [{
+    For the zero-bubble schedules (`zc.pipeline` `schedule = "zb-h1"`): the
+    step keeps what the stage's output to the previous stage (the input's
+    gradient, `zc.pipe_send`) and its result (the loss) need, and a new
+    function with `zc.role = "weight"` gets the rest, in order: the weight
+    gradients and their accumulation, nothing another stage waits for, which
+    the schedule runs later, in what would be idle time. W takes the same
+    arguments as the stage's other functions; each value it reads from B is
+    copied into a `zc.input = "stash"` argument (`zc.pipe_stash`, at the end
+    of B) that every function of the stage gets, so it lives in the
+    micro-batch's input slot until its W. Parameter reads, constants and views
+    or casts of the inputs are taken again in W.
+
+    ```mlir
+    // B: ... %dx = zc.matmul %dy, %w transpose_rhs ; zc.pipe_send %dx to stage 0 ; zc.pipe_stash %dy into %arg5
+    // W: func @gpt_step_weight(..., %arg5 {zc.input = "stash"}) attributes {zc.role = "weight"}
+    //      { %dw = zc.matmul %x, %arg5 transpose_lhs ; zc.grad_accumulate @w, %dw }
+    ```
+  }];
+  let dependentDialects = ["::mlir::zc::ZcDialect", "::mlir::arith::ArithDialect"];
 }
 
 def ZccShardBatch : Pass<"zcc-shard-batch", "mlir::ModuleOp"> {

@@ -31,16 +31,18 @@
 //    first and last stages before the update (Megatron's embedding group);
 //    only those two may share one.
 //  - The module records the plan: `zc.pipeline = {stage, stages, cuts,
-//    stage_flops, slots, predicted_bubble}` (slots: the micro-batches in
-//    flight, min(K, P - s); the 1F1B schedule simulated with each stage's
-//    cost: F = 1 forward, B = 2 (the last stage's step: 3, its forward with
-//    it)).
+//    stage_flops, schedule, slots, predicted_bubble}` (schedule: `1f1b` or
+//    `zb-h1`; slots: the micro-batches in flight at this stage, min(K, P - s)
+//    under 1F1B, min(K, P) under ZB-H1; the schedule's table, the one train.bin
+//    runs, timed with each stage's cost: F = 1 forward, B = 2 (under ZB-H1 B = 1
+//    and W = 1; the last stage's F is part of its B)).
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/CostModel.h"
 #include "passes/ModelDescription.h"
 #include "passes/Passes.h"
+#include "runtime/main/PipelineSchedule.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
@@ -172,60 +174,24 @@ FailureOr<Partition> partition(ForwardOp forward, int64_t stages) {
   return p;
 }
 
-/// The 1F1B schedule of `microBatches` over stages whose forward takes `forward[s]` and whose
-/// backward twice that (the last stage's step, its forward and backward, three times): the
-/// bubble, the fraction of stage-time idle in the step.
-double predictedBubble(ArrayRef<double> forward, int64_t microBatches) {
-  const int64_t P = forward.size(), K = microBatches;
-  // Each stage's list of work, in 1F1B order: warm-up forwards, then one forward and one
-  // backward, then the remaining backwards.
-  std::vector<std::vector<std::pair<bool, int64_t>>> order(P); // (isForward, micro-batch)
+/// The schedule's bubble, the fraction of stage-time idle in the step, timed on the schedule
+/// table train.bin runs (runtime/main/PipelineSchedule.h) with each stage's forward costing
+/// `forward[s]` and its backward twice that: under 1F1B one B; under the zero-bubble schedules
+/// B (the input's gradient) and W (the weights') one forward each, but on the first stage,
+/// whose input (the tokens) has no gradient: its W is the whole backward. The last stage has
+/// no separate forward: its B runs the forward too.
+double predictedBubble(ArrayRef<double> forward, int64_t microBatches, zcc::pipeline::Schedule schedule) {
+  const int64_t P = forward.size();
+  std::vector<zcc::pipeline::StageCosts> costs(P);
+  const bool split = zcc::pipeline::splitsBackward(schedule);
   for (int64_t s = 0; s < P; ++s) {
-    int64_t warm = std::min(P - s - 1, K), f = 0, b = 0;
-    for (; f < warm; ++f)
-      order[s].push_back({true, f});
-    while (b < K) {
-      if (f < K)
-        order[s].push_back({true, f++});
-      order[s].push_back({false, b++});
-    }
+    const bool last = s + 1 == P;
+    costs[s].forward = last ? 0 : forward[s];
+    const double inputGrad = !split ? 2 * forward[s] : s == 0 ? 0 : forward[s];
+    costs[s].backward = inputGrad + (last ? forward[s] : 0);
+    costs[s].weight = 2 * forward[s] - (split ? inputGrad : 2 * forward[s]);
   }
-  // Earliest finish of each item given its dependencies: F(s, m) after F(s-1, m); B(s, m)
-  // after B(s+1, m) (and after F(s, m)); each stage one item at a time.
-  std::vector<std::vector<double>> fDone(P, std::vector<double>(K, -1)), bDone(P, std::vector<double>(K, -1));
-  std::vector<size_t> next(P, 0);
-  std::vector<double> clock(P, 0);
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (int64_t s = 0; s < P; ++s) {
-      while (next[s] < order[s].size()) {
-        auto [isForward, mb] = order[s][next[s]];
-        double ready;
-        if (isForward) {
-          if (s > 0 && fDone[s - 1][mb] < 0)
-            break;
-          ready = s > 0 ? fDone[s - 1][mb] : 0;
-        } else {
-          if (s + 1 < P && bDone[s + 1][mb] < 0)
-            break;
-          ready = s + 1 < P ? bDone[s + 1][mb] : 0;
-        }
-        double start = std::max(ready, clock[s]);
-        // The last stage has no separate forward: its step runs the forward once.
-        const bool last = s + 1 == P;
-        double work = isForward ? (last ? 0 : forward[s]) : (last ? 3 : 2) * forward[s];
-        clock[s] = start + work;
-        (isForward ? fDone : bDone)[s][mb] = clock[s];
-        ++next[s];
-        progress = true;
-      }
-    }
-  }
-  double step = *std::max_element(clock.begin(), clock.end()), busy = 0;
-  for (int64_t s = 0; s < P; ++s)
-    busy += K * 3 * forward[s];
-  return step > 0 ? 1.0 - busy / (P * step) : 0.0;
+  return zcc::pipeline::timeTable(zcc::pipeline::table(schedule, P, microBatches), costs).bubble;
 }
 
 struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePass> {
@@ -235,6 +201,11 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
     ModuleOp module = getOperation();
     if (stages < 1 || stage < 0 || stage >= stages || microBatches < 1) {
       module.emitError("zcc-pipeline-stage: stages must be positive, stage in [0, stages), micro-batches positive");
+      return signalPassFailure();
+    }
+    if (!zcc::pipeline::parseSchedule(schedule)) {
+      module.emitError("zcc-pipeline-stage: unknown schedule '")
+          << schedule << "' (one of " << zcc::pipeline::scheduleNames() << ")";
       return signalPassFailure();
     }
     if (stages == 1)
@@ -383,13 +354,15 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
 
     // The plan, for the report and train.bin.
     SmallVector<double> forwardCost(plan->flops.begin(), plan->flops.end());
-    double bubble = predictedBubble(forwardCost, microBatches);
+    const zcc::pipeline::Schedule kind = *zcc::pipeline::parseSchedule(schedule);
+    double bubble = predictedBubble(forwardCost, microBatches, kind);
     module->setAttr("zc.pipeline",
                     b.getDictionaryAttr({b.getNamedAttr("stage", b.getI64IntegerAttr(s)),
                                          b.getNamedAttr("stages", b.getI64IntegerAttr(P)),
                                          b.getNamedAttr("cuts", b.getDenseI64ArrayAttr(plan->begin)),
                                          b.getNamedAttr("stage_flops", b.getF64ArrayAttr(plan->flops)),
-                                         b.getNamedAttr("slots", b.getI64IntegerAttr(std::min<int64_t>(microBatches, P - s))),
+                                         b.getNamedAttr("schedule", b.getStringAttr(schedule)),
+                                         b.getNamedAttr("slots", b.getI64IntegerAttr(zcc::pipeline::slots(kind, s, P, microBatches))),
                                          b.getNamedAttr("predicted_bubble", b.getF64FloatAttr(bubble))}));
     return success();
   }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Pipelines.h"
+#include "runtime/main/PipelineSchedule.h"
 
 #include "passes/Passes.h"
 
@@ -30,6 +31,12 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
   else if (options.contextParallelMode != "ulysses" && options.contextParallelMode != "auto" &&
            options.contextParallelMode != "ring")
     os << "--cp-mode must be ulysses, ring or auto, got " << options.contextParallelMode;
+  else if (!zcc::pipeline::parseSchedule(options.pipelineSchedule))
+    os << "--pp-schedule must be one of " << zcc::pipeline::scheduleNames() << ", got " << options.pipelineSchedule;
+  else if (options.pipelineSchedule != "1f1b" && options.offloadActivations != "none")
+    os << "--pp-schedule " << options.pipelineSchedule
+       << " with --offload-activations is not supported: the weight gradients' inputs would wait in host memory "
+          "past their backward";
   else if (options.pipelineStage < 0 || options.pipelineStage >= options.pipelineParallel)
     os << "pipeline-stage must be in [0, --pp), got " << options.pipelineStage;
   else if (options.pipelineParallel > 1 && options.zeroStage == 3)
@@ -162,6 +169,10 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
   // the schedule has fixed every op's place.
   if (options.offloadActivations == "cpu")
     pm.addPass(createZccOffloadActivations());
+  // The zero-bubble schedules' backward in two: the input's gradient (B), sent back at once, and
+  // the weights' (W), which the schedule defers; last, once every collective has its place.
+  if (options.pipelineParallel > 1 && zcc::pipeline::splitsBackward(*zcc::pipeline::parseSchedule(options.pipelineSchedule)))
+    pm.addPass(createZccPipelineSplitBackward());
 }
 } // namespace
 
@@ -179,7 +190,8 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   pm.addPass(createZccShardBatch({batchRanks(options), options.gradAccum}));
   // The pipeline stage this compile is of (zcc compiles each and links them all).
   if (options.pipelineParallel > 1)
-    pm.addPass(createZccPipelineStage({options.pipelineParallel, options.pipelineStage, options.gradAccum}));
+    pm.addPass(createZccPipelineStage(
+        {options.pipelineParallel, options.pipelineStage, options.gradAccum, options.pipelineSchedule}));
   // Context parallelism: every sequence's tokens split over the context ranks.
   if (options.contextParallel > 1)
     pm.addPass(createZccContextParallel({options.contextParallel, options.contextParallelMode}));

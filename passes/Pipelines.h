@@ -27,6 +27,11 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
                                           llvm::cl::init("auto")};
   Option<int64_t> pipelineParallel{*this, "pp", llvm::cl::desc("Pipeline stages (the mesh's slowest axis)"),
                                    llvm::cl::init(1)};
+  Option<std::string> pipelineSchedule{
+      *this, "pp-schedule",
+      llvm::cl::desc("The pipeline's schedule: 1f1b, or zb-h1 (zero-bubble: the backward split into the input's "
+                     "and the weights' gradients, the latter deferred into the bubbles)"),
+      llvm::cl::init("1f1b")};
   Option<int64_t> pipelineStage{*this, "pipeline-stage",
                                 llvm::cl::desc("Which stage this compile is of (zcc compiles each)"),
                                 llvm::cl::init(0)};

@@ -393,6 +393,8 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
     // for the backward waits in the input slots of the micro-batches in flight.
     if (func::FuncOp forward = functionWithRole(*copy, "forward"))
       fns.push_back(forward);
+    if (func::FuncOp weight = functionWithRole(*copy, "weight")) // a zero-bubble schedule's W
+      fns.push_back(weight);
     FailureOr<MemoryPlan> plan = planMemory(*copy, fns);
     if (failed(plan))
       return failure();

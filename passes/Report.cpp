@@ -4,6 +4,7 @@
 #include "passes/LinkModel.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
+#include "runtime/main/PipelineSchedule.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/JSON.h"
@@ -234,11 +235,20 @@ void simulate(func::FuncOp fn, const CostModel &costs, int64_t times, double &co
   exposed += times * exposedHere;
 }
 
-/// A pipeline stage's plan (zcc-pipeline-stage), or null.
+/// A pipeline stage's plan (zcc-pipeline-stage), or null. `table`: the stage's work in the
+/// order train.bin runs it ("F0 F1 B0 W0 ...", the schedule's table, runtime/main/PipelineSchedule.h).
 llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microBatches) {
   auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
   if (!stage)
     return nullptr;
+  const int64_t s = stage.getAs<IntegerAttr>("stage").getInt(), P = stage.getAs<IntegerAttr>("stages").getInt();
+  std::string table;
+  if (std::optional<zcc::pipeline::Schedule> kind =
+          zcc::pipeline::parseSchedule(stage.getAs<StringAttr>("schedule").getValue().str())) {
+    const std::vector<std::vector<zcc::pipeline::Action>> stages = zcc::pipeline::table(*kind, P, microBatches);
+    for (const zcc::pipeline::Action &a : stages[s])
+      table += (table.empty() ? "" : " ") + std::string(1, static_cast<char>(a.work)) + std::to_string(a.microBatch);
+  }
   llvm::json::Array flops;
   for (Attribute f : stage.getAs<ArrayAttr>("stage_flops"))
     flops.push_back(cast<FloatAttr>(f).getValueAsDouble());
@@ -246,6 +256,8 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
                             {"stages", stage.getAs<IntegerAttr>("stages").getInt()},
                             {"cuts", llvm::json::Array(stage.getAs<DenseI64ArrayAttr>("cuts").asArrayRef())},
                             {"stage_forward_flops", std::move(flops)},
+                            {"schedule", stage.getAs<StringAttr>("schedule").getValue()},
+                            {"table", table},
                             {"predicted_bubble", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()},
                             {"sends", plan.pipelineSends},
                             {"comm_bytes", plan.pipelineBytes},
@@ -344,8 +356,9 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       if (!role || role.getValue() == "eval") // validation runs between steps, not in them
         continue;
       bool isStep = role.getValue() == "step";
-      // The step, and a pipeline stage's forward, run once per micro-batch.
-      countCollectives(fn, isStep || role.getValue() == "forward" ? microBatches : 1, plan, links);
+      // The step, and a pipeline stage's forward and weight gradients, run once per micro-batch.
+      const bool perMicroBatch = isStep || role.getValue() == "forward" || role.getValue() == "weight";
+      countCollectives(fn, perMicroBatch ? microBatches : 1, plan, links);
       if (!isStep)
         continue;
       // Gathered parameters live from their zc.gather_param to their zc.release.
@@ -397,9 +410,10 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
     // are taken out below (fusion merges recomputed ops with others, so they cannot be told
     // apart op by op).
     // A pipeline stage before the last runs its forward as a function of its own (1F1B's F,
-    // zcc-pipeline-keep): counted with the step it is part of.
+    // zcc-pipeline-keep), and under a zero-bubble schedule its weight gradients too (W,
+    // zcc-pipeline-split-backward): counted with the step they are part of.
     double stepFlops = 0;
-    for (func::FuncOp fn : {step, functionWithRole(module, "forward")})
+    for (func::FuncOp fn : {step, functionWithRole(module, "forward"), functionWithRole(module, "weight")})
       if (fn)
         fn.walk([&](Operation *op) {
           if (isa_and_nonnull<ZcDialect>(op->getDialect()))
@@ -571,7 +585,8 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       if (auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline"))
         os << "    of which pipeline: " << plan.pipelineSends << " sends, " << plan.pipelineBytes
            << " bytes (stage " << stage.getAs<IntegerAttr>("stage").getInt() << " of "
-           << stage.getAs<IntegerAttr>("stages").getInt() << ", predicted 1F1B bubble "
+           << stage.getAs<IntegerAttr>("stages").getInt() << ", predicted "
+           << stage.getAs<StringAttr>("schedule").getValue() << " bubble "
            << llvm::formatv("{0:F3}", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()) << " over "
            << microBatches << " micro-batches; inputs of the " << stage.getAs<IntegerAttr>("slots").getInt()
            << " micro-batches in flight: " << pipelineSlotBytes(module) << " B, of which activations kept for "

@@ -5,6 +5,7 @@
 #include "passes/CostModel.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
+#include "runtime/main/PipelineSchedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
@@ -269,8 +270,17 @@ FunctionTime timeFunction(func::FuncOp fn, const ClusterCost &cost, bool isUpdat
   return result;
 }
 
-/// A pipeline stage's inputs kept for the micro-batches in flight (1F1B keeps P - s), with the
-/// activations its forward keeps for its backward (zcc-pipeline-keep's stash arguments).
+/// The pipeline schedule the stages were compiled for (zc.pipeline's `schedule`).
+zcc::pipeline::Schedule scheduleOf(ModuleOp module) {
+  auto plan = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
+  auto name = plan ? plan.getAs<StringAttr>("schedule") : StringAttr();
+  return zcc::pipeline::parseSchedule(name ? name.getValue().str() : "1f1b").value_or(zcc::pipeline::Schedule::OneFOneB);
+}
+
+/// A pipeline stage's inputs kept for the micro-batches in flight (the schedule's slots at that
+/// rank: 1F1B keeps P - s), with the activations its forward keeps for its backward
+/// (zcc-pipeline-keep's stash arguments). Alike stages share one module, so the slots are the
+/// rank's, not the module's.
 int64_t inFlightInputs(ModuleOp module, int64_t microBatches, int64_t pipelineRanks, int64_t rank) {
   func::FuncOp step = functionWithRole(module, "step");
   if (!step || !module->getAttr("zc.pipeline"))
@@ -278,7 +288,7 @@ int64_t inFlightInputs(ModuleOp module, int64_t microBatches, int64_t pipelineRa
   int64_t inputs = 0;
   for (Type t : step.getArgumentTypes())
     inputs += tensorBytes(cast<RankedTensorType>(t));
-  return std::min(microBatches, pipelineRanks - rank) * inputs;
+  return zcc::pipeline::slots(scheduleOf(module), rank, pipelineRanks, microBatches) * inputs;
 }
 
 } // namespace
@@ -297,8 +307,9 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   const int64_t p = request.mesh.pp, v = std::max<int64_t>(1, request.mesh.interleave), m = request.microBatches;
   const int64_t chunks = static_cast<int64_t>(stages.size());
 
-  // Each virtual stage's forward ("F"), step ("B") and update, per micro-batch.
-  std::vector<FunctionTime> forward(chunks), step(chunks), update(chunks);
+  // Each virtual stage's forward ("F"), step ("B"), weight gradients (a zero-bubble schedule's
+  // "W") and update, per micro-batch.
+  std::vector<FunctionTime> forward(chunks), step(chunks), weight(chunks), update(chunks);
   r.stages.assign(p, {});
   // Alike stages share one module (compileForSimulation): each module is timed and planned once.
   DenseMap<Operation *, int64_t> seen;
@@ -309,6 +320,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
       int64_t k = it->second;
       forward[j] = forward[k];
       step[j] = step[k];
+      weight[j] = weight[k];
       update[j] = update[k];
       arenaBytes[j] = arenaBytes[k];
     } else {
@@ -316,6 +328,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
       func::FuncOp fwd = chunks > 1 ? functionWithRole(module, "forward") : func::FuncOp();
       forward[j] = timeFunction(fwd, cost, false, nullptr, 0, 0);
       step[j] = timeFunction(functionWithRole(module, "step"), cost, false, nullptr, 0, 0);
+      weight[j] = timeFunction(functionWithRole(module, "weight"), cost, false, nullptr, 0, 0);
       update[j] = timeFunction(functionWithRole(module, "update"), cost, true, nullptr, 0, 0);
       // A stage's step is its backward alone (zcc-pipeline-keep: the forward runs once, in F).
       // zcc-recompute's clones: fusion merges them with ops of the backward, so their share is
@@ -337,7 +350,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
     }
     StageResult &device = r.stages[j % p];
     device.forwardSeconds += forward[j].seconds;
-    device.stepSeconds += step[j].seconds;
+    device.stepSeconds += step[j].seconds + weight[j].seconds;
     device.updateSeconds += update[j].seconds;
     device.arenaBytes += arenaBytes[j];
     device.inFlightInputBytes += inFlightInputs(module, m, p, j % p);
@@ -356,48 +369,20 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   if (p == 1 && v == 1) {
     pipelineEnd = m * busy;
   } else if (v == 1) {
-    // 1F1B by its dependencies: stage s runs min(P - s - 1, m) forwards, then alternates a
-    // forward and a backward, then drains its backwards.
-    std::vector<std::vector<double>> fEnd(p, std::vector<double>(m, -1)), bEnd(p, std::vector<double>(m, -1));
-    std::vector<std::vector<std::pair<bool, int64_t>>> order(p); // (is backward, micro-batch)
-    for (int64_t s = 0; s < p; ++s) {
-      int64_t warm = std::min(p - s - 1, m);
-      for (int64_t i = 0; i < warm; ++i)
-        order[s].push_back({false, i});
-      for (int64_t i = 0; i < m - warm; ++i) {
-        order[s].push_back({false, warm + i});
-        order[s].push_back({true, i});
-      }
-      for (int64_t i = m - warm; i < m; ++i)
-        order[s].push_back({true, i});
-    }
-    std::vector<size_t> next(p, 0);
-    std::vector<double> free(p, 0);
-    for (bool progress = true; progress;) {
-      progress = false;
+    // The schedule's table, the one train.bin runs (runtime/main/PipelineSchedule.h), timed by
+    // its dependencies with each stage's F, B (and W) as priced here and its sends.
+    std::vector<zcc::pipeline::StageCosts> costs(p);
+    for (int64_t s = 0; s < p; ++s)
+      costs[s] = {forward[s].seconds, step[s].seconds, weight[s].seconds, forward[s].sendSeconds,
+                  step[s].sendSeconds};
+    const zcc::pipeline::Timing timing =
+        zcc::pipeline::timeTable(zcc::pipeline::table(scheduleOf(stages[0]), p, m), costs);
+    if (request.trace)
       for (int64_t s = 0; s < p; ++s)
-        while (next[s] < order[s].size()) {
-          auto [backward, i] = order[s][next[s]];
-          // A micro-batch's activation (gradient) arrives from the previous (next) stage.
-          double ready;
-          if (!backward)
-            ready = s == 0 ? 0 : (fEnd[s - 1][i] < 0 ? -1 : fEnd[s - 1][i] + forward[s - 1].sendSeconds);
-          else
-            ready = s == p - 1 ? fEnd[s][i] : (bEnd[s + 1][i] < 0 ? -1 : bEnd[s + 1][i] + step[s + 1].sendSeconds);
-          if (ready < 0)
-            break;
-          double begin = std::max(ready, free[s]);
-          double end = begin + (backward ? step[s].seconds : forward[s].seconds);
-          (backward ? bEnd : fEnd)[s][i] = end;
-          free[s] = end;
-          if (request.trace)
-            r.trace.push_back({(backward ? "B " : "F ") + std::to_string(i), static_cast<int>(s), 2, begin * 1e6,
-                               end * 1e6, -1});
-          ++next[s];
-          progress = true;
-        }
-    }
-    pipelineEnd = *std::max_element(free.begin(), free.end());
+        for (const zcc::pipeline::Timed &t : timing.stages[s])
+          r.trace.push_back({std::string(1, static_cast<char>(t.action.work)) + " " + std::to_string(t.action.microBatch),
+                             static_cast<int>(s), 2, t.start * 1e6, t.end * 1e6, -1});
+    pipelineEnd = timing.span;
   } else {
     // Interleaved 1F1B (Megatron-LM): the bubble is (p - 1) / v of a device's work per micro-batch, and the first
     // micro-batch crosses every virtual stage boundary twice (its activation, its gradient).
@@ -430,6 +415,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   for (int64_t j = slowest; j < chunks; j += p) {
     r.parts.add(forward[j].parts, m * mbScale);
     r.parts.add(step[j].parts, m * mbScale);
+    r.parts.add(weight[j].parts, m * mbScale);
   }
   r.parts.bubble = std::max(0.0, pipelineEnd - m * busy * mbScale);
   // The update's time, priced as its own parts (the optimizer, and its waits).

@@ -101,6 +101,13 @@ struct DriverOptions {
       cl::desc("Pipeline stages (DeepSpeed's PipelineModule num_stages, Megatron's "
                "--pipeline-model-parallel-size); data parallelism is what --world-size leaves"),
       cl::init(1), cl::cat(category)};
+  cl::opt<std::string> ppSchedule{
+      "pp-schedule",
+      cl::desc("The pipeline's schedule (torchtitan's pipeline_parallel_schedule): 1f1b (PipeDream-Flush, as "
+               "Megatron-LM and DeepSpeed), or zb-h1 (zero-bubble, Qi et al. 2024: each backward split into the "
+               "input's gradient and the weights', which wait for the bubbles; at most --pp micro-batches in flight "
+               "per stage, 1F1B's peak)"),
+      cl::init("1f1b"), cl::cat(category)};
   cl::opt<int64_t> zeroStage{"zero-stage",
                              cl::desc("ZeRO stage: 0 = plain data parallelism, 1 = + sharded optimizer state, "
                                       "2 = + sharded gradients, 3 = + sharded parameters"),
@@ -412,6 +419,7 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.zeroStage = options.zeroStage;
   pipeline.tensorParallel = options.tensorParallel;
   pipeline.pipelineParallel = options.pipelineParallel;
+  pipeline.pipelineSchedule = options.ppSchedule;
   pipeline.sequenceParallel = !options.noSequenceParallel;
   pipeline.contextParallel = options.contextParallel;
   pipeline.contextParallelMode = options.contextParallelMode;

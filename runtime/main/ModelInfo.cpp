@@ -30,6 +30,8 @@ ModelInfo parseModelInfo(const char *text) {
     if (j.contains("pipeline")) {
       info.stage = j.at("pipeline").value("stage", int64_t(0));
       info.predictedBubble = j.at("pipeline").value("predicted_bubble", 0.0);
+      info.schedule = j.at("pipeline").value("schedule", std::string("1f1b"));
+      info.slots = j.at("pipeline").value("slots", int64_t(1));
     }
     if (j.contains("tiers")) {
       info.hostTierBytes = j.at("tiers").value("host_bytes", int64_t(0));

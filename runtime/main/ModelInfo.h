@@ -126,8 +126,10 @@ struct ModelInfo {
   /// ZeRO++ (zcc-zero-pp): the ranks per node the program's hops assume (0: no hierarchy) and
   /// hpZ's group size.
   int64_t ranksPerNode = 0, hpz = 1;
-  /// Pipeline stage this description is of, and the 1F1B schedule's predicted bubble.
-  int64_t stage = 0;
+  /// Pipeline stage this description is of, the schedule it was compiled for (zcc
+  /// --pp-schedule), its input slots there, and the schedule's predicted bubble.
+  int64_t stage = 0, slots = 1;
+  std::string schedule = "1f1b";
   double predictedBubble = 0;
   int64_t dataParallel() const { return worldSize / (tp * pp); }
   /// Model-state bytes per rank, by kind (the optimizer's wherever its tier is).

@@ -1,29 +1,88 @@
-// The 1F1B schedule of a pipeline stage (PipeDream-Flush, as Megatron-LM and DeepSpeed's
-// PipelineEngine run it): stage s of P first runs the forwards of min(P - s - 1, K) micro-batches
-// (warm-up), then alternates one forward and one backward, then runs the backwards left. At most
-// P - s micro-batches are in flight, so a stage keeps that many inputs (slots).
+// A pipeline's schedule: which work each stage runs, in which order, for the K micro-batches of a
+// step. One object for everything that needs it: train.bin executes each stage's list, zcc's
+// --report predicts the bubble by timing the table, the simulator times it with the cluster's
+// costs, and --trace labels each piece of work by it. (C++ only: zcc and the runtime both build it.)
+//
+// Work kinds. F: a micro-batch's forward through the stage (it sends its output on and keeps
+// what the backward reads). B: the backward; under 1F1B the whole of it, under the zero-bubble
+// schedules only the input's gradient (sent back to the previous stage at once). W: the weight
+// gradients, which nothing downstream waits for, so the schedule defers them into the bubbles.
+//
+// Schedules (torchtitan's names):
+// - "1f1b" (PipeDream-Flush, as Megatron-LM and DeepSpeed's PipelineEngine run it): stage s of P
+//   runs min(P - s - 1, K) forwards (warm-up), then alternates one forward and one backward, then
+//   runs the backwards left. At most P - s micro-batches are in flight at stage s.
+// - "zb-h1" (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024, the first handcrafted
+//   schedule): 1F1B's forwards and input-gradient backwards, each stage's W deferred into the
+//   time it would otherwise wait for its neighbours, with at most min(K, P) micro-batches in flight
+//   at any stage (1F1B's peak, that of its first stage). Bubble (P - 1)(F + B - W) against 1F1B's
+//   (P - 1)(F + B + W). The table is built by placing each micro-batch's forwards stage by stage
+//   and its backwards from the last stage back, putting a stage's pending W's in front of an F or B
+//   when memory requires it or when they finish before that work's input arrives (at unit costs).
+//
+// A micro-batch stays in flight at its stage from its F to its last piece of backward (B under
+// 1F1B, W under zero-bubble); a stage holds each in-flight micro-batch's inputs and kept
+// activations in one of `slots` input slots, micro-batch m in slot m % slots (in-flight
+// micro-batches are consecutive, so no two share one).
 #ifndef ZRT_MAIN_PIPELINESCHEDULE_H
 #define ZRT_MAIN_PIPELINESCHEDULE_H
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
-namespace zrt::train {
+namespace zcc::pipeline {
 
-struct PipelineAction {
-  bool forward;       // forward ("F"), else the step: recomputed forward and backward ("B")
+enum class Schedule { OneFOneB, ZeroBubbleH1 };
+
+/// "1f1b", "zb-h1"; nullopt for another name.
+std::optional<Schedule> parseSchedule(const std::string &name);
+const char *scheduleName(Schedule schedule);
+/// The names, for error messages and --help: "1f1b, zb-h1".
+const char *scheduleNames();
+/// Whether the schedule splits the backward into B (input gradient) and W (weight gradient).
+inline bool splitsBackward(Schedule schedule) { return schedule == Schedule::ZeroBubbleH1; }
+
+enum class Work : char { Forward = 'F', Backward = 'B', Weight = 'W' };
+
+struct Action {
+  Work work;
   int64_t microBatch; // which of the step's K
-  int64_t slot;       // which kept input it reads (microBatch % slots)
+  int64_t slot;       // the input slot its micro-batch uses at this stage (microBatch % slots)
 };
 
-/// Stage `stage` of `stages`'s work for `microBatches` micro-batches, in order.
-std::vector<PipelineAction> oneForwardOneBackward(int64_t stage, int64_t stages, int64_t microBatches);
+/// The micro-batches stage `stage` of `stages` keeps in flight (its input slots).
+int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches);
 
-/// The micro-batches stage `stage` keeps in flight (its input slots).
-inline int64_t pipelineSlots(int64_t stage, int64_t stages, int64_t microBatches) {
-  return microBatches < stages - stage ? microBatches : stages - stage;
-}
+/// Every stage's work for `microBatches` micro-batches, in order (stage 0 first).
+std::vector<std::vector<Action>> table(Schedule schedule, int64_t stages, int64_t microBatches);
 
-} // namespace zrt::train
+/// What each kind of work costs at each stage (seconds, or any unit), and what sending its
+/// output to the neighbour adds before the neighbour may start (F: to the next stage, B: to the
+/// previous). Under 1F1B `weight` is unused (B is the whole backward).
+struct StageCosts {
+  double forward = 0, backward = 0, weight = 0;
+  double forwardSend = 0, backwardSend = 0;
+};
+
+struct Timed {
+  Action action;
+  double start = 0, end = 0;
+};
+
+struct Timing {
+  std::vector<std::vector<Timed>> stages; // each stage's table with start and end times
+  double span = 0;                        // the last end: the schedule's length
+  /// The fraction of stage-time idle: 1 - (all stages' work) / (stages x span).
+  double bubble = 0;
+};
+
+/// Times the table: each piece of work starts when its stage is free and its input has arrived
+/// (F after the previous stage's F of the micro-batch and its send; B after the next stage's B and
+/// its send, at the last stage after its own F; W after its B). Costs are per stage.
+Timing timeTable(const std::vector<std::vector<Action>> &table, const std::vector<StageCosts> &costs);
+
+} // namespace zcc::pipeline
 
 #endif // ZRT_MAIN_PIPELINESCHEDULE_H

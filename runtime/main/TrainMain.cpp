@@ -39,7 +39,8 @@ struct ZccStage {
   float (*forward)(void *, void *const *); // null on the last stage
   void (*update)(void *, double, int64_t);
   const char *json;
-  float (*eval)(void *, void *const *); // the validation loss; null but on the last stage
+  float (*eval)(void *, void *const *);   // the validation loss; null but on the last stage
+  float (*weight)(void *, void *const *); // the weight gradients (W); null but under zero-bubble
 };
 extern const char zcc_model_json[] __attribute__((weak));
 float zcc_step(void *arena, void *const *inputs) __attribute__((weak));
@@ -148,6 +149,7 @@ int main(int argc, char **argv) {
   const auto forward = stages > 1 ? zcc_stages[stage].forward : nullptr;
   const auto updateFunction = stages > 1 ? zcc_stages[stage].update : zcc_update;
   const auto evalFunction = stages > 1 ? zcc_stages[stage].eval : zcc_eval;
+  const auto weightFunction = stages > 1 ? zcc_stages[stage].weight : nullptr;
   const int rank = zrt_rank();
   // The batch is split over the data-parallel ranks; tensor-parallel ranks read the same rows, and
   // so do context-parallel ranks (each keeps its tokens of them), which the data axis includes.
@@ -245,7 +247,29 @@ int main(int argc, char **argv) {
   // activation inputs are received from the neighbouring stages into them, and its stash
   // inputs (zcc-pipeline-keep) hold what the micro-batch's forward kept for its backward.
   const int64_t rows = model.rowsPerMicroBatch(), K = model.microBatches;
-  const int64_t slots = stages > 1 ? pipelineSlots(stage, stages, K) : 1;
+  // The pipeline's schedule, the table zcc predicted the bubble with: every stage's work in order.
+  std::vector<zcc::pipeline::Action> schedule;
+  int64_t slots = 1;
+  if (stages > 1) {
+    std::optional<zcc::pipeline::Schedule> kind = zcc::pipeline::parseSchedule(model.schedule);
+    if (!kind)
+      fatal("zcc_model_json", "pipeline schedule '%s' is not one this train.bin runs (%s): rebuild with this zcc",
+            model.schedule.c_str(), zcc::pipeline::scheduleNames());
+    for (const ModelInfo &m : stageModels)
+      if (m.schedule != model.schedule)
+        fatal("zcc_model_json", "stage %lld was compiled for the %s schedule, stage %lld for %s",
+              static_cast<long long>(m.stage), m.schedule.c_str(), static_cast<long long>(stage),
+              model.schedule.c_str());
+    if (zcc::pipeline::splitsBackward(*kind) && !weightFunction)
+      fatal("zcc_model_json", "the %s schedule needs stage %lld's weight-gradient function, which it lacks",
+            model.schedule.c_str(), static_cast<long long>(stage));
+    schedule = zcc::pipeline::table(*kind, stages, K)[stage];
+    slots = zcc::pipeline::slots(*kind, stage, stages, K);
+    if (slots != model.slots)
+      fatal("zcc_model_json", "stage %lld plans %lld input slots, its %s schedule uses %lld: rebuild with this zcc",
+            static_cast<long long>(stage), static_cast<long long>(model.slots), model.schedule.c_str(),
+            static_cast<long long>(slots));
+  }
   const int64_t nInputs = static_cast<int64_t>(model.inputs.size());
   std::vector<std::vector<char>> storage;
   std::vector<void *> hostRows;
@@ -336,14 +360,23 @@ int main(int argc, char **argv) {
         lossSum += zrt_graph_end(0, hostLoss);
       }
     } else {
-      // 1F1B. F: the micro-batch's input arrives (the data, or the previous stage's output),
-      // the forward sends its output on. B: the output's gradient arrives, the step recomputes
-      // the forward, runs the backward and sends its input's gradient back. No CUDA graphs:
+      // The schedule's table (1F1B or zero-bubble). F: the micro-batch's input arrives (the
+      // data, or the previous stage's output), the forward sends its output on and keeps what
+      // the backward reads in the micro-batch's slot. B: the output's gradient arrives, the
+      // step runs the backward (under zero-bubble only the input's gradient) and sends its
+      // input's gradient back. W: the weight gradients, from what F and B kept. No CUDA graphs:
       // each call reads another slot's buffers.
       const auto scheduleStart = std::chrono::steady_clock::now();
-      for (const PipelineAction &a : oneForwardOneBackward(stage, stages, K)) {
+      for (const zcc::pipeline::Action &a : schedule) {
         std::vector<void *> &in = slotBuffers[a.slot];
-        if (a.forward) {
+        if (a.work == zcc::pipeline::Work::Weight) {
+          auto busyStart = std::chrono::steady_clock::now();
+          const double traceStart = trace::enabled ? trace::nowMicros() : 0;
+          weightFunction(arena, in.data());
+          pipelineBusy += std::chrono::duration<double>(std::chrono::steady_clock::now() - busyStart).count();
+          if (trace::enabled)
+            trace::record("W", TraceTrack::Steps, traceStart, trace::nowMicros(), -1, a.microBatch);
+        } else if (a.work == zcc::pipeline::Work::Forward) {
           fillMicroBatch(a.microBatch, a.slot);
           if (activationInput >= 0)
             zrt_pipe_recv(in[activationInput], model.inputs[activationInput].bytes, static_cast<int32_t>(stage - 1));
@@ -515,9 +548,9 @@ int main(int argc, char **argv) {
           sum = 0;
     zrt_host_all_reduce(ZRT_AXIS_WORLD, &idle, &sum, 1, 0);
     if (rank == 0)
-      std::printf("zcc: pipeline of %lld stages, 1F1B over %lld micro-batches: bubble %.4f measured (mean over "
-                  "ranks of the pipeline's span outside forward and step calls), %.4f predicted\n",
-                  static_cast<long long>(stages), static_cast<long long>(K),
+      std::printf("zcc: pipeline of %lld stages, %s over %lld micro-batches: bubble %.4f measured (mean over "
+                  "ranks of the pipeline's span outside forward, step and weight calls), %.4f predicted\n",
+                  static_cast<long long>(stages), model.schedule.c_str(), static_cast<long long>(K),
                   sum / static_cast<float>(model.worldSize), model.predictedBubble);
   }
   if (!flags.exportWeights.empty())

@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
-"""The 1F1B schedule in a pipeline's trace (--trace): on P stages over K micro-batches, stage s
-runs min(P - s - 1, K) forwards, then alternates one forward ("F m") and one step ("B m": the
-backward, reading what the forward kept), then the steps left; the last stage only steps (its
-forward is part of its step). Each rank's trace holds its stage's sequence, every step.
+"""A pipeline's schedule in its trace (--trace): each rank's trace holds its stage's work ("F m",
+"B m", and under a zero-bubble schedule "W m") in the order of the schedule's table, every step,
+and that table is the one zcc's --report gives (the one its bubble was predicted with).
 
-usage: pipeline_trace.py ZCC MODEL.mlir STAGES MICRO-BATCHES DATA-FLAGS...
+1f1b is also checked against PipeDream-Flush written out here: on P stages over K micro-batches,
+stage s runs min(P - s - 1, K) forwards, then alternates one forward and one backward, then the
+backwards left; the last stage's "F" only receives (its forward is part of its step). zb-h1 is
+checked for what makes it zero-bubble: each micro-batch's F, B and W in that order, at most
+min(K, P) micro-batches between an F and its W, and the W's deferred (some stage runs a W later
+than right after its B), with the same forwards and input-gradient backwards order as 1F1B.
+
+usage: pipeline_trace.py ZCC MODEL.mlir STAGES MICRO-BATCHES SCHEDULE DATA-FLAGS...
 """
 import json, os, subprocess, sys, tempfile
 
-def expected(stage, stages, k):
+def one_f_one_b(stage, stages, k):
     slots = min(k, stages - stage)
     order, f = [], 0
     for f in range(slots - 1):
@@ -19,30 +25,67 @@ def expected(stage, stages, k):
             order.append(f"F{f}")
             f += 1
         order.append(f"B{b}")
-    last = stage == stages - 1
-    return [a for a in order if not (last and a.startswith("F"))]
+    return order
+
+def zero_bubble_problems(stage, stages, k, order):
+    """What in a stage's order is not a zero-bubble (ZB-H1) schedule."""
+    problems = []
+    for kind in "FBW":
+        got = [int(a[1:]) for a in order if a[0] == kind]
+        if got != list(range(k)):
+            problems.append(f"its {kind}s run {got}, not each micro-batch once in order")
+    at = {a: i for i, a in enumerate(order)}
+    for m in range(k):
+        if not at.get(f"F{m}", -1) < at.get(f"B{m}", -1) < at.get(f"W{m}", -1):
+            problems.append(f"micro-batch {m}: F, B and W out of order")
+    in_flight, peak = 0, 0
+    for a in order:
+        in_flight += {"F": 1, "W": -1}.get(a[0], 0)
+        peak = max(peak, in_flight)
+    if peak > min(k, stages):
+        problems.append(f"{peak} micro-batches in flight, more than min(K, P) = {min(k, stages)}")
+    return problems
 
 def main():
-    zcc, model, stages, k, data = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
+    zcc, model, stages, k, schedule, data = (sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
+                                             sys.argv[5], sys.argv[6:])
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
     failures = []
     with tempfile.TemporaryDirectory() as work:
         exe, trace = os.path.join(work, "pp.bin"), os.path.join(work, "trace.json")
         subprocess.run([zcc, model, "-o", exe, "--world-size", str(stages), "--pp", str(stages),
-                        "--grad-accum", str(k)], check=True)
+                        "--grad-accum", str(k), "--pp-schedule", schedule, "--report=json"],
+                       check=True, stdout=subprocess.DEVNULL)
         steps = 2
         subprocess.run(["mpirun", "-np", str(stages), exe, "--steps", str(steps), "--trace", trace] + data,
                        check=True, stdout=subprocess.DEVNULL, env=env, timeout=600)
+        deferred = False
         for rank in range(stages):
+            plan = json.load(open(f"{exe}.stage{rank}.report.json"))["pipeline"]
+            table = plan["table"].split()
+            if plan["schedule"] != schedule:
+                failures.append(f"stage {rank}: --report says schedule {plan['schedule']}")
+            if schedule == "1f1b" and table != one_f_one_b(rank, stages, k):
+                failures.append(f"stage {rank}: --report's table {' '.join(table)}, expected "
+                                f"{' '.join(one_f_one_b(rank, stages, k))}")
+            if schedule == "zb-h1":
+                failures += [f"stage {rank}: {p}" for p in zero_bubble_problems(rank, stages, k, table)]
+                without_w = [a for a in table if a[0] != "W"]
+                if without_w != one_f_one_b(rank, stages, k):
+                    failures.append(f"stage {rank}: forwards and backwards {' '.join(without_w)}, not 1F1B's")
+                deferred |= any(a[0] == "W" and table[i - 1] != f"B{a[1:]}" for i, a in enumerate(table))
             path = trace if rank == 0 else f"{trace}.rank{rank}"
             events = sorted((e for e in json.load(open(path))["traceEvents"]
-                             if e.get("ph") == "X" and e["name"][:2] in ("F ", "B ")), key=lambda e: e["ts"])
+                             if e.get("ph") == "X" and e["name"][:2] in ("F ", "B ", "W ")), key=lambda e: e["ts"])
             seen = [e["name"].replace(" ", "") for e in events]
-            want = expected(rank, stages, k) * steps
+            # The last stage's F only receives: no forward call, no event.
+            want = [a for a in table if not (rank == stages - 1 and a[0] == "F")] * steps
             if seen != want:
-                failures.append(f"stage {rank}: {' '.join(seen)}, expected {' '.join(want)}")
+                failures.append(f"stage {rank}: ran {' '.join(seen)}, its table is {' '.join(want)}")
             print(f"stage {rank}: {' '.join(seen[:len(seen) // steps])}")
+        if schedule == "zb-h1" and not deferred:
+            failures.append("no stage defers a W past its B: the schedule is 1F1B with the backward split")
     if failures:
         sys.exit("FAIL:\n  " + "\n  ".join(failures))
     print("PASS")

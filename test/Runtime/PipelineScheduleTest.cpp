@@ -1,0 +1,139 @@
+// The pipeline schedules' tables (runtime/main/PipelineSchedule.h), which train.bin runs and zcc
+// and the simulator time: every stage does each micro-batch's work once and in dependency
+// order, never holds more micro-batches than its slots (nor two in one slot), and the tables
+// run to the end when each stage waits for its inputs (no stage waits for work that never
+// comes). The bubbles at unit costs against the published formulas.
+#include "runtime/main/PipelineSchedule.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+using namespace zcc::pipeline;
+
+namespace {
+
+std::vector<StageCosts> unitCosts(Schedule schedule, int64_t P) {
+  std::vector<StageCosts> costs(P);
+  for (StageCosts &c : costs) {
+    c.forward = 1;
+    c.backward = splitsBackward(schedule) ? 1 : 2;
+    c.weight = splitsBackward(schedule) ? 1 : 0;
+  }
+  return costs;
+}
+
+class Tables : public ::testing::TestWithParam<Schedule> {};
+
+TEST_P(Tables, EveryStageRunsEachMicroBatchOnceInOrderWithinItsSlots) {
+  const Schedule schedule = GetParam();
+  for (int64_t P = 1; P <= 8; ++P)
+    for (int64_t K = 1; K <= 20; ++K) {
+      std::vector<std::vector<Action>> t = table(schedule, P, K);
+      ASSERT_EQ(static_cast<int64_t>(t.size()), P);
+      for (int64_t s = 0; s < P; ++s) {
+        SCOPED_TRACE("P " + std::to_string(P) + " K " + std::to_string(K) + " stage " + std::to_string(s));
+        const int64_t n = slots(schedule, s, P, K);
+        std::map<char, std::vector<int64_t>> order; // each kind's micro-batches, in the order run
+        std::set<int64_t> inFlight, backwardDone;
+        std::map<int64_t, int64_t> slotOwner;
+        int64_t peak = 0;
+        for (const Action &a : t[s]) {
+          ASSERT_GE(a.microBatch, 0);
+          ASSERT_LT(a.microBatch, K);
+          EXPECT_EQ(a.slot, a.microBatch % n);
+          order[static_cast<char>(a.work)].push_back(a.microBatch);
+          const bool last = a.work == Work::Weight || (a.work == Work::Backward && !splitsBackward(schedule));
+          if (a.work == Work::Forward) {
+            EXPECT_FALSE(slotOwner.count(a.slot)) << "micro-batch " << a.microBatch << " takes a slot in use";
+            slotOwner[a.slot] = a.microBatch;
+            inFlight.insert(a.microBatch);
+          } else {
+            EXPECT_TRUE(inFlight.count(a.microBatch)) << "backward of micro-batch " << a.microBatch << " before its F";
+            EXPECT_EQ(slotOwner[a.slot], a.microBatch);
+          }
+          if (a.work == Work::Backward)
+            backwardDone.insert(a.microBatch);
+          if (a.work == Work::Weight)
+            EXPECT_TRUE(backwardDone.count(a.microBatch)) << "W of micro-batch " << a.microBatch << " before its B";
+          if (last) {
+            inFlight.erase(a.microBatch);
+            slotOwner.erase(a.slot);
+          }
+          peak = std::max<int64_t>(peak, inFlight.size());
+        }
+        EXPECT_LE(peak, n);
+        EXPECT_TRUE(inFlight.empty());
+        std::vector<int64_t> all(K);
+        for (int64_t m = 0; m < K; ++m)
+          all[m] = m;
+        EXPECT_EQ(order['F'], all); // each kind in micro-batch order, each once
+        EXPECT_EQ(order['B'], all);
+        EXPECT_EQ(order['W'], splitsBackward(schedule) ? all : std::vector<int64_t>{});
+      }
+      // Timed with each stage waiting for its inputs, every stage gets through its list.
+      Timing timing = timeTable(t, unitCosts(schedule, P));
+      for (int64_t s = 0; s < P; ++s)
+        ASSERT_EQ(timing.stages[s].size(), t[s].size()) << "P " << P << " K " << K << ": stage " << s << " stalls";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, Tables, ::testing::Values(Schedule::OneFOneB, Schedule::ZeroBubbleH1),
+                         [](const auto &info) { return info.param == Schedule::OneFOneB ? "OneFOneB" : "ZbH1"; });
+
+TEST(PipelineSchedule, OneFOneBIsPipeDreamFlush) {
+  // Stage s: min(P - s - 1, K) forwards, then one forward and one backward, then the backwards.
+  std::vector<std::vector<Action>> t = table(Schedule::OneFOneB, 4, 8);
+  auto text = [](const std::vector<Action> &stage) {
+    std::string s;
+    for (const Action &a : stage)
+      s += (s.empty() ? "" : " ") + std::string(1, static_cast<char>(a.work)) + std::to_string(a.microBatch);
+    return s;
+  };
+  EXPECT_EQ(text(t[0]), "F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7");
+  EXPECT_EQ(text(t[3]), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7");
+  for (int64_t s = 0; s < 4; ++s)
+    EXPECT_EQ(slots(Schedule::OneFOneB, s, 4, 8), 4 - s);
+  EXPECT_EQ(slots(Schedule::OneFOneB, 0, 4, 2), 2);
+}
+
+TEST(PipelineSchedule, BubblesAtUnitCostsMatchThePapers) {
+  // 1F1B: (P - 1)(F + B + W) idle per stage, over a span of K(F + B + W) + that.
+  // ZB-H1 (Qi et al. 2024, table 1): (P - 1)(F + B - W), at 1F1B's peak of P in flight.
+  for (auto [P, K] : std::vector<std::pair<int64_t, int64_t>>{{2, 4}, {4, 8}, {4, 16}, {8, 16}, {8, 32}}) {
+    SCOPED_TRACE("P " + std::to_string(P) + " K " + std::to_string(K));
+    Timing oneF = timeTable(table(Schedule::OneFOneB, P, K), unitCosts(Schedule::OneFOneB, P));
+    Timing zb = timeTable(table(Schedule::ZeroBubbleH1, P, K), unitCosts(Schedule::ZeroBubbleH1, P));
+    EXPECT_DOUBLE_EQ(oneF.span, 3.0 * K + 3.0 * (P - 1));
+    EXPECT_DOUBLE_EQ(zb.span, 3.0 * K + 1.0 * (P - 1));
+    EXPECT_LE(zb.span - 3.0 * K, 0.5 * (oneF.span - 3.0 * K)); // idle time: a third of 1F1B's
+    for (int64_t s = 0; s < P; ++s)
+      EXPECT_EQ(slots(Schedule::ZeroBubbleH1, s, P, K), std::min(K, P));
+  }
+  Timing oneF = timeTable(table(Schedule::OneFOneB, 4, 8), unitCosts(Schedule::OneFOneB, 4));
+  Timing zb = timeTable(table(Schedule::ZeroBubbleH1, 4, 8), unitCosts(Schedule::ZeroBubbleH1, 4));
+  EXPECT_NEAR(oneF.bubble, 9.0 / 33.0, 1e-12);
+  EXPECT_NEAR(zb.bubble, 3.0 / 27.0, 1e-12);
+}
+
+TEST(PipelineSchedule, TimingWaitsForTheNeighboursAndTheirSends) {
+  // Two stages, one micro-batch, 1F1B: F0 on stage 0 [0, 1], sent in 0.5, F0 on stage 1
+  // [1.5, 2.5], B0 there [2.5, 4.5], sent back in 0.25, B0 on stage 0 [4.75, 6.75].
+  std::vector<StageCosts> costs(2, StageCosts{1, 2, 0, 0.5, 0.25});
+  Timing t = timeTable(table(Schedule::OneFOneB, 2, 1), costs);
+  ASSERT_EQ(t.stages[0].size(), 2u);
+  EXPECT_DOUBLE_EQ(t.stages[1][0].start, 1.5);
+  EXPECT_DOUBLE_EQ(t.stages[1][1].end, 4.5);
+  EXPECT_DOUBLE_EQ(t.stages[0][1].start, 4.75);
+  EXPECT_DOUBLE_EQ(t.span, 6.75);
+}
+
+TEST(PipelineSchedule, NamesRoundTrip) {
+  for (Schedule s : {Schedule::OneFOneB, Schedule::ZeroBubbleH1})
+    EXPECT_EQ(parseSchedule(scheduleName(s)), s);
+  EXPECT_FALSE(parseSchedule("gpipe"));
+  EXPECT_FALSE(parseSchedule("ZB-H1"));
+}
+
+} // namespace
