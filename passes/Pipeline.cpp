@@ -128,10 +128,15 @@ FailureOr<Partition> partition(ForwardOp forward, int64_t stages) {
   SmallVector<int64_t> cuts{0};
   DenseMap<int64_t, Value> crossing;
   SmallVector<Value> crossingAt = crossings(ops, index);
+  // Where the same value crosses several cuts in a row, only parameter reads lie between them: a
+  // stage between two of them would compute nothing and hand on what it received (from a stage
+  // that does not own it). Only the first of them is a cut.
+  Value previous;
   for (int64_t i = 1; i < n; ++i)
-    if (Value v = crossingAt[i]) {
+    if (Value v = crossingAt[i]; v && v != previous) {
       cuts.push_back(i);
       crossing[i] = v;
+      previous = v;
     }
   cuts.push_back(n);
   const int64_t m = cuts.size();

@@ -70,6 +70,8 @@ std::string PlanChoice::describe() const {
   std::string s = llvm::formatv("tp {0} cp {1} pp {2}{3} dp {4}, ZeRO-{5}, micro-batch {6} x {7}, recompute {8}", tp,
                                 cp, pp, interleave > 1 ? "x" + std::to_string(interleave) : "", dp, zeroStage,
                                 microBatchSize, microBatches, recompute);
+  if (pp > 1)
+    s += ", " + schedule;
   if (offloadOptimizer != "none")
     s += ", optimizer on " + offloadOptimizer;
   if (zeroPlusPlus)
@@ -149,7 +151,9 @@ double activationLowerBound(const PlanChoice &c, const ModelFacts &facts, bool b
 }
 
 /// A lower bound of the step: every device's share of the matmuls at the best matmul rate, one
-/// more forward where whole blocks are recomputed (full), and the 1F1B bubble.
+/// more forward where whole blocks are recomputed (full), and the schedule's bubble at equal
+/// stages: 1F1B's (p - 1) / v micro-batches' work, zero-bubble's a third of 1F1B's ((p - 1)(F +
+/// B - W) against (p - 1)(F + B + W), Qi et al.).
 double stepLowerBound(const PlanChoice &c, const ModelFacts &facts, double scale, const Cluster &cluster, bool bf16) {
   const double best = cluster.matmulCurve(bf16).best();
   const double again = c.recompute == "full" ? 1 : 0, devices = double(c.tp * c.cp * c.pp * c.dp);
@@ -161,7 +165,8 @@ double stepLowerBound(const PlanChoice &c, const ModelFacts &facts, double scale
              ((1 + again) / cluster.attentionForwardCurve.best(cluster.attentionForwardEfficiency) +
               2.5 / cluster.attentionBackwardCurve.best(cluster.attentionBackwardEfficiency)) /
              peak;
-  return seconds * (double(c.microBatches) + double(c.pp - 1) / double(c.interleave)) / double(c.microBatches);
+  const double bubble = c.schedule == "zb-h1" ? double(c.pp - 1) / 3.0 : double(c.pp - 1) / double(c.interleave);
+  return seconds * (double(c.microBatches) + bubble) / double(c.microBatches);
 }
 
 std::vector<int64_t> powersOfTwo(int64_t upTo) {
@@ -216,11 +221,16 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
                 for (bool zeroPlusPlus : {false, true}) {
                   if (zeroPlusPlus && !zeroPlusPlusApplies)
                     continue;
-                  PlanOutcome o;
-                  o.plan = {tp, cp, pp, dp, 1, zero, b, global / (dp * b), facts.batch / (dp * b), recompute, offload,
-                            zeroPlusPlus};
-                  o.lowerBoundSeconds = stepLowerBound(o.plan, facts, scale, cluster, bf16);
-                  candidates.push_back(std::move(o));
+                  // The pipeline's schedule: 1F1B, or zero-bubble (less idle, more kept).
+                  for (const char *schedule : {"1f1b", "zb-h1"}) {
+                    if (pp == 1 && std::string(schedule) != "1f1b")
+                      continue;
+                    PlanOutcome o;
+                    o.plan = {tp, cp, pp, dp, 1, zero, b, global / (dp * b), facts.batch / (dp * b), recompute,
+                              offload, schedule, zeroPlusPlus};
+                    o.lowerBoundSeconds = stepLowerBound(o.plan, facts, scale, cluster, bf16);
+                    candidates.push_back(std::move(o));
+                  }
                 }
               }
           }
@@ -239,8 +249,8 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
   // Recomputation and offload trade time for memory: a plan that recomputes more, or offloads,
   // than a twin that fits is never faster, so it is not evaluated (nor listed).
   auto twinKey = [](const PlanChoice &p) {
-    return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}/{6}", p.tp, p.cp, p.pp, p.dp, p.zeroStage, p.microBatchSize,
-                         p.zeroPlusPlus)
+    return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}/{6}/{7}", p.tp, p.cp, p.pp, p.dp, p.zeroStage, p.microBatchSize,
+                         p.zeroPlusPlus, p.schedule)
         .str();
   };
   // Recomputation in increasing amounts (op recomputes selective's values and more), then
@@ -277,7 +287,8 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
           const PlanChoice &p = c.plan;
           return small.tp == p.tp && small.cp == p.cp && small.pp == p.pp && small.zeroStage == p.zeroStage &&
                  small.recompute == p.recompute && small.offloadOptimizer == p.offloadOptimizer &&
-                 small.zeroPlusPlus == p.zeroPlusPlus && small.microBatchSize <= p.microBatchSize;
+                 small.zeroPlusPlus == p.zeroPlusPlus && small.schedule == p.schedule &&
+                 small.microBatchSize <= p.microBatchSize;
         })) {
       ++result.overMemory;
       continue;
@@ -292,6 +303,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     o.gradAccum = c.plan.compileMicroBatches;
     o.recompute = c.plan.recompute;
     o.offloadOptimizer = c.plan.offloadOptimizer;
+    o.pipelineSchedule = c.plan.schedule;
     setZeroPlusPlus(o, c.plan.zeroPlusPlus, cluster.devicesPerNode);
     o.memoryBudget = 0; // the planner compares the plan with the budget itself
     o.report = "";
@@ -386,6 +398,7 @@ llvm::json::Value zcc::sim::planJson(const PlanOutcome &choice, const Cluster &c
       {"grad_accum", c.compileMicroBatches},
       {"recompute", c.recompute},
       {"offload_optimizer", c.offloadOptimizer},
+      {"pp_schedule", c.schedule},
       {"zero_plus_plus", c.zeroPlusPlus},
       {"ranks_per_node", cluster.devicesPerNode},
       {"precision", choice.result.bf16 ? "bf16" : "fp32"},
@@ -438,6 +451,13 @@ llvm::Error zcc::sim::applyPlanFile(llvm::StringRef path, ZccPipelineOptions &op
   options.recompute = recompute;
   options.offloadOptimizer = offload;
   options.precision = precision;
+  // The pipeline's schedule (plans written before it: absent, 1F1B).
+  if (std::optional<llvm::StringRef> schedule = root->getString("pp_schedule"))
+    options.pipelineSchedule = schedule->str();
+  else if (root->get("pp_schedule"))
+    return fail("\"pp_schedule\" must be a string");
+  else
+    options.pipelineSchedule = "1f1b";
   // ZeRO++ (plans written before it: absent, off).
   if (std::optional<bool> zeroPlusPlus = root->getBoolean("zero_plus_plus"); zeroPlusPlus && *zeroPlusPlus) {
     int64_t perNode = 0;

@@ -50,6 +50,7 @@ struct PlanChoice {
   int64_t microBatches = 1;   // per optimizer step (the global batch's)
   int64_t compileMicroBatches = 1; // of the model's own batch (--grad-accum of the compile)
   std::string recompute = "none", offloadOptimizer = "none";
+  std::string schedule = "1f1b"; // the pipeline's (zcc --pp-schedule), with pp > 1
   /// ZeRO++ over nodes of the cluster's devices (qwZ, hpZ inside a node, qgZ): ZeRO-3 on a mesh
   /// of data-parallel ranks only, across nodes.
   bool zeroPlusPlus = false;

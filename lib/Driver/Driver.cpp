@@ -496,6 +496,8 @@ int zcc::runZccMain(int argc, char **argv) {
     problem = "--plan auto needs --nodes N (N >= 1): the nodes of --cluster to plan for";
   if (problem.empty() && options.ppInterleave < 1)
     problem = "--pp-interleave must be at least 1, got " + std::to_string(options.ppInterleave);
+  if (problem.empty() && options.ppInterleave > 1 && options.ppSchedule != "1f1b")
+    problem = "--pp-interleave models interleaved 1F1B: not with --pp-schedule " + options.ppSchedule;
   if (problem.empty() && options.ppInterleave > 1 && !options.simulate)
     problem = "--pp-interleave is modelled by --simulate only: train.bin runs plain 1F1B";
   if (problem.empty() && !options.simTrace.empty() && !options.simulate)
