@@ -34,19 +34,17 @@ FailureOr<CompiledPlan> zcc::sim::compileForSimulation(ModuleOp model, const Zcc
     error = problem;
     return failure();
   }
-  // The first, the second and the last stage; the second stands for every middle one.
-  std::vector<int64_t> compiled;
-  for (int64_t k = 0; k < stages; ++k)
-    if (stages <= 3 || k <= 1 || k == stages - 1)
-      compiled.push_back(k);
+  // The first, the second and the last stage; the second stands for every middle one where the
+  // cut made them alike (their FLOPs within 1% of the second's, zc.pipeline's stage_flops);
+  // otherwise (more stages than blocks, say) every stage is compiled.
   CompiledPlan plan;
-  for (int64_t k : compiled) {
+  std::vector<int64_t> index(stages, -1); // each stage's module in plan.owned
+  auto compile = [&](int64_t k) -> LogicalResult {
     OwningOpRef<ModuleOp> stage(model.clone());
     o.pipelineStage = k;
     // --report=json names one file: it holds stage 0's plan (and then the simulation); the text
     // report prints every compiled stage's.
-    if (k > 0 && options.report == "json")
-      o.report = "";
+    o.report = k > 0 && options.report == "json" ? std::string() : std::string(options.report);
     PassManager pm(model->getContext());
     // The planner compiles hundreds of plans of passes the test suite verifies: checking the IR
     // after each pass is the user-facing compile's job (a fifth of a large model's compile).
@@ -57,12 +55,28 @@ FailureOr<CompiledPlan> zcc::sim::compileForSimulation(ModuleOp model, const Zcc
         error = "zcc's pipeline failed on stage " + std::to_string(k);
       return failure();
     }
+    index[k] = static_cast<int64_t>(plan.owned.size());
     plan.owned.push_back(std::move(stage));
+    return success();
+  };
+  for (int64_t k = 0; k < stages; ++k)
+    if ((stages <= 3 || k <= 1 || k == stages - 1) && failed(compile(k)))
+      return failure();
+  if (stages > 3) {
+    auto flops = (*plan.owned[index[1]])->getAttrOfType<DictionaryAttr>("zc.pipeline").getAs<ArrayAttr>("stage_flops");
+    auto at = [&](int64_t k) { return cast<FloatAttr>(flops[k]).getValueAsDouble(); };
+    bool alike = true;
+    for (int64_t k = 2; k < stages - 1; ++k)
+      alike &= std::abs(at(k) - at(1)) <= 0.01 * std::max(at(1), at(k));
+    for (int64_t k = 2; k < stages - 1; ++k) {
+      if (alike)
+        index[k] = index[1];
+      else if (failed(compile(k)))
+        return failure();
+    }
   }
-  for (int64_t k = 0; k < stages; ++k) {
-    size_t index = stages <= 3 ? k : (k == 0 ? 0 : k == stages - 1 ? 2 : 1);
-    plan.stages.push_back(*plan.owned[index]);
-  }
+  for (int64_t k = 0; k < stages; ++k)
+    plan.stages.push_back(*plan.owned[index[k]]);
   return plan;
 }
 
