@@ -1,6 +1,7 @@
 #include "core/Trace.h"
 
 #include <cstdio>
+#include <ctime>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@ struct Event {
   TraceTrack track;
   double begin, end;
   int64_t arg, step;
+  double cpu;
 };
 std::mutex mutex;
 std::vector<Event> events;
@@ -27,9 +29,16 @@ double nowMicros() {
   return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - origin).count();
 }
 
-void record(const char *name, TraceTrack track, double begin, double end, int64_t arg, int64_t step) {
+double threadCpuMicros() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) * 1e6 + double(t.tv_nsec) * 1e-3;
+}
+
+void record(const char *name, TraceTrack track, double begin, double end, int64_t arg, int64_t step,
+            double cpuMicros) {
   std::lock_guard<std::mutex> lock(mutex);
-  events.push_back({name, track, begin, end, arg, step});
+  events.push_back({name, track, begin, end, arg, step, cpuMicros});
 }
 
 void setPath(const char *path) {
@@ -63,8 +72,12 @@ void write(int rank) {
       std::fprintf(f, " %lld", static_cast<long long>(e.step));
     std::fprintf(f, "\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f", rank,
                  static_cast<int>(e.track), e.begin, e.end - e.begin);
-    if (e.arg >= 0)
+    if (e.arg >= 0 && e.cpu >= 0)
+      std::fprintf(f, ", \"args\": {\"bytes\": %lld, \"cpu_us\": %.3f}", static_cast<long long>(e.arg), e.cpu);
+    else if (e.arg >= 0)
       std::fprintf(f, ", \"args\": {\"bytes\": %lld}", static_cast<long long>(e.arg));
+    else if (e.cpu >= 0)
+      std::fprintf(f, ", \"args\": {\"cpu_us\": %.3f}", e.cpu);
     std::fprintf(f, "}");
   }
   std::fprintf(f, "\n]}\n");

@@ -16,10 +16,13 @@ enum class TraceTrack : int { Compute = 0, Communication = 1, Steps = 2 };
 namespace trace {
 extern std::atomic<bool> enabled;
 double nowMicros();
+/// The calling thread's CPU time, in microseconds (what it computed, however the cores were shared).
+double threadCpuMicros();
 /// Records one event; `name` must outlive the trace (a literal). `arg`, when not
-/// negative, is shown as the event's bytes.
+/// negative, is shown as the event's bytes; `cpuMicros`, when not negative, as its thread's
+/// CPU time (`cpu_us`).
 void record(const char *name, TraceTrack track, double beginMicros, double endMicros, int64_t arg = -1,
-            int64_t step = -1);
+            int64_t step = -1, double cpuMicros = -1);
 /// Writes the events recorded on this rank to `path` (rank 0) or `path.rankR`.
 void write(int rank);
 void setPath(const char *path);
