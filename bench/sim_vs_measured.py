@@ -2,7 +2,7 @@
 """zcc --simulate against measurement on this machine (issue 40, "here, against measurement").
 
     python3 bench/sim_vs_measured.py [--np 2 4] [--models shakespeare-char gpt-small llama-small llama-medium]
-                                     [--sample K | --all] [--steps 8] [--repeat 2] [--out DIR]
+                                     [--sample K | --all | --pipelines] [--steps 8] [--repeat 2] [--out DIR]
 
 For each model and rank count: calibrate this machine as a cluster (zcc-calibrate --cluster-out,
 with that many ranks running at once, OMP_NUM_THREADS=1), enumerate the legal plans (tensor,
@@ -50,16 +50,23 @@ def plans(ranks):
                 continue
             for accum, recompute in itertools.product((1, 2, 4), ("none", "selective", "full")):
                 for offload in (("none", "cpu") if zero >= 1 else ("none",)):
-                    yield dict(tp=tp, pp=pp, dp=dp, zero=zero, accum=accum, recompute=recompute, offload=offload)
+                    # A pipeline under each schedule train.bin runs (issue 57: the simulator times the
+                    # same table); with one micro-batch there is nothing to schedule.
+                    for schedule in (("1f1b", "zb-h1") if pp > 1 and accum > 1 else ("1f1b",)):
+                        yield dict(tp=tp, pp=pp, dp=dp, zero=zero, accum=accum, recompute=recompute, offload=offload,
+                                   schedule=schedule)
 
 
 def flags(p, ranks):
     return ["--world-size", str(ranks), "--tp", str(p["tp"]), "--pp", str(p["pp"]), "--zero-stage", str(p["zero"]),
-            "--grad-accum", str(p["accum"]), "--recompute", p["recompute"], "--offload-optimizer", p["offload"]]
+            "--grad-accum", str(p["accum"]), "--recompute", p["recompute"], "--offload-optimizer", p["offload"],
+            "--pp-schedule", p.get("schedule", "1f1b")]
 
 
 def name(p):
     s = f"tp{p['tp']} pp{p['pp']} dp{p['dp']} ZeRO-{p['zero']} accum {p['accum']} {p['recompute']}"
+    if p["pp"] > 1:
+        s += " " + p.get("schedule", "1f1b")
     return s + (" offload" if p["offload"] != "none" else "")
 
 
@@ -100,6 +107,8 @@ def main():
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--pipelines", action="store_true",
+                    help="only the pipelined plans (pp > 1), every one of them under each schedule")
     args = ap.parse_args()
     work = args.out or tempfile.mkdtemp(prefix="zcc-sim-vs-measured-")
     os.makedirs(work, exist_ok=True)
@@ -116,8 +125,8 @@ def main():
             model = os.path.join(work, model_name + ".mlir")
             with open(model, "w") as f:
                 subprocess.run([sys.executable, os.path.join(ROOT, "examples", gen[0])] + gen[1:], check=True, stdout=f)
-            space = list(plans(ranks))
-            chosen = space if args.all else random.Random(f"{model_name}/{ranks}").sample(space, min(args.sample,
+            space = [p for p in plans(ranks) if p["pp"] > 1 or not args.pipelines]
+            chosen = space if args.all or args.pipelines else random.Random(f"{model_name}/{ranks}").sample(space, min(args.sample,
                                                                                                     len(space)))
             # The planner's choice for one node of this machine, measured too.
             plan_file = os.path.join(work, "plan.json")
@@ -125,8 +134,8 @@ def main():
                             "-o", plan_file], check=True, env=ENV, capture_output=True)
             pj = json.load(open(plan_file))
             auto = dict(tp=pj["tp"], pp=pj["pp"], dp=pj["dp"], zero=pj["zero_stage"], accum=pj["grad_accum"],
-                        recompute=pj["recompute"], offload=pj["offload_optimizer"])
-            if pj["cp"] == 1 and auto not in chosen:
+                        recompute=pj["recompute"], offload=pj["offload_optimizer"], schedule=pj.get("pp_schedule", "1f1b"))
+            if pj["cp"] == 1 and auto not in chosen and (auto["pp"] > 1 or not args.pipelines):
                 chosen.append(auto)
             runs = {}
             for _ in range(args.repeat):

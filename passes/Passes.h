@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/Pass.h"
+#include "runtime/main/PipelineSchedule.h"
 
 namespace mlir::zc {
 
@@ -81,6 +82,28 @@ inline SmallVector<func::FuncOp> plannedFunctions(ModuleOp module) {
   if (func::FuncOp weight = functionWithRole(module, "weight"))
     fns.push_back(weight);
   return fns;
+}
+
+/// Copies and views that compute nothing: a reshape, a cast, a transpose, a context rank's chunks.
+inline bool rearrangesInput(Operation *op) { return isa<ReshapeOp, CastOp, TransposeOp, CpShardOp>(op); }
+
+/// A value a pipeline stage can take again at the cost of a copy rather than keep: one of its
+/// arguments (the micro-batch's, kept in its slot), a parameter or constant, or one of those
+/// rearranged (a parameter's bf16 cast, a context rank's chunk of the token ids).
+inline bool fromStageInputs(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || isa<ParamRefOp, arith::ConstantOp>(def))
+    return true;
+  return rearrangesInput(def) && fromStageInputs(def->getOperand(0));
+}
+
+/// The pipeline schedule a stage was compiled for (zc.pipeline's `schedule`; 1F1B where the
+/// module is no stage or names none).
+inline zcc::pipeline::Schedule pipelineSchedule(ModuleOp module) {
+  auto plan = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
+  auto name = plan ? plan.getAs<StringAttr>("schedule") : StringAttr();
+  return zcc::pipeline::parseSchedule(name ? name.getValue().str() : "1f1b")
+      .value_or(zcc::pipeline::Schedule::OneFOneB);
 }
 
 /// The symbols an op names (parameters, states), in its attributes or arrays of

@@ -194,7 +194,7 @@ double predictedBubble(ArrayRef<double> forward, int64_t microBatches, zcc::pipe
     costs[s].forward = last ? 0 : forward[s];
     const double inputGrad = !split ? 2 * forward[s] : s == 0 ? 0 : forward[s];
     costs[s].backward = inputGrad + (last ? forward[s] : 0);
-    costs[s].weight = 2 * forward[s] - (split ? inputGrad : 2 * forward[s]);
+    costs[s].weight = 2 * forward[s] - inputGrad; // none where B is the whole backward
   }
   return zcc::pipeline::timeTable(zcc::pipeline::table(schedule, P, microBatches), costs).bubble;
 }

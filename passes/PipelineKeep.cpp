@@ -41,26 +41,13 @@ using namespace mlir::zc;
 
 namespace {
 
-/// Copies and views that compute nothing: a cast, a transpose, a context rank's chunks.
-bool rearranges(Operation *op) { return isa<ReshapeOp, CastOp, TransposeOp, CpShardOp>(op); }
-
-/// A value the stage's backward can take again at the cost of a copy: an argument (this
-/// micro-batch's, kept in its slot), a parameter or constant, or one of those rearranged (a
-/// parameter's bf16 cast, a context rank's chunk of the token ids).
-bool fromInputs(Value v) {
-  Operation *def = v.getDefiningOp();
-  if (!def || isa<ParamRefOp, arith::ConstantOp>(def))
-    return true;
-  return rearranges(def) && fromInputs(def->getOperand(0));
-}
-
 /// Ops B computes again rather than reads from F: views (no code), rearranged inputs, and
 /// sequence parallelism's gathers of the tokens (every tensor-parallel rank gathers again, as
 /// Megatron-LM does: a stage keeps its 1/tp of them).
 bool takenAgain(Operation *op) {
   if (auto gather = dyn_cast<AllGatherOp>(op); gather && gather.getAxis() == MeshAxis::tensor)
     return true;
-  return isa<ParamRefOp, arith::ConstantOp, ReshapeOp>(op) || (rearranges(op) && fromInputs(op->getOperand(0)));
+  return isa<ParamRefOp, arith::ConstantOp, ReshapeOp>(op) || (rearrangesInput(op) && fromStageInputs(op->getOperand(0)));
 }
 
 struct ZccPipelineKeepPass : zc::impl::ZccPipelineKeepBase<ZccPipelineKeepPass> {

@@ -44,17 +44,6 @@ using namespace mlir::zc;
 
 namespace {
 
-/// A value W computes again rather than keeps: a parameter read, a constant, or views and
-/// casts of those or of the stage's arguments (which W has).
-bool cheapToTakeAgain(Value v) {
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return true;
-  if (isa<ParamRefOp, arith::ConstantOp>(def))
-    return true;
-  return isa<ReshapeOp, CastOp, TransposeOp, CpShardOp>(def) && cheapToTakeAgain(def->getOperand(0));
-}
-
 struct ZccPipelineSplitBackwardPass : zc::impl::ZccPipelineSplitBackwardBase<ZccPipelineSplitBackwardPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -62,10 +51,7 @@ struct ZccPipelineSplitBackwardPass : zc::impl::ZccPipelineSplitBackwardBase<Zcc
     func::FuncOp step = functionWithRole(module, "step");
     if (!plan || !step)
       return;
-    auto schedule = plan.getAs<StringAttr>("schedule");
-    std::optional<zcc::pipeline::Schedule> kind =
-        zcc::pipeline::parseSchedule(schedule ? schedule.getValue().str() : "1f1b");
-    if (!kind || !zcc::pipeline::splitsBackward(*kind))
+    if (!zcc::pipeline::splitsBackward(pipelineSchedule(module)))
       return;
     if (functionWithRole(module, "weight")) {
       module.emitError("zcc-pipeline-split-backward: the stage's backward is split already");
@@ -132,7 +118,7 @@ struct ZccPipelineSplitBackwardPass : zc::impl::ZccPipelineSplitBackwardBase<Zcc
       Operation *def = v.getDefiningOp();
       if (!def)
         return emitError(v.getLoc(), "zcc-pipeline-split-backward: W reads an argument it does not have");
-      if (cheapToTakeAgain(v)) {
+      if (fromStageInputs(v)) {
         for (Value operand : def->getOperands())
           if (failed(inWeight(operand)))
             return failure();

@@ -243,12 +243,10 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
     return nullptr;
   const int64_t s = stage.getAs<IntegerAttr>("stage").getInt(), P = stage.getAs<IntegerAttr>("stages").getInt();
   std::string table;
-  if (std::optional<zcc::pipeline::Schedule> kind =
-          zcc::pipeline::parseSchedule(stage.getAs<StringAttr>("schedule").getValue().str())) {
-    const std::vector<std::vector<zcc::pipeline::Action>> stages = zcc::pipeline::table(*kind, P, microBatches);
-    for (const zcc::pipeline::Action &a : stages[s])
-      table += (table.empty() ? "" : " ") + std::string(1, static_cast<char>(a.work)) + std::to_string(a.microBatch);
-  }
+  const std::vector<std::vector<zcc::pipeline::Action>> stages =
+      zcc::pipeline::table(pipelineSchedule(module), P, microBatches);
+  for (const zcc::pipeline::Action &a : stages[s])
+    table += (table.empty() ? "" : " ") + std::string(1, static_cast<char>(a.work)) + std::to_string(a.microBatch);
   llvm::json::Array flops;
   for (Attribute f : stage.getAs<ArrayAttr>("stage_flops"))
     flops.push_back(cast<FloatAttr>(f).getValueAsDouble());

@@ -270,13 +270,6 @@ FunctionTime timeFunction(func::FuncOp fn, const ClusterCost &cost, bool isUpdat
   return result;
 }
 
-/// The pipeline schedule the stages were compiled for (zc.pipeline's `schedule`).
-zcc::pipeline::Schedule scheduleOf(ModuleOp module) {
-  auto plan = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
-  auto name = plan ? plan.getAs<StringAttr>("schedule") : StringAttr();
-  return zcc::pipeline::parseSchedule(name ? name.getValue().str() : "1f1b").value_or(zcc::pipeline::Schedule::OneFOneB);
-}
-
 /// A pipeline stage's inputs kept for the micro-batches in flight (the schedule's slots at that
 /// rank: 1F1B keeps P - s), with the activations its forward keeps for its backward
 /// (zcc-pipeline-keep's stash arguments). Alike stages share one module, so the slots are the
@@ -288,7 +281,7 @@ int64_t inFlightInputs(ModuleOp module, int64_t microBatches, int64_t pipelineRa
   int64_t inputs = 0;
   for (Type t : step.getArgumentTypes())
     inputs += tensorBytes(cast<RankedTensorType>(t));
-  return zcc::pipeline::slots(scheduleOf(module), rank, pipelineRanks, microBatches) * inputs;
+  return zcc::pipeline::slots(pipelineSchedule(module), rank, pipelineRanks, microBatches) * inputs;
 }
 
 } // namespace
@@ -376,7 +369,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
       costs[s] = {forward[s].seconds, step[s].seconds, weight[s].seconds, forward[s].sendSeconds,
                   step[s].sendSeconds};
     const zcc::pipeline::Timing timing =
-        zcc::pipeline::timeTable(zcc::pipeline::table(scheduleOf(stages[0]), p, m), costs);
+        zcc::pipeline::timeTable(zcc::pipeline::table(pipelineSchedule(stages[0]), p, m), costs);
     if (request.trace)
       for (int64_t s = 0; s < p; ++s)
         for (const zcc::pipeline::Timed &t : timing.stages[s])
