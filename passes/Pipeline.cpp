@@ -213,6 +213,11 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
           << schedule << "' (one of " << zcc::pipeline::scheduleNames() << ")";
       return signalPassFailure();
     }
+    if (std::string problem = zcc::pipeline::problem(*zcc::pipeline::parseSchedule(schedule), stages, microBatches);
+        !problem.empty()) {
+      module.emitError("zcc-pipeline-stage: ") << problem;
+      return signalPassFailure();
+    }
     if (stages == 1)
       return;
     SmallVector<ForwardOp> forwards(module.getOps<ForwardOp>());

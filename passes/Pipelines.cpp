@@ -33,6 +33,10 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--cp-mode must be ulysses, ring or auto, got " << options.contextParallelMode;
   else if (!zcc::pipeline::parseSchedule(options.pipelineSchedule))
     os << "--pp-schedule must be one of " << zcc::pipeline::scheduleNames() << ", got " << options.pipelineSchedule;
+  else if (zcc::pipeline::interleaves(*zcc::pipeline::parseSchedule(options.pipelineSchedule)))
+    os << "--pp-schedule " << options.pipelineSchedule
+       << ": several chunks of layers per rank are modelled by --simulate only (--pp-interleave V); train.bin runs "
+          "one chunk per rank (1f1b, zb-h1)";
   else if (options.pipelineSchedule != "1f1b" && options.offloadActivations != "none")
     os << "--pp-schedule " << options.pipelineSchedule
        << " with --offload-activations is not supported: the weight gradients' inputs would wait in host memory "

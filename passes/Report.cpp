@@ -246,7 +246,7 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
   const std::vector<std::vector<zcc::pipeline::Action>> stages =
       zcc::pipeline::table(pipelineSchedule(module), P, microBatches);
   for (const zcc::pipeline::Action &a : stages[s])
-    table += (table.empty() ? "" : " ") + std::string(1, static_cast<char>(a.work)) + std::to_string(a.microBatch);
+    table += (table.empty() ? "" : " ") + zcc::pipeline::actionText(a, false);
   llvm::json::Array flops;
   for (Attribute f : stage.getAs<ArrayAttr>("stage_flops"))
     flops.push_back(cast<FloatAttr>(f).getValueAsDouble());

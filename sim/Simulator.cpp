@@ -272,16 +272,19 @@ FunctionTime timeFunction(func::FuncOp fn, const ClusterCost &cost, bool isUpdat
 
 /// A pipeline stage's inputs kept for the micro-batches in flight (the schedule's slots at that
 /// rank: 1F1B keeps P - s), with the activations its forward keeps for its backward
-/// (zcc-pipeline-keep's stash arguments). Alike stages share one module, so the slots are the
-/// rank's, not the module's.
-int64_t inFlightInputs(ModuleOp module, int64_t microBatches, int64_t pipelineRanks, int64_t rank) {
+/// (zcc-pipeline-keep's stash arguments); interleaved over `chunks` chunks, per chunk the most any
+/// of the rank's chunks holds. Alike stages share one module, so the slots are the rank's, not the
+/// module's.
+int64_t inFlightInputs(ModuleOp module, int64_t microBatches, int64_t pipelineRanks, int64_t rank, int64_t chunks) {
   func::FuncOp step = functionWithRole(module, "step");
   if (!step || !module->getAttr("zc.pipeline"))
     return 0;
   int64_t inputs = 0;
   for (Type t : step.getArgumentTypes())
     inputs += tensorBytes(cast<RankedTensorType>(t));
-  return zcc::pipeline::slots(pipelineSchedule(module), rank, pipelineRanks, microBatches) * inputs;
+  const zcc::pipeline::Schedule schedule =
+      chunks > 1 ? zcc::pipeline::Schedule::Interleaved1F1B : pipelineSchedule(module);
+  return zcc::pipeline::slots(schedule, rank, pipelineRanks, microBatches, chunks) * inputs;
 }
 
 } // namespace
@@ -346,7 +349,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
     device.stepSeconds += step[j].seconds + weight[j].seconds;
     device.updateSeconds += update[j].seconds;
     device.arenaBytes += arenaBytes[j];
-    device.inFlightInputBytes += inFlightInputs(module, m, p, j % p);
+    device.inFlightInputBytes += inFlightInputs(module, m, p, j % p, v);
   }
   for (const StageResult &device : r.stages)
     r.memoryBytes = std::max(r.memoryBytes, device.arenaBytes + device.inFlightInputBytes);
@@ -361,28 +364,25 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   double pipelineEnd = 0;
   if (p == 1 && v == 1) {
     pipelineEnd = m * busy;
-  } else if (v == 1) {
+  } else {
     // The schedule's table, the one train.bin runs (runtime/main/PipelineSchedule.h), timed by
-    // its dependencies with each stage's F, B (and W) as priced here and its sends.
-    std::vector<zcc::pipeline::StageCosts> costs(p);
-    for (int64_t s = 0; s < p; ++s)
-      costs[s] = {forward[s].seconds, step[s].seconds, weight[s].seconds, forward[s].sendSeconds,
-                  step[s].sendSeconds};
-    const zcc::pipeline::Timing timing =
-        zcc::pipeline::timeTable(zcc::pipeline::table(pipelineSchedule(stages[0]), p, m), costs);
+    // its dependencies with each (virtual) stage's F, B (and W) as priced here and its sends.
+    // Interleaved 1F1B: virtual stage j is rank j mod p's chunk j / p (Megatron's assignment).
+    const zcc::pipeline::Schedule schedule =
+        v > 1 ? zcc::pipeline::Schedule::Interleaved1F1B : pipelineSchedule(stages[0]);
+    std::vector<zcc::pipeline::StageCosts> costs(chunks);
+    for (int64_t j = 0; j < chunks; ++j)
+      costs[j] = {forward[j].seconds, step[j].seconds, weight[j].seconds, forward[j].sendSeconds,
+                  step[j].sendSeconds};
+    const zcc::pipeline::Timing timing = zcc::pipeline::timeTable(zcc::pipeline::table(schedule, p, m, v), costs);
     if (request.trace)
       for (int64_t s = 0; s < p; ++s)
-        for (const zcc::pipeline::Timed &t : timing.stages[s])
-          r.trace.push_back({std::string(1, static_cast<char>(t.action.work)) + " " + std::to_string(t.action.microBatch),
-                             static_cast<int>(s), 2, t.start * 1e6, t.end * 1e6, -1});
+        for (const zcc::pipeline::Timed &t : timing.stages[s]) {
+          std::string name = zcc::pipeline::actionText(t.action, v > 1);
+          r.trace.push_back({name.substr(0, 1) + " " + name.substr(1), static_cast<int>(s), 2, t.start * 1e6,
+                             t.end * 1e6, -1});
+        }
     pipelineEnd = timing.span;
-  } else {
-    // Interleaved 1F1B (Megatron-LM): the bubble is (p - 1) / v of a device's work per micro-batch, and the first
-    // micro-batch crosses every virtual stage boundary twice (its activation, its gradient).
-    double sends = 0;
-    for (int64_t j = 0; j < chunks; ++j)
-      sends += forward[j].sendSeconds + step[j].sendSeconds;
-    pipelineEnd = m * busy + double(p - 1) / double(v) * busy + sends;
   }
   // Devices that share a node's cores (CPU ranks outnumbering them): a pipeline's waiting stage
   // gives its share of the cores to the others. The stages' times are those of every rank busy

@@ -13,6 +13,7 @@
 #include "zcc/StageLink.h"
 
 #include "passes/Pipelines.h"
+#include "runtime/main/PipelineSchedule.h"
 #include "sim/Planner.h"
 
 #include "mlir/IR/AsmState.h"
@@ -106,7 +107,7 @@ struct DriverOptions {
       cl::desc("The pipeline's schedule (torchtitan's pipeline_parallel_schedule): 1f1b (PipeDream-Flush, as "
                "Megatron-LM and DeepSpeed), or zb-h1 (zero-bubble, Qi et al. 2024: each backward split into the "
                "input's gradient and the weights', which wait for the bubbles; at most --pp micro-batches in flight "
-               "per stage, 1F1B's peak)"),
+               "per stage, 1F1B's peak); with --simulate also interleaved-1f1b (Megatron-LM's, --pp-interleave V)"),
       cl::init("1f1b"), cl::cat(category)};
   cl::opt<int64_t> zeroStage{"zero-stage",
                              cl::desc("ZeRO stage: 0 = plain data parallelism, 1 = + sharded optimizer state, "
@@ -258,8 +259,9 @@ struct DriverOptions {
       cl::init("flash"), cl::cat(category)};
   cl::opt<int64_t> ppInterleave{
       "pp-interleave",
-      cl::desc("With --simulate: virtual pipeline stages per pipeline rank (Megatron-LM's interleaved 1F1B, "
-               "--num-layers-per-virtual-pipeline-stage); train.bin runs plain 1F1B"),
+      cl::desc("With --simulate: chunks of layers (virtual pipeline stages) per pipeline rank, run by Megatron-LM's "
+               "interleaved 1F1B (--pp-schedule interleaved-1f1b; Megatron's --num-layers-per-virtual-pipeline-stage); "
+               "train.bin runs one chunk per rank"),
       cl::init(1), cl::cat(category)};
   cl::opt<std::string> plan{
       "plan",
@@ -419,7 +421,10 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.zeroStage = options.zeroStage;
   pipeline.tensorParallel = options.tensorParallel;
   pipeline.pipelineParallel = options.pipelineParallel;
-  pipeline.pipelineSchedule = options.ppSchedule;
+  // Interleaved 1F1B (--simulate only): each virtual stage is compiled as a stage of a p x v
+  // pipeline (sim/Planner.cpp) and the simulator runs the interleaved table over them.
+  const bool interleaved = options.ppSchedule == "interleaved-1f1b" || options.ppInterleave > 1;
+  pipeline.pipelineSchedule = interleaved ? std::string("1f1b") : std::string(options.ppSchedule);
   pipeline.sequenceParallel = !options.noSequenceParallel;
   pipeline.contextParallel = options.contextParallel;
   pipeline.contextParallelMode = options.contextParallelMode;
@@ -496,10 +501,14 @@ int zcc::runZccMain(int argc, char **argv) {
     problem = "--plan auto needs --nodes N (N >= 1): the nodes of --cluster to plan for";
   if (problem.empty() && options.ppInterleave < 1)
     problem = "--pp-interleave must be at least 1, got " + std::to_string(options.ppInterleave);
-  if (problem.empty() && options.ppInterleave > 1 && options.ppSchedule != "1f1b")
+  if (problem.empty() && interleaved && options.ppSchedule != "1f1b" && options.ppSchedule != "interleaved-1f1b")
     problem = "--pp-interleave models interleaved 1F1B: not with --pp-schedule " + options.ppSchedule;
-  if (problem.empty() && options.ppInterleave > 1 && !options.simulate)
-    problem = "--pp-interleave is modelled by --simulate only: train.bin runs plain 1F1B";
+  if (problem.empty() && interleaved && !options.simulate)
+    problem = "--pp-schedule interleaved-1f1b (--pp-interleave) is modelled by --simulate only: train.bin runs one "
+              "chunk of layers per rank (--pp-schedule 1f1b or zb-h1)";
+  if (problem.empty() && interleaved)
+    problem = zcc::pipeline::problem(zcc::pipeline::Schedule::Interleaved1F1B, options.pipelineParallel, options.gradAccum,
+                                     options.ppInterleave);
   if (problem.empty() && !options.simTrace.empty() && !options.simulate)
     problem = "--sim-trace writes --simulate's predicted step: add --simulate";
   if (problem.empty() && options.simAttention != "flash" && options.simAttention != "materialized")

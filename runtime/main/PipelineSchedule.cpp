@@ -10,21 +10,92 @@ std::optional<Schedule> parseSchedule(const std::string &name) {
     return Schedule::OneFOneB;
   if (name == "zb-h1")
     return Schedule::ZeroBubbleH1;
+  if (name == "interleaved-1f1b")
+    return Schedule::Interleaved1F1B;
   return std::nullopt;
 }
 
 const char *scheduleName(Schedule schedule) {
-  return schedule == Schedule::ZeroBubbleH1 ? "zb-h1" : "1f1b";
+  switch (schedule) {
+  case Schedule::ZeroBubbleH1:
+    return "zb-h1";
+  case Schedule::Interleaved1F1B:
+    return "interleaved-1f1b";
+  case Schedule::OneFOneB:
+    break;
+  }
+  return "1f1b";
 }
 
-const char *scheduleNames() { return "1f1b, zb-h1"; }
+const char *scheduleNames() { return "1f1b, zb-h1, interleaved-1f1b"; }
 
-int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches) {
-  const int64_t inFlight = schedule == Schedule::ZeroBubbleH1 ? stages : stages - stage;
-  return std::max<int64_t>(1, std::min(microBatches, inFlight));
+std::string problem(Schedule schedule, int64_t stages, int64_t microBatches, int64_t chunks) {
+  const std::string name = scheduleName(schedule);
+  if (stages < 1 || microBatches < 1)
+    return "a pipeline needs at least one stage and one micro-batch";
+  if (!interleaves(schedule))
+    return chunks == 1 ? "" : name + " runs one chunk of layers per rank, not " + std::to_string(chunks);
+  if (chunks < 2)
+    return name + " needs at least 2 chunks of layers per rank (--pp-interleave), got " + std::to_string(chunks);
+  if (stages < 2)
+    return name + " needs at least 2 pipeline ranks";
+  if (microBatches % stages != 0)
+    return name + " runs the micro-batches in groups of the " + std::to_string(stages) +
+           " pipeline ranks (Megatron-LM's condition): " + std::to_string(microBatches) +
+           " micro-batches (--grad-accum) are not a multiple of " + std::to_string(stages);
+  return "";
 }
 
 namespace {
+
+/// Megatron-LM's interleaved 1F1B at rank r (forward_backward_pipelining_with_interleaving): the
+/// K V forwards in groups of P micro-batches per chunk, the backwards in the same groups from the
+/// last chunk down; slots left 0 (interleavedTable sets them).
+std::vector<Action> interleavedOrder(int64_t r, int64_t P, int64_t K, int64_t V) {
+  const int64_t total = K * V;
+  const int64_t warmUp = K == P ? total : std::min(total, (P - r - 1) * 2 + (V - 1) * P);
+  auto action = [&](Work work, int64_t k) {
+    int64_t chunk = (k % (P * V)) / P;
+    if (work == Work::Backward)
+      chunk = V - 1 - chunk;
+    return Action{work, (k / (P * V)) * P + k % P, 0, chunk};
+  };
+  std::vector<Action> actions;
+  for (int64_t k = 0; k < warmUp; ++k)
+    actions.push_back(action(Work::Forward, k));
+  for (int64_t k = 0; k < total - warmUp; ++k) {
+    actions.push_back(action(Work::Forward, warmUp + k));
+    actions.push_back(action(Work::Backward, k));
+  }
+  for (int64_t k = total - warmUp; k < total; ++k)
+    actions.push_back(action(Work::Backward, k));
+  return actions;
+}
+
+/// The most micro-batches any chunk holds at once in a stage's list (from an F to its last
+/// backward).
+int64_t peakInFlight(const std::vector<Action> &actions, int64_t chunks, bool split) {
+  std::vector<int64_t> inFlight(chunks, 0);
+  int64_t peak = 1;
+  for (const Action &a : actions) {
+    if (a.work == Work::Forward)
+      peak = std::max(peak, ++inFlight[a.chunk]);
+    else if (a.work == Work::Weight || !split)
+      --inFlight[a.chunk];
+  }
+  return peak;
+}
+
+std::vector<std::vector<Action>> interleavedTable(int64_t P, int64_t K, int64_t V) {
+  std::vector<std::vector<Action>> out;
+  for (int64_t r = 0; r < P; ++r) {
+    out.push_back(interleavedOrder(r, P, K, V));
+    const int64_t n = peakInFlight(out.back(), V, false);
+    for (Action &a : out.back())
+      a.slot = a.microBatch % n;
+  }
+  return out;
+}
 
 std::vector<Action> oneForwardOneBackward(int64_t stage, int64_t stages, int64_t K) {
   const int64_t n = slots(Schedule::OneFOneB, stage, stages, K);
@@ -136,9 +207,24 @@ std::vector<std::vector<Action>> zeroBubbleH1(int64_t P, int64_t K) {
 
 } // namespace
 
-std::vector<std::vector<Action>> table(Schedule schedule, int64_t stages, int64_t microBatches) {
+int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks) {
+  if (interleaves(schedule))
+    return peakInFlight(interleavedOrder(stage, stages, microBatches, chunks), chunks, false);
+  const int64_t inFlight = schedule == Schedule::ZeroBubbleH1 ? stages : stages - stage;
+  return std::max<int64_t>(1, std::min(microBatches, inFlight));
+}
+
+std::string actionText(const Action &action, bool chunked) {
+  std::string text = std::string(1, static_cast<char>(action.work)) + std::to_string(action.microBatch);
+  return chunked ? text + "." + std::to_string(action.chunk) : text;
+}
+
+std::vector<std::vector<Action>> table(Schedule schedule, int64_t stages, int64_t microBatches, int64_t chunks) {
+  assert(problem(schedule, stages, microBatches, chunks).empty() && "pipeline schedule: unsupported arguments");
   if (schedule == Schedule::ZeroBubbleH1)
     return zeroBubbleH1(stages, microBatches);
+  if (schedule == Schedule::Interleaved1F1B)
+    return interleavedTable(stages, microBatches, chunks);
   std::vector<std::vector<Action>> out;
   for (int64_t s = 0; s < stages; ++s)
     out.push_back(oneForwardOneBackward(s, stages, microBatches));
@@ -147,13 +233,17 @@ std::vector<std::vector<Action>> table(Schedule schedule, int64_t stages, int64_
 
 Timing timeTable(const std::vector<std::vector<Action>> &table, const std::vector<StageCosts> &costs) {
   const int64_t P = static_cast<int64_t>(table.size());
-  int64_t K = 0;
+  int64_t K = 0, V = 1;
   for (const std::vector<Action> &stage : table)
-    for (const Action &a : stage)
+    for (const Action &a : stage) {
       K = std::max(K, a.microBatch + 1);
+      V = std::max(V, a.chunk + 1);
+    }
+  const int64_t J = P * V; // virtual stages: rank s's chunk c is J-index c * P + s
+  assert(static_cast<int64_t>(costs.size()) == J && "pipeline schedule: one cost per (virtual) stage");
   Timing t;
   t.stages.assign(P, {});
-  std::vector<std::vector<double>> fEnd(P, std::vector<double>(K, -1)), bEnd(P, std::vector<double>(K, -1));
+  std::vector<std::vector<double>> fEnd(J, std::vector<double>(K, -1)), bEnd(J, std::vector<double>(K, -1));
   std::vector<size_t> next(P, 0);
   std::vector<double> free(P, 0);
   for (bool progress = true; progress;) {
@@ -161,18 +251,19 @@ Timing timeTable(const std::vector<std::vector<Action>> &table, const std::vecto
     for (int64_t s = 0; s < P; ++s)
       while (next[s] < table[s].size()) {
         const Action &a = table[s][next[s]];
-        const StageCosts &c = costs[s];
+        const int64_t j = a.chunk * P + s;
+        const StageCosts &c = costs[j];
         double ready = 0, work = 0;
         if (a.work == Work::Forward) {
-          if (s > 0 && fEnd[s - 1][a.microBatch] < 0)
+          if (j > 0 && fEnd[j - 1][a.microBatch] < 0)
             break;
-          ready = s > 0 ? fEnd[s - 1][a.microBatch] + costs[s - 1].forwardSend : 0;
+          ready = j > 0 ? fEnd[j - 1][a.microBatch] + costs[j - 1].forwardSend : 0;
           work = c.forward;
         } else if (a.work == Work::Backward) {
-          double input = s + 1 < P ? bEnd[s + 1][a.microBatch] : fEnd[s][a.microBatch];
+          double input = j + 1 < J ? bEnd[j + 1][a.microBatch] : fEnd[j][a.microBatch];
           if (input < 0)
             break;
-          ready = s + 1 < P ? input + costs[s + 1].backwardSend : input;
+          ready = j + 1 < J ? input + costs[j + 1].backwardSend : input;
           work = c.backward;
         } else {
           work = c.weight; // after its B, which came earlier in this stage's list
@@ -181,9 +272,9 @@ Timing timeTable(const std::vector<std::vector<Action>> &table, const std::vecto
         timed.end = timed.start + work;
         free[s] = timed.end;
         if (a.work == Work::Forward)
-          fEnd[s][a.microBatch] = timed.end;
+          fEnd[j][a.microBatch] = timed.end;
         else if (a.work == Work::Backward)
-          bEnd[s][a.microBatch] = timed.end; // a W's end: nothing waits for it but its own stage
+          bEnd[j][a.microBatch] = timed.end; // a W's end: nothing waits for it but its own stage
         t.stages[s].push_back(timed);
         ++next[s];
         progress = true;

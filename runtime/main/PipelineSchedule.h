@@ -19,11 +19,19 @@
 //   (P - 1)(F + B + W). The table is built by placing each micro-batch's forwards stage by stage
 //   and its backwards from the last stage back, putting a stage's pending W's in front of an F or B
 //   when memory requires it or when they finish before that work's input arrives (at unit costs).
+// - "interleaved-1f1b" (Narayanan et al., SC'21; Megatron-LM's forward_backward_pipelining_with_
+//   interleaving): each of the P pipeline ranks holds V chunks of layers, virtual stage j = c P + r
+//   being rank r's chunk c (Megatron's assignment), so a micro-batch crosses the ranks V times. A
+//   rank runs its K V forwards in groups of P micro-batches per chunk (chunk 0's first P, chunk
+//   1's, ..., then chunk 0's next P), its backwards in the same groups from the last chunk down:
+//   (P - r - 1) 2 + (V - 1) P warm-up forwards, then one forward and one backward, then the
+//   backwards left (all forwards first when K = P). Bubble (P - 1)/V of 1F1B's per chunk's
+//   work; K a multiple of P (Megatron's condition).
 //
-// A micro-batch stays in flight at its stage from its F to its last piece of backward (B under
-// 1F1B, W under zero-bubble); a stage holds each in-flight micro-batch's inputs and kept
-// activations in one of `slots` input slots, micro-batch m in slot m % slots (in-flight
-// micro-batches are consecutive, so no two share one).
+// A micro-batch stays in flight at its stage (its chunk's, when interleaved) from its F to its last
+// piece of backward (B under 1F1B, W under zero-bubble); a stage holds each in-flight
+// micro-batch's inputs and kept activations in one of `slots` input slots per chunk, micro-batch m
+// in slot m % slots (each chunk's in-flight micro-batches are consecutive: no two share one).
 #ifndef ZRT_MAIN_PIPELINESCHEDULE_H
 #define ZRT_MAIN_PIPELINESCHEDULE_H
 
@@ -34,15 +42,22 @@
 
 namespace zcc::pipeline {
 
-enum class Schedule { OneFOneB, ZeroBubbleH1 };
+enum class Schedule { OneFOneB, ZeroBubbleH1, Interleaved1F1B };
 
-/// "1f1b", "zb-h1"; nullopt for another name.
+/// "1f1b", "zb-h1", "interleaved-1f1b"; nullopt for another name.
 std::optional<Schedule> parseSchedule(const std::string &name);
 const char *scheduleName(Schedule schedule);
-/// The names, for error messages and --help: "1f1b, zb-h1".
+/// The names, for error messages and --help: "1f1b, zb-h1, interleaved-1f1b".
 const char *scheduleNames();
 /// Whether the schedule splits the backward into B (input gradient) and W (weight gradient).
 inline bool splitsBackward(Schedule schedule) { return schedule == Schedule::ZeroBubbleH1; }
+/// Whether each rank holds several chunks (virtual stages).
+inline bool interleaves(Schedule schedule) { return schedule == Schedule::Interleaved1F1B; }
+
+/// Why the schedule cannot run `microBatches` over `stages` ranks of `chunks` chunks each, or ""
+/// (interleaving: at least 2 chunks, 2 ranks, micro-batches a multiple of the ranks; the others:
+/// one chunk).
+std::string problem(Schedule schedule, int64_t stages, int64_t microBatches, int64_t chunks = 1);
 
 enum class Work : char { Forward = 'F', Backward = 'B', Weight = 'W' };
 
@@ -50,17 +65,25 @@ struct Action {
   Work work;
   int64_t microBatch; // which of the step's K
   int64_t slot;       // the input slot its micro-batch uses at this stage (microBatch % slots)
+  int64_t chunk = 0;  // the rank's chunk it runs (interleaved: virtual stage chunk * stages + rank)
 };
 
-/// The micro-batches stage `stage` of `stages` keeps in flight (its input slots).
-int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches);
+/// The micro-batches stage `stage` of `stages` keeps in flight (its input slots; interleaved:
+/// per chunk, the most any of its `chunks` holds).
+int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks = 1);
 
-/// Every stage's work for `microBatches` micro-batches, in order (stage 0 first).
-std::vector<std::vector<Action>> table(Schedule schedule, int64_t stages, int64_t microBatches);
+/// Every stage's work for `microBatches` micro-batches, in order (stage 0 first); `chunks` per
+/// rank when the schedule interleaves. The arguments must pass problem().
+std::vector<std::vector<Action>> table(Schedule schedule, int64_t stages, int64_t microBatches, int64_t chunks = 1);
+
+/// "F3" (micro-batch 3), or "F3.1" on chunk 1 of an interleaved schedule: the report's and the
+/// trace's name of a piece of work.
+std::string actionText(const Action &action, bool chunked);
 
 /// What each kind of work costs at each stage (seconds, or any unit), and what sending its
 /// output to the neighbour adds before the neighbour may start (F: to the next stage, B: to the
-/// previous). Under 1F1B `weight` is unused (B is the whole backward).
+/// previous). Under 1F1B `weight` is unused (B is the whole backward). Interleaved: one per
+/// virtual stage (chunk * stages + rank).
 struct StageCosts {
   double forward = 0, backward = 0, weight = 0;
   double forwardSend = 0, backwardSend = 0;
@@ -80,7 +103,9 @@ struct Timing {
 
 /// Times the table: each piece of work starts when its stage is free and its input has arrived
 /// (F after the previous stage's F of the micro-batch and its send; B after the next stage's B and
-/// its send, at the last stage after its own F; W after its B). Costs are per stage.
+/// its send, at the last stage after its own F; W after its B), stages being virtual stages when
+/// the table interleaves (the previous of rank 0's chunk c is rank P - 1's chunk c - 1). Costs are
+/// per (virtual) stage.
 Timing timeTable(const std::vector<std::vector<Action>> &table, const std::vector<StageCosts> &costs);
 
 } // namespace zcc::pipeline

@@ -255,6 +255,8 @@ int main(int argc, char **argv) {
     if (!kind)
       fatal("zcc_model_json", "pipeline schedule '%s' is not one this train.bin runs (%s): rebuild with this zcc",
             model.schedule.c_str(), zcc::pipeline::scheduleNames());
+    if (std::string problem = zcc::pipeline::problem(*kind, stages, K); !problem.empty())
+      fatal("zcc_model_json", "%s", problem.c_str());
     for (const ModelInfo &m : stageModels)
       if (m.schedule != model.schedule)
         fatal("zcc_model_json", "stage %lld was compiled for the %s schedule, stage %lld for %s",

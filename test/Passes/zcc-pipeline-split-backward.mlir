@@ -2,6 +2,7 @@
 // RUN: zcc-opt %s -zcc-pipeline-stage="stages=2 stage=0 micro-batches=4 schedule=zb-h1" -zcc-autodiff -zcc-pipeline-keep -zcc-pipeline-split-backward | FileCheck %s --check-prefix=FIRST
 // RUN: zcc-opt %s -zcc-pipeline-stage="stages=2 stage=1 micro-batches=4" -zcc-autodiff -zcc-pipeline-split-backward | FileCheck %s --check-prefix=ONEF
 // RUN: not zcc-opt %s -zcc-pipeline-stage="stages=2 stage=1 micro-batches=4 schedule=gpipe" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not zcc-opt %s -zcc-pipeline-stage="stages=2 stage=1 micro-batches=4 schedule=interleaved-1f1b" 2>&1 | FileCheck %s --check-prefix=CHUNKS
 
 // Tests that under the zero-bubble schedule a stage's step keeps what the input's gradient
 // (sent to the previous stage) and the loss need (B), and a `weight` function gets the weight
@@ -66,7 +67,8 @@
 // ONEF: zc.grad_accumulate @wte
 // ONEF: zc.grad_accumulate @w1
 
-// BAD: zcc-pipeline-stage: unknown schedule 'gpipe' (one of 1f1b, zb-h1)
+// BAD: zcc-pipeline-stage: unknown schedule 'gpipe' (one of 1f1b, zb-h1, interleaved-1f1b)
+// CHUNKS: zcc-pipeline-stage: interleaved-1f1b needs at least 2 chunks of layers per rank (--pp-interleave), got 1
 zc.param @wte : tensor<16x8xf32> = #zc.normal<std = 0.1>
 zc.param @w0 : tensor<8x8xf32> = #zc.normal<std = 0.1>
 zc.param @w1 : tensor<8x8xf32> = #zc.normal<std = 0.1>

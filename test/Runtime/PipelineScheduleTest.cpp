@@ -129,8 +129,89 @@ TEST(PipelineSchedule, TimingWaitsForTheNeighboursAndTheirSends) {
   EXPECT_DOUBLE_EQ(t.span, 6.75);
 }
 
+TEST(PipelineSchedule, InterleavedRunsEachChunksMicroBatchesOnceInOrderWithinItsSlots) {
+  for (int64_t P = 2; P <= 8; ++P)
+    for (int64_t V = 2; V <= 4; ++V)
+      for (int64_t K = P; K <= 4 * P; K += P) {
+        SCOPED_TRACE("P " + std::to_string(P) + " V " + std::to_string(V) + " K " + std::to_string(K));
+        ASSERT_EQ(problem(Schedule::Interleaved1F1B, P, K, V), "");
+        std::vector<std::vector<Action>> t = table(Schedule::Interleaved1F1B, P, K, V);
+        ASSERT_EQ(static_cast<int64_t>(t.size()), P);
+        for (int64_t s = 0; s < P; ++s) {
+          const int64_t n = slots(Schedule::Interleaved1F1B, s, P, K, V);
+          std::map<std::pair<int64_t, char>, std::vector<int64_t>> order; // (chunk, kind): micro-batches
+          std::map<std::pair<int64_t, int64_t>, int64_t> slotOwner;          // (chunk, slot): micro-batch
+          std::vector<int64_t> inFlight(V, 0);
+          int64_t peak = 0;
+          for (const Action &a : t[s]) {
+            ASSERT_GE(a.chunk, 0);
+            ASSERT_LT(a.chunk, V);
+            EXPECT_EQ(a.slot, a.microBatch % n);
+            order[{a.chunk, static_cast<char>(a.work)}].push_back(a.microBatch);
+            ASSERT_NE(a.work, Work::Weight);
+            if (a.work == Work::Forward) {
+              EXPECT_FALSE((slotOwner.count({a.chunk, a.slot}))) << "chunk " << a.chunk << " micro-batch "
+                                                               << a.microBatch << " takes a slot in use";
+              slotOwner[{a.chunk, a.slot}] = a.microBatch;
+              peak = std::max(peak, ++inFlight[a.chunk]);
+            } else {
+              EXPECT_EQ((slotOwner[{a.chunk, a.slot}]), a.microBatch) << "a backward before its forward";
+              slotOwner.erase({a.chunk, a.slot});
+              --inFlight[a.chunk];
+            }
+          }
+          EXPECT_LE(peak, n);
+          std::vector<int64_t> all(K);
+          for (int64_t m = 0; m < K; ++m)
+            all[m] = m;
+          for (int64_t c = 0; c < V; ++c) {
+            EXPECT_EQ((order[{c, 'F'}]), all) << "stage " << s << " chunk " << c;
+            EXPECT_EQ((order[{c, 'B'}]), all) << "stage " << s << " chunk " << c;
+          }
+        }
+        // At unit costs per virtual stage (a chunk's F 1/V, its B 2/V): Megatron-LM's bubble,
+        // (P - 1)(F + B) / V, over K(F + B) of work.
+        std::vector<StageCosts> costs(P * V, StageCosts{1.0 / V, 2.0 / V, 0, 0, 0});
+        Timing timing = timeTable(t, costs);
+        for (int64_t s = 0; s < P; ++s)
+          ASSERT_EQ(timing.stages[s].size(), t[s].size()) << "stage " << s << " stalls";
+        EXPECT_NEAR(timing.span, 3.0 * K + 3.0 * (P - 1) / V, 1e-9);
+      }
+}
+
+TEST(PipelineSchedule, InterleavedIsMegatronsOrder) {
+  // P 2, V 2, K 4: rank 0 warms up with (P - 1) 2 + (V - 1) P = 4 forwards (both chunks' first
+  // group of P micro-batches), then one forward (chunk 0's next group) and one backward (the last
+  // chunk's first group first), then the backwards left.
+  std::vector<std::vector<Action>> t = table(Schedule::Interleaved1F1B, 2, 4, 2);
+  auto text = [](const std::vector<Action> &stage) {
+    std::string s;
+    for (const Action &a : stage)
+      s += (s.empty() ? "" : " ") + actionText(a, true);
+    return s;
+  };
+  EXPECT_EQ(text(t[0]), "F0.0 F1.0 F0.1 F1.1 F2.0 B0.1 F3.0 B1.1 F2.1 B0.0 F3.1 B1.0 B2.1 B3.1 B2.0 B3.0");
+  EXPECT_EQ(text(t[1]), "F0.0 F1.0 F0.1 B0.1 F1.1 B1.1 F2.0 B0.0 F3.0 B1.0 F2.1 B2.1 F3.1 B3.1 B2.0 B3.0");
+  EXPECT_EQ(actionText(t[0][0], false), "F0");
+  // Against 1F1B at the same P and K, the same total work per rank split into V chunks: the
+  // bubble shrinks by V.
+  Timing oneF = timeTable(table(Schedule::OneFOneB, 4, 8), std::vector<StageCosts>(4, StageCosts{1, 2, 0, 0, 0}));
+  Timing inter = timeTable(table(Schedule::Interleaved1F1B, 4, 8, 2),
+                           std::vector<StageCosts>(8, StageCosts{0.5, 1, 0, 0, 0}));
+  EXPECT_NEAR(oneF.span - 24, 9, 1e-9);
+  EXPECT_NEAR(inter.span - 24, 4.5, 1e-9);
+}
+
+TEST(PipelineSchedule, ProblemsAreNamed) {
+  EXPECT_EQ(problem(Schedule::OneFOneB, 4, 3), "");
+  EXPECT_NE(problem(Schedule::OneFOneB, 4, 8, 2).find("one chunk"), std::string::npos);
+  EXPECT_NE(problem(Schedule::Interleaved1F1B, 4, 8, 1).find("at least 2 chunks"), std::string::npos);
+  EXPECT_NE(problem(Schedule::Interleaved1F1B, 1, 8, 2).find("at least 2 pipeline ranks"), std::string::npos);
+  EXPECT_NE(problem(Schedule::Interleaved1F1B, 4, 6, 2).find("not a multiple of 4"), std::string::npos);
+}
+
 TEST(PipelineSchedule, NamesRoundTrip) {
-  for (Schedule s : {Schedule::OneFOneB, Schedule::ZeroBubbleH1})
+  for (Schedule s : {Schedule::OneFOneB, Schedule::ZeroBubbleH1, Schedule::Interleaved1F1B})
     EXPECT_EQ(parseSchedule(scheduleName(s)), s);
   EXPECT_FALSE(parseSchedule("gpipe"));
   EXPECT_FALSE(parseSchedule("ZB-H1"));
