@@ -275,15 +275,14 @@ FunctionTime timeFunction(func::FuncOp fn, const ClusterCost &cost, bool isUpdat
 /// (zcc-pipeline-keep's stash arguments); interleaved over `chunks` chunks, per chunk the most any
 /// of the rank's chunks holds. Alike stages share one module, so the slots are the rank's, not the
 /// module's.
-int64_t inFlightInputs(ModuleOp module, int64_t microBatches, int64_t pipelineRanks, int64_t rank, int64_t chunks) {
+int64_t inFlightInputs(ModuleOp module, zcc::pipeline::Schedule schedule, int64_t microBatches, int64_t pipelineRanks,
+                       int64_t rank, int64_t chunks) {
   func::FuncOp step = functionWithRole(module, "step");
   if (!step || !module->getAttr("zc.pipeline"))
     return 0;
   int64_t inputs = 0;
   for (Type t : step.getArgumentTypes())
     inputs += tensorBytes(cast<RankedTensorType>(t));
-  const zcc::pipeline::Schedule schedule =
-      chunks > 1 ? zcc::pipeline::Schedule::Interleaved1F1B : pipelineSchedule(module);
   return zcc::pipeline::slots(schedule, rank, pipelineRanks, microBatches, chunks) * inputs;
 }
 
@@ -302,6 +301,11 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   const ClusterCost cost(cluster, request.mesh, request.attention);
   const int64_t p = request.mesh.pp, v = std::max<int64_t>(1, request.mesh.interleave), m = request.microBatches;
   const int64_t chunks = static_cast<int64_t>(stages.size());
+  // The table the stages run (runtime/main/PipelineSchedule.h): interleaved 1F1B over virtual
+  // stages, virtual stage j being rank j mod p's chunk j / p (Megatron's assignment), or the
+  // schedule the stages were compiled for.
+  const zcc::pipeline::Schedule schedule =
+      v > 1 ? zcc::pipeline::Schedule::Interleaved1F1B : pipelineSchedule(stages.front());
 
   // Each virtual stage's forward ("F"), step ("B"), weight gradients (a zero-bubble schedule's
   // "W") and update, per micro-batch.
@@ -349,7 +353,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
     device.stepSeconds += step[j].seconds + weight[j].seconds;
     device.updateSeconds += update[j].seconds;
     device.arenaBytes += arenaBytes[j];
-    device.inFlightInputBytes += inFlightInputs(module, m, p, j % p, v);
+    device.inFlightInputBytes += inFlightInputs(module, schedule, m, p, j % p, v);
   }
   for (const StageResult &device : r.stages)
     r.memoryBytes = std::max(r.memoryBytes, device.arenaBytes + device.inFlightInputBytes);
@@ -365,11 +369,8 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   if (p == 1 && v == 1) {
     pipelineEnd = m * busy;
   } else {
-    // The schedule's table, the one train.bin runs (runtime/main/PipelineSchedule.h), timed by
-    // its dependencies with each (virtual) stage's F, B (and W) as priced here and its sends.
-    // Interleaved 1F1B: virtual stage j is rank j mod p's chunk j / p (Megatron's assignment).
-    const zcc::pipeline::Schedule schedule =
-        v > 1 ? zcc::pipeline::Schedule::Interleaved1F1B : pipelineSchedule(stages[0]);
+    // The schedule's table timed by its dependencies with each (virtual) stage's F, B (and W) as
+    // priced here and its sends.
     std::vector<zcc::pipeline::StageCosts> costs(chunks);
     for (int64_t j = 0; j < chunks; ++j)
       costs[j] = {forward[j].seconds, step[j].seconds, weight[j].seconds, forward[j].sendSeconds,

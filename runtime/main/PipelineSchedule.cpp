@@ -72,17 +72,16 @@ std::vector<Action> interleavedOrder(int64_t r, int64_t P, int64_t K, int64_t V)
   return actions;
 }
 
-/// The most micro-batches any chunk holds at once in a stage's list (from an F to its last
-/// backward).
-int64_t peakInFlight(const std::vector<Action> &actions, int64_t chunks, bool split) {
+/// The most micro-batches any chunk holds at once in an interleaved stage's list (from an F to
+/// its B).
+int64_t peakInFlight(const std::vector<Action> &actions, int64_t chunks) {
   std::vector<int64_t> inFlight(chunks, 0);
   int64_t peak = 1;
-  for (const Action &a : actions) {
+  for (const Action &a : actions)
     if (a.work == Work::Forward)
       peak = std::max(peak, ++inFlight[a.chunk]);
-    else if (a.work == Work::Weight || !split)
+    else
       --inFlight[a.chunk];
-  }
   return peak;
 }
 
@@ -90,7 +89,7 @@ std::vector<std::vector<Action>> interleavedTable(int64_t P, int64_t K, int64_t 
   std::vector<std::vector<Action>> out;
   for (int64_t r = 0; r < P; ++r) {
     out.push_back(interleavedOrder(r, P, K, V));
-    const int64_t n = peakInFlight(out.back(), V, false);
+    const int64_t n = peakInFlight(out.back(), V);
     for (Action &a : out.back())
       a.slot = a.microBatch % n;
   }
@@ -209,7 +208,7 @@ std::vector<std::vector<Action>> zeroBubbleH1(int64_t P, int64_t K) {
 
 int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks) {
   if (interleaves(schedule))
-    return peakInFlight(interleavedOrder(stage, stages, microBatches, chunks), chunks, false);
+    return peakInFlight(interleavedOrder(stage, stages, microBatches, chunks), chunks);
   const int64_t inFlight = schedule == Schedule::ZeroBubbleH1 ? stages : stages - stage;
   return std::max<int64_t>(1, std::min(microBatches, inFlight));
 }
