@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "core/Error.h"
@@ -23,6 +24,31 @@ int positiveEnv(const char *name, int otherwise) {
   const char *v = std::getenv(name);
   int n = v ? std::atoi(v) : 0;
   return n > 0 ? n : otherwise;
+}
+
+/// `mpirun -np 4 ./train.bin` on one node: each rank's OpenMP (and OpenBLAS, which follows it)
+/// would start one thread per core the rank may use, the node's cores four times over, and every
+/// parallel region's barrier would wait for threads the other ranks' threads had pushed off a core
+/// (libomp spins 200 ms before it sleeps). torchrun sets OMP_NUM_THREADS=1 for each process for
+/// this reason. Unless the user set OMP_NUM_THREADS, a rank takes its share instead: when the
+/// launcher bound it to some cores, those (OpenMP's default: the binding divided them already);
+/// else the usable cores divided among this node's ranks, at least one. Before MPI_Init and the
+/// first OpenMP region, which read it. (2-core Intel Xeon, 100 steps of examples/gpt.mlir, medians
+/// of 4: np 4 with tp 2 at ZeRO-3 3.9 s against 5.0 s with two threads a rank, np 2 at ZeRO-3 2.3
+/// s against 2.65 s.)
+void shareCoresAmongLocalRanks() {
+  if (std::getenv("OMP_NUM_THREADS"))
+    return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return;
+  const int usable = CPU_COUNT(&set);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  const int localRanks = positiveEnv("OMPI_COMM_WORLD_LOCAL_SIZE", positiveEnv("MPI_LOCALNRANKS", 1));
+  if (usable < online || localRanks <= 1)
+    return;
+  setenv("OMP_NUM_THREADS", std::to_string(std::max(1, usable / localRanks)).c_str(), /*overwrite=*/0);
 }
 
 /// The communication stream's thread waits inside blocking MPI calls, and Open MPI waits by
@@ -87,6 +113,7 @@ class MpiCommunicator final : public Communicator {
 public:
   MpiCommunicator(int *argc, char ***argv) {
     int provided = 0;
+    shareCoresAmongLocalRanks();
     yieldWhenCoresAreShared();
     MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(comm_, &rank_);
