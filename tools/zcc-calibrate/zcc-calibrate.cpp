@@ -249,6 +249,13 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "%s", usage);
     return 2;
   }
+  // One rank sends nothing: every collective's line fit would divide by zero bytes and write
+  // nan into both files, which no JSON reader takes.
+  if (worldSize < 2) {
+    std::fprintf(stderr, "zcc-calibrate: --world-size %lld: the collectives need at least two ranks to time "
+                         "(mpirun -np 2 zcc-calibrate --world-size 2 ...)\n", worldSize);
+    return 2;
+  }
   const int64_t maxElements = 4 << 20; // 16 MiB of f32 per buffer
   char *arena = static_cast<char *>(zrt_init(worldSize, 2 * maxElements * 4 * worldSize + 4096));
   const int rank = zrt_rank(), ranks = zrt_world_size();
