@@ -26,6 +26,25 @@ int positiveEnv(const char *name, int otherwise) {
   return n > 0 ? n : otherwise;
 }
 
+/// The cores this rank may use and whether the launcher bound it to them (fewer than the node has
+/// online), and how many ranks the launcher started on this node. Read before MPI_Init (Open MPI's
+/// and MPICH's local-size variables); false where the affinity cannot be read.
+struct RankCores {
+  int usable;
+  bool bound;
+  int localRanks;
+};
+bool readRankCores(RankCores &out) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return false;
+  out.usable = CPU_COUNT(&set);
+  out.bound = out.usable < sysconf(_SC_NPROCESSORS_ONLN);
+  out.localRanks = positiveEnv("OMPI_COMM_WORLD_LOCAL_SIZE", positiveEnv("MPI_LOCALNRANKS", 1));
+  return true;
+}
+
 /// `mpirun -np 4 ./train.bin` on one node: each rank's OpenMP (and OpenBLAS, which follows it)
 /// would start one thread per core the rank may use, the node's cores four times over, and every
 /// parallel region's barrier would wait for threads the other ranks' threads had pushed off a core
@@ -37,18 +56,11 @@ int positiveEnv(const char *name, int otherwise) {
 /// of 4: np 4 with tp 2 at ZeRO-3 3.9 s against 5.0 s with two threads a rank, np 2 at ZeRO-3 2.3
 /// s against 2.65 s.)
 void shareCoresAmongLocalRanks() {
-  if (std::getenv("OMP_NUM_THREADS"))
+  RankCores cores;
+  if (std::getenv("OMP_NUM_THREADS") || !readRankCores(cores) || cores.bound || cores.localRanks <= 1)
     return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0)
-    return;
-  const int usable = CPU_COUNT(&set);
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  const int localRanks = positiveEnv("OMPI_COMM_WORLD_LOCAL_SIZE", positiveEnv("MPI_LOCALNRANKS", 1));
-  if (usable < online || localRanks <= 1)
-    return;
-  setenv("OMP_NUM_THREADS", std::to_string(std::max(1, usable / localRanks)).c_str(), /*overwrite=*/0);
+  setenv("OMP_NUM_THREADS", std::to_string(std::max(1, cores.usable / cores.localRanks)).c_str(),
+         /*overwrite=*/0);
 }
 
 /// The communication stream's thread waits inside blocking MPI calls, and Open MPI waits by
@@ -60,18 +72,12 @@ void shareCoresAmongLocalRanks() {
 /// rank's compute threads plus the communication thread outnumber the cores it may use.
 /// MPI_Init reads it.
 void yieldWhenCoresAreShared() {
-  if (std::getenv("OMPI_MCA_mpi_yield_when_idle"))
+  RankCores rank;
+  if (std::getenv("OMPI_MCA_mpi_yield_when_idle") || !readRankCores(rank))
     return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0)
-    return;
-  const int usable = CPU_COUNT(&set);
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  const int localRanks = positiveEnv("OMPI_COMM_WORLD_LOCAL_SIZE", positiveEnv("MPI_LOCALNRANKS", 1));
   // A rank bound to some cores has them to itself; an unbound one shares the node.
-  const double cores = usable < online ? usable : double(usable) / localRanks;
-  const int computeThreads = positiveEnv("OMP_NUM_THREADS", usable); // OpenMP's default: one per usable core
+  const double cores = rank.bound ? rank.usable : double(rank.usable) / rank.localRanks;
+  const int computeThreads = positiveEnv("OMP_NUM_THREADS", rank.usable); // OpenMP's default: one per usable core
   if (computeThreads + 1 > cores)
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
 }

@@ -42,29 +42,37 @@ inline WarpPlace warpPlace() {
   return {fiber, first, std::min<uint32_t>(kWarp, threads - first)};
 }
 
-/// Every lane of the warp arrives before any goes on.
-inline void warpBarrier() {
+/// Every lane of the warp arrives before any goes on (lanes arrive in order: the last lane last).
+inline void warpBarrier(const WarpPlace &w) {
   using namespace hip::detail;
-  const WarpPlace w = warpPlace();
   if (w.size == 1)
     return;
   this_tile::has_barrier = true; // the block's first fiber must hand over to the rest at its end
   const uint32_t next = w.fiber + 1 == w.first + w.size ? w.first : w.fiber + 1;
   Fiber::yield(Tile::fibers()[next]);
 }
+inline void warpBarrier() { warpBarrier(warpPlace()); }
 
 /// The value lane `source` of the warp passes (own when there is no such lane).
-template <class T> T warpExchange(T value, uint32_t lane, uint32_t source, uint32_t warpLanes) {
+template <class T> T warpExchange(T value, const WarpPlace &w, uint32_t source) {
   static_assert(sizeof(T) <= 8 && std::is_trivially_copyable_v<T>, "a shuffle moves at most 8 bytes");
-  // Per CPU thread, so per block; a slot per lane of each warp.
-  thread_local uint64_t slots[1024 / kWarp][kWarp];
-  const uint32_t warp = warpPlace().fiber / kWarp;
-  std::memcpy(&slots[warp][lane], &value, sizeof(T));
-  warpBarrier();
+  // Per CPU thread, so per block: a slot per lane of each warp, in two sets a warp uses in turn, so
+  // that one barrier per exchange is enough (every fiber switch counts: the row kernels' reductions
+  // are most of a training's time on HIP-CPU). A lane writes this exchange's set, and the next
+  // exchange's, only after the barrier of the one before, which every lane passed having read
+  // that one's set. The warp's last lane arrives last (warpBarrier): it flips the warp's turn once
+  // every lane has picked this exchange's set.
+  thread_local uint64_t slots[2][1024 / kWarp][kWarp];
+  thread_local uint8_t turn[1024 / kWarp];
+  const uint32_t warp = w.fiber / kWarp, lane = w.fiber - w.first;
+  const uint8_t set = turn[warp];
+  std::memcpy(&slots[set][warp][lane], &value, sizeof(T));
+  if (lane + 1 == w.size)
+    turn[warp] = set ^ 1;
+  warpBarrier(w);
   T result = value;
-  if (source < warpLanes)
-    std::memcpy(&result, &slots[warp][source], sizeof(T));
-  warpBarrier(); // nobody overwrites a slot before every lane has read
+  if (source < w.size)
+    std::memcpy(&result, &slots[set][warp][source], sizeof(T));
   return result;
 }
 
@@ -83,7 +91,7 @@ template <class T> T __shfl_xor_sync(unsigned mask, T v, int laneMask, int width
   const auto w = zrt::cudaoncpu::warpPlace();
   const uint32_t lane = w.fiber - w.first, source = lane ^ uint32_t(laneMask);
   const bool inSegment = source / uint32_t(width) == lane / uint32_t(width);
-  return zrt::cudaoncpu::warpExchange(v, lane, inSegment ? source : lane, w.size);
+  return zrt::cudaoncpu::warpExchange(v, w, inSegment ? source : lane);
 }
 
 #endif // ZRT_CUDA_ON_CPU_WARP_SYNC_H
