@@ -23,7 +23,7 @@ has no bf16 matmul, and the runtime's avx2 kernels where this CPU runs them);
 the first config is the reference. A config forcing matmul=native on a CPU where oneDNN has
 no bf16 matmul is reported as skipped (train.bin refuses it before its first step).
 """
-import json, os, subprocess, sys, tempfile
+import concurrent.futures, json, os, subprocess, sys, tempfile
 
 def cpu_env(fields):
     """The runtime's and oneDNN's switches for the config's CPU paths."""
@@ -45,10 +45,10 @@ def cpu_env(fields):
 ZEROPP_FLAGS = ["--zero-quantized-weights", "--zero-hpz-partition-size", "2", "--zero-quantized-gradients",
                 "--ranks-per-node", "2"]
 
-def run(zcc, model, steps, data, fields, work, cuda_link):
+def build(zcc, model, fields, work, cuda_link):
+    """Compiles (and for cuda-on-cpu links) the config's train.bin; returns its path."""
     np_ = int(fields["np"])
-    tag = "-".join(f"{k}{v}" for k, v in sorted(fields.items()))
-    exe = os.path.join(work, f"train-{tag}.bin")
+    exe = os.path.join(work, f"train-{tag_of(fields)}.bin")
     target = fields.get("target", "cpu")
     if target not in ("cpu", "cuda-on-cpu"):
         sys.exit(f"FAIL: unknown target={target} (cpu, cuda-on-cpu)")
@@ -79,7 +79,15 @@ def run(zcc, model, steps, data, fields, work, cuda_link):
                       if "compression" in fields else []), check=True)
     if target == "cuda-on-cpu":
         subprocess.run([cuda_link, compiled, exe], check=True)
-    log = os.path.join(work, f"log-{tag}.jsonl")
+    return exe
+
+def tag_of(fields):
+    return "-".join(f"{k}{v}" for k, v in sorted(fields.items()))
+
+def run(exe, steps, data, fields, work):
+    np_ = int(fields["np"])
+    target = fields.get("target", "cpu")
+    log = os.path.join(work, f"log-{tag_of(fields)}.jsonl")
     cmd = [exe, "--steps", str(steps), "--log-every", "1", "--log-json", log] + data
     if target == "cuda-on-cpu":
         cmd += ["--cuda-graphs", "off"]  # HIP-CPU captures no CUDA graphs
@@ -131,10 +139,18 @@ def main():
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as work:
+        fields_of = {config: dict(kv.split("=") for kv in config.split(",")) for config in configs}
+        # Every config's train.bin first, as many compiles at once as there are cores: a compile is
+        # one thread, and a test that runs alone (ctest PROCESSORS) would leave the other cores idle
+        # through each of them (0.8 s a config in the sanitizer build here). The trainings then run
+        # one after another, each with the node to itself.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            unique = list(fields_of)  # a config named twice is built once
+            exes = dict(zip(unique, pool.map(lambda c: build(zcc, model, fields_of[c], work, cuda_link), unique)))
         curves = {}
         for config in configs:
-            fields = dict(kv.split("=") for kv in config.split(","))
-            curve = run(zcc, model, steps, data, fields, work, cuda_link)
+            fields = fields_of[config]
+            curve = run(exes[config], steps, data, fields, work)
             if curve is None:
                 print(f"skipped: {config} (this CPU has no native bf16 matmul)")
                 continue
