@@ -9,10 +9,12 @@
 #include <vector>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <thread>
 #include <unordered_map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <omp.h>
@@ -62,7 +64,11 @@ struct RuntimeState {
   std::atomic<double> runningSince{0};
   std::atomic<double> timeoutSeconds{0};
   std::thread watchdog;
-  std::atomic<bool> stopping{false};
+  // zrt_finalize sets it and wakes the watchdog at once: a sleeping watchdog held every rank's
+  // exit for up to half a second.
+  std::mutex stopMutex;
+  std::condition_variable stopSignal;
+  bool stopping = false;
 };
 
 double monotonicSeconds() {
@@ -71,8 +77,12 @@ double monotonicSeconds() {
 
 /// Checks twice a second that the running collective has not stalled past the timeout.
 void watch(RuntimeState *s) {
-  while (!s->stopping.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(s->stopMutex);
+      if (s->stopSignal.wait_for(lock, std::chrono::milliseconds(500), [s] { return s->stopping; }))
+        return;
+    }
     double timeout = s->timeoutSeconds.load();
     int64_t sequence = s->runningSequence.load();
     if (timeout <= 0 || sequence == 0)
@@ -314,7 +324,11 @@ void zrt_finalize() {
   RuntimeState &s = current("zrt_finalize");
   s.stream->drain();
   trace::write(s.comm->rank());
-  s.stopping = true;
+  {
+    std::lock_guard<std::mutex> lock(s.stopMutex);
+    s.stopping = true;
+  }
+  s.stopSignal.notify_one();
   s.watchdog.join();
   s.stream.reset();
   for (std::unique_ptr<Communicator> &axis : s.axes)
