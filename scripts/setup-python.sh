@@ -20,7 +20,14 @@ fi
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import torch, transformers, safetensors, numpy; assert torch.__version__.startswith('2.15.')" \
+# What is installed is read from the packages' metadata: importing torch, transformers and DeepSpeed
+# to ask took 15 s, twice in every run of the README's test command.
+installed() { # every distribution named is in the environment
+  "$venv/bin/python" -c 'import sys; from importlib import metadata
+for name in sys.argv[1:]: metadata.version(name)' "$@" >/dev/null 2>&1
+}
+if ! installed torch transformers safetensors numpy ||
+   ! "$venv/bin/python" -c "from importlib import metadata; assert metadata.version('torch').startswith('2.15.')" \
     >/dev/null 2>&1; then
   echo "setup-python: installing ${REQUIREMENTS[*]} into $venv (PyPI)"
   "$venv/bin/pip" install --quiet --upgrade pip
@@ -31,9 +38,11 @@ fi
 # keep the current DeepSpeed (bench/setup_peers.sh); its own dependencies go into the environment.
 # No ops are built (DS_BUILD_OPS=0): the compression library is PyTorch only.
 ds_compression="$venv/deepspeed-0.19.6"
-if ! PYTHONPATH="$ds_compression" "$venv/bin/python" -c "import deepspeed.compression.compress" >/dev/null 2>&1; then
+ds_dependencies=(einops hjson msgpack ninja packaging psutil py-cpuinfo pydantic tqdm)
+if [ ! -f "$ds_compression/deepspeed/compression/compress.py" ] || [ ! -d "$ds_compression/deepspeed-0.19.6.dist-info" ] ||
+   ! installed "${ds_dependencies[@]}"; then
   echo "setup-python: installing deepspeed==0.19.6 (compression training's reference) into $ds_compression (PyPI)"
   "$venv/bin/pip" install --quiet einops hjson msgpack ninja "packaging>=20.0" psutil py-cpuinfo "pydantic>=2.0.0" tqdm
   DS_BUILD_OPS=0 "$venv/bin/pip" install --quiet --no-deps --target "$ds_compression" "deepspeed==0.19.6"
 fi
-"$venv/bin/python" -c "import torch, transformers, safetensors; print('setup-python:', '$venv:', 'torch', torch.__version__, 'transformers', transformers.__version__, 'safetensors', safetensors.__version__)"
+"$venv/bin/python" -c "from importlib.metadata import version as v; print('setup-python:', '$venv:', 'torch', v('torch'), 'transformers', v('transformers'), 'safetensors', v('safetensors'))"

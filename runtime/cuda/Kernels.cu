@@ -1,5 +1,7 @@
 #include "cuda/Kernels.h"
 
+#include <algorithm>
+
 #include <cuda_bf16.h>
 
 #include "core/Error.h"
@@ -143,9 +145,14 @@ __global__ void sgdKernel(float *param, const G *grad, float *buf, zrt::bf16 *pa
 }
 
 /// Block b of the grid's share of one tensor's weighted sum of squares, in f64: a fixed
-/// grid-stride order, then a fixed tree within the block (the same sum every run).
+/// grid-stride order, then a fixed tree within the block (the same sum every run). A tensor of
+/// fewer than kGradNormBlocks x kThreads values gets a block per kThreads of them (sumOfSquares):
+/// the other partials are zero, as those blocks' sums were, so the total is the same bitwise.
 template <class G>
 __global__ void sumOfSquaresKernel(const G *x, int64_t n, double weight, double *partials) {
+  if (blockIdx.x == 0)
+    for (int b = gridDim.x + threadIdx.x; b < kGradNormBlocks; b += blockDim.x)
+      partials[b] = 0;
   __shared__ double lane[kThreads];
   double sum = 0;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
@@ -182,7 +189,10 @@ __global__ void gradNormFinishKernel(const float *total, double maxNorm, float *
 void sumOfSquares(int32_t dtype, const void *x, int64_t n, double weight, double *partials, cudaStream_t s) {
   typed("zrt_grad_norm", dtype, [&](auto *tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
-    sumOfSquaresKernel<<<kGradNormBlocks, kThreads, 0, s>>>(static_cast<const T *>(x), n, weight, partials);
+    // Blocks that would have nothing to add are not launched: a bias or a norm's gain took 128
+    // blocks for a few hundred values (on HIP-CPU each block's tree is nine barriers of 256 fibers).
+    const int blocks = static_cast<int>(std::min<int64_t>(kGradNormBlocks, gridStrideBlocks(n, kThreads)));
+    sumOfSquaresKernel<<<blocks, kThreads, 0, s>>>(static_cast<const T *>(x), n, weight, partials);
   });
   ZRT_CUDA_CHECK(cudaGetLastError());
 }

@@ -165,6 +165,9 @@ void gradNorm(std::mt19937 &rng) {
   DeviceBuffer da(a.bytes()), db(b.bytes()), partials(2 * zrt::cuda::kGradNormBlocks * sizeof(double)),
       local(4), outNorm(4), coef(4), kept(4);
   double *p = static_cast<double *>(partials.ptr);
+  // NaN in every partial first: the 777 values take 4 of the tensor's kGradNormBlocks slots, and
+  // the kernel must zero the other 124 (a stale partial of an earlier step would be summed).
+  cudaMemset(partials.ptr, 0xff, 2 * zrt::cuda::kGradNormBlocks * sizeof(double));
   zrt::cuda::sumOfSquares(0, da.ptr, n0, weights[0], p, nullptr);
   zrt::cuda::sumOfSquares(1, db.ptr, n1, weights[1], p + zrt::cuda::kGradNormBlocks, nullptr);
   zrt::cuda::sumPartials(p, 2 * zrt::cuda::kGradNormBlocks, static_cast<float *>(local.ptr), nullptr);

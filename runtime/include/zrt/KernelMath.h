@@ -33,7 +33,7 @@ inline namespace ZRT_ISA {
 /// value: tanh and softmax add it to 1 or to the row's largest term.
 ///
 /// Without UBSan's checks of the exponent's conversion and shift: they cannot fire (the clamp
-/// leaves n in [-126, 128], so (n + 127) << 23 fits), but their branches kept every loop calling
+/// leaves n in [-126, 127], so (n + 127) << 23 fits), but their branches kept every loop calling
 /// vexp scalar in the sanitizer build (GELU's gradient 10x slower there, a third of a GPT step's
 /// time); ASan still checks those loops' loads and stores.
 ZRT_EXP_UNCHECKED ZRT_HD float vexp(float x) {
