@@ -34,7 +34,7 @@ inline namespace ZRT_ISA {
 ///
 /// Without UBSan's checks of the exponent's conversion and shift: they cannot fire (the clamp
 /// leaves n in [-126, 127], so (n + 127) << 23 fits), but their branches kept every loop calling
-/// vexp scalar in the sanitizer build (GELU's gradient 10x slower there, a third of a GPT step's
+/// vexp scalar in the sanitizer build (GELU's gradient 10x slower there; GELU a fifth of a GPT step's
 /// time); ASan still checks those loops' loads and stores.
 ZRT_EXP_UNCHECKED ZRT_HD float vexp(float x) {
   x = fminf(88.3762626647949f, fmaxf(-87.0f, x));
