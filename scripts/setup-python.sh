@@ -38,11 +38,11 @@ fi
 # keep the current DeepSpeed (bench/setup_peers.sh); its own dependencies go into the environment.
 # No ops are built (DS_BUILD_OPS=0): the compression library is PyTorch only.
 ds_compression="$venv/deepspeed-0.19.6"
-ds_dependencies=(einops hjson msgpack ninja packaging psutil py-cpuinfo pydantic tqdm)
+ds_dependencies=(einops hjson msgpack ninja "packaging>=20.0" psutil py-cpuinfo "pydantic>=2.0.0" tqdm)
 if [ ! -f "$ds_compression/deepspeed/compression/compress.py" ] || [ ! -d "$ds_compression/deepspeed-0.19.6.dist-info" ] ||
-   ! installed "${ds_dependencies[@]}"; then
+   ! installed "${ds_dependencies[@]%%[<>=]*}"; then
   echo "setup-python: installing deepspeed==0.19.6 (compression training's reference) into $ds_compression (PyPI)"
-  "$venv/bin/pip" install --quiet einops hjson msgpack ninja "packaging>=20.0" psutil py-cpuinfo "pydantic>=2.0.0" tqdm
+  "$venv/bin/pip" install --quiet "${ds_dependencies[@]}"
   DS_BUILD_OPS=0 "$venv/bin/pip" install --quiet --no-deps --target "$ds_compression" "deepspeed==0.19.6"
 fi
 "$venv/bin/python" -c "from importlib.metadata import version as v; print('setup-python:', '$venv:', 'torch', v('torch'), 'transformers', v('transformers'), 'safetensors', v('safetensors'))"

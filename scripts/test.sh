@@ -7,10 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/test-labels.sh
-# Open MPI's point-to-point layer named (ob1, what it picks on one node anyway), so that every mpirun
-# of the suite skips opening the others (Debian leaves out UCX's already): 0.2 s of each np 4 launch (0.44 ->
-# 0.23 s), over hundreds of launches. A value the machine sets is kept.
-export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
+source scripts/test-env.sh
 scripts/setup.sh
 # The CUDA kernels on the CPU (a fifth of a build) are built and run by the sanitizer build alone.
 if [ "${ZCC_SKIP_SANITIZERS:-0}" = 1 ]; then
