@@ -5,4 +5,5 @@
 #   large:     6 GB arenas, collectives past 2^31 bytes, long meshes: ASan's shadow costs gigabytes
 #   harness:   checks of the PyTorch harnesses themselves (defects planted in a PyTorch run)
 #   reference: parity with PyTorch, numerics on the Release build that users run
-ZCC_PLAIN_ONLY_LABELS="large|harness|reference"
+#   cuda-build: train.bins linked against the CUDA backend nvcc built, which only the plain build compiles
+ZCC_PLAIN_ONLY_LABELS="large|harness|reference|cuda-build"
