@@ -372,6 +372,9 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         return success();
       })
       .Case([&](PipeStashOp o) { // into this micro-batch's slot of the stash argument
+        // Computed there already (MemoryPlan.cpp, valuesComputedInStash): nothing to copy.
+        if (plan.argumentOf.lookup(o.getValue()) == o.getStash())
+          return success();
         call(b, "zrt_copy", {dt, p[0], p[1], I64(numel(o.getValue()))});
         return success();
       })

@@ -126,11 +126,42 @@ DenseMap<Value, StringAttr> gradientsWrittenInPlace(Block &body, ModuleOp module
   return inPlace;
 }
 
+/// Values a pipeline stage keeps for a later call of the micro-batch (zc.pipe_stash into a
+/// stash argument: F's kept activations, B's output gradients for W) that their op can compute
+/// in the micro-batch's slot itself: the value (or the value a reshape views) is computed by a
+/// kernel in this body (not a view, a reference, a collective's awaited buffer), stashed once,
+/// into an argument nothing else here reads or writes. The stash then has nothing to copy, and
+/// the value takes no scratch. Before, every kept value was computed in the arena and copied
+/// into its slot: 55 copies per micro-batch at a zero-bubble stage of an 8-layer GPT.
+DenseMap<Value, BlockArgument> valuesComputedInStash(Block &body) {
+  auto rootOf = [](Value v) {
+    while (auto view = v.getDefiningOp<ReshapeOp>())
+      v = view.getInput();
+    return v;
+  };
+  DenseMap<Value, int> stashes; // how many stashes read each root
+  for (auto stash : body.getOps<PipeStashOp>())
+    ++stashes[rootOf(stash.getValue())];
+  DenseMap<Value, BlockArgument> inStash;
+  for (auto stash : body.getOps<PipeStashOp>()) {
+    Value root = rootOf(stash.getValue());
+    Operation *def = root.getDefiningOp();
+    auto arg = dyn_cast<BlockArgument>(stash.getStash());
+    if (!arg || arg.getOwner() != &body || !arg.hasOneUse() || !def || def->getBlock() != &body ||
+        stashes[root] != 1 || isa<ParamRefOp, GradRefOp, WaitOp, arith::ConstantOp>(def) ||
+        bufferKindOf(root) != BufferKind::Activation || tensorBytes(tensorOf(root)) != tensorBytes(tensorOf(arg)))
+      continue;
+    inStash[root] = arg;
+  }
+  return inStash;
+}
+
 /// Plans one function's scratch values; returns the region size it needs.
 FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
   Block &body = fn.getBody().front();
   DenseMap<Value, StringAttr> gradientInPlace =
       gradientsWrittenInPlace(body, fn->getParentOfType<ModuleOp>());
+  DenseMap<Value, BlockArgument> computedInStash = valuesComputedInStash(body);
   DenseMap<Value, Value> rootOf;            // view -> the value owning the bytes
   DenseMap<Value, int64_t> persistentOf;    // reference -> its persistent offset
   llvm::MapVector<Value, Interval> intervals;
@@ -187,6 +218,10 @@ FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
                  << result.getType();
         if (StringAttr param = gradientInPlace.lookup(result)) {
           persistentOf[result] = plan.gradOffset.lookup(param);
+          continue;
+        }
+        if (BlockArgument stash = computedInStash.lookup(result)) {
+          plan.argumentOf[result] = stash;
           continue;
         }
         int64_t bytes = tensorBytes(type);

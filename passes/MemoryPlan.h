@@ -56,7 +56,8 @@ struct MemoryPlan {
   /// Arena offsets of the values of the planned functions (arguments excluded:
   /// the batch comes from the caller's buffers).
   DenseMap<Value, int64_t> valueOffset;
-  /// Views of a function argument: they read the caller's buffer.
+  /// Values in a function argument's buffer (the caller's): views of an argument, and values computed
+  /// in the stash argument that keeps them (valuesComputedInStash, MemoryPlan.cpp).
   DenseMap<Value, BlockArgument> argumentOf;
   /// Largest scratch region any function needs, after `persistentBytes`.
   int64_t scratchBytes = 0;
