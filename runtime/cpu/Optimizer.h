@@ -25,12 +25,8 @@ template <class G>
 void adamw(float *param, const G *grad, float *m, float *v, bf16 *paramBf16, int64_t n,
            const AdamWConfig &cfg, float gradScale = 1.0f) {
   const math::AdamWStep s = math::adamwStep(cfg.lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weightDecay, cfg.step);
-  // In chunks, each a plain `omp simd` loop (Elementwise.h's binary()): one element per call of
-  // parallelFor's body, the sanitizer build could not bound the arrays and ran the update scalar
-  // (a tenth of a sanitized GPT step). Element i reads and writes only index i, as before.
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
-  parallelFor(chunks, kElementGrain / kChunk, [&](int64_t c) {
-    const int64_t first = c * kChunk, end = std::min(n, first + kChunk);
+  // Element i reads and writes only index i: `omp simd` in each chunk (Elementwise.h).
+  forEachChunk(n, [&](int64_t first, int64_t end) {
 #pragma omp simd
     for (int64_t i = first; i < end; ++i)
       param[i] = math::adamwElement(param[i], static_cast<float>(grad[i]) * gradScale, m[i], v[i], s);
@@ -47,10 +43,13 @@ void sgdMomentum(float *param, const G *grad, float *buf, bf16 *paramBf16, int64
                  double momentum, double weightDecay, float gradScale = 1.0f) {
   const float lrF = static_cast<float>(lr), mu = static_cast<float>(momentum);
   const float wd = static_cast<float>(weightDecay);
-  parallelFor(n, kElementGrain, [&](int64_t i) {
-    param[i] = math::sgdElement(param[i], static_cast<float>(grad[i]) * gradScale, buf[i], lrF, mu, wd);
+  forEachChunk(n, [&](int64_t first, int64_t end) {
+#pragma omp simd
+    for (int64_t i = first; i < end; ++i)
+      param[i] = math::sgdElement(param[i], static_cast<float>(grad[i]) * gradScale, buf[i], lrF, mu, wd);
     if (paramBf16)
-      paramBf16[i] = bf16(param[i]);
+      for (int64_t i = first; i < end; ++i)
+        paramBf16[i] = bf16(param[i]);
   });
 }
 
