@@ -66,6 +66,12 @@ bool launchable(const Kernel &kernel, dim3 grid, dim3 block, size_t shared) {
   return true;
 }
 
+void runGrid(dim3 grid, dim3 block, std::uint32_t sharedBytes, ThreadBody body) {
+  hipStream_t grids = hipStreamOfThisThread();
+  ::hip::detail::launch(grid, block, sharedBytes, grids, [body] { body.run(body.closure); }, std::make_tuple());
+  (void)hipStreamSynchronize(grids);
+}
+
 void recordLaunch(const char *name) {
   std::lock_guard<std::mutex> lock(mutex);
   ++launched[name];
