@@ -76,6 +76,7 @@ struct ClusterMeasurements {
   double attentionForward = 0, attentionBackward = 0; // FLOP/s, causal half counted: the best
   std::vector<std::pair<double, double>> attentionForwardCurve, attentionBackwardCurve; // (FLOPs, FLOP/s)
   double kernelOverhead = 0, copyBytesPerSecond = 0;
+  std::string matmulPaths; // how the products' paths were chosen (zrt_plan_matmuls' line)
 };
 
 /// The runtime's own kernels at sizes from a few microseconds to tens of milliseconds.
@@ -87,6 +88,22 @@ ClusterMeasurements measureCluster(int ranks) {
   const std::vector<std::array<int64_t, 3>> shapes = {{16, 64, 64},    {64, 64, 64},     {64, 128, 128},
                                                       {128, 256, 256}, {256, 384, 384},  {512, 384, 1152},
                                                       {512, 512, 512}, {1024, 768, 768}, {2048, 1024, 1024}};
+  // The three products a linear layer runs: forward, input gradient (B transposed), weight
+  // gradient (A transposed).
+  const std::array<std::pair<int32_t, int32_t>, 3> transposes = {{{0, 0}, {0, 1}, {1, 0}}};
+  // Each product timed on the path train.bin runs it on: train.bin plans every product of its
+  // program before the first step (zrt_plan_matmuls: the path measured fastest on this machine,
+  // cached), where an unplanned call takes the rule's path, 5-17% more CPU time per pipeline
+  // stage here (docs/simulator.md).
+  std::vector<int64_t> products;
+  for (int32_t dtype : {ZRT_DTYPE_F32, ZRT_DTYPE_BF16})
+    for (auto [rows, inner, cols] : shapes)
+      for (auto [ta, tb] : transposes)
+        products.insert(products.end(), {ZRT_MATMUL_PLAIN, dtype, 1, rows, cols, inner, ta, tb, 0});
+  char planLine[1024];
+  zrt_plan_matmuls(products.data(), static_cast<int64_t>(products.size() / ZRT_MATMUL_ROW), nullptr, planLine,
+                   sizeof planLine);
+  m.matmulPaths = planLine;
   for (int32_t dtype : {ZRT_DTYPE_F32, ZRT_DTYPE_BF16}) {
     Measured &out = dtype == ZRT_DTYPE_F32 ? m.matmulF32 : m.matmulBf16;
     for (auto [rows, inner, cols] : shapes) {
@@ -94,12 +111,12 @@ ClusterMeasurements measureCluster(int ranks) {
           c(std::max(rows, cols) * std::max(inner, cols));
       barrier();
       double flops = 2.0 * rows * inner * cols;
-      // The three products a linear layer runs: forward, input gradient (B transposed), weight
-      // gradient (A transposed), each at this call's FLOPs.
+      // Each of the three at this call's FLOPs.
       double t = 0;
-      for (auto [ta, tb] : {std::pair<int32_t, int32_t>{0, 0}, {0, 1}, {1, 0}})
-        t += timeCall([&] { zrt_matmul(dtype, a.data(), b.data(), c.data(), 1, rows, cols, inner, ta, tb, 0); },
-                      1);
+      for (auto [ta, tb] : transposes)
+        t += timeCall([&, m = rows, n = cols, k = inner, ta = ta, tb = tb] {
+          zrt_matmul(dtype, a.data(), b.data(), c.data(), 1, m, n, k, ta, tb, 0);
+        }, 1);
       t /= 3;
       out.points.push_back({flops, flops / t});
       out.best = std::max(out.best, flops / t);
@@ -183,7 +200,12 @@ bool writeCluster(const std::string &path, const ClusterMeasurements &m, const F
   char host[256] = "this machine";
   gethostname(host, sizeof host - 1);
   std::fprintf(f, "{\n  \"format\": 1,\n  \"name\": \"calibrated-np%d\",\n", ranks);
-  std::fprintf(f, "  \"description\": \"%s: %d ranks of the CPU backend (zcc-calibrate)\",\n", host, ranks);
+  std::string paths; // JSON-safe: the line names shapes and paths, never quotes
+  for (char c : m.matmulPaths)
+    if (c != '"' && c != '\\')
+      paths += c;
+  std::fprintf(f, "  \"description\": \"%s: %d ranks of the CPU backend (zcc-calibrate; matmul paths: %s)\",\n",
+               host, ranks, paths.c_str());
   std::fprintf(f,
                "  \"node\": {\"devices\": %d, \"host_memory_bytes\": %.6g, \"host_link_bytes_per_s\": %.6g, "
                "\"nvme_read_bytes_per_s\": 1.05e9, \"nvme_write_bytes_per_s\": 2.45e9, \"cores\": %ld},\n",
