@@ -66,7 +66,45 @@ struct Partition {
   SmallVector<int64_t> begin;      // stage s: ops [begin[s], begin[s + 1]) (begin.back() = ops)
   SmallVector<Value> crossing;     // crossing[s]: the activation stage s hands to s + 1
   SmallVector<double> cost, flops; // per stage
+  SmallVector<double> weightFlops; // per stage: what its weight gradients' products cost
 };
+
+/// Whether `v` is a parameter, seen through the casts and views a product reads it by.
+bool isParameter(Value v) {
+  for (int depth = 0; depth < 4 && v; ++depth) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return false;
+    if (isa<ParamRefOp>(def))
+      return true;
+    if (!isa<CastOp, ReshapeOp, TransposeOp>(def))
+      return false;
+    v = def->getOperand(0);
+  }
+  return false;
+}
+
+/// The FLOPs of the weight gradients an op of the forward adds to the backward: each product of
+/// a parameter costs its forward product again (dW = x^T dy), the language-model head's its
+/// logits' product. What else a weight gradient reads (a gain's, a bias's column sums) is
+/// memory-bound and left out, as the input gradients' elementwise work is.
+double weightGradientFlops(Operation *op) {
+  if (isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp>(op)) {
+    if (!isParameter(op->getOperand(0)) && !isParameter(op->getOperand(1)))
+      return 0;
+    RankedTensorType out = tensorOf(op->getResult(0));
+    double result = out.getNumElements(), n = out.getShape().back();
+    double k = double(tensorOf(op->getOperand(0)).getNumElements()) * n / std::max(result, 1.0);
+    return 2 * result * k;
+  }
+  if (auto head = dyn_cast<MatmulCrossEntropyLossOp>(op)) {
+    if (!isParameter(head.getWeight()))
+      return 0;
+    double x = tensorOf(head.getInput()).getNumElements(), w = tensorOf(head.getWeight()).getNumElements();
+    return 2 * (x / tensorOf(head.getInput()).getShape().back()) * w;
+  }
+  return 0;
+}
 
 /// For each cut before op i (0 < i < ops), the single activation crossing it, or null where
 /// none or several do: one sweep over the ops with each value's last use.
@@ -116,9 +154,10 @@ FailureOr<Partition> partition(ForwardOp forward, int64_t stages) {
   }
   const int64_t n = ops.size();
   // Cost of each op, and the valid cuts.
-  SmallVector<double> prefix(n + 1, 0), flopPrefix(n + 1, 0);
+  SmallVector<double> prefix(n + 1, 0), flopPrefix(n + 1, 0), weightPrefix(n + 1, 0);
   for (int64_t i = 0; i < n; ++i) {
     double flops = isFree(ops[i]) ? 0 : estimatedFlops(ops[i]);
+    weightPrefix[i + 1] = weightPrefix[i] + weightGradientFlops(ops[i]);
     double params = 0;
     if (auto ref = dyn_cast<ParamRefOp>(ops[i]))
       params = 16.0 * tensorOf(ref.getResult()).getNumElements();
@@ -173,6 +212,7 @@ FailureOr<Partition> partition(ForwardOp forward, int64_t stages) {
   for (int64_t s = 0; s < stages; ++s) {
     p.cost.push_back(prefix[p.begin[s + 1]] - prefix[p.begin[s]]);
     p.flops.push_back(flopPrefix[p.begin[s + 1]] - flopPrefix[p.begin[s]]);
+    p.weightFlops.push_back(weightPrefix[p.begin[s + 1]] - weightPrefix[p.begin[s]]);
     if (s + 1 < stages)
       p.crossing.push_back(crossing.lookup(p.begin[s + 1]));
   }
@@ -182,17 +222,20 @@ FailureOr<Partition> partition(ForwardOp forward, int64_t stages) {
 /// The schedule's bubble, the fraction of stage-time idle in the step, timed on the schedule
 /// table train.bin runs (runtime/main/PipelineSchedule.h) with each stage's forward costing
 /// `forward[s]` and its backward twice that: under 1F1B one B; under the zero-bubble schedules
-/// B (the input's gradient) and W (the weights') one forward each, but on the first stage,
-/// whose input (the tokens) has no gradient: its W is the whole backward. The last stage has
-/// no separate forward: its B runs the forward too.
-double predictedBubble(ArrayRef<double> forward, int64_t microBatches, zcc::pipeline::Schedule schedule) {
+/// W (the weights' gradients) what its products of parameters cost again (`weight[s]`) and B
+/// (the input's gradient) the rest, which holds attention's backward: B is the larger (GPT
+/// example: 1.3x W; traced on 2 cores, 1.5x). The first stage, whose input (the tokens) has no
+/// gradient, has no B: its W is the whole backward. The last stage has no separate forward: its
+/// B runs the forward too.
+double predictedBubble(ArrayRef<double> forward, ArrayRef<double> weight, int64_t microBatches,
+                       zcc::pipeline::Schedule schedule) {
   const int64_t P = forward.size();
   std::vector<zcc::pipeline::StageCosts> costs(P);
   const bool split = zcc::pipeline::splitsBackward(schedule);
   for (int64_t s = 0; s < P; ++s) {
     const bool last = s + 1 == P;
     costs[s].forward = last ? 0 : forward[s];
-    const double inputGrad = !split ? 2 * forward[s] : s == 0 ? 0 : forward[s];
+    const double inputGrad = !split ? 2 * forward[s] : s == 0 ? 0 : 2 * forward[s] - std::min(weight[s], forward[s]);
     costs[s].backward = inputGrad + (last ? forward[s] : 0);
     costs[s].weight = 2 * forward[s] - inputGrad; // none where B is the whole backward
   }
@@ -365,7 +408,7 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
     // The plan, for the report and train.bin.
     SmallVector<double> forwardCost(plan->flops.begin(), plan->flops.end());
     const zcc::pipeline::Schedule kind = *zcc::pipeline::parseSchedule(schedule);
-    double bubble = predictedBubble(forwardCost, microBatches, kind);
+    double bubble = predictedBubble(forwardCost, plan->weightFlops, microBatches, kind);
     module->setAttr("zc.pipeline",
                     b.getDictionaryAttr({b.getNamedAttr("stage", b.getI64IntegerAttr(s)),
                                          b.getNamedAttr("stages", b.getI64IntegerAttr(P)),
