@@ -103,13 +103,17 @@ std::string CostModel::toJson() const {
   return text;
 }
 
+double mlir::zc::productFlops(Value lhs, Value out) {
+  RankedTensorType t = tensorOf(out);
+  double result = t.getNumElements(), n = t.getShape().back();
+  double k = double(tensorOf(lhs).getNumElements()) * n / std::max(result, 1.0);
+  return 2 * result * k;
+}
+
 double mlir::zc::estimatedFlops(Operation *op) {
   // Matmuls, fused or not: 2mnk, plus one per output element for an epilogue.
   auto gemm = [](Value lhs, Value out, double epilogue) {
-    RankedTensorType t = tensorOf(out);
-    double result = t.getNumElements(), n = t.getShape().back();
-    double k = double(tensorOf(lhs).getNumElements()) * n / std::max(result, 1.0);
-    return 2 * result * k + epilogue * result;
+    return productFlops(lhs, out) + epilogue * tensorOf(out).getNumElements();
   };
   if (auto mm = dyn_cast<MatmulOp>(op))
     return gemm(mm.getLhs(), mm.getResult(), 0);

@@ -61,6 +61,9 @@ struct CostModel {
 /// (the larger).
 double estimatedFlops(Operation *op);
 
+/// 2mnk of the product `out` = `lhs` x (a k x n matrix), from the two shapes (batched or not).
+double productFlops(Value lhs, Value out);
+
 } // namespace mlir::zc
 
 #endif // ZCC_PASSES_COSTMODEL_H

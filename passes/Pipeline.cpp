@@ -92,10 +92,7 @@ double weightGradientFlops(Operation *op) {
   if (isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp>(op)) {
     if (!isParameter(op->getOperand(0)) && !isParameter(op->getOperand(1)))
       return 0;
-    RankedTensorType out = tensorOf(op->getResult(0));
-    double result = out.getNumElements(), n = out.getShape().back();
-    double k = double(tensorOf(op->getOperand(0)).getNumElements()) * n / std::max(result, 1.0);
-    return 2 * result * k;
+    return productFlops(op->getOperand(0), op->getResult(0));
   }
   if (auto head = dyn_cast<MatmulCrossEntropyLossOp>(op)) {
     if (!isParameter(head.getWeight()))

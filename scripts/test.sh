@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 source scripts/test-labels.sh
 source scripts/test-env.sh
 scripts/setup.sh
-# The CUDA kernels on the CPU (a fifth of a build) are built and run by the sanitizer build alone.
+# The CUDA kernels on the CPU (a third of the sanitizer build's compile work) are built and run by the
+# sanitizer build alone.
 if [ "${ZCC_SKIP_SANITIZERS:-0}" = 1 ]; then
   ZCC_CMAKE_ARGS="-DZCC_CUDA_ON_CPU=ON" scripts/build.sh
 else
