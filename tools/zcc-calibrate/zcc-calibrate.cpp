@@ -106,17 +106,18 @@ ClusterMeasurements measureCluster(int ranks) {
   m.matmulPaths = planLine;
   for (int32_t dtype : {ZRT_DTYPE_F32, ZRT_DTYPE_BF16}) {
     Measured &out = dtype == ZRT_DTYPE_F32 ? m.matmulF32 : m.matmulBf16;
-    for (auto [rows, inner, cols] : shapes) {
+    for (const auto &shape : shapes) {
+      const int64_t rows = shape[0], inner = shape[1], cols = shape[2];
       std::vector<float> a(std::max(rows, cols) * inner, 0.5f), b(inner * std::max(rows, cols), 0.25f),
           c(std::max(rows, cols) * std::max(inner, cols));
       barrier();
       double flops = 2.0 * rows * inner * cols;
       // Each of the three at this call's FLOPs.
       double t = 0;
-      for (auto [ta, tb] : transposes)
-        t += timeCall([&, m = rows, n = cols, k = inner, ta = ta, tb = tb] {
-          zrt_matmul(dtype, a.data(), b.data(), c.data(), 1, m, n, k, ta, tb, 0);
-        }, 1);
+      for (const auto &transpose : transposes) {
+        const int32_t ta = transpose.first, tb = transpose.second;
+        t += timeCall([&] { zrt_matmul(dtype, a.data(), b.data(), c.data(), 1, rows, cols, inner, ta, tb, 0); }, 1);
+      }
       t /= 3;
       out.points.push_back({flops, flops / t});
       out.best = std::max(out.best, flops / t);
@@ -200,7 +201,7 @@ bool writeCluster(const std::string &path, const ClusterMeasurements &m, const F
   char host[256] = "this machine";
   gethostname(host, sizeof host - 1);
   std::fprintf(f, "{\n  \"format\": 1,\n  \"name\": \"calibrated-np%d\",\n", ranks);
-  std::string paths; // JSON-safe: the line names shapes and paths, never quotes
+  std::string paths; // the line ends with the cache's file name, the user's: nothing JSON must escape
   for (char c : m.matmulPaths)
     if (c != '"' && c != '\\')
       paths += c;
