@@ -4,6 +4,7 @@
 #include "zrt/zrt.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "core/Communicator.h"
 #include "core/Error.h"
@@ -61,6 +62,24 @@ void checkQuantization(const char *call, int64_t rows, int64_t cols, int64_t blo
   if (rows < 0 || cols < 0)
     fatal(call, "negative shape [%lld, %lld]", static_cast<long long>(rows), static_cast<long long>(cols));
 }
+
+// zrt_copy and zrt_fill_zero move bytes: memcpy and memset of 64 KiB chunks over the threads, on
+// several from 128 KiB (an element loop ran scalar in the sanitizer build, with UBSan's checks of
+// each address; ASan checks a memcpy's ranges once).
+constexpr int64_t kByteChunk = 1 << 16;
+template <class F> void forEachByteChunk(int64_t bytes, F &&body) {
+  parallelFor((bytes + kByteChunk - 1) / kByteChunk, 2,
+              [&](int64_t c) { body(c * kByteChunk, std::min(bytes, (c + 1) * kByteChunk)); });
+}
+void copyBytes(const void *src, void *dst, int64_t bytes) {
+  forEachByteChunk(bytes, [&](int64_t first, int64_t end) {
+    std::memcpy(static_cast<char *>(dst) + first, static_cast<const char *>(src) + first, end - first);
+  });
+}
+void zeroBytes(void *dst, int64_t bytes) {
+  forEachByteChunk(bytes,
+                   [&](int64_t first, int64_t end) { std::memset(static_cast<char *>(dst) + first, 0, end - first); });
+}
 } // namespace
 
 extern "C" {
@@ -83,7 +102,7 @@ void zrt_mul(int32_t dtype, const void *a, const void *b, void *o, int64_t n) {
 void zrt_scale(int32_t dtype, const void *x, void *o, int64_t n, double factor) {
   TraceScope trace("zrt_scale", TraceTrack::Compute);
   checkCount("zrt_scale", n);
-  ZRT_TYPED("zrt_scale", dtype, scale(in<T>(x), out<T>(o), n, factor));
+  isaKernels().scale(dtype, x, o, n, factor);
 }
 void zrt_cast(int32_t srcDtype, const void *src, int32_t dstDtype, void *dst, int64_t n) {
   TraceScope trace("zrt_cast", TraceTrack::Compute);
@@ -96,13 +115,13 @@ void zrt_cast(int32_t srcDtype, const void *src, int32_t dstDtype, void *dst, in
 void zrt_fill_zero(int32_t dtype, void *x, int64_t n) {
   TraceScope trace("zrt_fill_zero", TraceTrack::Compute);
   checkCount("zrt_fill_zero", n);
-  ZRT_TYPED("zrt_fill_zero", dtype,
-            parallelFor(n, kElementGrain, [&](int64_t i) { out<T>(x)[i] = T(0.0f); }));
+  // Zero is all-zero bits in f32 and bf16.
+  ZRT_TYPED("zrt_fill_zero", dtype, zeroBytes(x, n * static_cast<int64_t>(sizeof(T))));
 }
 void zrt_copy(int32_t dtype, const void *src, void *dst, int64_t n) {
   TraceScope trace("zrt_copy", TraceTrack::Compute);
   checkCount("zrt_copy", n);
-  ZRT_TYPED("zrt_copy", dtype, parallelFor(n, kElementGrain, [&](int64_t i) { out<T>(dst)[i] = in<T>(src)[i]; }));
+  ZRT_TYPED("zrt_copy", dtype, copyBytes(src, dst, n * static_cast<int64_t>(sizeof(T))));
 }
 void zrt_silu(int32_t dtype, const void *x, void *o, int64_t n) {
   TraceScope trace("zrt_silu", TraceTrack::Compute);

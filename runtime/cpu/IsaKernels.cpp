@@ -89,6 +89,25 @@ double sumOfSquaresEntry(int32_t dtype, const void *x, int64_t n) {
   ZRT_TYPED("zrt_grad_norm", dtype, sum = sumOfSquares(in<T>(x), n));
   return sum;
 }
+void scaleEntry(int32_t dtype, const void *x, void *o, int64_t n, double factor) {
+  ZRT_TYPED("zrt_scale", dtype, scale(in<T>(x), out<T>(o), n, factor));
+}
+/// No Inf or NaN in x[0, n): an all-ones exponent is one, an integer test the loop vectorizes.
+bool allFiniteEntry(int32_t dtype, const void *x, int64_t n) {
+  bool bad = false;
+  if (dtype == ZRT_DTYPE_BF16) {
+    const uint16_t *h = static_cast<const uint16_t *>(x);
+#pragma omp simd reduction(| : bad)
+    for (int64_t i = 0; i < n; ++i)
+      bad |= (h[i] & 0x7f80u) == 0x7f80u;
+  } else {
+    const uint32_t *w = static_cast<const uint32_t *>(x);
+#pragma omp simd reduction(| : bad)
+    for (int64_t i = 0; i < n; ++i)
+      bad |= (w[i] & 0x7f800000u) == 0x7f800000u;
+  }
+  return !bad;
+}
 
 void quantizeEntry(int32_t dtype, const void *x, void *o, int64_t rows, int64_t cols, int64_t block, int32_t bits) {
   ZRT_TYPED("zrt_quantize", dtype, quantizeRows(in<T>(x), out<uint8_t>(o), rows, cols, block, bits));
@@ -109,7 +128,7 @@ extern const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA);
 const IsaKernels ZRT_CONCAT(kIsaKernels_, ZRT_ISA) = {
     ZRT_STRINGIFY(ZRT_ISA), geluEntry, geluGradEntry, siluEntry, siluGradEntry, swigluEntry, swigluGradEntry, softmaxEntry, attentionEntry,
     attentionGradEntry, biasAddEntry, layernormEntry, addLayernormEntry, layernormGradEntry, reduceSumEntry, adamwEntry,
-    sumOfSquaresEntry, quantizeEntry, dequantizeEntry, fakeQuantizeEntry, widenedGemm,
+    sumOfSquaresEntry, scaleEntry, allFiniteEntry, quantizeEntry, dequantizeEntry, fakeQuantizeEntry, widenedGemm,
 };
 
 } // namespace zrt::cpu

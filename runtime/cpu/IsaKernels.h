@@ -1,7 +1,7 @@
 // The compute-bound CPU kernels (exp/tanh per element: gelu, silu, softmax, attention; the widened
 // bf16 GEMM; bias_add, whose bf16 conversions are compute), compiled once per x86 ISA level and
 // chosen once per process from the CPU's features. Other memory-bound kernels stay generic:
-// wider vectors do not make them faster.
+// wider vectors do not make them faster (scale and allFinite are here for the sanitizer build).
 #ifndef ZRT_CPU_ISAKERNELS_H
 #define ZRT_CPU_ISAKERNELS_H
 
@@ -48,6 +48,11 @@ struct IsaKernels {
   void (*adamw)(int32_t gradDtype, float *param, const void *grad, float *m, float *v, bf16 *paramBf16, int64_t n,
                 double lr, double beta1, double beta2, double eps, double weightDecay, int64_t step, float gradScale);
   double (*sumOfSquares)(int32_t dtype, const void *x, int64_t n);
+  // Memory-bound, here for the sanitizer build: compiled with the kernels' options (no UBSan checks of
+  // each element's address), the loops over whole gradient buffers vectorize there too. The
+  // communication thread's averaging after a sum (zrt_scale too) and the step's overflow scan.
+  void (*scale)(int32_t dtype, const void *x, void *out, int64_t n, double factor);
+  bool (*allFinite)(int32_t dtype, const void *x, int64_t n);
   // Block-wise quantization (zrt/Quantize.h): its divisions and roundings are the work.
   void (*quantize)(int32_t dtype, const void *x, void *out, int64_t rows, int64_t cols, int64_t block, int32_t bits);
   void (*dequantize)(int32_t dtype, const void *in, void *y, int64_t rows, int64_t cols, int64_t block, int32_t bits);

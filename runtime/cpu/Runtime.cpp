@@ -25,7 +25,6 @@
 #include "core/Error.h"
 #include "core/Tiers.h"
 #include "core/Trace.h"
-#include "cpu/Elementwise.h"
 #include "cpu/IsaKernels.h"
 #include "cpu/Matmul.h"
 #include "cpu/RingAttention.h"
@@ -239,11 +238,8 @@ std::function<void()> prepare(const CollectiveArgs &a, bool counted = true) {
       comm->run(a);
     }
     if (a.average && ranks > 1) {
-      int64_t n = a.count; // reduce_scatter: the shard; all_reduce: the buffer
-      if (a.dtype == ZRT_DTYPE_BF16)
-        cpu::scale(static_cast<bf16 *>(a.recv), static_cast<bf16 *>(a.recv), n, 1.0 / ranks);
-      else
-        cpu::scale(static_cast<float *>(a.recv), static_cast<float *>(a.recv), n, 1.0 / ranks);
+      // reduce_scatter: the shard; all_reduce: the buffer
+      cpu::isaKernels().scale(a.dtype, a.recv, a.recv, a.count, 1.0 / ranks);
     }
   };
 }
@@ -564,18 +560,7 @@ int32_t zrt_arena_all_finite(int32_t dtype, int64_t offset, int64_t count) {
   const size_t size = dtype == ZRT_DTYPE_BF16 ? 2 : 4;
   const void *p = current("zrt_arena_all_finite").arena.at(offset, count * static_cast<int64_t>(size),
                                                             "zrt_arena_all_finite");
-  // An all-ones exponent is an Inf or a NaN: integer tests the compiler vectorizes.
-  bool bad = false;
-  if (dtype == ZRT_DTYPE_BF16) {
-    const uint16_t *h = static_cast<const uint16_t *>(p);
-    for (int64_t i = 0; i < count; ++i)
-      bad |= (h[i] & 0x7f80u) == 0x7f80u;
-  } else {
-    const uint32_t *w = static_cast<const uint32_t *>(p);
-    for (int64_t i = 0; i < count; ++i)
-      bad |= (w[i] & 0x7f800000u) == 0x7f800000u;
-  }
-  return bad ? 0 : 1;
+  return zrt::cpu::isaKernels().allFinite(dtype, p, count) ? 1 : 0;
 }
 int64_t zrt_arena_first_nonfinite(int64_t count, const void *offsets, const void *elements, const void *dtypes) {
   for (int64_t i = 0; i < count; ++i)

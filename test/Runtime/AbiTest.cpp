@@ -44,6 +44,29 @@ TEST(Abi, DispatchesOnDtype) {
   EXPECT_NEAR(loss, std::log(4.0), 1e-6);
 }
 
+// zrt_copy and zrt_fill_zero move bytes by 64 KiB chunks over the threads: sizes around a chunk, several
+// chunks with a ragged end, both dtypes; the bytes beyond n are left alone.
+TEST(Abi, CopyAndFillZeroByChunks) {
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(16383), int64_t(16384), int64_t(16385), int64_t(100003)}) {
+    std::vector<float> src(n + 1), dst(n + 1, -1.0f);
+    for (int64_t i = 0; i <= n; ++i)
+      src[i] = float(i) + 0.5f;
+    zrt_copy(ZRT_DTYPE_F32, src.data(), dst.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(dst[i], src[i]) << "n " << n << " at " << i;
+    EXPECT_EQ(dst[n], -1.0f);
+    zrt_fill_zero(ZRT_DTYPE_F32, dst.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(dst[i], 0.0f) << "n " << n << " at " << i;
+    EXPECT_EQ(dst[n], -1.0f);
+    std::vector<zrt::bf16> half(n + 1, zrt::bf16(2.0f)), copy(n + 1, zrt::bf16(-1.0f));
+    zrt_copy(ZRT_DTYPE_BF16, half.data(), copy.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(float(copy[i]), 2.0f) << "n " << n << " at " << i;
+    EXPECT_EQ(float(copy[n]), -1.0f);
+  }
+}
+
 // zrt_finalize wakes the collectives' watchdog instead of waiting out its half-second check
 // (runtime/cpu/Runtime.cpp): a sleeping watchdog held every train.bin's exit for up to 0.5 s, a
 // few minutes of the test suite's hundreds of runs. Four init/finalize pairs 20 ms apart (the
