@@ -171,21 +171,23 @@ void causalAttention(const T *q, const T *k, const T *v, T *out, int64_t B, int6
   const int64_t D = heads.D;
   const A scale = scoreScale<A>(variant, D);
   forEachKvHead(B, heads, [&](int64_t b, int64_t g) {
-    Scratch<A> qh(Tn * D), kh(Tn * D), vh(Tn * D), oh(Tn * D), p(kQueryBlock * Tn);
+    // The thread's workspace: every value is written before it is read.
+    A *qh = threadWorkspace<A>(4 * Tn * D + kQueryBlock * Tn), *kh = qh + Tn * D, *vh = kh + Tn * D,
+      *oh = vh + Tn * D, *p = oh + Tn * D;
     const int64_t kvBase = b * Tn * heads.Ckv + g * D;
-    loadRows(k + kvBase, Tn, heads.Ckv, D, kh.data());
-    loadRows(v + kvBase, Tn, heads.Ckv, D, vh.data());
+    loadRows(k + kvBase, Tn, heads.Ckv, D, kh);
+    loadRows(v + kvBase, Tn, heads.Ckv, D, vh);
     for (int64_t h = g * heads.group(); h < (g + 1) * heads.group(); ++h) {
       const int64_t base = b * Tn * C + h * D;
-      loadRows(q + base, Tn, C, D, qh.data());
+      loadRows(q + base, Tn, C, D, qh);
       for (int64_t i0 = 0; i0 < Tn; i0 += kQueryBlock) {
         const int64_t rows = std::min(kQueryBlock, Tn - i0), k0 = variant.firstKey(i0), keys = i0 + rows - k0;
         // S = Q_block K[k0:]^T, then P = masked softmax(S), then O_block = P V[k0:].
-        gemm(false, true, rows, keys, D, qh.data() + i0 * D, D, kh.data() + k0 * D, D, A(0), p.data(), keys);
-        maskedSoftmax(p.data(), rows, keys, k0, i0, scale, variant);
-        gemm(false, false, rows, D, keys, p.data(), keys, vh.data() + k0 * D, D, A(0), oh.data() + i0 * D, D);
+        gemm(false, true, rows, keys, D, qh + i0 * D, D, kh + k0 * D, D, A(0), p, keys);
+        maskedSoftmax(p, rows, keys, k0, i0, scale, variant);
+        gemm(false, false, rows, D, keys, p, keys, vh + k0 * D, D, A(0), oh + i0 * D, D);
       }
-      storeRows(oh.data(), Tn, C, D, out + base);
+      storeRows(oh, Tn, C, D, out + base);
     }
   });
 }
@@ -202,32 +204,35 @@ void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *d
   const A scale = scoreScale<A>(variant, D);
   const bool capped = variant.capped();
   forEachKvHead(B, heads, [&](int64_t b, int64_t g) {
-    Scratch<A> qh(Tn * D), kh(Tn * D), vh(Tn * D), gh(Tn * D);
-    Scratch<A> dqh(Tn * D), dkh(Tn * D), dvh(Tn * D), p(kQueryBlock * Tn), ds(kQueryBlock * Tn);
-    Scratch<A> th(capped ? kQueryBlock * Tn : 0);
+    // The thread's workspace: every value is written before it is read, but for the key and
+    // value gradients, which sum over the blocks and the group's heads.
+    A *qh = threadWorkspace<A>(7 * Tn * D + 3 * kQueryBlock * Tn), *kh = qh + Tn * D, *vh = kh + Tn * D,
+      *gh = vh + Tn * D, *dqh = gh + Tn * D, *dkh = dqh + Tn * D, *dvh = dkh + Tn * D, *p = dvh + Tn * D,
+      *ds = p + kQueryBlock * Tn, *th = ds + kQueryBlock * Tn;
+    zero(dkh, 2 * Tn * D);
     const int64_t kvBase = b * Tn * heads.Ckv + g * D;
-    loadRows(k + kvBase, Tn, heads.Ckv, D, kh.data());
-    loadRows(v + kvBase, Tn, heads.Ckv, D, vh.data());
+    loadRows(k + kvBase, Tn, heads.Ckv, D, kh);
+    loadRows(v + kvBase, Tn, heads.Ckv, D, vh);
     for (int64_t h = g * heads.group(); h < (g + 1) * heads.group(); ++h) {
       const int64_t base = b * Tn * C + h * D;
-      loadRows(q + base, Tn, C, D, qh.data());
-      loadRows(dout + base, Tn, C, D, gh.data());
+      loadRows(q + base, Tn, C, D, qh);
+      loadRows(dout + base, Tn, C, D, gh);
       for (int64_t i0 = 0; i0 < Tn; i0 += kQueryBlock) {
         const int64_t rows = std::min(kQueryBlock, Tn - i0), k0 = variant.firstKey(i0), keys = i0 + rows - k0;
-        const A *qb = qh.data() + i0 * D, *gb = gh.data() + i0 * D;
-        const A *kb = kh.data() + k0 * D, *vb = vh.data() + k0 * D;
+        const A *qb = qh + i0 * D, *gb = gh + i0 * D;
+        const A *kb = kh + k0 * D, *vb = vh + k0 * D;
         // The forward's probabilities again, and dP = dO_block V[k0:]^T.
-        gemm(false, true, rows, keys, D, qb, D, kb, D, A(0), p.data(), keys);
-        maskedSoftmax(p.data(), rows, keys, k0, i0, scale, variant, capped ? th.data() : nullptr);
-        gemm(false, true, rows, keys, D, gb, D, vb, D, A(0), ds.data(), keys);
+        gemm(false, true, rows, keys, D, qb, D, kb, D, A(0), p, keys);
+        maskedSoftmax(p, rows, keys, k0, i0, scale, variant, capped ? th : nullptr);
+        gemm(false, true, rows, keys, D, gb, D, vb, D, A(0), ds, keys);
         // Through the softmax: dS = P (dP - P.dP) scale (zero where masked, as P is); through
         // the cap, times 1 - tanh^2.
         for (int64_t r = 0; r < rows; ++r) {
-          const A *pr = p.data() + r * keys;
-          A *dr = ds.data() + r * keys;
+          const A *pr = p + r * keys;
+          A *dr = ds + r * keys;
           const A dot = dotOf(pr, dr, keys);
           if (capped) {
-            const A *tr = th.data() + r * keys;
+            const A *tr = th + r * keys;
 #pragma omp simd
             for (int64_t j = 0; j < keys; ++j)
               dr[j] = pr[j] * (dr[j] - dot) * (A(1) - tr[j] * tr[j]) * scale;
@@ -239,14 +244,14 @@ void causalAttentionGrad(const T *dout, const T *q, const T *k, const T *v, T *d
         }
         // dQ_block = dS K[k0:]; dK[k0:] += dS^T Q_block; dV[k0:] += P^T dO_block (over the
         // group's heads too).
-        gemm(false, false, rows, D, keys, ds.data(), keys, kb, D, A(0), dqh.data() + i0 * D, D);
-        gemm(true, false, keys, D, rows, ds.data(), keys, qb, D, A(1), dkh.data() + k0 * D, D);
-        gemm(true, false, keys, D, rows, p.data(), keys, gb, D, A(1), dvh.data() + k0 * D, D);
+        gemm(false, false, rows, D, keys, ds, keys, kb, D, A(0), dqh + i0 * D, D);
+        gemm(true, false, keys, D, rows, ds, keys, qb, D, A(1), dkh + k0 * D, D);
+        gemm(true, false, keys, D, rows, p, keys, gb, D, A(1), dvh + k0 * D, D);
       }
-      storeRows(dqh.data(), Tn, C, D, dq + base);
+      storeRows(dqh, Tn, C, D, dq + base);
     }
-    storeRows(dkh.data(), Tn, heads.Ckv, D, dk + kvBase);
-    storeRows(dvh.data(), Tn, heads.Ckv, D, dv + kvBase);
+    storeRows(dkh, Tn, heads.Ckv, D, dk + kvBase);
+    storeRows(dvh, Tn, heads.Ckv, D, dv + kvBase);
   });
 }
 

@@ -57,6 +57,29 @@ private:
   T *data_;
 };
 
+/// The calling thread's workspace of at least n values of T, kept between calls and grown, never
+/// shrunk; its contents are whatever the thread's last call left. For the kernels that need scratch
+/// per call on every thread of a parallel loop (the attention's per-head buffers): a calloc and a free
+/// per head each call cost page faults on fresh memory, every call in the sanitizer build, whose
+/// allocator quarantines what is freed (a third of a sanitized GPT step's page faults). Plain
+/// realloc, not std::vector, for the reason Scratch gives.
+template <class T> T *threadWorkspace(int64_t n) {
+  struct Buffer {
+    T *data = nullptr;
+    int64_t size = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  if (n > buffer.size) {
+    std::free(buffer.data);
+    buffer.data = static_cast<T *>(std::malloc(static_cast<size_t>(n) * sizeof(T)));
+    if (!buffer.data)
+      fatal("kernel", "out of memory for %lld values of scratch", static_cast<long long>(n));
+    buffer.size = n;
+  }
+  return buffer.data;
+}
+
 /// p[0, n) = 0, with no std:: algorithm instance (see Scratch).
 template <class T> inline void zero(T *p, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
