@@ -529,8 +529,11 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                                                       I64(numel(o.getInput())), I32(average)});
         return success();
       })
-      .Case([&](WaitOp o) {
-        call(b, "zrt_wait", {handles.lookup(o.getHandle())});
+      .Case([&](WaitOp o) -> LogicalResult {
+        Value handle = handles.lookup(o.getHandle());
+        if (!handle) // started in the other half of a split update
+          return o.emitOpError("waits for a collective started across the update's gradient norm");
+        call(b, "zrt_wait", {handle});
         return success();
       })
       .Case([&](GatherParamOp o) {
@@ -643,11 +646,20 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
           weights.push_back(cast<FloatAttr>(weight).getValueAsDouble());
         }
         const int64_t k = numels.size();
+        const double maxNorm = o.getMaxNorm().convertToDouble();
+        if (updatePart == UpdatePart::Apply) {
+          call(b, "zrt_grad_norm_finish", {constF64(b, maxNorm), p[k], p[k + 1]});
+          return success();
+        }
         Value weightArray = constantGlobal(
             b, DenseElementsAttr::get(RankedTensorType::get({k}, b.getF64Type()), ArrayRef<double>(weights)));
+        if (updatePart == UpdatePart::Reduce) {
+          call(b, "zrt_grad_norm_add", {I64(k), pointerArray(b, ArrayRef(p).take_front(k)), i64Array(b, numels),
+                                        i64Array(b, dtypes), weightArray});
+          return success();
+        }
         call(b, "zrt_grad_norm", {I64(k), pointerArray(b, ArrayRef(p).take_front(k)), i64Array(b, numels),
-                                  i64Array(b, dtypes), weightArray, constF64(b, o.getMaxNorm().convertToDouble()),
-                                  p[k], p[k + 1]});
+                                  i64Array(b, dtypes), weightArray, constF64(b, maxNorm), p[k], p[k + 1]});
         return success();
       })
       // The swap schedule (zcc-offload): a chunk of a state between its NVMe store offset and

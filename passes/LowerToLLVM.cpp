@@ -10,6 +10,10 @@
 //   float zcc_forward(void *arena, void *const *inputs) a pipeline stage's forward only (if any)
 //   void  zcc_update(void *arena, double lr, int64_t step)   communication + optimizer
 //   const char zcc_model_json[]                        the model's description
+// A pipeline stage's update comes in two halves, split at its gradient norm, instead of
+// zcc_update: zcc_update_reduce (the gradients' reductions, the rank's part of the norm) and
+// zcc_update_apply (the norm, the optimizers, ZeRO's gathers), the same signature: train.bin sums
+// the norm over the mesh between them once, whatever number of stage programs the rank runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +48,7 @@ const std::vector<AbiFunction> &mlir::zc::lowering::runtimeAbi() {
   return table;
 }
 
-LogicalResult Lowering::lowerFunction(func::FuncOp fn, bool isStep, StringRef name) {
+LogicalResult Lowering::lowerFunction(func::FuncOp fn, bool isStep, StringRef name, UpdatePart part) {
   OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
   auto type = isStep ? LLVM::LLVMFunctionType::get(f32, {ptrType, ptrType})
                      : LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptrType, f64, i64});
@@ -54,6 +58,7 @@ LogicalResult Lowering::lowerFunction(func::FuncOp fn, bool isStep, StringRef na
   arena = entry->getArgument(0);
   inputs.clear();
   scalars.clear();
+  handles.clear();
   Block &body = fn.getBody().front();
   if (isStep) {
     for (BlockArgument arg : body.getArguments()) {
@@ -65,11 +70,26 @@ LogicalResult Lowering::lowerFunction(func::FuncOp fn, bool isStep, StringRef na
     scalars[body.getArgument(0)] = entry->getArgument(1);
     scalars[body.getArgument(1)] = entry->getArgument(2);
   }
+  // A half of the update: the ops before the norm and the norm's add, or the norm's finish and
+  // the ops after it (an update without a norm is all after it).
+  updatePart = part;
+  Operation *norm = nullptr;
+  for (Operation &op : body)
+    if (isa<GradNormOp>(op) && !norm)
+      norm = &op;
+  bool beforeNorm = norm != nullptr;
   for (Operation &op : body) {
+    const bool lower = part == UpdatePart::Whole || isa<func::ReturnOp>(op) || &op == norm ||
+                       (part == UpdatePart::Reduce) == beforeNorm;
+    if (&op == norm)
+      beforeNorm = false;
+    if (!lower)
+      continue;
     b.setLoc(op.getLoc());
     if (failed(lowerOp(&op, b)))
       return failure();
   }
+  updatePart = UpdatePart::Whole;
   return success();
 }
 
@@ -109,8 +129,14 @@ struct ZccLowerToLLVMPass : zc::impl::ZccLowerToLLVMBase<ZccLowerToLLVMPass> {
 
     Lowering lowering(module, *plan);
     std::string suffix = symbolSuffix;
+    using UpdatePart = Lowering::UpdatePart;
+    const bool staged = pipelineParallel > 1;
     if (failed(lowering.lowerFunction(step, /*isStep=*/true, "zcc_step" + suffix)) ||
-        failed(lowering.lowerFunction(update, /*isStep=*/false, "zcc_update" + suffix)) ||
+        (!staged && failed(lowering.lowerFunction(update, /*isStep=*/false, "zcc_update" + suffix))) ||
+        (staged && failed(lowering.lowerFunction(update, /*isStep=*/false, "zcc_update_reduce" + suffix,
+                                                 UpdatePart::Reduce))) ||
+        (staged && failed(lowering.lowerFunction(update, /*isStep=*/false, "zcc_update_apply" + suffix,
+                                                 UpdatePart::Apply))) ||
         (forward && failed(lowering.lowerFunction(forward, /*isStep=*/true, "zcc_forward" + suffix))) ||
         (eval && failed(lowering.lowerFunction(eval, /*isStep=*/true, "zcc_eval" + suffix))) ||
         (weight && failed(lowering.lowerFunction(weight, /*isStep=*/true, "zcc_weight" + suffix))))

@@ -58,7 +58,12 @@ public:
         i8(IntegerType::get(ctx, 8)), i32(IntegerType::get(ctx, 32)),
         i64(IntegerType::get(ctx, 64)), f32(Float32Type::get(ctx)), f64(Float64Type::get(ctx)) {}
 
-  LogicalResult lowerFunction(func::FuncOp fn, bool isStep, StringRef name);
+  /// Which ops of the update a lowered function holds: all of them, or the two halves a pipeline
+  /// stage's update splits into at its gradient norm (train.bin sums the norm over its programs
+  /// between them): Reduce, the gradients' reductions and the rank's part of the norm
+  /// (zrt_grad_norm_add); Apply, the norm from the mesh's sum (zrt_grad_norm_finish) and the rest.
+  enum class UpdatePart { Whole, Reduce, Apply };
+  LogicalResult lowerFunction(func::FuncOp fn, bool isStep, StringRef name, UpdatePart part = UpdatePart::Whole);
   void emitModelJson(StringRef symbol, const llvm::json::Value &json);
   /// Every product the lowered functions run, for the runtime to choose each one's path before
   /// the first step (zrt_plan_matmuls): rows of ["matmul", dtype, batch, m, n, k, trans_a,
@@ -273,6 +278,7 @@ private:
   DenseMap<BlockArgument, Value> inputs;
   DenseMap<Value, Value> scalars; // the update's lr and step
   DenseMap<Value, Value> handles; // an async collective's zc handle -> the runtime's
+  UpdatePart updatePart = UpdatePart::Whole; // of the function being lowered
   llvm::MapVector<Attribute, std::string> constantGlobals;
   // matmulsJson's rows: the op's name, its dtype code and its integer arguments.
   std::set<std::pair<std::string, std::vector<int64_t>>> matmuls;

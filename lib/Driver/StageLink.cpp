@@ -5,13 +5,15 @@
 // a table train.bin reads to run its rank's stage:
 //
 //   struct { float (*step)(void *, void *const *); float (*forward)(void *, void *const *);
-//            void (*update)(void *, double, int64_t); const char *json;
-//            float (*eval)(void *, void *const *); float (*weight)(void *, void *const *); } zcc_stages[P];
+//            void (*updateReduce)(void *, double, int64_t); void (*updateApply)(void *, double, int64_t);
+//            const char *json; float (*eval)(void *, void *const *);
+//            float (*weight)(void *, void *const *); } zcc_stages[P];
 //   const int64_t zcc_stage_count = P;
 //
 // (`forward` is null for the last stage: its step runs its forward; `eval`, the validation
 // loss, is the last stage's only; `weight`, the weight gradients, is null but under a
-// zero-bubble schedule.)
+// zero-bubble schedule; the update's two halves, split at the gradient norm, are
+// zcc_update_reduce and zcc_update_apply: passes/LowerToLLVM.cpp.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +38,7 @@ std::unique_ptr<llvm::Module> zcc::linkStages(std::vector<std::unique_ptr<llvm::
       return nullptr;
     }
   auto *ptr = llvm::PointerType::get(context, 0);
-  auto *entry = llvm::StructType::get(context, {ptr, ptr, ptr, ptr, ptr, ptr});
+  auto *entry = llvm::StructType::get(context, {ptr, ptr, ptr, ptr, ptr, ptr, ptr});
   std::vector<llvm::Constant *> rows;
   for (size_t k = 0; k < count; ++k) {
     const std::string suffix = "_s" + std::to_string(k);
@@ -50,11 +52,12 @@ std::unique_ptr<llvm::Module> zcc::linkStages(std::vector<std::unique_ptr<llvm::
       return required ? nullptr : llvm::ConstantPointerNull::get(ptr);
     };
     llvm::Constant *step = symbol("zcc_step", true), *forward = symbol("zcc_forward", false),
-                   *update = symbol("zcc_update", true), *json = symbol("zcc_model_json", true),
-                   *eval = symbol("zcc_eval", false), *weight = symbol("zcc_weight", false);
-    if (!step || !update || !json)
+                   *reduce = symbol("zcc_update_reduce", true), *apply = symbol("zcc_update_apply", true),
+                   *json = symbol("zcc_model_json", true), *eval = symbol("zcc_eval", false),
+                   *weight = symbol("zcc_weight", false);
+    if (!step || !reduce || !apply || !json)
       return nullptr;
-    rows.push_back(llvm::ConstantStruct::get(entry, {step, forward, update, json, eval, weight}));
+    rows.push_back(llvm::ConstantStruct::get(entry, {step, forward, reduce, apply, json, eval, weight}));
   }
   auto *tableType = llvm::ArrayType::get(entry, count);
   new llvm::GlobalVariable(*linked, tableType, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage,

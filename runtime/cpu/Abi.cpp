@@ -34,6 +34,18 @@ double &lastGradNorm() {
   return norm;
 }
 
+/// The gradient norm's sums between zrt_grad_norm_add, _reduce and _finish: this rank's (its
+/// programs' adds since the last reduce) and the mesh's (the last reduce's, until the next add).
+struct GradNormSums {
+  double local = 0;
+  double total = 0;
+  bool reduced = false;
+};
+GradNormSums &gradNormSums() {
+  static GradNormSums sums;
+  return sums;
+}
+
 /// This rank's part of zc.grad_norm: sum over its tensors of weight x sum of squares (f64), traced as
 /// compute (the gather that follows is a collective's).
 double weightedSumOfSquares(int64_t count, const void *const *grads, const int64_t *numels, const int64_t *dtypes,
@@ -449,22 +461,45 @@ void zrt_sgd_momentum(void *param, int32_t gradDtype, const void *grad, void *bu
 
 void zrt_grad_norm(int64_t count, const void *grads, const void *numels, const void *dtypes, const void *weights,
                    double maxNorm, void *norm, void *coef) {
-  if (count < 0 || maxNorm < 0)
-    fatal("zrt_grad_norm", "count %lld and max_norm %g must be non-negative", static_cast<long long>(count),
-          maxNorm);
-  const double local = weightedSumOfSquares(count, static_cast<const void *const *>(grads),
-                                            static_cast<const int64_t *>(numels), static_cast<const int64_t *>(dtypes),
-                                            static_cast<const double *>(weights));
+  if (maxNorm < 0)
+    fatal("zrt_grad_norm", "max_norm %g must be non-negative", maxNorm);
+  zrt_grad_norm_add(count, grads, numels, dtypes, weights);
+  zrt_grad_norm_reduce();
+  zrt_grad_norm_finish(maxNorm, norm, coef);
+}
+void zrt_grad_norm_add(int64_t count, const void *grads, const void *numels, const void *dtypes,
+                       const void *weights) {
+  if (count < 0)
+    fatal("zrt_grad_norm_add", "count %lld must be non-negative", static_cast<long long>(count));
+  GradNormSums &sums = gradNormSums();
+  if (sums.reduced)
+    sums = GradNormSums{};
+  sums.local += weightedSumOfSquares(count, static_cast<const void *const *>(grads),
+                                     static_cast<const int64_t *>(numels), static_cast<const int64_t *>(dtypes),
+                                     static_cast<const double *>(weights));
+}
+void zrt_grad_norm_reduce() {
   // Every rank of the mesh holds other pieces: the whole gradient's sum over all of them, in f64
   // and rank order (each rank's f64 gathered as its bytes), so that every layout of the same
   // gradient rounds to the same f32 norm but for a last-bit tie (a reduction in f32 would not).
+  GradNormSums &sums = gradNormSums();
   const int32_t ranks = zrt_world_size();
   std::vector<double> every(ranks);
-  zrt_host_all_gather(ZRT_AXIS_WORLD, &local, every.data(), sizeof(double) / sizeof(float));
-  double total = 0;
+  zrt_host_all_gather(ZRT_AXIS_WORLD, &sums.local, every.data(), sizeof(double) / sizeof(float));
+  sums.total = 0;
   for (double part : every)
-    total += part;
-  const float value = static_cast<float>(std::sqrt(total));
+    sums.total += part;
+  sums.local = 0;
+  sums.reduced = true;
+}
+void zrt_grad_norm_finish(double maxNorm, void *norm, void *coef) {
+  if (maxNorm < 0)
+    fatal("zrt_grad_norm_finish", "max_norm %g must be non-negative", maxNorm);
+  const GradNormSums &sums = gradNormSums();
+  if (!sums.reduced)
+    fatal("zrt_grad_norm_finish", "no zrt_grad_norm_reduce since the last zrt_grad_norm_add: the ranks' sum is "
+                                  "not there yet");
+  const float value = static_cast<float>(std::sqrt(sums.total));
   *static_cast<float *>(norm) = value;
   *static_cast<float *>(coef) = math::gradClipCoefficient(value, maxNorm);
   lastGradNorm() = value;

@@ -236,9 +236,17 @@ int64_t zrt_arena_first_nonfinite(int64_t count, const void *offsets, const void
 }
 void zrt_grad_norm(int64_t count, const void *grads, const void *numels, const void *dtypes, const void *weights,
                    double maxNorm, void *norm, void *coef) {
-  CudaRuntime &r = current("zrt_grad_norm");
-  if (count < 0 || maxNorm < 0)
-    fatal("zrt_grad_norm", "count %lld and max_norm %g must be non-negative", static_cast<long long>(count), maxNorm);
+  if (maxNorm < 0)
+    fatal("zrt_grad_norm", "max_norm %g must be non-negative", maxNorm);
+  zrt_grad_norm_add(count, grads, numels, dtypes, weights);
+  zrt_grad_norm_reduce();
+  zrt_grad_norm_finish(maxNorm, norm, coef);
+}
+void zrt_grad_norm_add(int64_t count, const void *grads, const void *numels, const void *dtypes,
+                       const void *weights) {
+  CudaRuntime &r = current("zrt_grad_norm_add");
+  if (count < 0)
+    fatal("zrt_grad_norm_add", "count %lld must be non-negative", static_cast<long long>(count));
   const size_t partials = static_cast<size_t>(std::max<int64_t>(count, 1)) * kGradNormBlocks;
   if (r.gradNormPartialCount < partials) { // at the first (eager) update: nothing allocates in a capture
     if (r.capturing >= 0)
@@ -251,15 +259,39 @@ void zrt_grad_norm(int64_t count, const void *grads, const void *numels, const v
   if (!r.gradNormScalars) {
     ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormScalars, 3 * sizeof(float)));
     ZRT_CUDA_CHECK(cudaMemsetAsync(r.gradNormScalars, 0, 3 * sizeof(float), compute()));
+    ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormSum, sizeof(double)));
   }
   GpuScope trace("zrt_grad_norm", compute());
   for (int64_t i = 0; i < count; ++i)
     sumOfSquares(static_cast<int32_t>(static_cast<const int64_t *>(dtypes)[i]), static_cast<const void *const *>(grads)[i],
                  static_cast<const int64_t *>(numels)[i], static_cast<const double *>(weights)[i],
                  r.gradNormPartials + i * kGradNormBlocks, compute());
-  sumPartials(r.gradNormPartials, count * kGradNormBlocks, r.gradNormScalars, compute());
+  sumPartials(r.gradNormPartials, count * kGradNormBlocks, /*first=*/!r.gradNormAdding, r.gradNormSum,
+              r.gradNormScalars, compute());
+  r.gradNormAdding = true;
+  r.gradNormReduced = false;
+}
+void zrt_grad_norm_reduce() {
+  CudaRuntime &r = current("zrt_grad_norm_reduce");
+  if (!r.gradNormScalars) { // no add yet: the rank's sum is 0
+    ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormScalars, 3 * sizeof(float)));
+    ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormSum, sizeof(double)));
+    ZRT_CUDA_CHECK(cudaMemsetAsync(r.gradNormScalars, 0, 3 * sizeof(float), compute()));
+  } else if (!r.gradNormAdding) {
+    ZRT_CUDA_CHECK(cudaMemsetAsync(r.gradNormScalars, 0, sizeof(float), compute()));
+  }
   // Every rank of the mesh holds other pieces: the whole gradient's sum over all of them.
   zrt_all_reduce_on(ZRT_AXIS_WORLD, ZRT_DTYPE_F32, r.gradNormScalars, r.gradNormScalars + 1, 1, 0);
+  r.gradNormAdding = false;
+  r.gradNormReduced = true;
+}
+void zrt_grad_norm_finish(double maxNorm, void *norm, void *coef) {
+  CudaRuntime &r = current("zrt_grad_norm_finish");
+  if (maxNorm < 0)
+    fatal("zrt_grad_norm_finish", "max_norm %g must be non-negative", maxNorm);
+  if (!r.gradNormReduced)
+    fatal("zrt_grad_norm_finish", "no zrt_grad_norm_reduce since the last zrt_grad_norm_add: the ranks' sum is "
+                                  "not there yet");
   gradNormFinish(r.gradNormScalars + 1, maxNorm, static_cast<float *>(norm), static_cast<float *>(coef),
                  r.gradNormScalars + 2, compute());
   r.gradNormComputed = true;

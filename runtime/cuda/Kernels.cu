@@ -170,11 +170,12 @@ __global__ void sumOfSquaresKernel(const G *x, int64_t n, double weight, double 
     partials[blockIdx.x] = weight * lane[0];
 }
 
-__global__ void sumPartialsKernel(const double *partials, int64_t count, float *local) {
-  double sum = 0;
+__global__ void sumPartialsKernel(const double *partials, int64_t count, bool first, double *sum, float *local) {
+  double total = first ? 0.0 : *sum;
   for (int64_t i = 0; i < count; ++i) // one thread, in order: a few thousand values
-    sum += partials[i];
-  *local = static_cast<float>(sum);
+    total += partials[i];
+  *sum = total;
+  *local = static_cast<float>(total);
 }
 
 __global__ void gradNormFinishKernel(const float *total, double maxNorm, float *norm, float *coef, float *kept) {
@@ -197,8 +198,8 @@ void sumOfSquares(int32_t dtype, const void *x, int64_t n, double weight, double
   ZRT_CUDA_CHECK(cudaGetLastError());
 }
 
-void sumPartials(const double *partials, int64_t count, float *local, cudaStream_t s) {
-  sumPartialsKernel<<<1, 1, 0, s>>>(partials, count, local);
+void sumPartials(const double *partials, int64_t count, bool first, double *sum, float *local, cudaStream_t s) {
+  sumPartialsKernel<<<1, 1, 0, s>>>(partials, count, first, sum, local);
   ZRT_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -44,10 +44,11 @@ void adamwFrom(float *param, int32_t gradDtype, const void *grad, float *m, floa
 void sgdMomentum(float *param, int32_t gradDtype, const void *grad, float *buf, void *paramBf16, int64_t n,
                  double lr, double momentum, double weightDecay, const float *gradScale, cudaStream_t s);
 /// zrt_grad_norm's work on the stream: `weight` x one tensor's sum of squares (f64, a fixed
-/// order) as kGradNormBlocks partial sums, then `*local` = the sum of `count` partials in order.
+/// order) as kGradNormBlocks partial sums, then `*sum` = the sum of `count` partials in order,
+/// after the previous `*sum` unless `first`, and `*local` = it in f32.
 constexpr int kGradNormBlocks = 128;
 void sumOfSquares(int32_t dtype, const void *x, int64_t n, double weight, double *partials, cudaStream_t s);
-void sumPartials(const double *partials, int64_t count, float *local, cudaStream_t s);
+void sumPartials(const double *partials, int64_t count, bool first, double *sum, float *local, cudaStream_t s);
 /// norm = sqrt(*total), coef = the clip coefficient (zrt/KernelMath.h), and a copy of the norm.
 void gradNormFinish(const float *total, double maxNorm, float *norm, float *coef, float *kept, cudaStream_t s);
 

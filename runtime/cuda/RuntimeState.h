@@ -73,6 +73,9 @@ struct CudaRuntime {
   double *gradNormPartials = nullptr;
   size_t gradNormPartialCount = 0;
   float *gradNormScalars = nullptr; // [local, total, kept norm]
+  double *gradNormSum = nullptr;    // this rank's sum in f64, over zrt_grad_norm_add's calls
+  bool gradNormAdding = false;      // an add since the last reduce: the next one adds to it
+  bool gradNormReduced = false;     // a reduce since the last add: zrt_grad_norm_finish may read it
   bool gradNormComputed = false;
   size_t finiteFlagCount = 0;
   // Async collectives: the event of each handle in flight; waited events go back to the

@@ -37,7 +37,10 @@ extern "C" {
 struct ZccStage {
   float (*step)(void *, void *const *);
   float (*forward)(void *, void *const *); // null on the last stage
-  void (*update)(void *, double, int64_t);
+  // The update in two halves, split at the gradient norm (the stage's part of it, then the norm
+  // from the mesh's sum, zrt_grad_norm_reduce, and the optimizers).
+  void (*updateReduce)(void *, double, int64_t);
+  void (*updateApply)(void *, double, int64_t);
   const char *json;
   float (*eval)(void *, void *const *);   // the validation loss; null but on the last stage
   float (*weight)(void *, void *const *); // the weight gradients (W); null but under zero-bubble
@@ -147,7 +150,7 @@ int main(int argc, char **argv) {
   const ModelInfo &model = stageModels[stage];
   const auto stepFunction = stages > 1 ? zcc_stages[stage].step : zcc_step;
   const auto forward = stages > 1 ? zcc_stages[stage].forward : nullptr;
-  const auto updateFunction = stages > 1 ? zcc_stages[stage].update : zcc_update;
+  const auto updateFunction = stages > 1 ? nullptr : zcc_update;
   const auto evalFunction = stages > 1 ? zcc_stages[stage].eval : zcc_eval;
   const auto weightFunction = stages > 1 ? zcc_stages[stage].weight : nullptr;
   const int rank = zrt_rank();
@@ -442,8 +445,16 @@ int main(int argc, char **argv) {
       const auto updateStart = std::chrono::steady_clock::now();
       // The update too: the CUDA backend replays it with this step's lr and step count.
       zrt_graph_scalars(lr, step + 1);
-      if (zrt_graph_begin(1, flags.cudaGraphs && stages == 1))
-        updateFunction(arena, lr, step + 1);
+      if (zrt_graph_begin(1, flags.cudaGraphs && stages == 1)) {
+        if (stages > 1) {
+          // The stage's reductions and its part of the norm, the norm's sum over the mesh, the rest.
+          zcc_stages[stage].updateReduce(arena, lr, step + 1);
+          zrt_grad_norm_reduce();
+          zcc_stages[stage].updateApply(arena, lr, step + 1);
+        } else {
+          updateFunction(arena, lr, step + 1);
+        }
+      }
       zrt_graph_end(1, 0.0);
       updateSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - updateStart).count();
     }

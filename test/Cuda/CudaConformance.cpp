@@ -163,14 +163,18 @@ void gradNorm(std::mt19937 &rng) {
     total += weights[1] * double(x) * double(x);
   const float norm = static_cast<float>(std::sqrt(total));
   DeviceBuffer da(a.bytes()), db(b.bytes()), partials(2 * zrt::cuda::kGradNormBlocks * sizeof(double)),
-      local(4), outNorm(4), coef(4), kept(4);
+      local(4), sum(8), outNorm(4), coef(4), kept(4);
   double *p = static_cast<double *>(partials.ptr);
   // NaN in every partial first: the 777 values take 4 of the tensor's kGradNormBlocks slots, and
   // the kernel must zero the other 124 (a stale partial of an earlier step would be summed).
   cudaMemset(partials.ptr, 0xff, 2 * zrt::cuda::kGradNormBlocks * sizeof(double));
   zrt::cuda::sumOfSquares(0, da.ptr, n0, weights[0], p, nullptr);
   zrt::cuda::sumOfSquares(1, db.ptr, n1, weights[1], p + zrt::cuda::kGradNormBlocks, nullptr);
-  zrt::cuda::sumPartials(p, 2 * zrt::cuda::kGradNormBlocks, static_cast<float *>(local.ptr), nullptr);
+  // Two adds (zrt_grad_norm_add's, one program each): the second continues the first's f64 sum.
+  zrt::cuda::sumPartials(p, zrt::cuda::kGradNormBlocks, /*first=*/true, static_cast<double *>(sum.ptr),
+                         static_cast<float *>(local.ptr), nullptr);
+  zrt::cuda::sumPartials(p + zrt::cuda::kGradNormBlocks, zrt::cuda::kGradNormBlocks, /*first=*/false,
+                         static_cast<double *>(sum.ptr), static_cast<float *>(local.ptr), nullptr);
   for (double maxNorm : {1.0, 1e6}) {
     zrt::cuda::gradNormFinish(static_cast<const float *>(local.ptr), maxNorm, static_cast<float *>(outNorm.ptr),
                               static_cast<float *>(coef.ptr), static_cast<float *>(kept.ptr), nullptr);

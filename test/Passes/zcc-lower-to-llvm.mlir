@@ -2,6 +2,7 @@
 // RUN: zcc-opt %s -zcc-pipeline="world-size=2 grad-accum=2" | FileCheck %s --check-prefix=ACCUM
 // RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-lower-to-llvm | FileCheck %s --check-prefix=ONE-RANK
 // RUN: zcc-opt %s -zcc-mixed-precision -zcc-autodiff -zcc-optimizer -zcc-lower-to-llvm | FileCheck %s --check-prefix=BF16
+// RUN: zcc-opt %s -zcc-autodiff -zcc-optimizer -zcc-grad-clip="max-norm=1.0" -zcc-lower-to-llvm="pp=2 symbol-suffix=_s1" | FileCheck %s --check-prefix=STAGED
 
 // Tests the lowering: the step and update entry points, runtime calls on arena
 // offsets (persistent parameters, gradients and state first, then scratch), the
@@ -79,3 +80,16 @@ zc.forward @f(%x: tensor<4x4xf32>, %y: tensor<4xi32>) -> tensor<f32> {
 // ACCUM-LABEL: llvm.func @zcc_update
 // ACCUM: llvm.call @zrt_adamw
 // ACCUM: llvm.call @zrt_fill_zero
+
+// A pipeline stage's update in two halves, split at the gradient norm: the rank's part of the
+// norm, then (after train.bin's zrt_grad_norm_reduce) the norm and the optimizer; no whole update.
+// STAGED-LABEL: llvm.func @zcc_update_reduce_s1(%{{.+}}: !llvm.ptr, %{{.+}}: f64, %{{.+}}: i64)
+// STAGED-NOT: zrt_adamw
+// STAGED: llvm.call @zrt_grad_norm_add
+// STAGED-NOT: zrt_adamw
+// STAGED: llvm.return
+// STAGED-LABEL: llvm.func @zcc_update_apply_s1(%{{.+}}: !llvm.ptr, %{{.+}}: f64, %{{.+}}: i64)
+// STAGED-NOT: zrt_grad_norm_add
+// STAGED: llvm.call @zrt_grad_norm_finish
+// STAGED: llvm.call @zrt_adamw
+// STAGED-NOT: llvm.func @zcc_update_s1

@@ -137,7 +137,57 @@ TEST(Abi, GradNormAndClippedUpdate) {
   zrt_finalize();
 }
 
+// The norm in three calls, as a pipeline rank runs it over its stage programs: each program adds
+// its tensors, the rank's sum is reduced once, each program finishes from it. Two programs
+// holding the two tensors give zrt_grad_norm's norm over both, and both finish with it; the next
+// add starts the next step's sum.
+TEST(Abi, GradNormOverSeveralPrograms) {
+  zrt_init(1, 4096);
+  std::vector<float> a = {3.0f, 0.0f, 0.0f, 4.0f};
+  std::vector<zrt::bf16> b = {zrt::bf16(1.0f), zrt::bf16(2.0f)};
+  const void *grads[] = {a.data(), b.data()};
+  const int64_t numels[] = {4, 2}, dtypes[] = {ZRT_DTYPE_F32, ZRT_DTYPE_BF16};
+  const double weights[] = {1.0, 0.5};
+  float whole = 0, wholeCoef = 0;
+  zrt_grad_norm(2, grads, numels, dtypes, weights, 1.0, &whole, &wholeCoef);
+  for (int step = 0; step < 2; ++step) {
+    zrt_grad_norm_add(1, grads, numels, dtypes, weights);
+    zrt_grad_norm_add(1, grads + 1, numels + 1, dtypes + 1, weights + 1);
+    zrt_grad_norm_reduce();
+    float norm0 = 0, coef0 = 0, norm1 = 0, coef1 = 0;
+    zrt_grad_norm_finish(1.0, &norm0, &coef0);
+    zrt_grad_norm_finish(1.0, &norm1, &coef1);
+    EXPECT_EQ(norm0, whole);
+    EXPECT_EQ(norm1, whole);
+    EXPECT_EQ(coef0, wholeCoef);
+    EXPECT_EQ(coef1, wholeCoef);
+  }
+  // One program's tensors alone: a new sum, not the last step's.
+  zrt_grad_norm_add(1, grads, numels, dtypes, weights);
+  zrt_grad_norm_reduce();
+  float norm = 0, coef = 0;
+  zrt_grad_norm_finish(0.0, &norm, &coef);
+  EXPECT_EQ(norm, 5.0f);
+  EXPECT_EQ(coef, 1.0f);
+  zrt_finalize();
+}
+
 using AbiDeathTest = ::testing::Test;
+
+TEST_F(AbiDeathTest, GradNormFinishBeforeReduce) {
+  std::vector<float> a = {3.0f, 4.0f};
+  const void *grads[] = {a.data()};
+  const int64_t numels[] = {2}, dtypes[] = {ZRT_DTYPE_F32};
+  const double weights[] = {1.0};
+  float norm = 0, coef = 0;
+  EXPECT_EXIT(
+      {
+        zrt_init(1, 4096);
+        zrt_grad_norm_add(1, grads, numels, dtypes, weights);
+        zrt_grad_norm_finish(1.0, &norm, &coef);
+      },
+      ::testing::ExitedWithCode(1), "zrt_grad_norm_finish: no zrt_grad_norm_reduce since the last zrt_grad_norm_add");
+}
 
 TEST_F(AbiDeathTest, UnknownDtype) {
   std::vector<float> a(4);
