@@ -82,6 +82,21 @@ def train_torch(source, state, data, batch, steps, lr, dtype=torch.float32, defe
     return losses
 
 
+def import_model(argv):
+    """zcc-import's own main (its command line, messages and exit code) in this process, which has
+    torch and transformers loaded already: as a subprocess it spent 4-5 s of every test loading them
+    again (the lit tests run the zcc-import command itself). The importer seeds torch's generator:
+    this process's is put back."""
+    from zcc_import.__main__ import main as zcc_import_main
+    rng = torch.random.get_rng_state()
+    try:
+        rc = zcc_import_main(argv)
+    finally:
+        torch.random.set_rng_state(rng)
+    if rc != 0:
+        sys.exit(f"FAIL: zcc-import {' '.join(argv)} exited {rc}")
+
+
 def run(cmd, **kw):
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kw)
     if result.returncode != 0:
@@ -115,13 +130,13 @@ def main():
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                       OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     source = HuggingFaceSource(args.hf_config) if args.hf_config else ModuleSource(args.module)
-    tools = {t: os.path.join(args.bin_dir, t) for t in ("zcc", "zcc-import", "zcc-ckpt")}
+    tools = {t: os.path.join(args.bin_dir, t) for t in ("zcc", "zcc-ckpt")}
 
     with tempfile.TemporaryDirectory() as work:
         model, weights, exe = (os.path.join(work, f) for f in ("model.mlir", "init.safetensors", "train.bin"))
         spec = ["--hf-config", args.hf_config] if args.hf_config else ["--module", args.module]
-        run([tools["zcc-import"]] + spec + ["--batch", str(args.batch), "--context", str(args.context),
-                                            "-o", model, "--weights-out", weights])
+        import_model(spec + ["--batch", str(args.batch), "--context", str(args.context), "-o", model,
+                             "--weights-out", weights])
         # The float64 centre and the fp32 bundle's width around it (reference_spread.py).
         data, initial = TextData(args.data, args.context), load_file(weights)
         train = lambda state, **kw: train_torch(source, state, data, args.batch, args.steps, args.lr, **kw)
