@@ -39,6 +39,9 @@ struct RuntimeState {
   // the others are this rank alone.
   std::unique_ptr<Communicator> axes[3];
   std::unique_ptr<Communicator> pipelineEnds; // ZRT_AXIS_PIPELINE_ENDS; null: alone in it
+  // The pipeline group again, for the gradients' messages (the group's own carries the
+  // activations): one ordered channel per kind of zrt_pipe_send. Null without a pipeline.
+  std::unique_ptr<Communicator> pipeGradients;
   std::unique_ptr<Communicator> context;      // ZRT_AXIS_CONTEXT (zrt_set_context); null: alone in it
   // ZeRO++'s groups inside the data axis (zrt_set_hierarchy): ZRT_AXIS_NODE, _CROSS, _HPZ.
   std::unique_ptr<Communicator> node, cross, hpz;
@@ -335,6 +338,8 @@ void zrt_finalize() {
       (*group)->finalize();
   if (s.pipelineEnds)
     s.pipelineEnds->finalize();
+  if (s.pipeGradients)
+    s.pipeGradients->finalize();
   if (s.context)
     s.context->finalize();
   tiers().release(); // every swap done, the store's file closed (and so removed)
@@ -367,6 +372,7 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
   const bool end = pp > 1 && (p == 0 || p == pp - 1);
   s.pipelineEnds = s.comm->split(end ? d * tp + t : -1, p);
   recordMembers(s, s.pipelineEnds.get());
+  s.pipeGradients = s.comm->split(pp > 1 ? d * tp + t : -1, p);
 }
 void zrt_set_context(int32_t cp) {
   RuntimeState &s = current("zrt_set_context");
@@ -431,25 +437,37 @@ int64_t zrt_all_to_all_on_start(int32_t axis, int32_t dtype, const void *send, v
 void zrt_all_to_all_on(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count) {
   runBlocking(args(Collective::AllToAll, dtype, send, recv, count, 0, 0, -1, axis));
 }
-void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage) {
+/// The channel of a pipeline message's kind: the pipeline group, or its twin for gradients.
+Communicator *pipeChannel(RuntimeState &s, int32_t kind, const char *call) {
+  if (kind != ZRT_PIPE_ACTIVATION && kind != ZRT_PIPE_GRADIENT)
+    fatal(call, "kind %d is neither an activation (%d) nor a gradient (%d)", kind, ZRT_PIPE_ACTIVATION,
+          ZRT_PIPE_GRADIENT);
+  Communicator *pipe = groupOf(s, ZRT_AXIS_PIPELINE, call);
+  return kind == ZRT_PIPE_GRADIENT && s.pipeGradients ? s.pipeGradients.get() : pipe;
+}
+void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage, int32_t kind) {
   RuntimeState &s = current("zrt_pipe_send");
-  Communicator *pipe = groupOf(s, ZRT_AXIS_PIPELINE, "zrt_pipe_send");
+  Communicator *pipe = pipeChannel(s, kind, "zrt_pipe_send");
   TraceScope trace("zrt_pipe_send", TraceTrack::Communication, bytes);
   s.counters.calls[ZRT_COUNTER_PIPE] += 1;
   s.counters.bytes_sent[ZRT_COUNTER_PIPE] += bytes;
   // After the collectives queued before it, on this thread: MPI sees one caller at a time.
   s.counters.wait_seconds += s.stream->runInline([&] { pipe->sendAsync(buf, bytes, stage); });
 }
-void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage) {
+void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage, int32_t kind) {
   RuntimeState &s = current("zrt_pipe_recv");
-  Communicator *pipe = groupOf(s, ZRT_AXIS_PIPELINE, "zrt_pipe_recv");
+  Communicator *pipe = pipeChannel(s, kind, "zrt_pipe_recv");
   TraceScope trace("zrt_pipe_recv", TraceTrack::Communication, bytes);
   s.counters.wait_seconds += s.stream->runInline([&] { pipe->recv(buf, bytes, stage); });
 }
 void zrt_pipe_flush() {
   RuntimeState &s = current("zrt_pipe_flush");
   Communicator *pipe = groupOf(s, ZRT_AXIS_PIPELINE, "zrt_pipe_flush");
-  s.counters.wait_seconds += s.stream->runInline([&] { pipe->flushSends(); });
+  s.counters.wait_seconds += s.stream->runInline([&] {
+    pipe->flushSends();
+    if (s.pipeGradients)
+      s.pipeGradients->flushSends();
+  });
 }
 int32_t zrt_mesh_rank(int32_t axis) {
   RuntimeState &s = current("zrt_mesh_rank");

@@ -299,13 +299,20 @@ void zrt_all_to_all_on(int32_t axis, int32_t dt, const void *send, void *recv, i
 // Pipeline point to point (CUDA, compiled and linked, not run: no GPU in CI). A send copies the
 // activation on the communication stream after the compute so far, then sends the copy; a
 // receive lands in its (device) input buffer and the compute stream waits for it.
-void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage) {
-  CudaRuntime &r = current("zrt_pipe_send");
+/// A pipeline message's peer and kind checked; its channel: the activations' or the gradients'
+/// communicator and stream (one ordered channel per kind).
+static int pipeDirection(CudaRuntime &r, int32_t stage, int32_t kind, const char *call) {
   if (!r.pipeActivations || stage < 0 || stage >= r.meshSize[ZRT_AXIS_PIPELINE] ||
       stage == r.meshRank[ZRT_AXIS_PIPELINE])
-    fatal("zrt_pipe_send", "stage %d is not another stage of this rank's pipeline", stage);
-  // To a later stage: an activation; to an earlier one: a gradient.
-  const int direction = stage > r.meshRank[ZRT_AXIS_PIPELINE] ? 0 : 1;
+    fatal(call, "stage %d is not another stage of this rank's pipeline", stage);
+  if (kind != ZRT_PIPE_ACTIVATION && kind != ZRT_PIPE_GRADIENT)
+    fatal(call, "kind %d is neither an activation (%d) nor a gradient (%d)", kind, ZRT_PIPE_ACTIVATION,
+          ZRT_PIPE_GRADIENT);
+  return kind == ZRT_PIPE_ACTIVATION ? 0 : 1;
+}
+void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage, int32_t kind) {
+  CudaRuntime &r = current("zrt_pipe_send");
+  const int direction = pipeDirection(r, stage, kind, "zrt_pipe_send");
   cudaStream_t stream = r.pipeStreams[direction];
   GpuScope trace("zrt_pipe_send", stream, TraceTrack::Communication, bytes);
   r.counters.calls[ZRT_COUNTER_PIPE] += 1;
@@ -332,13 +339,9 @@ void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage) {
   ZRT_CUDA_CHECK(cudaEventRecord(send.done, stream));
   r.pipeSends.push_back(send);
 }
-void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage) {
+void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage, int32_t kind) {
   CudaRuntime &r = current("zrt_pipe_recv");
-  if (!r.pipeActivations || stage < 0 || stage >= r.meshSize[ZRT_AXIS_PIPELINE] ||
-      stage == r.meshRank[ZRT_AXIS_PIPELINE])
-    fatal("zrt_pipe_recv", "stage %d is not another stage of this rank's pipeline", stage);
-  // From an earlier stage: an activation; from a later one: a gradient.
-  const int direction = stage < r.meshRank[ZRT_AXIS_PIPELINE] ? 0 : 1;
+  const int direction = pipeDirection(r, stage, kind, "zrt_pipe_recv");
   cudaStream_t stream = r.pipeStreams[direction];
   GpuScope trace("zrt_pipe_recv", stream, TraceTrack::Communication, bytes);
   // The buffer's previous readers (an earlier call's kernels) are done before it is overwritten.

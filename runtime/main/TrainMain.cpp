@@ -337,7 +337,8 @@ int main(int argc, char **argv) {
         fillRows(*evalData, batch, k, 0);
         std::vector<void *> &in = slotBuffers[0];
         if (activationInput >= 0)
-          zrt_pipe_recv(in[activationInput], model.inputs[activationInput].bytes, static_cast<int32_t>(stage - 1));
+          zrt_pipe_recv(in[activationInput], model.inputs[activationInput].bytes, static_cast<int32_t>(stage - 1),
+                        ZRT_PIPE_ACTIVATION);
         if (stage == stages - 1)
           sum += evalFunction(arena, in.data());
         else
@@ -393,13 +394,14 @@ int main(int argc, char **argv) {
         } else if (a.work == zcc::pipeline::Work::Forward) {
           fillMicroBatch(a.microBatch, a.slot);
           if (activationInput >= 0)
-            zrt_pipe_recv(in[activationInput], model.inputs[activationInput].bytes, static_cast<int32_t>(stage - 1));
+            zrt_pipe_recv(in[activationInput], model.inputs[activationInput].bytes, static_cast<int32_t>(stage - 1),
+                        ZRT_PIPE_ACTIVATION);
           if (forward)
             work("F", a.microBatch, [&] { return forward(arena, in.data()); });
         } else {
           if (activationGradInput >= 0)
             zrt_pipe_recv(in[activationGradInput], model.inputs[activationGradInput].bytes,
-                          static_cast<int32_t>(stage + 1));
+                          static_cast<int32_t>(stage + 1), ZRT_PIPE_GRADIENT);
           const double loss = work("B", a.microBatch, [&] { return stepFunction(arena, in.data()); });
           if (stage == stages - 1)
             lossSum += loss;

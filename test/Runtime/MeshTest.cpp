@@ -170,9 +170,9 @@ TEST(Mesh, PipelineStagesSendBothWaysAtOnce) {
     std::vector<float> out(count), in(count, -1.f);
     for (int64_t i = 0; i < count; ++i)
       out[i] = stage * 1000.f + static_cast<float>(i % 997);
-    zrt_pipe_send(out.data(), count * 4, other);
+    zrt_pipe_send(out.data(), count * 4, other, ZRT_PIPE_ACTIVATION);
     out.assign(count, 0.f); // the send copied it: the buffer is ours again
-    zrt_pipe_recv(in.data(), count * 4, other);
+    zrt_pipe_recv(in.data(), count * 4, other, ZRT_PIPE_ACTIVATION);
     for (int64_t i = 0; i < count; ++i)
       ASSERT_EQ(in[i], other * 1000.f + static_cast<float>(i % 997)) << "element " << i << " of " << count;
   }
@@ -181,6 +181,26 @@ TEST(Mesh, PipelineStagesSendBothWaysAtOnce) {
   std::vector<float> g{static_cast<float>(stage + 1)}, sum(1);
   zrt_all_reduce_on(ZRT_AXIS_PIPELINE_ENDS, ZRT_DTYPE_F32, g.data(), sum.data(), 1, 0);
   EXPECT_EQ(sum[0], 3.f);
+}
+
+// Each kind of message is its own channel: as two stages of an interleaved schedule do, each sends
+// the other an activation and then a gradient of the same size, and the other takes the gradient
+// first. On one channel the first receive would get the activation's bytes.
+TEST(Mesh, PipelineMessageKindsAreSeparateChannels) {
+  if (pp < 2)
+    GTEST_SKIP() << "one pipeline stage";
+  const int stage = zrt_mesh_rank(ZRT_AXIS_PIPELINE), other = 1 - stage;
+  const int64_t count = 1000;
+  std::vector<float> activation(count, 1.f + stage), gradient(count, -1.f - stage), in(count);
+  zrt_pipe_send(activation.data(), count * 4, other, ZRT_PIPE_ACTIVATION);
+  zrt_pipe_send(gradient.data(), count * 4, other, ZRT_PIPE_GRADIENT);
+  zrt_pipe_recv(in.data(), count * 4, other, ZRT_PIPE_GRADIENT);
+  EXPECT_EQ(in[0], -1.f - other);
+  EXPECT_EQ(in[count - 1], -1.f - other);
+  zrt_pipe_recv(in.data(), count * 4, other, ZRT_PIPE_ACTIVATION);
+  EXPECT_EQ(in[0], 1.f + other);
+  EXPECT_EQ(in[count - 1], 1.f + other);
+  zrt_pipe_flush();
 }
 
 TEST(Mesh, VocabularyParallelLossMatchesTheWholeVocabulary) {

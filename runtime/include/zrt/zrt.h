@@ -38,6 +38,10 @@ typedef enum zrt_axis {
   ZRT_AXIS_HPZ = 8
 } zrt_axis;
 
+/// What a pipeline message carries (zrt_pipe_send, zrt_pipe_recv): a stage's output activation, on
+/// to the next stage, or the gradient of a stage's input, back to the one before.
+enum { ZRT_PIPE_ACTIVATION = 0, ZRT_PIPE_GRADIENT = 1 };
+
 /// Where model state lives (zrt_tier_open): the arena on the backend's device, host memory, or
 /// the NVMe store (ZeRO-Offload and ZeRO-Infinity's tiers).
 typedef enum zrt_tier { ZRT_TIER_DEVICE = 0, ZRT_TIER_HOST = 1, ZRT_TIER_NVME = 2 } zrt_tier;
