@@ -234,6 +234,15 @@ int64_t zrt_arena_first_nonfinite(int64_t count, const void *offsets, const void
       return i;
   return -1;
 }
+/// The norm's device scalars ([local, total, kept norm], zeroed) and the f64 sum, at the first
+/// add or reduce (eager: nothing allocates in a capture).
+static void allocateGradNormScalars(CudaRuntime &r) {
+  if (r.gradNormScalars)
+    return;
+  ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormScalars, 3 * sizeof(float)));
+  ZRT_CUDA_CHECK(cudaMemsetAsync(r.gradNormScalars, 0, 3 * sizeof(float), compute()));
+  ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormSum, sizeof(double)));
+}
 void zrt_grad_norm(int64_t count, const void *grads, const void *numels, const void *dtypes, const void *weights,
                    double maxNorm, void *norm, void *coef) {
   if (maxNorm < 0)
@@ -256,11 +265,7 @@ void zrt_grad_norm_add(int64_t count, const void *grads, const void *numels, con
     ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormPartials, partials * sizeof(double)));
     r.gradNormPartialCount = partials;
   }
-  if (!r.gradNormScalars) {
-    ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormScalars, 3 * sizeof(float)));
-    ZRT_CUDA_CHECK(cudaMemsetAsync(r.gradNormScalars, 0, 3 * sizeof(float), compute()));
-    ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormSum, sizeof(double)));
-  }
+  allocateGradNormScalars(r);
   GpuScope trace("zrt_grad_norm", compute());
   for (int64_t i = 0; i < count; ++i)
     sumOfSquares(static_cast<int32_t>(static_cast<const int64_t *>(dtypes)[i]), static_cast<const void *const *>(grads)[i],
@@ -273,13 +278,9 @@ void zrt_grad_norm_add(int64_t count, const void *grads, const void *numels, con
 }
 void zrt_grad_norm_reduce() {
   CudaRuntime &r = current("zrt_grad_norm_reduce");
-  if (!r.gradNormScalars) { // no add yet: the rank's sum is 0
-    ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormScalars, 3 * sizeof(float)));
-    ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormSum, sizeof(double)));
-    ZRT_CUDA_CHECK(cudaMemsetAsync(r.gradNormScalars, 0, 3 * sizeof(float), compute()));
-  } else if (!r.gradNormAdding) {
+  allocateGradNormScalars(r);
+  if (!r.gradNormAdding) // no add since the last reduce: the rank's sum is 0
     ZRT_CUDA_CHECK(cudaMemsetAsync(r.gradNormScalars, 0, sizeof(float), compute()));
-  }
   // Every rank of the mesh holds other pieces: the whole gradient's sum over all of them.
   zrt_all_reduce_on(ZRT_AXIS_WORLD, ZRT_DTYPE_F32, r.gradNormScalars, r.gradNormScalars + 1, 1, 0);
   r.gradNormAdding = false;
