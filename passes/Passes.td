@@ -122,9 +122,11 @@ def ZccPipelineStage : Pass<"zcc-pipeline-stage", "mlir::ModuleOp"> {
     output to the next stage (zc.pipe_send). Parameters read by the first and
     last stage (a tied embedding and head) are marked `zc.pipeline_tied`.
     The module gets `zc.pipeline = {stage, stages, cuts, stage_flops,
-    schedule, slots, predicted_bubble}`: the schedule's (`1f1b` or `zb-h1`)
-    micro-batches in flight at the stage and its predicted idle fraction over
-    `micro-batches`.
+    schedule, slots, predicted_bubble}`: the schedule's (`1f1b`, `zb-h1` or
+    `interleaved-1f1b`) micro-batches in flight at the stage and its predicted
+    idle fraction over `micro-batches`. With `chunks` V > 1 (interleaved),
+    `stages` counts P x V virtual stages, stage s being chunk s / P of pipeline
+    rank s mod P, and the attribute records `chunks`.
 
     ```mlir
     // stages=2 stage=1: zc.forward @gpt(%tokens, %targets, %x {zc.input = "activation"})
@@ -134,7 +136,11 @@ def ZccPipelineStage : Pass<"zcc-pipeline-stage", "mlir::ModuleOp"> {
     Option<"stages", "stages", "int64_t", "1", "Pipeline stages">,
     Option<"stage", "stage", "int64_t", "0", "The stage to keep">,
     Option<"microBatches", "micro-batches", "int64_t", "1", "Micro-batches per step (the 1F1B schedule's)">,
-    Option<"schedule", "schedule", "std::string", "\"1f1b\"", "The pipeline schedule: 1f1b or zb-h1">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "The pipeline schedule: 1f1b, zb-h1 or interleaved-1f1b">,
+    Option<"chunks", "chunks", "int64_t", "1",
+           "Chunks of layers per pipeline rank (interleaved-1f1b): `stages` counts the virtual stages, "
+           "stage s being chunk s / (stages / chunks) of rank s % (stages / chunks)">,
   ];
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }

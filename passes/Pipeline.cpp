@@ -31,11 +31,17 @@
 //    first and last stages before the update (Megatron's embedding group);
 //    only those two may share one.
 //  - The module records the plan: `zc.pipeline = {stage, stages, cuts,
-//    stage_flops, schedule, slots, predicted_bubble}` (schedule: `1f1b` or
-//    `zb-h1`; slots: the micro-batches in flight at this stage, min(K, P - s)
-//    under 1F1B, min(K, P) under ZB-H1; the schedule's table, the one train.bin
-//    runs, timed with each stage's cost: F = 1 forward, B = 2 (under ZB-H1 B = 1
-//    and W = 1; the last stage's F is part of its B)).
+//    stage_flops, schedule, slots, predicted_bubble}` and, interleaved,
+//    `chunks` (schedule: `1f1b`, `zb-h1` or `interleaved-1f1b`; slots: the
+//    micro-batches in flight at this stage, min(K, P - s) under 1F1B, min(K, P)
+//    under ZB-H1, interleaved what its rank's table holds per chunk; the
+//    schedule's table, the one train.bin runs, timed with each stage's cost: F =
+//    1 forward, B = 2 (under ZB-H1 B = 1 and W = 1; the last stage's F is part of
+//    its B)).
+//  - Interleaved 1F1B (`chunks` V > 1): `stages` counts the P x V virtual
+//    stages the forward is cut into; stage s is chunk s / P of pipeline rank
+//    s mod P, its zc.pipe_send naming the neighbouring virtual stage (lowered to
+//    that stage's rank).
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,7 +147,8 @@ SmallVector<Value> crossings(ArrayRef<Operation *> ops, const DenseMap<Operation
   return result;
 }
 
-FailureOr<Partition> partition(ForwardOp forward, int64_t stages) {
+/// `chunks`: interleaved, the stages are pp x chunks virtual stages (for the error's words only).
+FailureOr<Partition> partition(ForwardOp forward, int64_t stages, int64_t chunks) {
   Block &body = forward.getBody().front();
   SmallVector<Operation *> ops;
   DenseMap<Operation *, int64_t> index;
@@ -177,7 +184,10 @@ FailureOr<Partition> partition(ForwardOp forward, int64_t stages) {
   cuts.push_back(n);
   const int64_t m = cuts.size();
   if (m - 1 < stages)
-    return forward.emitOpError("--pp ") << stages << ": the forward has only " << m - 2
+    return forward.emitOpError(chunks > 1 ? "--pp " + std::to_string(stages / chunks) + " x --pp-interleave " +
+                                                std::to_string(chunks) + " = " + std::to_string(stages) + " stages"
+                                          : "--pp " + std::to_string(stages))
+           << ": the forward has only " << m - 2
                                         << " places where one activation crosses (between blocks); it cannot be "
                                            "cut into that many stages";
   // best[k][j]: the least costliest-stage cost of cutting ops [0, cuts[j]) into k stages.
@@ -225,8 +235,8 @@ FailureOr<Partition> partition(ForwardOp forward, int64_t stages) {
 /// gradient, has no B: its W is the whole backward. The last stage has no separate forward: its
 /// B runs the forward too.
 double predictedBubble(ArrayRef<double> forward, ArrayRef<double> weight, int64_t microBatches,
-                       zcc::pipeline::Schedule schedule) {
-  const int64_t P = forward.size();
+                       zcc::pipeline::Schedule schedule, int64_t chunks) {
+  const int64_t P = forward.size(); // virtual stages when interleaved: costs[chunk * ranks + rank]
   std::vector<zcc::pipeline::StageCosts> costs(P);
   const bool split = zcc::pipeline::splitsBackward(schedule);
   for (int64_t s = 0; s < P; ++s) {
@@ -236,7 +246,7 @@ double predictedBubble(ArrayRef<double> forward, ArrayRef<double> weight, int64_
     costs[s].backward = inputGrad + (last ? forward[s] : 0);
     costs[s].weight = 2 * forward[s] - inputGrad; // none where B is the whole backward
   }
-  return zcc::pipeline::timeTable(zcc::pipeline::table(schedule, P, microBatches), costs).bubble;
+  return zcc::pipeline::timeTable(zcc::pipeline::table(schedule, P / chunks, microBatches, chunks), costs).bubble;
 }
 
 struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePass> {
@@ -253,7 +263,13 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
           << schedule << "' (one of " << zcc::pipeline::scheduleNames() << ")";
       return signalPassFailure();
     }
-    if (std::string problem = zcc::pipeline::problem(*zcc::pipeline::parseSchedule(schedule), stages, microBatches);
+    if (chunks < 1 || stages % chunks != 0) {
+      module.emitError("zcc-pipeline-stage: chunks must be positive and divide the stages, got ")
+          << chunks << " of " << stages;
+      return signalPassFailure();
+    }
+    if (std::string problem =
+            zcc::pipeline::problem(*zcc::pipeline::parseSchedule(schedule), stages / chunks, microBatches, chunks);
         !problem.empty()) {
       module.emitError("zcc-pipeline-stage: ") << problem;
       return signalPassFailure();
@@ -270,7 +286,7 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
   }
 
   LogicalResult keepStage(ModuleOp module, ForwardOp forward) {
-    FailureOr<Partition> plan = partition(forward, stages);
+    FailureOr<Partition> plan = partition(forward, stages, chunks);
     if (failed(plan))
       return failure();
     Block &body = forward.getBody().front();
@@ -405,15 +421,20 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
     // The plan, for the report and train.bin.
     SmallVector<double> forwardCost(plan->flops.begin(), plan->flops.end());
     const zcc::pipeline::Schedule kind = *zcc::pipeline::parseSchedule(schedule);
-    double bubble = predictedBubble(forwardCost, plan->weightFlops, microBatches, kind);
-    module->setAttr("zc.pipeline",
-                    b.getDictionaryAttr({b.getNamedAttr("stage", b.getI64IntegerAttr(s)),
-                                         b.getNamedAttr("stages", b.getI64IntegerAttr(P)),
-                                         b.getNamedAttr("cuts", b.getDenseI64ArrayAttr(plan->begin)),
-                                         b.getNamedAttr("stage_flops", b.getF64ArrayAttr(plan->flops)),
-                                         b.getNamedAttr("schedule", b.getStringAttr(schedule)),
-                                         b.getNamedAttr("slots", b.getI64IntegerAttr(zcc::pipeline::slots(kind, s, P, microBatches))),
-                                         b.getNamedAttr("predicted_bubble", b.getF64FloatAttr(bubble))}));
+    double bubble = predictedBubble(forwardCost, plan->weightFlops, microBatches, kind, chunks);
+    // Interleaved: stage s is chunk s / ranks of pipeline rank s % ranks, its slots that rank's.
+    const int64_t ranks = P / chunks;
+    SmallVector<NamedAttribute> attrs{
+        b.getNamedAttr("stage", b.getI64IntegerAttr(s)),
+        b.getNamedAttr("stages", b.getI64IntegerAttr(P)),
+        b.getNamedAttr("cuts", b.getDenseI64ArrayAttr(plan->begin)),
+        b.getNamedAttr("stage_flops", b.getF64ArrayAttr(plan->flops)),
+        b.getNamedAttr("schedule", b.getStringAttr(schedule)),
+        b.getNamedAttr("slots", b.getI64IntegerAttr(zcc::pipeline::slots(kind, s % ranks, ranks, microBatches, chunks))),
+        b.getNamedAttr("predicted_bubble", b.getF64FloatAttr(bubble))};
+    if (chunks > 1)
+      attrs.push_back(b.getNamedAttr("chunks", b.getI64IntegerAttr(chunks)));
+    module->setAttr("zc.pipeline", b.getDictionaryAttr(attrs));
     return success();
   }
 };

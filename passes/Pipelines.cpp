@@ -33,16 +33,26 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--cp-mode must be ulysses, ring or auto, got " << options.contextParallelMode;
   else if (!zcc::pipeline::parseSchedule(options.pipelineSchedule))
     os << "--pp-schedule must be one of " << zcc::pipeline::scheduleNames() << ", got " << options.pipelineSchedule;
-  else if (zcc::pipeline::interleaves(*zcc::pipeline::parseSchedule(options.pipelineSchedule)))
-    os << "--pp-schedule " << options.pipelineSchedule
-       << ": several chunks of layers per rank are modelled by --simulate only (--pp-interleave V); train.bin runs "
-          "one chunk per rank (1f1b, zb-h1)";
+  else if (zcc::pipeline::interleaves(*zcc::pipeline::parseSchedule(options.pipelineSchedule)) !=
+           (options.pipelineChunks > 1))
+    os << (options.pipelineChunks > 1 ? "--pp-interleave " + std::to_string(options.pipelineChunks) +
+                                            " runs the interleaved-1f1b schedule, not " + options.pipelineSchedule
+                                      : "--pp-schedule " + options.pipelineSchedule +
+                                            " needs --pp-interleave V (V >= 2 chunks of layers per rank)");
+  else if (std::string problem = zcc::pipeline::problem(*zcc::pipeline::parseSchedule(options.pipelineSchedule),
+                                                        options.pipelineParallel, options.gradAccum,
+                                                        options.pipelineChunks);
+           (options.pipelineParallel > 1 || options.pipelineChunks > 1) && !problem.empty())
+    os << problem;
+  else if (options.pipelineChunks > 1 && (options.offloadOptimizer != "none" || options.offloadActivations != "none"))
+    os << "--pp-interleave with offload is not supported: each chunk's model state would need its own place in the "
+          "host and NVMe tiers";
   else if (options.pipelineSchedule != "1f1b" && options.offloadActivations != "none")
     os << "--pp-schedule " << options.pipelineSchedule
        << " with --offload-activations is not supported: the weight gradients' inputs would wait in host memory "
           "past their backward";
-  else if (options.pipelineStage < 0 || options.pipelineStage >= options.pipelineParallel)
-    os << "pipeline-stage must be in [0, --pp), got " << options.pipelineStage;
+  else if (options.pipelineStage < 0 || options.pipelineStage >= options.pipelineParallel * options.pipelineChunks)
+    os << "pipeline-stage must be in [0, --pp x --pp-interleave), got " << options.pipelineStage;
   else if (options.pipelineParallel > 1 && options.zeroStage == 3)
     os << "--pp with --zero-stage 3: parameters gathered for every micro-batch of the pipeline's schedule "
           "is not planned; use ZeRO-1 or 2 over the data-parallel ranks (as DeepSpeed's pipeline engine)";
@@ -194,8 +204,8 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   pm.addPass(createZccShardBatch({batchRanks(options), options.gradAccum}));
   // The pipeline stage this compile is of (zcc compiles each and links them all).
   if (options.pipelineParallel > 1)
-    pm.addPass(createZccPipelineStage(
-        {options.pipelineParallel, options.pipelineStage, options.gradAccum, options.pipelineSchedule}));
+    pm.addPass(createZccPipelineStage({options.pipelineParallel * options.pipelineChunks, options.pipelineStage,
+                                       options.gradAccum, options.pipelineSchedule, options.pipelineChunks}));
   // Context parallelism: every sequence's tokens split over the context ranks.
   if (options.contextParallel > 1)
     pm.addPass(createZccContextParallel({options.contextParallel, options.contextParallelMode}));

@@ -29,11 +29,18 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
                                    llvm::cl::init(1)};
   Option<std::string> pipelineSchedule{
       *this, "pp-schedule",
-      llvm::cl::desc("The pipeline's schedule: 1f1b, or zb-h1 (zero-bubble: the backward split into the input's "
-                     "and the weights' gradients, the latter deferred into the bubbles)"),
+      llvm::cl::desc("The pipeline's schedule: 1f1b, zb-h1 (zero-bubble: the backward split into the input's "
+                     "and the weights' gradients, the latter deferred into the bubbles) or interleaved-1f1b "
+                     "(pp-interleave chunks per rank)"),
       llvm::cl::init("1f1b")};
+  Option<int64_t> pipelineChunks{
+      *this, "pp-interleave",
+      llvm::cl::desc("Chunks of layers per pipeline rank (interleaved-1f1b): pp x this virtual stages, virtual stage "
+                     "c pp + r on rank r"),
+      llvm::cl::init(1)};
   Option<int64_t> pipelineStage{*this, "pipeline-stage",
-                                llvm::cl::desc("Which stage this compile is of (zcc compiles each)"),
+                                llvm::cl::desc("Which stage this compile is of (zcc compiles each; interleaved: the "
+                                               "virtual stage, in [0, pp x pp-interleave))"),
                                 llvm::cl::init(0)};
   Option<int64_t> zeroStage{*this, "zero-stage",
                             llvm::cl::desc("ZeRO stage: 0 replicates everything"),

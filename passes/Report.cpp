@@ -235,6 +235,16 @@ void simulate(func::FuncOp fn, const CostModel &costs, int64_t times, double &co
   exposed += times * exposedHere;
 }
 
+/// Interleaved pipelines: ": rank R's chunk C" of a virtual stage; "" otherwise.
+std::string chunkText(DictionaryAttr stage) {
+  auto chunks = stage.getAs<IntegerAttr>("chunks");
+  if (!chunks || chunks.getInt() < 2)
+    return "";
+  const int64_t s = stage.getAs<IntegerAttr>("stage").getInt(),
+                ranks = stage.getAs<IntegerAttr>("stages").getInt() / chunks.getInt();
+  return ": rank " + std::to_string(s % ranks) + "'s chunk " + std::to_string(s / ranks);
+}
+
 /// A pipeline stage's plan (zcc-pipeline-stage), or null. `table`: the stage's work in the
 /// order train.bin runs it ("F0 F1 B0 W0 ...", the schedule's table, runtime/main/PipelineSchedule.h).
 llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microBatches) {
@@ -242,11 +252,15 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
   if (!stage)
     return nullptr;
   const int64_t s = stage.getAs<IntegerAttr>("stage").getInt(), P = stage.getAs<IntegerAttr>("stages").getInt();
+  // Interleaved: stage s is chunk s / ranks of rank s % ranks; its table is that rank's, the work
+  // of each of its chunks ("F3.1": micro-batch 3 on chunk 1).
+  auto chunksAttr = stage.getAs<IntegerAttr>("chunks");
+  const int64_t chunks = chunksAttr ? chunksAttr.getInt() : 1, ranks = P / chunks;
   std::string table;
   const std::vector<std::vector<zcc::pipeline::Action>> stages =
-      zcc::pipeline::table(pipelineSchedule(module), P, microBatches);
-  for (const zcc::pipeline::Action &a : stages[s])
-    table += (table.empty() ? "" : " ") + zcc::pipeline::actionText(a, false);
+      zcc::pipeline::table(pipelineSchedule(module), ranks, microBatches, chunks);
+  for (const zcc::pipeline::Action &a : stages[s % ranks])
+    table += (table.empty() ? "" : " ") + zcc::pipeline::actionText(a, chunks > 1);
   llvm::json::Array flops;
   for (Attribute f : stage.getAs<ArrayAttr>("stage_flops"))
     flops.push_back(cast<FloatAttr>(f).getValueAsDouble());
@@ -255,6 +269,7 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
                             {"cuts", llvm::json::Array(stage.getAs<DenseI64ArrayAttr>("cuts").asArrayRef())},
                             {"stage_forward_flops", std::move(flops)},
                             {"schedule", stage.getAs<StringAttr>("schedule").getValue()},
+                            {"chunks", chunks},
                             {"table", table},
                             {"predicted_bubble", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()},
                             {"sends", plan.pipelineSends},
@@ -583,7 +598,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       if (auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline"))
         os << "    of which pipeline: " << plan.pipelineSends << " sends, " << plan.pipelineBytes
            << " bytes (stage " << stage.getAs<IntegerAttr>("stage").getInt() << " of "
-           << stage.getAs<IntegerAttr>("stages").getInt() << ", predicted "
+           << stage.getAs<IntegerAttr>("stages").getInt() << chunkText(stage) << ", predicted "
            << stage.getAs<StringAttr>("schedule").getValue() << " bubble "
            << llvm::formatv("{0:F3}", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()) << " over "
            << microBatches << " micro-batches; inputs of the " << stage.getAs<IntegerAttr>("slots").getInt()

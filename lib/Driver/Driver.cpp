@@ -107,7 +107,7 @@ struct DriverOptions {
       cl::desc("The pipeline's schedule (torchtitan's pipeline_parallel_schedule): 1f1b (PipeDream-Flush, as "
                "Megatron-LM and DeepSpeed), or zb-h1 (zero-bubble, Qi et al. 2024: each backward split into the "
                "input's gradient and the weights', which wait for the bubbles; at most --pp micro-batches in flight "
-               "per stage, 1F1B's peak); with --simulate also interleaved-1f1b (Megatron-LM's, --pp-interleave V)"),
+               "per stage, 1F1B's peak), or interleaved-1f1b (Megatron-LM's, --pp-interleave V chunks per rank)"),
       cl::init("1f1b"), cl::cat(category)};
   cl::opt<int64_t> zeroStage{"zero-stage",
                              cl::desc("ZeRO stage: 0 = plain data parallelism, 1 = + sharded optimizer state, "
@@ -259,9 +259,9 @@ struct DriverOptions {
       cl::init("flash"), cl::cat(category)};
   cl::opt<int64_t> ppInterleave{
       "pp-interleave",
-      cl::desc("With --simulate: chunks of layers (virtual pipeline stages) per pipeline rank, run by Megatron-LM's "
-               "interleaved 1F1B (--pp-schedule interleaved-1f1b; Megatron's --num-layers-per-virtual-pipeline-stage); "
-               "train.bin runs one chunk per rank"),
+      cl::desc("Chunks of layers (virtual pipeline stages) per pipeline rank, run by Megatron-LM's interleaved 1F1B "
+               "(--pp-schedule interleaved-1f1b; Megatron's --num-layers-per-virtual-pipeline-stage): virtual stage "
+               "c x pp + r is rank r's chunk c"),
       cl::init(1), cl::cat(category)};
   cl::opt<std::string> plan{
       "plan",
@@ -421,10 +421,13 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.zeroStage = options.zeroStage;
   pipeline.tensorParallel = options.tensorParallel;
   pipeline.pipelineParallel = options.pipelineParallel;
-  // Interleaved 1F1B (--simulate only): each virtual stage is compiled as a stage of a p x v
-  // pipeline (sim/Planner.cpp) and the simulator runs the interleaved table over them.
+  // Interleaved 1F1B: p x v virtual stages, each compiled as a stage of its own (stage c p + r is
+  // rank r's chunk c) and linked into one executable. The simulator compiles them as a p x v
+  // pipeline of one chunk each (sim/Planner.cpp) and runs the interleaved table over them.
   const bool interleaved = options.ppSchedule == "interleaved-1f1b" || options.ppInterleave > 1;
-  pipeline.pipelineSchedule = interleaved ? std::string("1f1b") : std::string(options.ppSchedule);
+  pipeline.pipelineSchedule =
+      interleaved ? std::string(options.simulate ? "1f1b" : "interleaved-1f1b") : std::string(options.ppSchedule);
+  pipeline.pipelineChunks = interleaved && !options.simulate ? std::max<int64_t>(options.ppInterleave, 1) : 1;
   pipeline.sequenceParallel = !options.noSequenceParallel;
   pipeline.contextParallel = options.contextParallel;
   pipeline.contextParallelMode = options.contextParallelMode;
@@ -502,10 +505,7 @@ int zcc::runZccMain(int argc, char **argv) {
   if (problem.empty() && options.ppInterleave < 1)
     problem = "--pp-interleave must be at least 1, got " + std::to_string(options.ppInterleave);
   if (problem.empty() && interleaved && options.ppSchedule != "1f1b" && options.ppSchedule != "interleaved-1f1b")
-    problem = "--pp-interleave models interleaved 1F1B: not with --pp-schedule " + options.ppSchedule;
-  if (problem.empty() && interleaved && !options.simulate)
-    problem = "--pp-schedule interleaved-1f1b (--pp-interleave) is modelled by --simulate only: train.bin runs one "
-              "chunk of layers per rank (--pp-schedule 1f1b or zb-h1)";
+    problem = "--pp-interleave runs interleaved 1F1B: not with --pp-schedule " + options.ppSchedule;
   if (problem.empty() && interleaved)
     problem = zcc::pipeline::problem(zcc::pipeline::Schedule::Interleaved1F1B, options.pipelineParallel, options.gradAccum,
                                      options.ppInterleave);
@@ -588,7 +588,7 @@ int zcc::runZccMain(int argc, char **argv) {
     pipeline.lower = false;
   // One compile per pipeline stage (one without --pp): each keeps its stage of the forward and
   // is planned and lowered as a model of its own; the executable links them all.
-  const int64_t stages = pipeline.pipelineParallel;
+  const int64_t stages = pipeline.pipelineParallel * pipeline.pipelineChunks; // virtual stages when interleaved
   const std::string jsonReport = pipeline.reportFile;
   std::vector<OwningOpRef<ModuleOp>> compiled;
   for (int64_t k = 0; k < stages; ++k) {

@@ -260,6 +260,10 @@ void zrt_grad_norm_add(int64_t count, const void *grads, const void *numels, con
   if (r.gradNormPartialCount < partials) { // at the first (eager) update: nothing allocates in a capture
     if (r.capturing >= 0)
       fatal("zrt_grad_norm", "the update's tensors changed inside a captured update");
+    // Another program of the rank (an interleaved pipeline rank's first chunk) may have queued
+    // its sums into the old buffer: they run before it goes. CUDA's cudaFree waits for the device
+    // by itself; the CPU stand-in's (HIP-CPU) does not, and the queued kernels wrote freed memory.
+    ZRT_CUDA_CHECK(cudaStreamSynchronize(compute()));
     if (r.gradNormPartials)
       ZRT_CUDA_CHECK(cudaFree(r.gradNormPartials));
     ZRT_CUDA_CHECK(cudaMalloc(&r.gradNormPartials, partials * sizeof(double)));

@@ -32,6 +32,7 @@ ModelInfo parseModelInfo(const char *text) {
       info.predictedBubble = j.at("pipeline").value("predicted_bubble", 0.0);
       info.schedule = j.at("pipeline").value("schedule", std::string("1f1b"));
       info.slots = j.at("pipeline").value("slots", int64_t(1));
+      info.chunks = j.at("pipeline").value("chunks", int64_t(1));
     }
     if (j.contains("tiers")) {
       info.hostTierBytes = j.at("tiers").value("host_bytes", int64_t(0));
@@ -164,6 +165,21 @@ ModelInfo parseModelInfo(const char *text) {
     fatal("zcc_model_json", "malformed model description: %s", e.what());
   }
   return info;
+}
+
+void placeInArena(ModelInfo &model, int64_t base) {
+  const int64_t by = base - model.arenaBase;
+  model.arenaBase = base;
+  for (ParamInfo &p : model.params) {
+    if (p.tier == 0)
+      p.offset += by;
+    p.gradOffset += by; // gradients live in the arena
+    if (p.hasMaster() && p.masterTier == 0)
+      p.masterOffset += by;
+  }
+  for (StateInfo &state : model.states)
+    if (state.tier == 0)
+      state.offset += by;
 }
 
 } // namespace zrt::train

@@ -120,15 +120,19 @@ struct CompressedParam {
 struct ModelInfo {
   std::string model, optimizer = "adamw";
   int64_t worldSize = 1, microBatches = 1, arenaBytes = 0, persistentBytes = 0;
+  /// Where this description's arena starts in the rank's (placeInArena): 0 but for the chunks of
+  /// an interleaved pipeline rank after its first, whose programs each plan an arena of their own.
+  int64_t arenaBase = 0;
   /// The device mesh: tp x cp x data-parallel ranks x pp (tensor fastest, then context, then
   /// data, then pipeline). The data axis' groups span data x context ranks.
   int64_t tp = 1, pp = 1, cp = 1;
   /// ZeRO++ (zcc-zero-pp): the ranks per node the program's hops assume (0: no hierarchy) and
   /// hpZ's group size.
   int64_t ranksPerNode = 0, hpz = 1;
-  /// Pipeline stage this description is of, the schedule it was compiled for (zcc
-  /// --pp-schedule), its input slots there, and the schedule's predicted bubble.
-  int64_t stage = 0, slots = 1;
+  /// Pipeline stage this description is of (interleaved: the virtual stage, chunk stage / pp of
+  /// rank stage % pp), the schedule it was compiled for (zcc --pp-schedule), its input slots
+  /// there, the chunks per rank (zcc --pp-interleave) and the schedule's predicted bubble.
+  int64_t stage = 0, slots = 1, chunks = 1;
   std::string schedule = "1f1b";
   double predictedBubble = 0;
   int64_t dataParallel() const { return worldSize / (tp * pp); }
@@ -169,6 +173,12 @@ struct ModelInfo {
 
 /// Parses the JSON; a malformed description is a fatal error naming the field.
 ModelInfo parseModelInfo(const char *json);
+
+/// Moves a description's arena to `base` in the rank's arena: every arena offset it names (the
+/// parameters', gradients', master copies' and states' held there, not those in the host or NVMe
+/// tiers) gains `base`, so whatever reads the arena by offset (weights, checkpoints, the overflow
+/// check, the high-water mark) reads this description's part.
+void placeInArena(ModelInfo &model, int64_t base);
 
 } // namespace zrt::train
 

@@ -89,6 +89,44 @@ const ParamInfo *nonFiniteGradient(const ModelInfo &m) {
   return bad < 0 ? nullptr : &m.params[bad];
 }
 
+/// One stage program this rank runs (its pipeline stage's, or one of an interleaved rank's V
+/// chunks): its description placed at its base in the rank's arena, its functions, its data and
+/// its input slots.
+struct Chunk {
+  int64_t stage = 0; // which of zcc_stages (interleaved: the virtual stage, chunk * ranks + rank)
+  ModelInfo model;
+  char *arena = nullptr; // the rank's arena + model.arenaBase: where its program's buffers are
+  float (*step)(void *, void *const *) = nullptr;
+  float (*forward)(void *, void *const *) = nullptr; // null on the last stage
+  float (*eval)(void *, void *const *) = nullptr;
+  float (*weight)(void *, void *const *) = nullptr;
+  std::unique_ptr<DataSource> data, evalData;
+  std::vector<std::vector<char>> storage; // the data inputs' host rows
+  std::vector<void *> hostRows;
+  std::vector<std::vector<void *>> slotBuffers; // each slot's input buffers
+  int64_t firstInput = 0; // zrt_input_buffer's index of slot 0's first: slot j's input i is j n + i after it
+  int64_t activationInput = -1, activationGradInput = -1;
+  bool fromData(int64_t i) const {
+    const std::string &role = model.inputs[i].role;
+    return role != "activation" && role != "activation_grad" && role != "stash";
+  }
+};
+
+/// The trace's name of a piece of a pipeline's work: "F", "B", "W", or on an interleaved rank
+/// "F.1" (chunk 1). Names outlive the trace (trace::record keeps the pointer).
+const char *workName(char kind, int64_t chunk, bool chunked) {
+  static std::vector<std::string> names;
+  const std::string name = chunked ? std::string(1, kind) + "." + std::to_string(chunk) : std::string(1, kind);
+  for (const std::string &n : names)
+    if (n == name)
+      return n.c_str();
+  names.reserve(64); // pointers handed out stay valid: no reallocation below 64 names
+  if (names.size() == names.capacity())
+    fatal("train", "too many pipeline chunks to name in the trace");
+  names.push_back(name);
+  return names.back().c_str();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -116,11 +154,23 @@ int main(int argc, char **argv) {
   }
   if (!flags.trace.empty())
     trace::setPath(flags.trace.c_str());
-  // Each stage plans its own arena; every rank allocates the largest (ranks learn their stage
-  // from the mesh, which needs the runtime started).
+  // Each stage plans its own arena; every rank allocates the largest rank's (ranks learn their
+  // stage from the mesh, which needs the runtime started). An interleaved rank holds V stage
+  // programs, each its arena at its own base, one after the other (placeInArena).
+  const int64_t chunks = stageModels[0].chunks, pipeRanks = stages / chunks;
+  if (chunks < 1 || stages % chunks != 0 || (stages > 1 && pipeRanks != stageModels[0].pp))
+    fatal("zcc_model_json", "%lld stage programs are not %lld chunks of %lld pipeline ranks",
+          static_cast<long long>(stages), static_cast<long long>(chunks), static_cast<long long>(stageModels[0].pp));
+  constexpr int64_t kChunkAlign = 4096; // each chunk's arena starts on a page
+  auto chunkBase = [&](int64_t pipeRank, int64_t chunk) {
+    int64_t base = 0;
+    for (int64_t c = 0; c < chunk; ++c)
+      base += (stageModels[c * pipeRanks + pipeRank].arenaBytes + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
+    return base;
+  };
   int64_t arenaBytes = 0;
-  for (const ModelInfo &m : stageModels)
-    arenaBytes = std::max(arenaBytes, m.arenaBytes);
+  for (int64_t r = 0; r < pipeRanks; ++r)
+    arenaBytes = std::max(arenaBytes, chunkBase(r, chunks - 1) + stageModels[(chunks - 1) * pipeRanks + r].arenaBytes);
   if (!flags.comm.empty()) // the CUDA backend's transport (runtime/cuda/CommChoice.h); the CPU's is MPI
     setenv("ZRT_COMM", flags.comm.c_str(), /*overwrite=*/1);
   char *arena = static_cast<char *>(zrt_init(stageModels[0].worldSize, arenaBytes));
@@ -146,14 +196,34 @@ int main(int argc, char **argv) {
                    "node: ZeRO++'s in-node hops cross nodes (results are the same, slower)\n",
                    static_cast<long long>(m0.ranksPerNode), static_cast<long long>(placed));
   }
-  const int64_t stage = zrt_mesh_rank(ZRT_AXIS_PIPELINE);
-  const ModelInfo &model = stageModels[stage];
-  const auto stepFunction = stages > 1 ? zcc_stages[stage].step : zcc_step;
-  const auto forward = stages > 1 ? zcc_stages[stage].forward : nullptr;
+  // The programs this rank runs: its pipeline stage's, or interleaved its V chunks' (chunk c is
+  // virtual stage c P + r), each with its description placed at its base in the arena.
+  const int64_t pipeRank = zrt_mesh_rank(ZRT_AXIS_PIPELINE);
+  const int64_t prevRank = (pipeRank + pipeRanks - 1) % pipeRanks, nextRank = (pipeRank + 1) % pipeRanks;
+  std::vector<Chunk> held(chunks);
+  for (int64_t c = 0; c < chunks; ++c) {
+    Chunk &k = held[c];
+    k.stage = c * pipeRanks + pipeRank;
+    k.model = stageModels[k.stage];
+    placeInArena(k.model, chunkBase(pipeRank, c));
+    k.arena = arena + k.model.arenaBase;
+    k.step = stages > 1 ? zcc_stages[k.stage].step : zcc_step;
+    k.forward = stages > 1 ? zcc_stages[k.stage].forward : nullptr;
+    k.eval = stages > 1 ? zcc_stages[k.stage].eval : zcc_eval;
+    k.weight = stages > 1 ? zcc_stages[k.stage].weight : nullptr;
+  }
+  const int64_t stage = held[0].stage; // the checkpoint's stage (one chunk per rank)
+  const bool holdsLast = held.back().stage == stages - 1; // the loss is computed here
+  const ModelInfo &model = held[0].model;
   const auto updateFunction = stages > 1 ? nullptr : zcc_update;
-  const auto evalFunction = stages > 1 ? zcc_stages[stage].eval : zcc_eval;
-  const auto weightFunction = stages > 1 ? zcc_stages[stage].weight : nullptr;
   const int rank = zrt_rank();
+  // Interleaved ranks hold several chunks' state: the files that name one stage's are not
+  // written for them yet.
+  if (chunks > 1 && (!flags.ckptDir.empty() || flags.resume || !flags.exportWeights.empty() ||
+                     !flags.initWeights.empty()))
+    fatal("train", "--ckpt-dir, --resume, --export-weights and --init-weights are not supported with an interleaved "
+                   "pipeline (zcc --pp-interleave %lld) yet: initialize from --init FILE.safetensors",
+          static_cast<long long>(chunks));
   // The batch is split over the data-parallel ranks; tensor-parallel ranks read the same rows, and
   // so do context-parallel ranks (each keeps its tokens of them), which the data axis includes.
   const int dataRank = zrt_mesh_rank(ZRT_AXIS_DATA), dataRanks = zrt_mesh_size(ZRT_AXIS_DATA);
@@ -171,18 +241,19 @@ int main(int argc, char **argv) {
 
   // Parameters (and master copies) on every rank from the same seed; gradients and
   // optimizer moments start at zero.
-  zrt_arena_fill(0, 0, model.persistentBytes);
-  if (!flags.initWeights.empty())
-    readWeights(model, flags.initWeights);
-  else if (!flags.init.empty())
-    readSafetensors(model, flags.init);
-  else
-    initializeWeights(model, flags.seed);
-  // Compression training's pruning masks, from the weights the run starts from (a resume
-  // below restores the saved ones).
-  computePruningMasks(model);
-
-  paintScratch(model);
+  for (Chunk &k : held) {
+    zrt_arena_fill(k.model.arenaBase, 0, k.model.persistentBytes);
+    if (!flags.initWeights.empty())
+      readWeights(k.model, flags.initWeights);
+    else if (!flags.init.empty())
+      readSafetensors(k.model, flags.init);
+    else
+      initializeWeights(k.model, flags.seed);
+    // Compression training's pruning masks, from the weights the run starts from (a resume
+    // below restores the saved ones).
+    computePruningMasks(k.model);
+    paintScratch(k.model);
+  }
 
   DataOptions dataOptions;
   dataOptions.path = flags.data;
@@ -190,20 +261,25 @@ int main(int argc, char **argv) {
   dataOptions.order = flags.dataOrder;
   dataOptions.synthetic = flags.synthetic;
   dataOptions.seed = flags.seed;
-  std::unique_ptr<DataSource> data = openData(model, dataOptions);
-  std::unique_ptr<DataSource> evalData; // held-out rows, in order: the same batches every evaluation
-  if (!flags.evalData.empty()) {
-    if (stage == stages - 1 && !evalFunction)
-      fatal("train", "--eval-data: this executable has no validation function (compile it with this zcc)");
-    DataOptions evalOptions = dataOptions;
-    evalOptions.path = flags.evalData;
-    evalOptions.order = "sequential";
-    evalData = openData(model, evalOptions);
+  // Each chunk reads the inputs its program takes (the tokens at the first stage, the targets at
+  // the last); held-out rows for the validation loss in order: the same batches every evaluation.
+  const bool validating = !flags.evalData.empty();
+  for (Chunk &k : held) {
+    k.data = openData(k.model, dataOptions);
+    if (validating) {
+      if (k.stage == stages - 1 && !k.eval)
+        fatal("train", "--eval-data: this executable has no validation function (compile it with this zcc)");
+      DataOptions evalOptions = dataOptions;
+      evalOptions.path = flags.evalData;
+      evalOptions.order = "sequential";
+      k.evalData = openData(k.model, evalOptions);
+    }
   }
+  DataSource &data = *held[0].data;
   const double peakLr = flags.lr > 0 ? flags.lr : model.defaultLr;
   RunIdentity run;
   run.seed = flags.seed;
-  run.data = data->describe();
+  run.data = data.describe();
   run.peakLr = peakLr;
   run.schedule = scheduleText(flags);
   run.warmup = flags.warmup;
@@ -258,42 +334,43 @@ int main(int argc, char **argv) {
     if (!kind)
       fatal("zcc_model_json", "pipeline schedule '%s' is not one this train.bin runs (%s): rebuild with this zcc",
             model.schedule.c_str(), zcc::pipeline::scheduleNames());
-    if (std::string problem = zcc::pipeline::problem(*kind, stages, K); !problem.empty())
+    if (std::string problem = zcc::pipeline::problem(*kind, pipeRanks, K, chunks); !problem.empty())
       fatal("zcc_model_json", "%s", problem.c_str());
     for (const ModelInfo &m : stageModels)
       if (m.schedule != model.schedule)
         fatal("zcc_model_json", "stage %lld was compiled for the %s schedule, stage %lld for %s",
               static_cast<long long>(m.stage), m.schedule.c_str(), static_cast<long long>(stage),
               model.schedule.c_str());
-    if (zcc::pipeline::splitsBackward(*kind) && !weightFunction)
-      fatal("zcc_model_json", "the %s schedule needs stage %lld's weight-gradient function, which it lacks",
-            model.schedule.c_str(), static_cast<long long>(stage));
-    schedule = zcc::pipeline::table(*kind, stages, K)[stage];
-    slots = zcc::pipeline::slots(*kind, stage, stages, K);
-    if (slots != model.slots)
-      fatal("zcc_model_json", "stage %lld plans %lld input slots, its %s schedule uses %lld: rebuild with this zcc",
-            static_cast<long long>(stage), static_cast<long long>(model.slots), model.schedule.c_str(),
-            static_cast<long long>(slots));
+    schedule = zcc::pipeline::table(*kind, pipeRanks, K, chunks)[pipeRank];
+    slots = zcc::pipeline::slots(*kind, pipeRank, pipeRanks, K, chunks);
+    for (const Chunk &k : held) {
+      if (zcc::pipeline::splitsBackward(*kind) && !k.weight)
+        fatal("zcc_model_json", "the %s schedule needs stage %lld's weight-gradient function, which it lacks",
+              model.schedule.c_str(), static_cast<long long>(k.stage));
+      if (slots != k.model.slots)
+        fatal("zcc_model_json", "stage %lld plans %lld input slots, its %s schedule uses %lld: rebuild with this zcc",
+              static_cast<long long>(k.stage), static_cast<long long>(k.model.slots), model.schedule.c_str(),
+              static_cast<long long>(slots));
+    }
   }
-  const int64_t nInputs = static_cast<int64_t>(model.inputs.size());
-  std::vector<std::vector<char>> storage;
-  std::vector<void *> hostRows;
-  std::vector<std::vector<void *>> slotBuffers(slots);
-  int64_t activationInput = -1, activationGradInput = -1;
-  auto fromData = [&](int64_t i) {
-    const std::string &role = model.inputs[i].role;
-    return role != "activation" && role != "activation_grad" && role != "stash";
-  };
-  for (int64_t i = 0; i < nInputs; ++i) {
-    const InputInfo &in = model.inputs[i];
-    storage.emplace_back(fromData(i) ? in.bytes : 0);
-    hostRows.push_back(storage.back().data());
-    if (in.role == "activation")
-      activationInput = i;
-    if (in.role == "activation_grad")
-      activationGradInput = i;
-    for (int64_t j = 0; j < slots; ++j)
-      slotBuffers[j].push_back(zrt_input_buffer(j * nInputs + i, in.bytes));
+  // The runtime's input buffers: each chunk's slots after the previous chunk's.
+  int64_t firstInputBuffer = 0;
+  for (Chunk &k : held) {
+    const int64_t nInputs = static_cast<int64_t>(k.model.inputs.size());
+    k.slotBuffers.resize(slots);
+    k.firstInput = firstInputBuffer;
+    for (int64_t i = 0; i < nInputs; ++i) {
+      const InputInfo &in = k.model.inputs[i];
+      k.storage.emplace_back(k.fromData(i) ? in.bytes : 0);
+      k.hostRows.push_back(k.storage.back().data());
+      if (in.role == "activation")
+        k.activationInput = i;
+      if (in.role == "activation_grad")
+        k.activationGradInput = i;
+      for (int64_t j = 0; j < slots; ++j)
+        k.slotBuffers[j].push_back(zrt_input_buffer(firstInputBuffer + j * nInputs + i, in.bytes));
+    }
+    firstInputBuffer += slots * nInputs;
   }
   const int64_t globalRows = rows * K * batchRanks;
   int64_t tokensPerRow = 1;
@@ -304,7 +381,7 @@ int main(int argc, char **argv) {
   // Rank 0 prints what runs (model, mesh, backend, matmul paths, state) and keeps the --log-json file.
   StepLog log(rank == 0, flags.logJson);
   if (rank == 0)
-    printRunBanner(model, *data, batchRanks, dataRanks, globalRows, matmulLine);
+    printRunBanner(model, data, batchRanks, dataRanks, globalRows, matmulLine);
 
   zrt_counters before{};
   zrt_get_counters(&before);
@@ -317,14 +394,16 @@ int main(int argc, char **argv) {
   // a stage done early (the last one finishes its backwards first) idles until the pipeline is.
   // Every step starts together on all ranks (the previous one ended in a world-wide reduction).
   double pipelineBusy = 0, pipelineSchedule = 0, pipelineBusyMeasured = 0, pipelineStepSeconds = 0;
-  // Rows of this rank's micro-batch k of global batch `batch` of `source`, into input slot `slot`.
-  auto fillRows = [&](DataSource &source, int64_t batch, int64_t k, int64_t slot) {
+  // Rows of this rank's micro-batch k of global batch `batch` of `source`, into chunk c's input
+  // slot `slot`.
+  auto fillRows = [&](Chunk &c, DataSource &source, int64_t batch, int64_t k, int64_t slot) {
     int64_t first = batch * globalRows + (batchRank * K + k) * rows;
     for (int64_t r = 0; r < rows; ++r)
-      source.fillRow(first + r, r, hostRows);
-    for (int64_t i = 0; i < nInputs; ++i)
-      if (fromData(i))
-        zrt_input_write(slot * nInputs + i, storage[i].data(), static_cast<int64_t>(storage[i].size()));
+      source.fillRow(first + r, r, c.hostRows);
+    for (size_t i = 0; i < c.storage.size(); ++i)
+      if (c.fromData(static_cast<int64_t>(i)))
+        zrt_input_write(c.firstInput + slot * static_cast<int64_t>(c.storage.size()) + static_cast<int64_t>(i),
+                        c.storage[i].data(), static_cast<int64_t>(c.storage[i].size()));
   };
   // The validation loss: the forward only, over --eval-iters global batches of the held-out
   // rows (the same ones each time), each of K micro-batches as in training; a pipeline's
@@ -334,19 +413,21 @@ int main(int argc, char **argv) {
     double sum = 0;
     for (int64_t batch = 0; batch < flags.evalIters; ++batch)
       for (int64_t k = 0; k < K; ++k) {
-        fillRows(*evalData, batch, k, 0);
-        std::vector<void *> &in = slotBuffers[0];
-        if (activationInput >= 0)
-          zrt_pipe_recv(in[activationInput], model.inputs[activationInput].bytes, static_cast<int32_t>(stage - 1),
-                        ZRT_PIPE_ACTIVATION);
-        if (stage == stages - 1)
-          sum += evalFunction(arena, in.data());
-        else
-          forward(arena, in.data());
+        for (Chunk &c : held) { // interleaved: the micro-batch crosses this rank once per chunk
+          fillRows(c, *c.evalData, batch, k, 0);
+          std::vector<void *> &in = c.slotBuffers[0];
+          if (c.activationInput >= 0)
+            zrt_pipe_recv(in[c.activationInput], c.model.inputs[c.activationInput].bytes,
+                          static_cast<int32_t>(prevRank), ZRT_PIPE_ACTIVATION);
+          if (c.stage == stages - 1)
+            sum += c.eval(c.arena, in.data());
+          else
+            c.forward(c.arena, in.data());
+        }
         if (stages > 1)
           zrt_pipe_flush();
       }
-    float mine = stage == stages - 1 ? static_cast<float>(sum / double(flags.evalIters * K)) : 0.0f, total = 0;
+    float mine = holdsLast ? static_cast<float>(sum / double(flags.evalIters * K)) : 0.0f, total = 0;
     zrt_host_all_reduce(ZRT_AXIS_WORLD, &mine, &total, 1, 0);
     return total / static_cast<float>(dataRanks * model.tp);
   };
@@ -357,16 +438,18 @@ int main(int argc, char **argv) {
     setStepGates(model, step); // compression techniques on from their schedule_offset
     double lossSum = 0;
     // Rows of this rank's micro-batch k in the step's global batch, into input slot `slot`.
-    auto fillMicroBatch = [&](int64_t k, int64_t slot) { fillRows(*data, step, k, slot); };
+    auto fillMicroBatch = [&](Chunk &c, int64_t k, int64_t slot) { fillRows(c, *c.data, step, k, slot); };
     if (stages == 1) {
+      Chunk &only = held[0];
       for (int64_t k = 0; k < K; ++k) {
-        fillMicroBatch(k, 0);
+        fillMicroBatch(only, k, 0);
         // The step's calls are the same every run: the CUDA backend replays them as a graph.
-        double hostLoss = zrt_graph_begin(0, flags.cudaGraphs) ? stepFunction(arena, slotBuffers[0].data()) : 0.0;
+        double hostLoss = zrt_graph_begin(0, flags.cudaGraphs) ? only.step(arena, only.slotBuffers[0].data()) : 0.0;
         lossSum += zrt_graph_end(0, hostLoss);
       }
     } else {
-      // The schedule's table (1F1B or zero-bubble). F: the micro-batch's input arrives (the
+      // The schedule's table (1F1B, zero-bubble or interleaved: each piece of work names the
+      // chunk it runs, its neighbours' on the ranks before and after). F: the micro-batch's input arrives (the
       // data, or the previous stage's output), the forward sends its output on and keeps what
       // the backward reads in the micro-batch's slot. B: the output's gradient arrives, the
       // step runs the backward (under zero-bubble only the input's gradient) and sends its
@@ -376,34 +459,35 @@ int main(int argc, char **argv) {
       // One piece of the table's work: its time counts as busy; the trace gets one event per
       // piece ("F 3": micro-batch 3) with the thread's CPU time in it, which ranks sharing a
       // core do not inflate (the bubble from the trace, test/Train/pipeline_trace.py).
-      auto work = [&](const char *name, int64_t microBatch, auto &&call) {
+      auto work = [&](char kind, const zcc::pipeline::Action &a, auto &&call) {
         const auto busyStart = std::chrono::steady_clock::now();
         const double traceStart = trace::enabled ? trace::nowMicros() : 0;
         const double cpuStart = trace::enabled ? trace::threadCpuMicros() : 0;
         const double result = call();
         pipelineBusy += std::chrono::duration<double>(std::chrono::steady_clock::now() - busyStart).count();
         if (trace::enabled)
-          trace::record(name, TraceTrack::Steps, traceStart, trace::nowMicros(), -1, microBatch,
-                        trace::threadCpuMicros() - cpuStart);
+          trace::record(workName(kind, a.chunk, chunks > 1), TraceTrack::Steps, traceStart, trace::nowMicros(), -1,
+                        a.microBatch, trace::threadCpuMicros() - cpuStart);
         return result;
       };
       for (const zcc::pipeline::Action &a : schedule) {
-        std::vector<void *> &in = slotBuffers[a.slot];
+        Chunk &c = held[a.chunk];
+        std::vector<void *> &in = c.slotBuffers[a.slot];
         if (a.work == zcc::pipeline::Work::Weight) {
-          work("W", a.microBatch, [&] { return weightFunction(arena, in.data()); });
+          work('W', a, [&] { return c.weight(c.arena, in.data()); });
         } else if (a.work == zcc::pipeline::Work::Forward) {
-          fillMicroBatch(a.microBatch, a.slot);
-          if (activationInput >= 0)
-            zrt_pipe_recv(in[activationInput], model.inputs[activationInput].bytes, static_cast<int32_t>(stage - 1),
-                        ZRT_PIPE_ACTIVATION);
-          if (forward)
-            work("F", a.microBatch, [&] { return forward(arena, in.data()); });
+          fillMicroBatch(c, a.microBatch, a.slot);
+          if (c.activationInput >= 0)
+            zrt_pipe_recv(in[c.activationInput], c.model.inputs[c.activationInput].bytes,
+                          static_cast<int32_t>(prevRank), ZRT_PIPE_ACTIVATION);
+          if (c.forward)
+            work('F', a, [&] { return c.forward(c.arena, in.data()); });
         } else {
-          if (activationGradInput >= 0)
-            zrt_pipe_recv(in[activationGradInput], model.inputs[activationGradInput].bytes,
-                          static_cast<int32_t>(stage + 1), ZRT_PIPE_GRADIENT);
-          const double loss = work("B", a.microBatch, [&] { return stepFunction(arena, in.data()); });
-          if (stage == stages - 1)
+          if (c.activationGradInput >= 0)
+            zrt_pipe_recv(in[c.activationGradInput], c.model.inputs[c.activationGradInput].bytes,
+                          static_cast<int32_t>(nextRank), ZRT_PIPE_GRADIENT);
+          const double loss = work('B', a, [&] { return c.step(c.arena, in.data()); });
+          if (c.stage == stages - 1)
             lossSum += loss;
         }
       }
@@ -411,12 +495,13 @@ int main(int argc, char **argv) {
       zrt_pipe_flush();
       // A parameter the first and last stage both hold (the tied embedding and head): each
       // has its part of the gradient; both update with the sum (Megatron's embedding group).
-      for (const ParamInfo &p : model.params)
-        if (p.pipelineTied) {
-          void *grad = zrt_arena_ptr(p.gradOffset, p.gradStorageBytes);
-          zrt_all_reduce_on(ZRT_AXIS_PIPELINE_ENDS, p.dtype == "bf16" ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32, grad, grad,
-                            p.gradStorageBytes / p.elementBytes(), 0);
-        }
+      for (const Chunk &c : held) // interleaved: the first rank's first chunk, the last rank's last
+        for (const ParamInfo &p : c.model.params)
+          if (p.pipelineTied) {
+            void *grad = zrt_arena_ptr(p.gradOffset, p.gradStorageBytes);
+            zrt_all_reduce_on(ZRT_AXIS_PIPELINE_ENDS, p.dtype == "bf16" ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32, grad, grad,
+                              p.gradStorageBytes / p.elementBytes(), 0);
+          }
     }
     maybeKillInStep(step + 1, rank);
     double lr = learningRate(flags, peakLr, step);
@@ -424,7 +509,10 @@ int main(int argc, char **argv) {
     // then all stop, or all skip this update (the gradients are cleared instead).
     bool skip = false;
     if (flags.nonfinite != "off") {
-      const ParamInfo *bad = nonFiniteGradient(model);
+      const ParamInfo *bad = nullptr;
+      for (const Chunk &c : held)
+        if (!bad)
+          bad = nonFiniteGradient(c.model);
       float mine = (!std::isfinite(lossSum) || bad) ? 1.0f : 0.0f, any = 0;
       zrt_host_all_reduce(ZRT_AXIS_WORLD, &mine, &any, 1, 0);
       if (any > 0) {
@@ -437,8 +525,9 @@ int main(int argc, char **argv) {
         if (rank == 0)
           std::fprintf(stderr, "zcc: step %lld: %s: update skipped\n", static_cast<long long>(step + 1),
                        what.c_str());
-        for (const ParamInfo &p : model.params)
-          zrt_arena_fill(p.gradOffset, 0, p.gradStorageBytes);
+        for (const Chunk &c : held)
+          for (const ParamInfo &p : c.model.params)
+            zrt_arena_fill(p.gradOffset, 0, p.gradStorageBytes);
         skip = true;
       }
     }
@@ -449,10 +538,13 @@ int main(int argc, char **argv) {
       zrt_graph_scalars(lr, step + 1);
       if (zrt_graph_begin(1, flags.cudaGraphs && stages == 1)) {
         if (stages > 1) {
-          // The stage's reductions and its part of the norm, the norm's sum over the mesh, the rest.
-          zcc_stages[stage].updateReduce(arena, lr, step + 1);
+          // Each of the rank's programs' reductions and part of the norm, the norm's sum over the
+          // mesh, then each program's clipping and optimizers: all clip by the whole model's norm.
+          for (const Chunk &c : held)
+            zcc_stages[c.stage].updateReduce(c.arena, lr, step + 1);
           zrt_grad_norm_reduce();
-          zcc_stages[stage].updateApply(arena, lr, step + 1);
+          for (const Chunk &c : held)
+            zcc_stages[c.stage].updateApply(c.arena, lr, step + 1);
         } else {
           updateFunction(arena, lr, step + 1);
         }
@@ -469,7 +561,7 @@ int main(int argc, char **argv) {
     totalSeconds += seconds;
 
     double valLoss = std::nan("");
-    if (evalData && ((step + 1) % flags.evalEvery == 0 || step + 1 == flags.steps)) {
+    if (validating && ((step + 1) % flags.evalEvery == 0 || step + 1 == flags.steps)) {
       setStepGates(model, step + 1); // as DeepSpeed's scheduler stands after this update
       valLoss = validationLoss();
       if (!(valLoss >= run.bestValLoss)) // the first, or a lower one
@@ -482,7 +574,7 @@ int main(int argc, char **argv) {
     if (stages > 1) {
       // One reduction: the last stages' losses, and every rank's schedule span in its own slot.
       std::vector<float> mine(1 + model.worldSize, 0.0f), sum(1 + model.worldSize, 0.0f);
-      mine[0] = stage == stages - 1 ? loss : 0.0f;
+      mine[0] = holdsLast ? loss : 0.0f;
       mine[1 + rank] = static_cast<float>(pipelineSchedule);
       zrt_host_all_reduce(ZRT_AXIS_WORLD, mine.data(), sum.data(), static_cast<int64_t>(sum.size()), 0);
       mean = sum[0] / static_cast<float>(dataRanks * model.tp);
@@ -557,13 +649,27 @@ int main(int argc, char **argv) {
                 static_cast<long long>(model.arenaBytes), static_cast<long long>(measuredHighWater(model)));
   }
   if (stages > 1) {
+    // Every rank: each stage program's arena (an interleaved rank's chunks each their own), planned
+    // and written: the stages' plans differ (the slots each keeps, its layers).
+    std::string lines;
+    for (const Chunk &c : held)
+      lines += "zcc: rank " + std::to_string(rank) + " pipeline stage " + std::to_string(c.stage) + ": arena " +
+               std::to_string(c.model.arenaBytes) + " B planned, " + std::to_string(measuredHighWater(c.model)) +
+               " B written (high-water mark)\n";
+    std::fputs(lines.c_str(), stdout);
+    std::fflush(stdout);
+  }
+  if (stages > 1) {
     float idle = pipelineStepSeconds > 0 ? static_cast<float>(1.0 - pipelineBusyMeasured / pipelineStepSeconds) : 0,
           sum = 0;
     zrt_host_all_reduce(ZRT_AXIS_WORLD, &idle, &sum, 1, 0);
     if (rank == 0)
-      std::printf("zcc: pipeline of %lld stages, %s over %lld micro-batches: bubble %.4f measured (mean over "
+      std::printf("zcc: pipeline of %lld stages%s, %s over %lld micro-batches: bubble %.4f measured (mean over "
                   "ranks of the pipeline's span outside forward, step and weight calls), %.4f predicted\n",
-                  static_cast<long long>(stages), model.schedule.c_str(), static_cast<long long>(K),
+                  static_cast<long long>(stages),
+                  chunks > 1 ? (" (" + std::to_string(pipeRanks) + " ranks x " + std::to_string(chunks) + " chunks)").c_str()
+                             : "",
+                  model.schedule.c_str(), static_cast<long long>(K),
                   sum / static_cast<float>(model.worldSize), model.predictedBubble);
   }
   if (!flags.exportWeights.empty())

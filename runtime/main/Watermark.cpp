@@ -16,7 +16,7 @@ constexpr unsigned char kCanary = 0xA5;
 } // namespace
 
 void paintScratch(const ModelInfo &m) {
-  zrt_arena_fill(m.persistentBytes, kCanary, m.arenaBytes - m.persistentBytes);
+  zrt_arena_fill(m.arenaBase + m.persistentBytes, kCanary, m.arenaBytes - m.persistentBytes);
 }
 
 int64_t measuredHighWater(const ModelInfo &m) {
@@ -27,7 +27,7 @@ int64_t measuredHighWater(const ModelInfo &m) {
   int64_t end = m.arenaBytes - m.persistentBytes;
   while (end > 0) {
     const int64_t n = std::min(kPiece, end), from = end - n;
-    zrt_arena_read(m.persistentBytes + from, piece.data(), n);
+    zrt_arena_read(m.arenaBase + m.persistentBytes + from, piece.data(), n);
     int64_t written = n;
     while (written > 0 && piece[written - 1] == kCanary)
       --written;

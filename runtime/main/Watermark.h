@@ -9,10 +9,12 @@
 
 namespace zrt::train {
 
-/// Fills the scratch region (past the persistent buffers) with the canary.
+/// Fills the scratch region (past the persistent buffers) with the canary; the description's
+/// part of the rank's arena (placeInArena).
 void paintScratch(const ModelInfo &m);
 
-/// The arena's highest written byte + 1 (at least the persistent bytes).
+/// The arena's highest written byte + 1 (at least the persistent bytes), from the description's
+/// own arena base (placeInArena).
 int64_t measuredHighWater(const ModelInfo &m);
 
 } // namespace zrt::train

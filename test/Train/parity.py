@@ -6,7 +6,7 @@ Same model, seed and global batch: the loss curve must not depend on the world s
 
 usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE [--norm-tolerance X] [--cuda-on-cpu-link SCRIPT] DATA-FLAGS... -- CONFIG...
 CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism is what N leaves),
-",sched=1f1b|zb-h1" (zcc --pp-schedule),
+",sched=1f1b|zb-h1|interleaved-1f1b" (zcc --pp-schedule), ",interleave=V" (zcc --pp-interleave),
 ",sp=0" (zcc --no-sequence-parallel), ",cp=C" (zcc --cp: each sequence's tokens over C ranks), ",cpmode=ring|ulysses" (zcc --cp-mode),
 ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
 ",recompute=selective|op|full", ",headchunk=SIZE" (zcc --head-chunk), ",offload=cpu|nvme" (zcc
@@ -65,6 +65,7 @@ def build(zcc, model, fields, work, cuda_link):
                     "--recompute", fields.get("recompute", "none"),
                     "--tp", fields.get("tp", "1"), "--pp", fields.get("pp", "1")]
                    + (["--pp-schedule", fields["sched"]] if "sched" in fields else [])
+                   + (["--pp-interleave", fields["interleave"]] if "interleave" in fields else [])
                    + (["--no-sequence-parallel"] if fields.get("sp") == "0" else [])
                    + (ZEROPP_FLAGS if "zeropp" in fields else [])
                    + (["--cp", fields["cp"]] if "cp" in fields else [])

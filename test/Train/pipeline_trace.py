@@ -9,6 +9,11 @@ backwards left; the last stage's "F" only receives (its forward is part of its s
 checked for what makes it zero-bubble: each micro-batch's F, B and W in that order, at most
 min(K, P) micro-batches between an F and its W, and the W's deferred (some stage runs a W later
 than right after its B), with the same forwards and input-gradient backwards order as 1F1B.
+interleaved-1f1b (--interleave V: V chunks of layers per rank, virtual stage c P + r on rank r) is
+checked against Megatron-LM's forward_backward_pipelining_with_interleaving written out here: the
+K V forwards in groups of P micro-batches per chunk, the backwards in the same groups from the last
+chunk down, (P - r - 1) 2 + (V - 1) P warm-up forwards (all when K = P), then one forward and one
+backward; each piece of work names its chunk ("F3.1", traced as "F.1 3").
 
 The bubble from the trace: each stage's F, B and W CPU times as traced (the thread's CPU time of
 each piece of work, `cpu_us`, the median of each kind over the steps after the first), the table
@@ -17,7 +22,7 @@ on a shared CPU would count the time ranks sharing a core wait for it), and the 
 that replay against the compiler's prediction (--report's predicted_bubble, the same table timed
 with FLOP-based costs): within 0.1.
 
-usage: pipeline_trace.py ZCC MODEL.mlir STAGES MICRO-BATCHES SCHEDULE DATA-FLAGS...
+usage: pipeline_trace.py ZCC MODEL.mlir STAGES MICRO-BATCHES SCHEDULE [--interleave V] DATA-FLAGS...
 """
 import json, os, subprocess, sys, tempfile
 
@@ -33,6 +38,25 @@ def one_f_one_b(stage, stages, k):
             f += 1
         order.append(f"B{b}")
     return order
+
+def megatron_interleaved(rank, stages, k, chunks):
+    """Megatron-LM's interleaved 1F1B order at `rank`: "F<m>.<chunk>" and "B<m>.<chunk>"."""
+    total = k * chunks
+    warmup = total if k == stages else min((stages - rank - 1) * 2 + (chunks - 1) * stages, total)
+    def work(kind, i):
+        chunk = (i // stages) % chunks
+        if kind == "B":
+            chunk = chunks - 1 - chunk
+        return f"{kind}{(i // (stages * chunks)) * stages + i % stages}.{chunk}"
+    order = [work("F", i) for i in range(warmup)]
+    for i in range(total - warmup):
+        order += [work("F", warmup + i), work("B", i)]
+    return order + [work("B", i) for i in range(total - warmup, total)]
+
+def parse(action):
+    """"F3.1" -> ("F", 3, 1); "F3" -> ("F", 3, 0)."""
+    m, _, chunk = action[1:].partition(".")
+    return action[0], int(m), int(chunk or 0)
 
 def zero_bubble_problems(stage, stages, k, order):
     """What in a stage's order is not a zero-bubble (ZB-H1) schedule."""
@@ -54,41 +78,48 @@ def zero_bubble_problems(stage, stages, k, order):
     return problems
 
 def replayed_bubble(tables, durations):
-    """The idle fraction of the stages' tables run with `durations[s][kind]` each, by their dependencies."""
+    """The idle fraction of the ranks' tables run with `durations[s][(kind, chunk)]` each, by their
+    dependencies over the virtual stages (chunk c of rank s is virtual stage c P + s)."""
     stages = len(tables)
+    last = max(c for t in tables for _, _, c in map(parse, t)) * stages + stages - 1
     done, nxt, clock = {}, [0] * stages, [0.0] * stages
     progress = True
     while progress:
         progress = False
         for s in range(stages):
             while nxt[s] < len(tables[s]):
-                kind, m = tables[s][nxt[s]][0], int(tables[s][nxt[s]][1:])
+                kind, m, c = parse(tables[s][nxt[s]])
+                v = c * stages + s
                 if kind == "F":
-                    ready = 0.0 if s == 0 else done.get(("F", s - 1, m))
+                    ready = 0.0 if v == 0 else done.get(("F", v - 1, m))
                 elif kind == "B":
-                    ready = done.get(("F", s, m)) if s == stages - 1 else done.get(("B", s + 1, m))
+                    ready = done.get(("F", v, m)) if v == last else done.get(("B", v + 1, m))
                 else:
                     ready = 0.0
                 if ready is None:
                     break
-                clock[s] = max(ready, clock[s]) + durations[s].get(kind, 0.0)
-                done[(kind, s, m)] = clock[s]
+                clock[s] = max(ready, clock[s]) + durations[s].get((kind, c), 0.0)
+                done[(kind, v, m)] = clock[s]
                 nxt[s] += 1
                 progress = True
     span = max(clock)
-    busy = sum(durations[s].get(a[0], 0.0) for s in range(stages) for a in tables[s])
+    busy = sum(durations[s].get(parse(a)[::2], 0.0) for s in range(stages) for a in tables[s])
     return 1 - busy / (stages * span) if span else 0.0
 
 def main():
     zcc, model, stages, k, schedule, data = (sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
                                              sys.argv[5], sys.argv[6:])
+    chunks = 1
+    if data[:1] == ["--interleave"]:
+        chunks, data = int(data[1]), data[2:]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
     failures = []
     with tempfile.TemporaryDirectory() as work:
         exe, trace = os.path.join(work, "pp.bin"), os.path.join(work, "trace.json")
         subprocess.run([zcc, model, "-o", exe, "--world-size", str(stages), "--pp", str(stages),
-                        "--grad-accum", str(k), "--pp-schedule", schedule, "--report=json"],
+                        "--grad-accum", str(k), "--pp-schedule", schedule, "--report=json"]
+                       + (["--pp-interleave", str(chunks)] if chunks > 1 else []),
                        check=True, stdout=subprocess.DEVNULL)
         steps = 6
         subprocess.run(["mpirun", "-np", str(stages), exe, "--steps", str(steps), "--trace", trace] + data,
@@ -100,6 +131,9 @@ def main():
             table = plan["table"].split()
             if plan["schedule"] != schedule:
                 failures.append(f"stage {rank}: --report says schedule {plan['schedule']}")
+            if schedule == "interleaved-1f1b" and table != megatron_interleaved(rank, stages, k, chunks):
+                failures.append(f"stage {rank}: --report's table {' '.join(table)}, expected "
+                                f"{' '.join(megatron_interleaved(rank, stages, k, chunks))}")
             if schedule == "1f1b" and table != one_f_one_b(rank, stages, k):
                 failures.append(f"stage {rank}: --report's table {' '.join(table)}, expected "
                                 f"{' '.join(one_f_one_b(rank, stages, k))}")
@@ -110,23 +144,31 @@ def main():
                     failures.append(f"stage {rank}: forwards and backwards {' '.join(without_w)}, not 1F1B's")
                 deferred |= any(a[0] == "W" and table[i - 1] != f"B{a[1:]}" for i, a in enumerate(table))
             path = trace if rank == 0 else f"{trace}.rank{rank}"
+            # "F 3", or on chunk 1 of an interleaved rank "F.1 3": as the table writes it, "F3" or "F3.1".
             events = sorted((e for e in json.load(open(path))["traceEvents"]
-                             if e.get("ph") == "X" and e["name"][:2] in ("F ", "B ", "W ")), key=lambda e: e["ts"])
-            seen = [e["name"].replace(" ", "") for e in events]
+                             if e.get("ph") == "X" and e["name"][:1] in "FBW" and e["name"][1:2] in (" ", ".")),
+                            key=lambda e: e["ts"])
+            def text(name):
+                work, m = name.split(" ")
+                return work[0] + m + work[1:]
+            seen = [text(e["name"]) for e in events]
             tables.append(table)
             predicted = plan["predicted_bubble"]
             per_step = len(events) // steps
             mean = {}
             for kind in "FBW":
-                d = sorted(e["args"]["cpu_us"] for e in events[per_step:] if e["name"][0] == kind)
-                mean[kind] = d[len(d) // 2] if d else 0.0  # the median: a core shared with another rank's cache misses
+                for c in range(chunks):
+                    d = sorted(e["args"]["cpu_us"] for e, t in zip(events[per_step:], seen[per_step:])
+                               if parse(t)[::2] == (kind, c))
+                    mean[(kind, c)] = d[len(d) // 2] if d else 0.0  # the median: a core shared with another rank's cache misses
             durations.append(mean)
-            # The last stage's F only receives: no forward call, no event.
-            want = [a for a in table if not (rank == stages - 1 and a[0] == "F")] * steps
+            # The last (virtual) stage's F only receives: no forward call, no event.
+            want = [a for a in table if not (rank == stages - 1 and a[0] == "F" and parse(a)[2] == chunks - 1)] * steps
             if seen != want:
                 failures.append(f"stage {rank}: ran {' '.join(seen)}, its table is {' '.join(want)}")
             print(f"stage {rank}: {' '.join(seen[:len(seen) // steps])}")
-        print("CPU time per piece of work (us, median):", [{k: round(v) for k, v in d.items()} for d in durations])
+        print("CPU time per piece of work (us, median):",
+              [{f"{k[0]}.{k[1]}": round(v) for k, v in d.items() if v} for d in durations])
         replayed = replayed_bubble(tables, durations)
         print(f"bubble: {replayed:.4f} replayed from the traced CPU times, {predicted:.4f} predicted")
         # Seen here (4 ranks on 2 cores): within 0.03 in most runs, 0.07 off in one of six.

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Each pipeline stage's memory plan is what it uses, under every schedule train.bin runs: the arena
+each stage's --report=json announces is the one its rank gives it (an interleaved rank one per chunk,
+each at its own base), and the bytes the steps write there (train.bin paints the scratch and finds
+the highest byte written, per stage program) reach it within 1%. With --recompute none a stage
+keeps its micro-batches' activations only for those in flight: under 1F1B stage s plans min(K, P - s)
+input slots and keeps activations in all but the last stage; under zb-h1 min(K, P) (the last stage
+too: its W reads them); interleaved,
+what Megatron's order holds in flight per chunk (at most K). A plan that kept every micro-batch
+would be seen here as its slots and in the high-water marks the arena's use follows.
+
+usage: pipeline_memory.py ZCC MODEL.mlir STAGES MICRO-BATCHES DATA-FLAGS...
+"""
+import json, os, re, subprocess, sys, tempfile
+
+SCHEDULES = [("1f1b", 1), ("zb-h1", 1), ("interleaved-1f1b", 2)]
+
+
+def main():
+    zcc, model, stages, k, data = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
+    failures = []
+    with tempfile.TemporaryDirectory() as work:
+        for schedule, chunks in SCHEDULES:
+            exe = os.path.join(work, f"{schedule}.bin")
+            subprocess.run([zcc, model, "-o", exe, "--world-size", str(stages), "--pp", str(stages),
+                            "--grad-accum", str(k), "--recompute", "none", "--pp-schedule", schedule,
+                            "--report=json"] + (["--pp-interleave", str(chunks)] if chunks > 1 else []),
+                           check=True, stdout=subprocess.DEVNULL)
+            run = subprocess.run(["mpirun", "-np", str(stages), exe, "--steps", "2"] + data, check=True,
+                                 capture_output=True, text=True, env=env, timeout=600)
+            used = {int(m[1]): (int(m[2]), int(m[3])) for m in re.finditer(
+                r"zcc: rank \d+ pipeline stage (\d+): arena (\d+) B planned, (\d+) B written", run.stdout)}
+            if sorted(used) != list(range(stages * chunks)):
+                failures.append(f"{schedule}: train.bin reported the arenas of stages {sorted(used)}")
+                continue
+            for s in range(stages * chunks):
+                report = json.load(open(f"{exe}.stage{s}.report.json"))
+                plan = report["pipeline"]
+                planned, written = used[s]
+                rank, last = s % stages, s == stages * chunks - 1
+                print(f"{schedule} stage {s} (rank {rank}): {plan['slots']} slots, kept "
+                      f"{plan['kept_activation_bytes']} B; arena {planned} B planned, {written} B written "
+                      f"({100.0 * written / planned:.2f}%)")
+                if planned != report["arena_bytes"]:
+                    failures.append(f"{schedule} stage {s}: train.bin gives it {planned} B, the report says "
+                                    f"{report['arena_bytes']} B")
+                if not 0.99 * planned <= written <= planned:
+                    failures.append(f"{schedule} stage {s}: wrote up to {written} B of a {planned} B plan")
+                slots = {"1f1b": min(k, stages - s), "zb-h1": min(k, stages)}.get(schedule)
+                if slots is not None and plan["slots"] != slots:
+                    failures.append(f"{schedule} stage {s}: {plan['slots']} slots, the schedule keeps {slots}")
+                if not 1 <= plan["slots"] <= k:
+                    failures.append(f"{schedule} stage {s}: {plan['slots']} slots for {k} micro-batches")
+                # zb-h1's last stage keeps what its W reads; the others' run the forward in their step.
+                if schedule != "zb-h1" and (plan["kept_activation_bytes"] > 0) == last:
+                    failures.append(f"{schedule} stage {s}: keeps {plan['kept_activation_bytes']} B of activations"
+                                    + (" (the last stage's step runs its forward)" if last else ""))
+    if failures:
+        sys.exit("FAIL:\n  " + "\n  ".join(failures))
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
