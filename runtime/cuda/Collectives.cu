@@ -9,6 +9,7 @@
 #include "cuda/CommChoice.h"
 #include "cuda/HostStagedCommunicator.h"
 #include "cuda/NcclCommunicator.h"
+#include "cuda/PipeColors.h"
 #include "cuda/RuntimeState.h"
 
 namespace zrt::cuda::abi {
@@ -160,12 +161,17 @@ void finalizeMesh(CudaRuntime &r) {
   for (std::unique_ptr<Communicator> &axis : r.axes)
     if (axis)
       axis->finalize();
-  for (std::unique_ptr<Communicator> *pipe : {&r.pipelineEnds, &r.context, &r.pipeActivations, &r.pipeGradients})
+  for (std::unique_ptr<Communicator> *pipe : {&r.pipelineEnds, &r.context})
     if (*pipe)
       (*pipe)->finalize();
-  for (cudaStream_t stream : r.pipeStreams)
-    if (stream)
-      cudaStreamDestroy(stream);
+  for (std::vector<std::unique_ptr<Communicator>> &kind : r.pipeComms)
+    for (std::unique_ptr<Communicator> &comm : kind)
+      if (comm)
+        comm->finalize();
+  for (auto &kind : r.pipeStreams)
+    for (cudaStream_t stream : kind)
+      if (stream)
+        cudaStreamDestroy(stream);
   for (MPI_Comm &host : r.hostAxes)
     if (host != MPI_COMM_NULL)
       MPI_Comm_free(&host);
@@ -238,10 +244,15 @@ void zrt_set_mesh(int32_t tp, int32_t pp) {
   r.pipelineEnds = r.comm->split(end ? d * tp + t : -1, p);
   recordMembers(r, r.pipelineEnds.get(), d * tp + t, p);
   if (pp > 1)
-    for (int direction = 0; direction < 2; ++direction) {
-      ZRT_CUDA_CHECK(cudaStreamCreateWithFlags(&r.pipeStreams[direction], cudaStreamNonBlocking));
-      (direction == 0 ? r.pipeActivations : r.pipeGradients) =
-          zrt::cuda::splitOnStream(*r.comm, colors[ZRT_AXIS_PIPELINE], keys[ZRT_AXIS_PIPELINE], r.pipeStreams[direction]);
+    for (int kind = 0; kind < 2; ++kind) {
+      for (cudaStream_t &stream : r.pipeStreams[kind])
+        ZRT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      // One communicator of the whole pipeline group per colour: this rank's own on its send
+      // stream, the others on its receive stream.
+      for (int color = 0; color < zrt::cuda::pipeColors(pp); ++color)
+        r.pipeComms[kind].push_back(zrt::cuda::splitOnStream(
+            *r.comm, colors[ZRT_AXIS_PIPELINE], keys[ZRT_AXIS_PIPELINE],
+            r.pipeStreams[kind][color == zrt::cuda::pipeColor(p, pp) ? 0 : 1]));
     }
 }
 
@@ -297,23 +308,28 @@ void zrt_all_to_all_on(int32_t axis, int32_t dt, const void *send, void *recv, i
 }
 
 // Pipeline point to point (CUDA, compiled and linked, not run: no GPU in CI). A send copies the
-// activation on the communication stream after the compute so far, then sends the copy; a
-// receive lands in its (device) input buffer and the compute stream waits for it.
-/// A pipeline message's peer and kind checked; its channel: the activations' or the gradients'
-/// communicator and stream (one ordered channel per kind).
-static int pipeDirection(CudaRuntime &r, int32_t stage, int32_t kind, const char *call) {
-  if (!r.pipeActivations || stage < 0 || stage >= r.meshSize[ZRT_AXIS_PIPELINE] ||
-      stage == r.meshRank[ZRT_AXIS_PIPELINE])
+// activation on its send stream after the compute so far, then sends the copy; a receive lands
+// in its (device) input buffer and the compute stream waits for it.
+/// A pipeline message's peer and kind checked; its channel: the kind's (activations' or
+/// gradients') communicator of the sender's colour and this rank's stream for that way.
+struct PipeChannel {
+  Communicator *comm;
+  cudaStream_t stream;
+};
+static PipeChannel pipeChannel(CudaRuntime &r, int32_t stage, int32_t kind, bool send, const char *call) {
+  const int pp = r.meshSize[ZRT_AXIS_PIPELINE], self = r.meshRank[ZRT_AXIS_PIPELINE];
+  if (r.pipeComms[0].empty() || stage < 0 || stage >= pp || stage == self)
     fatal(call, "stage %d is not another stage of this rank's pipeline", stage);
   if (kind != ZRT_PIPE_ACTIVATION && kind != ZRT_PIPE_GRADIENT)
     fatal(call, "kind %d is neither an activation (%d) nor a gradient (%d)", kind, ZRT_PIPE_ACTIVATION,
           ZRT_PIPE_GRADIENT);
-  return kind == ZRT_PIPE_ACTIVATION ? 0 : 1;
+  const int k = kind == ZRT_PIPE_ACTIVATION ? 0 : 1;
+  return {r.pipeComms[k][zrt::cuda::pipeColor(send ? self : stage, pp)].get(), r.pipeStreams[k][send ? 0 : 1]};
 }
 void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage, int32_t kind) {
   CudaRuntime &r = current("zrt_pipe_send");
-  const int direction = pipeDirection(r, stage, kind, "zrt_pipe_send");
-  cudaStream_t stream = r.pipeStreams[direction];
+  const PipeChannel channel = pipeChannel(r, stage, kind, /*send=*/true, "zrt_pipe_send");
+  cudaStream_t stream = channel.stream;
   GpuScope trace("zrt_pipe_send", stream, TraceTrack::Communication, bytes);
   r.counters.calls[ZRT_COUNTER_PIPE] += 1;
   r.counters.bytes_sent[ZRT_COUNTER_PIPE] += bytes;
@@ -335,14 +351,14 @@ void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage, int32_t kind) 
   ZRT_CUDA_CHECK(cudaStreamWaitEvent(stream, computed, 0));
   ZRT_CUDA_CHECK(cudaEventDestroy(computed));
   ZRT_CUDA_CHECK(cudaMemcpyAsync(send.staging, buf, bytes, cudaMemcpyDeviceToDevice, stream));
-  (direction == 0 ? r.pipeActivations : r.pipeGradients)->sendAsync(send.staging, bytes, stage);
+  channel.comm->sendAsync(send.staging, bytes, stage);
   ZRT_CUDA_CHECK(cudaEventRecord(send.done, stream));
   r.pipeSends.push_back(send);
 }
 void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage, int32_t kind) {
   CudaRuntime &r = current("zrt_pipe_recv");
-  const int direction = pipeDirection(r, stage, kind, "zrt_pipe_recv");
-  cudaStream_t stream = r.pipeStreams[direction];
+  const PipeChannel channel = pipeChannel(r, stage, kind, /*send=*/false, "zrt_pipe_recv");
+  cudaStream_t stream = channel.stream;
   GpuScope trace("zrt_pipe_recv", stream, TraceTrack::Communication, bytes);
   // The buffer's previous readers (an earlier call's kernels) are done before it is overwritten.
   cudaEvent_t free, done;
@@ -350,16 +366,17 @@ void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage, int32_t kind) {
   ZRT_CUDA_CHECK(cudaEventRecord(free, compute()));
   ZRT_CUDA_CHECK(cudaStreamWaitEvent(stream, free, 0));
   ZRT_CUDA_CHECK(cudaEventDestroy(free));
-  (direction == 0 ? r.pipeActivations : r.pipeGradients)->recv(buf, bytes, stage);
+  channel.comm->recv(buf, bytes, stage);
   ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
   ZRT_CUDA_CHECK(cudaEventRecord(done, stream));
   computeWaits(done);
 }
 void zrt_pipe_flush() {
   CudaRuntime &r = current("zrt_pipe_flush");
-  for (cudaStream_t stream : r.pipeStreams)
-    if (stream)
-      ZRT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (auto &kind : r.pipeStreams)
+    for (cudaStream_t stream : kind)
+      if (stream)
+        ZRT_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 namespace {
 struct MeshPlace {

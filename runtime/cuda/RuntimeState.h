@@ -44,12 +44,18 @@ struct CudaRuntime {
   std::unordered_map<const Communicator *, std::vector<int>> members;
   int linkNodeSize = 0;
   MPI_Comm hostAxes[3] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
-  // The pipeline's point to point: activations (to the next stage) and gradients (to the one
-  // before) each on their own NCCL communicator and stream. On one FIFO stream, a stage's send
-  // of micro-batch m + 1's activation would wait for the next stage, which first sends m's
-  // gradient, queued behind it: each direction in its own order cannot deadlock.
-  std::unique_ptr<Communicator> pipeActivations, pipeGradients;
-  cudaStream_t pipeStreams[2] = {nullptr, nullptr}; // activations, gradients
+  // The pipeline's point to point, by kind (activations, gradients) and by way (this rank's
+  // sends, its receives): each on its own stream, so that no message waits behind another whose
+  // peer waits for it. An NCCL send of more than its buffer waits until the peer's receive runs:
+  // on one FIFO stream, a stage's send of micro-batch m + 1's activation would wait for the next
+  // stage, which first sends m's gradient, queued behind it; interleaved (chunks per rank) a rank
+  // sends activations to the next rank and receives them from the previous one, and P ranks each
+  // sending first would wait for each other round the ring. The ways' streams share no
+  // communicator: messages travel on the communicator of their sender's colour (pipeColor), and
+  // neighbouring ranks' colours differ, so a rank's sends (its colour) and receives (its
+  // neighbours') are on different communicators, each used on one stream only.
+  std::vector<std::unique_ptr<Communicator>> pipeComms[2]; // [kind][sender's colour]: the whole pipeline group
+  cudaStream_t pipeStreams[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}}; // [kind][0 send, 1 receive]
   // Pipeline sends: each from its own device copy (the compute stream may overwrite the
   // activation at once), freed once the send's event completed.
   struct PipeSend {

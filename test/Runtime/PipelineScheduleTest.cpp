@@ -4,6 +4,7 @@
 // run to the end when each stage waits for its inputs (no stage waits for work that never
 // comes). The bubbles at unit costs against the published formulas.
 #include "runtime/main/PipelineSchedule.h"
+#include "runtime/cuda/PipeColors.h"
 
 #include <gtest/gtest.h>
 
@@ -218,3 +219,21 @@ TEST(PipelineSchedule, NamesRoundTrip) {
 }
 
 } // namespace
+
+// The CUDA backend's pipeline channels (runtime/cuda/PipeColors.h): a rank sends on its own
+// colour's communicator and receives on its neighbours', so its send and receive streams never
+// share one; neighbours round the ring (interleaved pipelines send from the last rank to the
+// first) have different colours at every pipeline size.
+TEST(PipeColors, NeighboursRoundTheRingDiffer) {
+  for (int pp = 2; pp <= 17; ++pp) {
+    std::set<int> used;
+    for (int r = 0; r < pp; ++r) {
+      const int color = zrt::cuda::pipeColor(r, pp);
+      ASSERT_GE(color, 0);
+      ASSERT_LT(color, zrt::cuda::pipeColors(pp)) << "pp " << pp << " rank " << r;
+      EXPECT_NE(color, zrt::cuda::pipeColor((r + 1) % pp, pp)) << "pp " << pp << " ranks " << r << ", " << r + 1;
+      used.insert(color);
+    }
+    EXPECT_EQ(static_cast<int>(used.size()), zrt::cuda::pipeColors(pp)) << "pp " << pp << ": a colour unused";
+  }
+}
