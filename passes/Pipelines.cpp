@@ -33,17 +33,11 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
     os << "--cp-mode must be ulysses, ring or auto, got " << options.contextParallelMode;
   else if (!zcc::pipeline::parseSchedule(options.pipelineSchedule))
     os << "--pp-schedule must be one of " << zcc::pipeline::scheduleNames() << ", got " << options.pipelineSchedule;
-  else if (zcc::pipeline::interleaves(*zcc::pipeline::parseSchedule(options.pipelineSchedule)) !=
-           (options.pipelineChunks > 1))
-    os << (options.pipelineChunks > 1 ? "--pp-interleave " + std::to_string(options.pipelineChunks) +
-                                            " runs the interleaved-1f1b schedule, not " + options.pipelineSchedule
-                                      : "--pp-schedule " + options.pipelineSchedule +
-                                            " needs --pp-interleave V (V >= 2 chunks of layers per rank)");
   else if (std::string problem = zcc::pipeline::problem(*zcc::pipeline::parseSchedule(options.pipelineSchedule),
                                                         options.pipelineParallel, options.gradAccum,
                                                         options.pipelineChunks);
-           (options.pipelineParallel > 1 || options.pipelineChunks > 1) && !problem.empty())
-    os << problem;
+           !problem.empty())
+    os << problem; // interleaving: at least 2 chunks, 2 ranks, K a multiple of them; the others: one chunk
   else if (options.pipelineChunks > 1 && (options.offloadOptimizer != "none" || options.offloadActivations != "none"))
     os << "--pp-interleave with offload is not supported: each chunk's model state would need its own place in the "
           "host and NVMe tiers";

@@ -235,15 +235,23 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
                 for (bool zeroPlusPlus : {false, true}) {
                   if (zeroPlusPlus && !zeroPlusPlusApplies)
                     continue;
-                  // The pipeline's schedule: 1F1B, or zero-bubble (less idle, more kept).
-                  for (const char *schedule : {"1f1b", "zb-h1"}) {
+                  // The pipeline's schedule: 1F1B, zero-bubble (less idle, more kept), or
+                  // interleaved 1F1B over 2 or 4 chunks per rank (less idle, more sends; its
+                  // micro-batches in groups of the pipeline ranks).
+                  for (const char *schedule : {"1f1b", "zb-h1", "interleaved-1f1b"}) {
                     if (pp == 1 && std::string(schedule) != "1f1b")
                       continue;
-                    PlanOutcome o;
-                    o.plan = {tp, cp, pp, dp, 1, zero, b, global / (dp * b), facts.batch / (dp * b), recompute,
-                              offload, schedule, zeroPlusPlus};
-                    o.lowerBoundSeconds = stepLowerBound(o.plan, facts, scale, cluster, bf16);
-                    candidates.push_back(std::move(o));
+                    const bool interleaved = std::string(schedule) == "interleaved-1f1b";
+                    const int64_t micro = global / (dp * b), compiled = facts.batch / (dp * b);
+                    for (int64_t v : interleaved ? std::vector<int64_t>{2, 4} : std::vector<int64_t>{1}) {
+                      if (interleaved && (micro % pp || compiled % pp))
+                        continue;
+                      PlanOutcome o;
+                      o.plan = {tp, cp, pp, dp, v, zero, b, micro, compiled, recompute, offload, schedule,
+                                zeroPlusPlus};
+                      o.lowerBoundSeconds = stepLowerBound(o.plan, facts, scale, cluster, bf16);
+                      candidates.push_back(std::move(o));
+                    }
                   }
                 }
               }
@@ -263,8 +271,8 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
   // Recomputation and offload trade time for memory: a plan that recomputes more, or offloads,
   // than a twin that fits is never faster, so it is not evaluated (nor listed).
   auto twinKey = [](const PlanChoice &p) {
-    return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}/{6}/{7}", p.tp, p.cp, p.pp, p.dp, p.zeroStage, p.microBatchSize,
-                         p.zeroPlusPlus, p.schedule)
+    return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}/{6}/{7}/{8}", p.tp, p.cp, p.pp, p.dp, p.zeroStage, p.microBatchSize,
+                         p.zeroPlusPlus, p.schedule, p.interleave)
         .str();
   };
   // Recomputation in increasing amounts (op recomputes selective's values and more), then
@@ -302,7 +310,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
           return small.tp == p.tp && small.cp == p.cp && small.pp == p.pp && small.zeroStage == p.zeroStage &&
                  small.recompute == p.recompute && small.offloadOptimizer == p.offloadOptimizer &&
                  small.zeroPlusPlus == p.zeroPlusPlus && small.schedule == p.schedule &&
-                 small.microBatchSize <= p.microBatchSize;
+                 small.interleave == p.interleave && small.microBatchSize <= p.microBatchSize;
         })) {
       ++result.overMemory;
       continue;
@@ -317,7 +325,9 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     o.gradAccum = c.plan.compileMicroBatches;
     o.recompute = c.plan.recompute;
     o.offloadOptimizer = c.plan.offloadOptimizer;
-    o.pipelineSchedule = c.plan.schedule;
+    // Interleaved: compiled as a p x v pipeline of one chunk per stage (compileForSimulation)
+    // and simulated with the interleaved table over them.
+    o.pipelineSchedule = c.plan.interleave > 1 ? std::string("1f1b") : c.plan.schedule;
     setZeroPlusPlus(o, c.plan.zeroPlusPlus, cluster.devicesPerNode);
     o.memoryBudget = 0; // the planner compares the plan with the budget itself
     o.report = "";
@@ -333,14 +343,15 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     }
     std::string why;
     auto began = std::chrono::steady_clock::now();
-    FailureOr<CompiledPlan> compiled = compileForSimulation(request.model, o, 1, why, /*verify=*/false);
+    FailureOr<CompiledPlan> compiled =
+        compileForSimulation(request.model, o, c.plan.interleave, why, /*verify=*/false);
     ++result.compiled;
     if (failed(compiled)) {
       ++result.failedToCompile;
       continue;
     }
     SimRequest sim;
-    sim.mesh = Mesh::of(o);
+    sim.mesh = Mesh::of(o, c.plan.interleave);
     sim.microBatches = c.plan.microBatches;
     sim.bf16 = bf16;
     sim.modelFlopsPerStep = facts.modelFlops * scale;
@@ -413,6 +424,7 @@ llvm::json::Value zcc::sim::planJson(const PlanOutcome &choice, const Cluster &c
       {"recompute", c.recompute},
       {"offload_optimizer", c.offloadOptimizer},
       {"pp_schedule", c.schedule},
+      {"pp_interleave", c.interleave},
       {"zero_plus_plus", c.zeroPlusPlus},
       {"ranks_per_node", cluster.devicesPerNode},
       {"precision", choice.result.bf16 ? "bf16" : "fp32"},
@@ -472,6 +484,12 @@ llvm::Error zcc::sim::applyPlanFile(llvm::StringRef path, ZccPipelineOptions &op
     return fail("\"pp_schedule\" must be a string");
   else
     options.pipelineSchedule = "1f1b";
+  // Interleaved 1F1B's chunks per rank (plans written before it: absent, one).
+  int64_t chunks = 1;
+  if (root->get("pp_interleave"))
+    if (llvm::Error e = integer("pp_interleave", chunks))
+      return e;
+  options.pipelineChunks = chunks;
   // ZeRO++ (plans written before it: absent, off).
   if (std::optional<bool> zeroPlusPlus = root->getBoolean("zero_plus_plus"); zeroPlusPlus && *zeroPlusPlus) {
     int64_t perNode = 0;

@@ -13,7 +13,6 @@
 #include "zcc/StageLink.h"
 
 #include "passes/Pipelines.h"
-#include "runtime/main/PipelineSchedule.h"
 #include "sim/Planner.h"
 
 #include "mlir/IR/AsmState.h"
@@ -425,9 +424,8 @@ int zcc::runZccMain(int argc, char **argv) {
   // rank r's chunk c) and linked into one executable. The simulator compiles them as a p x v
   // pipeline of one chunk each (sim/Planner.cpp) and runs the interleaved table over them.
   const bool interleaved = options.ppSchedule == "interleaved-1f1b" || options.ppInterleave > 1;
-  pipeline.pipelineSchedule =
-      interleaved ? std::string(options.simulate ? "1f1b" : "interleaved-1f1b") : std::string(options.ppSchedule);
-  pipeline.pipelineChunks = interleaved && !options.simulate ? std::max<int64_t>(options.ppInterleave, 1) : 1;
+  pipeline.pipelineSchedule = interleaved ? std::string("interleaved-1f1b") : std::string(options.ppSchedule);
+  pipeline.pipelineChunks = interleaved ? std::max<int64_t>(options.ppInterleave, 1) : 1;
   pipeline.sequenceParallel = !options.noSequenceParallel;
   pipeline.contextParallel = options.contextParallel;
   pipeline.contextParallelMode = options.contextParallelMode;
@@ -506,9 +504,6 @@ int zcc::runZccMain(int argc, char **argv) {
     problem = "--pp-interleave must be at least 1, got " + std::to_string(options.ppInterleave);
   if (problem.empty() && interleaved && options.ppSchedule != "1f1b" && options.ppSchedule != "interleaved-1f1b")
     problem = "--pp-interleave runs interleaved 1F1B: not with --pp-schedule " + options.ppSchedule;
-  if (problem.empty() && interleaved)
-    problem = zcc::pipeline::problem(zcc::pipeline::Schedule::Interleaved1F1B, options.pipelineParallel, options.gradAccum,
-                                     options.ppInterleave);
   if (problem.empty() && !options.simTrace.empty() && !options.simulate)
     problem = "--sim-trace writes --simulate's predicted step: add --simulate";
   if (problem.empty() && options.simAttention != "flash" && options.simAttention != "materialized")
@@ -569,12 +564,16 @@ int zcc::runZccMain(int argc, char **argv) {
     flags.planFile = options.output == "-" ? "plan.json" : options.output.getValue();
     flags.nodes = options.nodes;
     flags.globalBatch = options.globalBatch;
-    flags.interleave = options.ppInterleave;
+    flags.interleave = pipeline.pipelineChunks; // the flag's, or a plan file's
     flags.materializedAttention = options.simAttention == "materialized";
     if (pipeline.report == "json")
       flags.jsonReport = options.output == "-" ? "-" : options.output + ".report.json";
     zc::ZccPipelineOptions simulated;
     simulated.copyOptionValuesFrom(pipeline);
+    if (flags.interleave > 1) { // compiled as a p x v pipeline of one chunk per stage (above)
+      simulated.pipelineSchedule = "1f1b";
+      simulated.pipelineChunks = 1;
+    }
     simulated.reportFile = flags.jsonReport.empty() ? "-" : flags.jsonReport;
     if (pipeline.report == "json" && flags.jsonReport == "-")
       simulated.report = ""; // stdout gets the simulation's JSON alone

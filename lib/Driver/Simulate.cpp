@@ -104,10 +104,10 @@ int planAutomatically(ModuleOp model, const zc::ZccPipelineOptions &pipeline, co
                       flags.nodes, cluster.name, flags.nodes * cluster.devicesPerNode, pipeline.precision.getValue(),
                       planned->enumerated, planned->compiled, planned->overMemory, planned->failedToCompile,
                       planned->dominated, planned->boundedOut, planned->seconds);
-  os << llvm::formatv("  {0,-2} {1,-76} {2,9} {3,11} {4,6} {5,9}\n", "#", "plan", "step (s)", "tokens/s", "MFU",
+  os << llvm::formatv("  {0,-2} {1,-86} {2,9} {3,11} {4,6} {5,9}\n", "#", "plan", "step (s)", "tokens/s", "MFU",
                       "GiB/dev");
   for (auto [i, o] : llvm::enumerate(planned->best))
-    os << llvm::formatv("  {0,-2} {1,-76} {2,9:F3} {3,11:F0} {4,5:F1}% {5,9:F2}\n", i + 1, o.plan.describe(),
+    os << llvm::formatv("  {0,-2} {1,-86} {2,9:F3} {3,11:F0} {4,5:F1}% {5,9:F2}\n", i + 1, o.plan.describe(),
                         o.result.stepSeconds, o.result.tokensPerSecond(), 100 * o.result.mfu(),
                         o.result.memoryBytes / gib);
   const PlanOutcome &choice = planned->best.front();
