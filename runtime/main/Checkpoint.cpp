@@ -151,9 +151,11 @@ void removeTree(const std::string &path) {
   ::rmdir(path.c_str());
 }
 
-nlohmann::json layoutJson(const ModelInfo &m) {
+/// A stage's layout in its rank's file, from byte `base` (an interleaved rank's file holds its
+/// chunks' one after the other: each layout records where its stage's bytes start).
+nlohmann::json layoutJson(const ModelInfo &m, int64_t base = 0) {
   nlohmann::json params = nlohmann::json::array();
-  int64_t at = 0;
+  int64_t at = base;
   for (const ParamInfo &p : m.params) {
     params.push_back({{"name", p.name},
                       {"shape", p.shape},
@@ -184,7 +186,29 @@ nlohmann::json layoutJson(const ModelInfo &m) {
   nlohmann::json mesh = {{"tp", m.tp}, {"pp", m.pp}, {"dp", m.dataParallel()}};
   if (m.cp > 1)
     mesh["cp"] = m.cp;
-  return {{"params", params}, {"states", states}, {"rank_file_bytes", at}, {"mesh", mesh}};
+  nlohmann::json layout = {{"params", params}, {"states", states}, {"rank_file_bytes", at - base}, {"mesh", mesh}};
+  if (m.chunks > 1) { // interleaved: virtual stage s is chunk s / pp of pipeline rank s % pp
+    layout["mesh"]["chunks"] = m.chunks;
+    layout["file_base"] = base;
+  }
+  return layout;
+}
+
+/// The bytes one rank of a stage saves (its layout's rank_file_bytes).
+int64_t savedBytes(const ModelInfo &m) {
+  int64_t bytes = 0;
+  for (const Region &r : savedRegions(m))
+    bytes += r.bytes;
+  return bytes;
+}
+
+/// Where stage `stage`'s bytes start in its rank's file: after the rank's earlier chunks'.
+int64_t fileBase(const std::vector<ModelInfo> &stages, int64_t stage) {
+  const int64_t pp = stages[stage].pp;
+  int64_t base = 0;
+  for (int64_t s = stage % pp; s < stage; s += pp)
+    base += savedBytes(stages[s]);
+  return base;
 }
 
 nlohmann::json scheduleJson(const RunIdentity &run) {
@@ -220,9 +244,9 @@ void makeDirs(const std::string &path) {
     }
 }
 
-void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir, int64_t step,
-                    const RunIdentity &run, int keep) {
-  const ModelInfo &m = stages[stage];
+void saveCheckpoint(const std::vector<ModelInfo> &stages, const std::vector<const ModelInfo *> &held,
+                    const std::string &dir, int64_t step, const RunIdentity &run, int keep) {
+  const ModelInfo &m = *held.front();
   const int rank = zrt_rank(), ranks = zrt_world_size();
   const std::string at = stepDir(dir, step);
   makeDirs(at);
@@ -235,16 +259,18 @@ void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const s
   std::vector<char> buffer(kStreamBytes);
   uint32_t crc = 0;
   uint64_t total = 0;
-  for (const Region &r : savedRegions(m))
-    for (int64_t done = 0; done < r.bytes;) {
-      const int64_t n = std::min(kStreamBytes, r.bytes - done);
-      readModelState(r.tier, r.offset + done, buffer.data(), n);
-      if (std::fwrite(buffer.data(), 1, static_cast<size_t>(n), f) != static_cast<size_t>(n))
-        fatal("checkpoint", "cannot write %s: %s", tmp.c_str(), std::strerror(errno));
-      crc = crc32(buffer.data(), static_cast<size_t>(n), crc);
-      total += static_cast<uint64_t>(n);
-      done += n;
-    }
+  for (const ModelInfo *chunk : held) {
+    for (const Region &r : savedRegions(*chunk))
+      for (int64_t done = 0; done < r.bytes;) {
+        const int64_t n = std::min(kStreamBytes, r.bytes - done);
+        readModelState(r.tier, r.offset + done, buffer.data(), n);
+        if (std::fwrite(buffer.data(), 1, static_cast<size_t>(n), f) != static_cast<size_t>(n))
+          fatal("checkpoint", "cannot write %s: %s", tmp.c_str(), std::strerror(errno));
+        crc = crc32(buffer.data(), static_cast<size_t>(n), crc);
+        total += static_cast<uint64_t>(n);
+        done += n;
+      }
+  }
   if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0 || std::fclose(f) != 0)
     fatal("checkpoint", "cannot write %s: %s", tmp.c_str(), std::strerror(errno));
   if (std::rename(tmp.c_str(), file.c_str()) != 0)
@@ -276,10 +302,10 @@ void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const s
       manifest["best_val_loss"] = run.bestValLoss;
     if (!run.matmulPlan.empty())
       manifest["matmul_plan"] = run.matmulPlan;
-    if (stages.size() > 1) { // rank r's file is of pipeline stage r / (tp dp)
+    if (stages.size() > 1) { // rank r's file is of pipeline stage r / (tp dp) (interleaved: its chunks in turn)
       nlohmann::json layouts = nlohmann::json::array();
-      for (const ModelInfo &s : stages)
-        layouts.push_back(layoutJson(s));
+      for (size_t s = 0; s < stages.size(); ++s)
+        layouts.push_back(layoutJson(stages[s], fileBase(stages, static_cast<int64_t>(s))));
       manifest["stage_layouts"] = layouts;
     }
     writeAtomically(at + "/manifest.json", manifest.dump(1));
@@ -293,9 +319,9 @@ void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const s
   zrt_host_all_gather(ZRT_AXIS_WORLD, mine, all.data(), 4);
 }
 
-int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir,
-                         RunIdentity &run) {
-  const ModelInfo &m = stages[stage];
+int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, const std::vector<const ModelInfo *> &held,
+                         const std::string &dir, RunIdentity &run) {
+  const ModelInfo &m = *held.front();
   const int rank = zrt_rank(), ranks = zrt_world_size();
   std::vector<int64_t> steps = completeSteps(dir);
   if (steps.empty()) {
@@ -320,12 +346,17 @@ int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, co
     if (manifest.at("model").get<std::string>() != m.model)
       refuse("it is of model '" + manifest.at("model").get<std::string>() + "', this program trains '" +
              m.model + "'");
-    // This rank's stage's layout (a pipeline's checkpoint records each stage's).
+    // This rank's stages' layouts (a pipeline's checkpoint records each stage's).
     const size_t stageCount = manifest.contains("stage_layouts") ? manifest.at("stage_layouts").size() : 1;
-    const nlohmann::json &layout = stageCount > 1 ? manifest.at("stage_layouts").at(std::min<size_t>(stage, stageCount - 1))
-                                                  : manifest.at("layout");
+    bool sameLayouts = stageCount == stages.size();
+    for (const ModelInfo *chunk : held) {
+      const nlohmann::json &layout =
+          stageCount > 1 ? manifest.at("stage_layouts").at(std::min<size_t>(chunk->stage, stageCount - 1))
+                         : manifest.at("layout");
+      sameLayouts = sameLayouts && layout == layoutJson(*chunk, stages.size() > 1 ? fileBase(stages, chunk->stage) : 0);
+    }
     if (manifest.at("world_size").get<int>() != ranks || manifest.at("zero_stage").get<int>() != m.zeroStage() ||
-        stageCount != stages.size() || layout != layoutJson(m))
+        !sameLayouts)
       refuse("it was saved by " + std::to_string(manifest.at("world_size").get<int>()) + " ranks at ZeRO stage " +
              std::to_string(manifest.at("zero_stage").get<int>()) + " (this program: " + std::to_string(ranks) +
              " ranks, stage " + std::to_string(m.zeroStage()) +
@@ -381,13 +412,15 @@ int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, co
       refuse(path + ": checksum mismatch (the file is corrupt)");
   }
   std::ifstream in(path, std::ios::binary);
-  for (const Region &r : savedRegions(m))
-    for (int64_t done = 0; done < r.bytes;) {
-      const int64_t n = std::min(kStreamBytes, r.bytes - done);
-      readChunk(in, n);
-      writeModelState(r.tier, r.offset + done, buffer.data(), n);
-      done += n;
-    }
+  for (const ModelInfo *chunk : held) {
+    for (const Region &r : savedRegions(*chunk))
+      for (int64_t done = 0; done < r.bytes;) {
+        const int64_t n = std::min(kStreamBytes, r.bytes - done);
+        readChunk(in, n);
+        writeModelState(r.tier, r.offset + done, buffer.data(), n);
+        done += n;
+      }
+  }
   // Every rank verified its file before any of them trains on the checkpoint.
   float ok = 1, all = 0;
   zrt_host_all_reduce(ZRT_AXIS_WORLD, &ok, &all, 1, 0);

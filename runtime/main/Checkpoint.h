@@ -41,18 +41,19 @@ struct RunIdentity {
 void makeDirs(const std::string &path);
 
 /// Every rank calls it (it synchronizes the ranks); keeps the newest `keep` checkpoints.
-/// `stages` are every pipeline stage's description (one without --pp), `stage` this rank's:
-/// the manifest records each stage's layout.
-void saveCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir, int64_t step,
-                    const RunIdentity &run, int keep);
+/// `stages` are every pipeline stage's description (one without --pp), `held` this rank's, placed
+/// in its arena (one, or an interleaved rank's chunks in order: its file holds them one after the
+/// other): the manifest records each stage's layout and where it starts in its rank's file.
+void saveCheckpoint(const std::vector<ModelInfo> &stages, const std::vector<const ModelInfo *> &held,
+                    const std::string &dir, int64_t step, const RunIdentity &run, int keep);
 
 /// Loads the newest complete checkpoint of `dir` into the arena (zrt_arena_write); returns its step, or 0
 /// when `dir` holds none. A checkpoint that does not match this program (another model,
 /// world size or layout), or whose files are missing, truncated or corrupt, is a fatal
 /// error naming the problem, before any step runs.
 /// Restores run.bestValLoss and run.matmulPlan from the manifest.
-int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, int64_t stage, const std::string &dir,
-                         RunIdentity &run);
+int64_t resumeCheckpoint(const std::vector<ModelInfo> &stages, const std::vector<const ModelInfo *> &held,
+                         const std::string &dir, RunIdentity &run);
 
 } // namespace zrt::train
 

@@ -212,17 +212,19 @@ int main(int argc, char **argv) {
     k.eval = stages > 1 ? zcc_stages[k.stage].eval : zcc_eval;
     k.weight = stages > 1 ? zcc_stages[k.stage].weight : nullptr;
   }
-  const int64_t stage = held[0].stage; // the checkpoint's stage (one chunk per rank)
   const bool holdsLast = held.back().stage == stages - 1; // the loss is computed here
   const ModelInfo &model = held[0].model;
   const auto updateFunction = stages > 1 ? nullptr : zcc_update;
   const int rank = zrt_rank();
-  // Interleaved ranks hold several chunks' state: the files that name one stage's are not
-  // written for them yet.
-  if (chunks > 1 && (!flags.ckptDir.empty() || flags.resume || !flags.exportWeights.empty() ||
-                     !flags.initWeights.empty()))
-    fatal("train", "--ckpt-dir, --resume, --export-weights and --init-weights are not supported with an interleaved "
-                   "pipeline (zcc --pp-interleave %lld) yet: initialize from --init FILE.safetensors",
+  std::vector<const ModelInfo *> heldModels; // what checkpoints save and resume: each chunk's state
+  for (const Chunk &k : held)
+    heldModels.push_back(&k.model);
+  // Interleaved ranks hold several chunks' state: the flat weight files, which name one stage's
+  // parameters in order, are not written or read for them (checkpoints and --init are).
+  if (chunks > 1 && (!flags.exportWeights.empty() || !flags.initWeights.empty()))
+    fatal("train", "--export-weights and --init-weights are not supported with an interleaved pipeline (zcc "
+                   "--pp-interleave %lld) yet: initialize from --init FILE.safetensors, export with zcc-ckpt "
+                   "consolidate",
           static_cast<long long>(chunks));
   // The batch is split over the data-parallel ranks; tensor-parallel ranks read the same rows, and
   // so do context-parallel ranks (each keeps its tokens of them), which the data axis includes.
@@ -295,7 +297,7 @@ int main(int argc, char **argv) {
   }
   int64_t firstStep = 0;
   if (flags.resume)
-    firstStep = resumeCheckpoint(stageModels, stage, flags.ckptDir, run);
+    firstStep = resumeCheckpoint(stageModels, heldModels, flags.ckptDir, run);
   if (firstStep > 0 && firstStep >= flags.steps) {
     // A finished run resumed (or --steps lowered): nothing to train, and nothing is an error.
     if (rank == 0)
@@ -339,7 +341,7 @@ int main(int argc, char **argv) {
     for (const ModelInfo &m : stageModels)
       if (m.schedule != model.schedule)
         fatal("zcc_model_json", "stage %lld was compiled for the %s schedule, stage %lld for %s",
-              static_cast<long long>(m.stage), m.schedule.c_str(), static_cast<long long>(stage),
+              static_cast<long long>(m.stage), m.schedule.c_str(), static_cast<long long>(model.stage),
               model.schedule.c_str());
     schedule = zcc::pipeline::table(*kind, pipeRanks, K, chunks)[pipeRank];
     slots = zcc::pipeline::slots(*kind, pipeRank, pipeRanks, K, chunks);
@@ -613,7 +615,7 @@ int main(int argc, char **argv) {
     if ((flags.ckptEvery > 0 && ((step + 1) % flags.ckptEvery == 0 || step + 1 == flags.steps)) ||
         (preempted && !flags.ckptDir.empty())) {
       lease->confirm(); // a job that lost the directory to another stops here, writing nothing
-      saveCheckpoint(stageModels, stage, flags.ckptDir, step + 1, run, static_cast<int>(flags.ckptKeep));
+      saveCheckpoint(stageModels, heldModels, flags.ckptDir, step + 1, run, static_cast<int>(flags.ckptKeep));
     }
     if (preempted) {
       if (rank == 0) {

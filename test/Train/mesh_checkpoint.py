@@ -2,7 +2,9 @@
 """Checkpoints across meshes: a run on tp 2 x pp 2 saves at step 4, zcc-ckpt reshards it for
 4 data-parallel ranks at ZeRO-3, which resume it to step 8, and back to tp 2 x pp 2, which resume
 that to step 8 too; every resumed loss matches one rank's run of 8 steps within 1e-5. The same
-mesh resumes its own checkpoint, and consolidate writes every parameter whole.
+mesh resumes its own checkpoint, and consolidate writes every parameter whole. The same round trip
+from an interleaved pipeline (tp 2 x pp 2 x 2 chunks per rank: each rank's file holds its chunks in
+turn).
 
 usage: mesh_checkpoint.py ZCC ZCC-CKPT MODEL.mlir DATA-FLAGS...
 """
@@ -30,6 +32,8 @@ def main():
         one = build("one.bin")
         mesh = build("mesh.bin", "--world-size", "4", "--tp", "2", "--pp", "2", "--grad-accum", "2")
         zero3 = build("zero3.bin", "--world-size", "4", "--zero-stage", "3")
+        interleaved = build("interleaved.bin", "--world-size", "4", "--tp", "2", "--pp", "2", "--pp-interleave", "2",
+                            "--grad-accum", "2")
         reference = train(one, 1, 8)
 
         def check(what, losses):
@@ -48,15 +52,27 @@ def main():
         back = os.path.join(work, "back-ckpt")
         subprocess.run([ckpt_tool, "reshard", to_zero3, "--target", mesh, "-o", back], check=True)
         check("resharded back to tp2 x pp2", train(mesh, 4, 8, "--ckpt-dir", back, "--resume"))
-        whole = os.path.join(work, "whole.safetensors")
-        subprocess.run([ckpt_tool, "consolidate", saved, "-o", whole], check=True, stdout=subprocess.DEVNULL)
-        with open(whole, "rb") as f:
-            header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+        chunked = os.path.join(work, "interleaved-ckpt")
+        check("tp2 x pp2 x 2 chunks, saving at 4",
+              train(interleaved, 4, 4, "--ckpt-dir", chunked, "--ckpt-every", "4"))
+        check("tp2 x pp2 x 2 chunks resumed", train(interleaved, 4, 8, "--ckpt-dir", chunked, "--resume"))
+        chunked_zero3 = os.path.join(work, "chunked-zero3-ckpt")
+        subprocess.run([ckpt_tool, "reshard", chunked, "--target", zero3, "-o", chunked_zero3], check=True)
+        check("2 chunks resharded to dp4 ZeRO-3", train(zero3, 4, 8, "--ckpt-dir", chunked_zero3, "--resume"))
+        to_chunks = os.path.join(work, "to-chunks-ckpt")
+        subprocess.run([ckpt_tool, "reshard", to_zero3, "--target", interleaved, "-o", to_chunks], check=True)
+        check("resharded to tp2 x pp2 x 2 chunks", train(interleaved, 4, 8, "--ckpt-dir", to_chunks, "--resume"))
         described = json.loads(subprocess.run([one, "--describe"], check=True, capture_output=True,
                                               text=True).stdout)
-        for p in described["params"]:
-            if header.get(p["name"], {}).get("shape") != p["shape"]:
-                failures.append(f"consolidated {p['name']}: {header.get(p['name'])}, expected shape {p['shape']}")
+        for name, source in (("mesh", saved), ("interleaved", chunked)):
+            whole = os.path.join(work, f"whole-{name}.safetensors")
+            subprocess.run([ckpt_tool, "consolidate", source, "-o", whole], check=True, stdout=subprocess.DEVNULL)
+            with open(whole, "rb") as f:
+                header = json.loads(f.read(struct.unpack("<Q", f.read(8))[0]))
+            for p in described["params"]:
+                if header.get(p["name"], {}).get("shape") != p["shape"]:
+                    failures.append(f"consolidated {name} {p['name']}: {header.get(p['name'])}, expected shape "
+                                    f"{p['shape']}")
     if failures:
         sys.exit("FAIL:\n  " + "\n  ".join(failures))
     print("PASS")

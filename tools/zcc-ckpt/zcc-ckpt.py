@@ -144,13 +144,16 @@ def stage_layouts(manifest):
     return manifest.get("stage_layouts") or [manifest["layout"]]
 
 def full_state(manifest, files):
-    """Every stage's full_state_of_stage, merged (a tied parameter, on two stages, is one)."""
+    """Every stage's full_state_of_stage, merged (a tied parameter, on two stages, is one). Stage p's
+    files are its pipeline rank's (p mod pp: an interleaved rank's file holds its chunks in turn,
+    each layout's offsets in it)."""
     layouts = stage_layouts(manifest)
-    per_stage = len(files) // len(layouts)
+    pp = layouts[0].get("mesh", {}).get("pp", len(layouts)) if len(layouts) > 1 else 1
+    per_stage = len(files) // pp
     values, states = {}, {}
     for p, layout in enumerate(layouts):
         v, st = full_state_of_stage(dict(manifest, layout=layout),
-                                    files[p * per_stage:(p + 1) * per_stage])
+                                    files[p % pp * per_stage:(p % pp + 1) * per_stage])
         for name, value in v.items():
             values.setdefault(name, value)
         for name, value in st.items():
@@ -271,10 +274,11 @@ def zero_stage(params):
             stage = 3
     return stage
 
-def layout_of(model):
-    """A train.bin description's checkpoint layout, exactly as runtime/main/Checkpoint.cpp writes it."""
+def layout_of(model, base=0):
+    """A train.bin description's checkpoint layout, exactly as runtime/main/Checkpoint.cpp writes it,
+    from byte `base` of its rank's file (an interleaved rank's later chunks)."""
     tp, pp, dp = mesh_of(model, model["world_size"])
-    params, states, at = [], [], 0
+    params, states, at = [], [], base
     for p in model["params"]:
         params.append({"name": p["name"], "shape": p["shape"], "dtype": p["dtype"], "shards": p["shards"],
                        "shard_elements": p["shard_elements"], "sharded_param": p["sharded_param"],
@@ -290,7 +294,12 @@ def layout_of(model):
     mesh = {"tp": tp, "pp": pp, "dp": dp}
     if model.get("mesh", {}).get("cp", 1) > 1:
         mesh["cp"] = model["mesh"]["cp"]
-    return {"params": params, "states": states, "rank_file_bytes": at, "mesh": mesh}
+    layout = {"params": params, "states": states, "rank_file_bytes": at - base, "mesh": mesh}
+    chunks = model.get("pipeline", {}).get("chunks", 1)
+    if chunks > 1:  # interleaved: virtual stage s is chunk s // pp of pipeline rank s % pp
+        mesh["chunks"] = chunks
+        layout["file_base"] = base
+    return layout
 
 def cmd_reshard(a):
     ckpt, m, files = load(a.checkpoint)
@@ -310,7 +319,11 @@ def cmd_reshard(a):
                 fail(f"parameter {p['name']} {whole_shape(p)} is not in the checkpoint with that shape")
     ranks = targets[0]["world_size"]
     tp, pp, dp = mesh_of(targets[0], ranks)
-    layouts = [layout_of(target) for target in targets]
+    # Each stage's bytes in its rank's file: an interleaved rank's chunks one after the other.
+    layouts, bases = [], [0] * pp
+    for s, target in enumerate(targets):
+        layouts.append(layout_of(target, bases[s % pp]))
+        bases[s % pp] += layouts[-1]["rank_file_bytes"]
     parts = {}  # (name of the whole values, tensor rank) -> that rank's part
 
     def stored(values_whole, p, sharded, rank, storage_bytes, dtype):
@@ -329,20 +342,20 @@ def cmd_reshard(a):
     os.makedirs(out_dir, exist_ok=True)
     entries = []
     for r in range(ranks):
-        target = targets[r // (tp * dp)]  # this rank's pipeline stage
-        by_param = {p["name"]: p for p in target["params"]}
         blob = bytearray()
-        for p in target["params"]:
-            blob += stored(values[p["name"]], p, p["sharded_param"], r, p["param_storage_bytes"], p["dtype"])
-        for s in target["states"]:
-            p = by_param[s["param"]]
-            if s["role"] == "master":
-                whole = values[p["name"]]
-            elif s["name"] in states:
-                whole = states[s["name"]]
-            else:
-                fail(f"the checkpoint has no optimizer state {s['name']} (another optimizer?)")
-            blob += stored(whole, p, state_sharded(p, s), r, s["bytes"], "f32")
+        for target in targets[r // (tp * dp)::pp]:  # this rank's pipeline stage (interleaved: its chunks)
+            by_param = {p["name"]: p for p in target["params"]}
+            for p in target["params"]:
+                blob += stored(values[p["name"]], p, p["sharded_param"], r, p["param_storage_bytes"], p["dtype"])
+            for s in target["states"]:
+                p = by_param[s["param"]]
+                if s["role"] == "master":
+                    whole = values[p["name"]]
+                elif s["name"] in states:
+                    whole = states[s["name"]]
+                else:
+                    fail(f"the checkpoint has no optimizer state {s['name']} (another optimizer?)")
+                blob += stored(whole, p, state_sharded(p, s), r, s["bytes"], "f32")
         name = f"rank-{r}.bin"
         tmp = os.path.join(out_dir, name + ".tmp")
         with open(tmp, "wb") as f:
