@@ -51,22 +51,26 @@ def plans(ranks):
             for accum, recompute in itertools.product((1, 2, 4), ("none", "selective", "full")):
                 for offload in (("none", "cpu") if zero >= 1 else ("none",)):
                     # A pipeline under each schedule train.bin runs (issue 57: the simulator times the
-                    # same table); with one micro-batch there is nothing to schedule.
-                    for schedule in (("1f1b", "zb-h1") if pp > 1 and accum > 1 else ("1f1b",)):
+                    # same table; interleaved over 2 chunks per rank where the micro-batches come in
+                    # groups of the pipeline ranks); with one micro-batch there is nothing to schedule.
+                    schedules = ["1f1b"]
+                    if pp > 1 and accum > 1:
+                        schedules += ["zb-h1"] + (["interleaved-1f1b"] if accum % pp == 0 else [])
+                    for schedule in schedules:
                         yield dict(tp=tp, pp=pp, dp=dp, zero=zero, accum=accum, recompute=recompute, offload=offload,
-                                   schedule=schedule)
+                                   schedule=schedule, interleave=2 if schedule == "interleaved-1f1b" else 1)
 
 
 def flags(p, ranks):
     return ["--world-size", str(ranks), "--tp", str(p["tp"]), "--pp", str(p["pp"]), "--zero-stage", str(p["zero"]),
             "--grad-accum", str(p["accum"]), "--recompute", p["recompute"], "--offload-optimizer", p["offload"],
-            "--pp-schedule", p.get("schedule", "1f1b")]
+            "--pp-schedule", p.get("schedule", "1f1b"), "--pp-interleave", str(p.get("interleave", 1))]
 
 
 def name(p):
     s = f"tp{p['tp']} pp{p['pp']} dp{p['dp']} ZeRO-{p['zero']} accum {p['accum']} {p['recompute']}"
     if p["pp"] > 1:
-        s += " " + p.get("schedule", "1f1b")
+        s += " " + p.get("schedule", "1f1b") + (f" x{p['interleave']}" if p.get("interleave", 1) > 1 else "")
     return s + (" offload" if p["offload"] != "none" else "")
 
 
@@ -134,7 +138,8 @@ def main():
                             "-o", plan_file], check=True, env=ENV, capture_output=True)
             pj = json.load(open(plan_file))
             auto = dict(tp=pj["tp"], pp=pj["pp"], dp=pj["dp"], zero=pj["zero_stage"], accum=pj["grad_accum"],
-                        recompute=pj["recompute"], offload=pj["offload_optimizer"], schedule=pj.get("pp_schedule", "1f1b"))
+                        recompute=pj["recompute"], offload=pj["offload_optimizer"], schedule=pj.get("pp_schedule", "1f1b"),
+                        interleave=pj.get("pp_interleave", 1))
             if pj["cp"] == 1 and auto not in chosen and (auto["pp"] > 1 or not args.pipelines):
                 chosen.append(auto)
             runs = {}

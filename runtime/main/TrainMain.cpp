@@ -19,6 +19,7 @@
 #include "main/Data.h"
 #include "main/ModelInfo.h"
 #include "main/PipelineSchedule.h"
+#include "main/StagePrograms.h"
 #include "main/Preemption.h"
 #include "main/Checkpoint.h"
 #include "main/CheckpointLease.h"
@@ -34,17 +35,6 @@
 // What zcc emits: one model's functions and description, or, with --pp, each pipeline
 // stage's (zcc_stages; zcc/StageLink.h). Weak: an executable has one or the other.
 extern "C" {
-struct ZccStage {
-  float (*step)(void *, void *const *);
-  float (*forward)(void *, void *const *); // null on the last stage
-  // The update in two halves, split at the gradient norm (the stage's part of it, then the norm
-  // from the mesh's sum, zrt_grad_norm_reduce, and the optimizers).
-  void (*updateReduce)(void *, double, int64_t);
-  void (*updateApply)(void *, double, int64_t);
-  const char *json;
-  float (*eval)(void *, void *const *);   // the validation loss; null but on the last stage
-  float (*weight)(void *, void *const *); // the weight gradients (W); null but under zero-bubble
-};
 extern const char zcc_model_json[] __attribute__((weak));
 float zcc_step(void *arena, void *const *inputs) __attribute__((weak));
 float zcc_eval(void *arena, void *const *inputs) __attribute__((weak));
@@ -89,44 +79,6 @@ const ParamInfo *nonFiniteGradient(const ModelInfo &m) {
   return bad < 0 ? nullptr : &m.params[bad];
 }
 
-/// One stage program this rank runs (its pipeline stage's, or one of an interleaved rank's V
-/// chunks): its description placed at its base in the rank's arena, its functions, its data and
-/// its input slots.
-struct Chunk {
-  int64_t stage = 0; // which of zcc_stages (interleaved: the virtual stage, chunk * ranks + rank)
-  ModelInfo model;
-  char *arena = nullptr; // the rank's arena + model.arenaBase: where its program's buffers are
-  float (*step)(void *, void *const *) = nullptr;
-  float (*forward)(void *, void *const *) = nullptr; // null on the last stage
-  float (*eval)(void *, void *const *) = nullptr;
-  float (*weight)(void *, void *const *) = nullptr;
-  std::unique_ptr<DataSource> data, evalData;
-  std::vector<std::vector<char>> storage; // the data inputs' host rows
-  std::vector<void *> hostRows;
-  std::vector<std::vector<void *>> slotBuffers; // each slot's input buffers
-  int64_t firstInput = 0; // zrt_input_buffer's index of slot 0's first: slot j's input i is j n + i after it
-  int64_t activationInput = -1, activationGradInput = -1;
-  bool fromData(int64_t i) const {
-    const std::string &role = model.inputs[i].role;
-    return role != "activation" && role != "activation_grad" && role != "stash";
-  }
-};
-
-/// The trace's name of a piece of a pipeline's work: "F", "B", "W", or on an interleaved rank
-/// "F.1" (chunk 1). Names outlive the trace (trace::record keeps the pointer).
-const char *workName(char kind, int64_t chunk, bool chunked) {
-  static std::vector<std::string> names;
-  const std::string name = chunked ? std::string(1, kind) + "." + std::to_string(chunk) : std::string(1, kind);
-  for (const std::string &n : names)
-    if (n == name)
-      return n.c_str();
-  names.reserve(64); // pointers handed out stay valid: no reallocation below 64 names
-  if (names.size() == names.capacity())
-    fatal("train", "too many pipeline chunks to name in the trace");
-  names.push_back(name);
-  return names.back().c_str();
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -156,21 +108,12 @@ int main(int argc, char **argv) {
     trace::setPath(flags.trace.c_str());
   // Each stage plans its own arena; every rank allocates the largest rank's (ranks learn their
   // stage from the mesh, which needs the runtime started). An interleaved rank holds V stage
-  // programs, each its arena at its own base, one after the other (placeInArena).
+  // programs, each its arena at its own base (main/StagePrograms.h).
   const int64_t chunks = stageModels[0].chunks, pipeRanks = stages / chunks;
   if (chunks < 1 || stages % chunks != 0 || (stages > 1 && pipeRanks != stageModels[0].pp))
     fatal("zcc_model_json", "%lld stage programs are not %lld chunks of %lld pipeline ranks",
           static_cast<long long>(stages), static_cast<long long>(chunks), static_cast<long long>(stageModels[0].pp));
-  constexpr int64_t kChunkAlign = 4096; // each chunk's arena starts on a page
-  auto chunkBase = [&](int64_t pipeRank, int64_t chunk) {
-    int64_t base = 0;
-    for (int64_t c = 0; c < chunk; ++c)
-      base += (stageModels[c * pipeRanks + pipeRank].arenaBytes + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
-    return base;
-  };
-  int64_t arenaBytes = 0;
-  for (int64_t r = 0; r < pipeRanks; ++r)
-    arenaBytes = std::max(arenaBytes, chunkBase(r, chunks - 1) + stageModels[(chunks - 1) * pipeRanks + r].arenaBytes);
+  const int64_t arenaBytes = rankArenaBytes(stageModels, chunks);
   if (!flags.comm.empty()) // the CUDA backend's transport (runtime/cuda/CommChoice.h); the CPU's is MPI
     setenv("ZRT_COMM", flags.comm.c_str(), /*overwrite=*/1);
   char *arena = static_cast<char *>(zrt_init(stageModels[0].worldSize, arenaBytes));
@@ -200,24 +143,14 @@ int main(int argc, char **argv) {
   // virtual stage c P + r), each with its description placed at its base in the arena.
   const int64_t pipeRank = zrt_mesh_rank(ZRT_AXIS_PIPELINE);
   const int64_t prevRank = (pipeRank + pipeRanks - 1) % pipeRanks, nextRank = (pipeRank + 1) % pipeRanks;
-  std::vector<Chunk> held(chunks);
-  for (int64_t c = 0; c < chunks; ++c) {
-    Chunk &k = held[c];
-    k.stage = c * pipeRanks + pipeRank;
-    k.model = stageModels[k.stage];
-    placeInArena(k.model, chunkBase(pipeRank, c));
-    k.arena = arena + k.model.arenaBase;
-    k.step = stages > 1 ? zcc_stages[k.stage].step : zcc_step;
-    k.forward = stages > 1 ? zcc_stages[k.stage].forward : nullptr;
-    k.eval = stages > 1 ? zcc_stages[k.stage].eval : zcc_eval;
-    k.weight = stages > 1 ? zcc_stages[k.stage].weight : nullptr;
-  }
+  std::vector<StageProgram> held =
+      rankPrograms(stageModels, chunks, pipeRank, arena, stages > 1 ? zcc_stages : nullptr, zcc_step, zcc_eval);
   const bool holdsLast = held.back().stage == stages - 1; // the loss is computed here
   const ModelInfo &model = held[0].model;
   const auto updateFunction = stages > 1 ? nullptr : zcc_update;
   const int rank = zrt_rank();
   std::vector<const ModelInfo *> heldModels; // what checkpoints save and resume: each chunk's state
-  for (const Chunk &k : held)
+  for (const StageProgram &k : held)
     heldModels.push_back(&k.model);
   // Interleaved ranks hold several chunks' state: the flat weight files, which name one stage's
   // parameters in order, are not written or read for them (checkpoints and --init are).
@@ -243,7 +176,7 @@ int main(int argc, char **argv) {
 
   // Parameters (and master copies) on every rank from the same seed; gradients and
   // optimizer moments start at zero.
-  for (Chunk &k : held) {
+  for (StageProgram &k : held) {
     zrt_arena_fill(k.model.arenaBase, 0, k.model.persistentBytes);
     if (!flags.initWeights.empty())
       readWeights(k.model, flags.initWeights);
@@ -266,7 +199,7 @@ int main(int argc, char **argv) {
   // Each chunk reads the inputs its program takes (the tokens at the first stage, the targets at
   // the last); held-out rows for the validation loss in order: the same batches every evaluation.
   const bool validating = !flags.evalData.empty();
-  for (Chunk &k : held) {
+  for (StageProgram &k : held) {
     k.data = openData(k.model, dataOptions);
     if (validating) {
       if (k.stage == stages - 1 && !k.eval)
@@ -345,7 +278,7 @@ int main(int argc, char **argv) {
               model.schedule.c_str());
     schedule = zcc::pipeline::table(*kind, pipeRanks, K, chunks)[pipeRank];
     slots = zcc::pipeline::slots(*kind, pipeRank, pipeRanks, K, chunks);
-    for (const Chunk &k : held) {
+    for (const StageProgram &k : held) {
       if (zcc::pipeline::splitsBackward(*kind) && !k.weight)
         fatal("zcc_model_json", "the %s schedule needs stage %lld's weight-gradient function, which it lacks",
               model.schedule.c_str(), static_cast<long long>(k.stage));
@@ -355,25 +288,7 @@ int main(int argc, char **argv) {
               static_cast<long long>(slots));
     }
   }
-  // The runtime's input buffers: each chunk's slots after the previous chunk's.
-  int64_t firstInputBuffer = 0;
-  for (Chunk &k : held) {
-    const int64_t nInputs = static_cast<int64_t>(k.model.inputs.size());
-    k.slotBuffers.resize(slots);
-    k.firstInput = firstInputBuffer;
-    for (int64_t i = 0; i < nInputs; ++i) {
-      const InputInfo &in = k.model.inputs[i];
-      k.storage.emplace_back(k.fromData(i) ? in.bytes : 0);
-      k.hostRows.push_back(k.storage.back().data());
-      if (in.role == "activation")
-        k.activationInput = i;
-      if (in.role == "activation_grad")
-        k.activationGradInput = i;
-      for (int64_t j = 0; j < slots; ++j)
-        k.slotBuffers[j].push_back(zrt_input_buffer(firstInputBuffer + j * nInputs + i, in.bytes));
-    }
-    firstInputBuffer += slots * nInputs;
-  }
+  allocateInputs(held, slots); // each program's slots after the previous one's
   const int64_t globalRows = rows * K * batchRanks;
   int64_t tokensPerRow = 1;
   for (const InputInfo &in : model.inputs)
@@ -398,7 +313,7 @@ int main(int argc, char **argv) {
   double pipelineBusy = 0, pipelineSchedule = 0, pipelineBusyMeasured = 0, pipelineStepSeconds = 0;
   // Rows of this rank's micro-batch k of global batch `batch` of `source`, into chunk c's input
   // slot `slot`.
-  auto fillRows = [&](Chunk &c, DataSource &source, int64_t batch, int64_t k, int64_t slot) {
+  auto fillRows = [&](StageProgram &c, DataSource &source, int64_t batch, int64_t k, int64_t slot) {
     int64_t first = batch * globalRows + (batchRank * K + k) * rows;
     for (int64_t r = 0; r < rows; ++r)
       source.fillRow(first + r, r, c.hostRows);
@@ -415,7 +330,7 @@ int main(int argc, char **argv) {
     double sum = 0;
     for (int64_t batch = 0; batch < flags.evalIters; ++batch)
       for (int64_t k = 0; k < K; ++k) {
-        for (Chunk &c : held) { // interleaved: the micro-batch crosses this rank once per chunk
+        for (StageProgram &c : held) { // interleaved: the micro-batch crosses this rank once per chunk
           fillRows(c, *c.evalData, batch, k, 0);
           std::vector<void *> &in = c.slotBuffers[0];
           if (c.activationInput >= 0)
@@ -440,9 +355,9 @@ int main(int argc, char **argv) {
     setStepGates(model, step); // compression techniques on from their schedule_offset
     double lossSum = 0;
     // Rows of this rank's micro-batch k in the step's global batch, into input slot `slot`.
-    auto fillMicroBatch = [&](Chunk &c, int64_t k, int64_t slot) { fillRows(c, *c.data, step, k, slot); };
+    auto fillMicroBatch = [&](StageProgram &c, int64_t k, int64_t slot) { fillRows(c, *c.data, step, k, slot); };
     if (stages == 1) {
-      Chunk &only = held[0];
+      StageProgram &only = held[0];
       for (int64_t k = 0; k < K; ++k) {
         fillMicroBatch(only, k, 0);
         // The step's calls are the same every run: the CUDA backend replays them as a graph.
@@ -473,7 +388,7 @@ int main(int argc, char **argv) {
         return result;
       };
       for (const zcc::pipeline::Action &a : schedule) {
-        Chunk &c = held[a.chunk];
+        StageProgram &c = held[a.chunk];
         std::vector<void *> &in = c.slotBuffers[a.slot];
         if (a.work == zcc::pipeline::Work::Weight) {
           work('W', a, [&] { return c.weight(c.arena, in.data()); });
@@ -497,7 +412,7 @@ int main(int argc, char **argv) {
       zrt_pipe_flush();
       // A parameter the first and last stage both hold (the tied embedding and head): each
       // has its part of the gradient; both update with the sum (Megatron's embedding group).
-      for (const Chunk &c : held) // interleaved: the first rank's first chunk, the last rank's last
+      for (const StageProgram &c : held) // interleaved: the first rank's first chunk, the last rank's last
         for (const ParamInfo &p : c.model.params)
           if (p.pipelineTied) {
             void *grad = zrt_arena_ptr(p.gradOffset, p.gradStorageBytes);
@@ -512,7 +427,7 @@ int main(int argc, char **argv) {
     bool skip = false;
     if (flags.nonfinite != "off") {
       const ParamInfo *bad = nullptr;
-      for (const Chunk &c : held)
+      for (const StageProgram &c : held)
         if (!bad)
           bad = nonFiniteGradient(c.model);
       float mine = (!std::isfinite(lossSum) || bad) ? 1.0f : 0.0f, any = 0;
@@ -527,7 +442,7 @@ int main(int argc, char **argv) {
         if (rank == 0)
           std::fprintf(stderr, "zcc: step %lld: %s: update skipped\n", static_cast<long long>(step + 1),
                        what.c_str());
-        for (const Chunk &c : held)
+        for (const StageProgram &c : held)
           for (const ParamInfo &p : c.model.params)
             zrt_arena_fill(p.gradOffset, 0, p.gradStorageBytes);
         skip = true;
@@ -542,10 +457,10 @@ int main(int argc, char **argv) {
         if (stages > 1) {
           // Each of the rank's programs' reductions and part of the norm, the norm's sum over the
           // mesh, then each program's clipping and optimizers: all clip by the whole model's norm.
-          for (const Chunk &c : held)
+          for (const StageProgram &c : held)
             zcc_stages[c.stage].updateReduce(c.arena, lr, step + 1);
           zrt_grad_norm_reduce();
-          for (const Chunk &c : held)
+          for (const StageProgram &c : held)
             zcc_stages[c.stage].updateApply(c.arena, lr, step + 1);
         } else {
           updateFunction(arena, lr, step + 1);
@@ -654,7 +569,7 @@ int main(int argc, char **argv) {
     // Every rank: each stage program's arena (an interleaved rank's chunks each their own), planned
     // and written: the stages' plans differ (the slots each keeps, its layers).
     std::string lines;
-    for (const Chunk &c : held)
+    for (const StageProgram &c : held)
       lines += "zcc: rank " + std::to_string(rank) + " pipeline stage " + std::to_string(c.stage) + ": arena " +
                std::to_string(c.model.arenaBytes) + " B planned, " + std::to_string(measuredHighWater(c.model)) +
                " B written (high-water mark)\n";

@@ -1,0 +1,75 @@
+// The stage programs a rank runs. Without --pp, the one model zcc emitted; with --pp, the program
+// of the rank's pipeline stage; interleaved (zcc --pp-interleave V), the rank's V chunks, chunk c
+// being virtual stage c P + r on pipeline rank r. Each program plans its own arena: a rank's
+// programs sit one after the other in its arena, each at its own page-aligned base, their
+// descriptions placed there (placeInArena) so that whatever reads the arena by offset (weights,
+// checkpoints, the overflow check, the high-water mark) reads the program's part.
+#ifndef ZRT_MAIN_STAGEPROGRAMS_H
+#define ZRT_MAIN_STAGEPROGRAMS_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "main/Data.h"
+#include "main/ModelInfo.h"
+
+extern "C" {
+/// One pipeline stage's functions and description, as zcc links them (zcc_stages; zcc/StageLink.h).
+struct ZccStage {
+  float (*step)(void *, void *const *);
+  float (*forward)(void *, void *const *); // null on the last stage
+  // The update in two halves, split at the gradient norm (the stage's part of it, then the norm
+  // from the mesh's sum, zrt_grad_norm_reduce, and the optimizers).
+  void (*updateReduce)(void *, double, int64_t);
+  void (*updateApply)(void *, double, int64_t);
+  const char *json;
+  float (*eval)(void *, void *const *);   // the validation loss; null but on the last stage
+  float (*weight)(void *, void *const *); // the weight gradients (W); null but under zero-bubble
+};
+}
+
+namespace zrt::train {
+
+/// One program a rank runs: its description placed at its base in the rank's arena, its functions,
+/// its data and its input slots.
+struct StageProgram {
+  int64_t stage = 0; // which of zcc_stages (interleaved: the virtual stage, chunk * ranks + rank)
+  ModelInfo model;
+  char *arena = nullptr; // the rank's arena + model.arenaBase: where its program's buffers are
+  float (*step)(void *, void *const *) = nullptr;
+  float (*forward)(void *, void *const *) = nullptr; // null on the last stage
+  float (*eval)(void *, void *const *) = nullptr;
+  float (*weight)(void *, void *const *) = nullptr;
+  std::unique_ptr<DataSource> data, evalData;
+  std::vector<std::vector<char>> storage; // the data inputs' host rows
+  std::vector<void *> hostRows;
+  std::vector<std::vector<void *>> slotBuffers; // each slot's input buffers
+  int64_t firstInput = 0; // zrt_input_buffer's index of slot 0's first: slot j's input i is j n + i after it
+  int64_t activationInput = -1, activationGradInput = -1;
+  /// Whether input i comes from the data (not a neighbour's activation or gradient, nor a stash).
+  bool fromData(int64_t i) const;
+};
+
+/// The arena every rank allocates: the largest rank's, its programs' arenas one after the other.
+/// `stages` are every stage program's descriptions (one without --pp), `chunks` per rank.
+int64_t rankArenaBytes(const std::vector<ModelInfo> &stages, int64_t chunks);
+
+/// Pipeline rank `pipeRank`'s programs, in chunk order, placed in `arena`. `linked` is zcc_stages
+/// (null without --pp: then `step` and `eval` are the one model's).
+std::vector<StageProgram> rankPrograms(const std::vector<ModelInfo> &stages, int64_t chunks, int64_t pipeRank,
+                                       char *arena, const ZccStage *linked, float (*step)(void *, void *const *),
+                                       float (*eval)(void *, void *const *));
+
+/// Each program's data inputs' host rows and its `slots` input slots (zrt_input_buffer), each
+/// program's after the previous one's.
+void allocateInputs(std::vector<StageProgram> &programs, int64_t slots);
+
+/// The trace's name of a piece of a pipeline's work: "F", "B", "W", or on an interleaved rank
+/// "F.1" (chunk 1). Names outlive the trace (trace::record keeps the pointer).
+const char *workName(char kind, int64_t chunk, bool chunked);
+
+} // namespace zrt::train
+
+#endif // ZRT_MAIN_STAGEPROGRAMS_H
