@@ -422,7 +422,7 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
     SmallVector<double> forwardCost(plan->flops.begin(), plan->flops.end());
     const zcc::pipeline::Schedule kind = *zcc::pipeline::parseSchedule(schedule);
     double bubble = predictedBubble(forwardCost, plan->weightFlops, microBatches, kind, chunks);
-    // Interleaved: stage s is chunk s / ranks of pipeline rank s % ranks, its slots that rank's.
+    // Interleaved: stage s is chunk s / ranks of pipeline rank s % ranks, its slots that chunk's.
     const int64_t ranks = P / chunks;
     SmallVector<NamedAttribute> attrs{
         b.getNamedAttr("stage", b.getI64IntegerAttr(s)),
@@ -430,7 +430,7 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
         b.getNamedAttr("cuts", b.getDenseI64ArrayAttr(plan->begin)),
         b.getNamedAttr("stage_flops", b.getF64ArrayAttr(plan->flops)),
         b.getNamedAttr("schedule", b.getStringAttr(schedule)),
-        b.getNamedAttr("slots", b.getI64IntegerAttr(zcc::pipeline::slots(kind, s % ranks, ranks, microBatches, chunks))),
+        b.getNamedAttr("slots", b.getI64IntegerAttr(zcc::pipeline::slots(kind, s % ranks, ranks, microBatches, chunks, s / ranks))),
         b.getNamedAttr("predicted_bubble", b.getF64FloatAttr(bubble))};
     if (chunks > 1)
       attrs.push_back(b.getNamedAttr("chunks", b.getI64IntegerAttr(chunks)));

@@ -272,18 +272,18 @@ FunctionTime timeFunction(func::FuncOp fn, const ClusterCost &cost, bool isUpdat
 
 /// A pipeline stage's inputs kept for the micro-batches in flight (the schedule's slots at that
 /// rank: 1F1B keeps P - s), with the activations its forward keeps for its backward
-/// (zcc-pipeline-keep's stash arguments); interleaved over `chunks` chunks, per chunk the most any
-/// of the rank's chunks holds. Alike stages share one module, so the slots are the rank's, not the
+/// (zcc-pipeline-keep's stash arguments); interleaved over `chunks` chunks, what chunk `chunk` of
+/// the rank holds. Alike stages share one module, so the slots are the rank's chunk's, not the
 /// module's.
 int64_t inFlightInputs(ModuleOp module, zcc::pipeline::Schedule schedule, int64_t microBatches, int64_t pipelineRanks,
-                       int64_t rank, int64_t chunks) {
+                       int64_t rank, int64_t chunks, int64_t chunk) {
   func::FuncOp step = functionWithRole(module, "step");
   if (!step || !module->getAttr("zc.pipeline"))
     return 0;
   int64_t inputs = 0;
   for (Type t : step.getArgumentTypes())
     inputs += tensorBytes(cast<RankedTensorType>(t));
-  return zcc::pipeline::slots(schedule, rank, pipelineRanks, microBatches, chunks) * inputs;
+  return zcc::pipeline::slots(schedule, rank, pipelineRanks, microBatches, chunks, chunk) * inputs;
 }
 
 } // namespace
@@ -353,7 +353,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
     device.stepSeconds += step[j].seconds + weight[j].seconds;
     device.updateSeconds += update[j].seconds;
     device.arenaBytes += arenaBytes[j];
-    device.inFlightInputBytes += inFlightInputs(module, schedule, m, p, j % p, v);
+    device.inFlightInputBytes += inFlightInputs(module, schedule, m, p, j % p, v, j / p);
   }
   for (const StageResult &device : r.stages)
     r.memoryBytes = std::max(r.memoryBytes, device.arenaBytes + device.inFlightInputBytes);

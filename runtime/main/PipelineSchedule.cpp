@@ -74,14 +74,12 @@ std::vector<Action> interleavedOrder(int64_t r, int64_t P, int64_t K, int64_t V)
 
 /// The most micro-batches any chunk holds at once in an interleaved stage's list (from an F to
 /// its B).
-int64_t peakInFlight(const std::vector<Action> &actions, int64_t chunks) {
-  std::vector<int64_t> inFlight(chunks, 0);
-  int64_t peak = 1;
+/// The most micro-batches chunk `chunk` holds in flight at once in `actions` (at least 1).
+int64_t peakInFlight(const std::vector<Action> &actions, int64_t chunk) {
+  int64_t inFlight = 0, peak = 1;
   for (const Action &a : actions)
-    if (a.work == Work::Forward)
-      peak = std::max(peak, ++inFlight[a.chunk]);
-    else
-      --inFlight[a.chunk];
+    if (a.chunk == chunk)
+      peak = std::max(peak, inFlight += a.work == Work::Forward ? 1 : -1);
   return peak;
 }
 
@@ -89,9 +87,11 @@ std::vector<std::vector<Action>> interleavedTable(int64_t P, int64_t K, int64_t 
   std::vector<std::vector<Action>> out;
   for (int64_t r = 0; r < P; ++r) {
     out.push_back(interleavedOrder(r, P, K, V));
-    const int64_t n = peakInFlight(out.back(), V);
+    std::vector<int64_t> n(V);
+    for (int64_t c = 0; c < V; ++c)
+      n[c] = peakInFlight(out.back(), c);
     for (Action &a : out.back())
-      a.slot = a.microBatch % n;
+      a.slot = a.microBatch % n[a.chunk];
   }
   return out;
 }
@@ -206,9 +206,9 @@ std::vector<std::vector<Action>> zeroBubbleH1(int64_t P, int64_t K) {
 
 } // namespace
 
-int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks) {
+int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks, int64_t chunk) {
   if (interleaves(schedule))
-    return peakInFlight(interleavedOrder(stage, stages, microBatches, chunks), chunks);
+    return peakInFlight(interleavedOrder(stage, stages, microBatches, chunks), chunk);
   const int64_t inFlight = schedule == Schedule::ZeroBubbleH1 ? stages : stages - stage;
   return std::max<int64_t>(1, std::min(microBatches, inFlight));
 }

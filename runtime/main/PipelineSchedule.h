@@ -30,8 +30,9 @@
 //
 // A micro-batch stays in flight at its stage (its chunk's, when interleaved) from its F to its last
 // piece of backward (B under 1F1B, W under zero-bubble); a stage holds each in-flight
-// micro-batch's inputs and kept activations in one of `slots` input slots per chunk, micro-batch m
-// in slot m % slots (each chunk's in-flight micro-batches are consecutive: no two share one).
+// micro-batch's inputs and kept activations in one of its `slots` input slots (interleaved: each
+// chunk its own number, the most it holds at once), micro-batch m in slot m % slots (each chunk's
+// in-flight micro-batches are consecutive: no two share one).
 #ifndef ZRT_MAIN_PIPELINESCHEDULE_H
 #define ZRT_MAIN_PIPELINESCHEDULE_H
 
@@ -69,8 +70,9 @@ struct Action {
 };
 
 /// The micro-batches stage `stage` of `stages` keeps in flight (its input slots; interleaved:
-/// per chunk, the most any of its `chunks` holds).
-int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks = 1);
+/// those of its chunk `chunk` of `chunks`, each chunk holding its own number).
+int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks = 1,
+              int64_t chunk = 0);
 
 /// Every stage's work for `microBatches` micro-batches, in order (stage 0 first); `chunks` per
 /// rank when the schedule interleaves. The arguments must pass problem().

@@ -53,10 +53,10 @@ std::vector<StageProgram> rankPrograms(const std::vector<ModelInfo> &stages, int
   return programs;
 }
 
-void allocateInputs(std::vector<StageProgram> &programs, int64_t slots) {
+void allocateInputs(std::vector<StageProgram> &programs) {
   int64_t first = 0;
   for (StageProgram &p : programs) {
-    const int64_t n = static_cast<int64_t>(p.model.inputs.size());
+    const int64_t n = static_cast<int64_t>(p.model.inputs.size()), slots = p.model.slots;
     p.slotBuffers.assign(slots, {});
     p.firstInput = first;
     for (int64_t i = 0; i < n; ++i) {

@@ -62,9 +62,9 @@ std::vector<StageProgram> rankPrograms(const std::vector<ModelInfo> &stages, int
                                        char *arena, const ZccStage *linked, float (*step)(void *, void *const *),
                                        float (*eval)(void *, void *const *));
 
-/// Each program's data inputs' host rows and its `slots` input slots (zrt_input_buffer), each
-/// program's after the previous one's.
-void allocateInputs(std::vector<StageProgram> &programs, int64_t slots);
+/// Each program's data inputs' host rows and its input slots (zrt_input_buffer; as many as its
+/// plan's, model.slots), each program's after the previous one's.
+void allocateInputs(std::vector<StageProgram> &programs);
 
 /// The trace's name of a piece of a pipeline's work: "F", "B", "W", or on an interleaved rank
 /// "F.1" (chunk 1). Names outlive the trace (trace::record keeps the pointer).

@@ -263,7 +263,6 @@ int main(int argc, char **argv) {
   const int64_t rows = model.rowsPerMicroBatch(), K = model.microBatches;
   // The pipeline's schedule, the table zcc predicted the bubble with: every stage's work in order.
   std::vector<zcc::pipeline::Action> schedule;
-  int64_t slots = 1;
   if (stages > 1) {
     std::optional<zcc::pipeline::Schedule> kind = zcc::pipeline::parseSchedule(model.schedule);
     if (!kind)
@@ -277,18 +276,18 @@ int main(int argc, char **argv) {
               static_cast<long long>(m.stage), m.schedule.c_str(), static_cast<long long>(model.stage),
               model.schedule.c_str());
     schedule = zcc::pipeline::table(*kind, pipeRanks, K, chunks)[pipeRank];
-    slots = zcc::pipeline::slots(*kind, pipeRank, pipeRanks, K, chunks);
     for (const StageProgram &k : held) {
       if (zcc::pipeline::splitsBackward(*kind) && !k.weight)
         fatal("zcc_model_json", "the %s schedule needs stage %lld's weight-gradient function, which it lacks",
               model.schedule.c_str(), static_cast<long long>(k.stage));
+      const int64_t slots = zcc::pipeline::slots(*kind, pipeRank, pipeRanks, K, chunks, k.stage / pipeRanks);
       if (slots != k.model.slots)
         fatal("zcc_model_json", "stage %lld plans %lld input slots, its %s schedule uses %lld: rebuild with this zcc",
               static_cast<long long>(k.stage), static_cast<long long>(k.model.slots), model.schedule.c_str(),
               static_cast<long long>(slots));
     }
   }
-  allocateInputs(held, slots); // each program's slots after the previous one's
+  allocateInputs(held); // each program's slots (its plan's) after the previous one's
   const int64_t globalRows = rows * K * batchRanks;
   int64_t tokensPerRow = 1;
   for (const InputInfo &in : model.inputs)

@@ -6,14 +6,27 @@ the highest byte written, per stage program) reach it within 1%. With --recomput
 keeps its micro-batches' activations only for those in flight: under 1F1B stage s plans min(K, P - s)
 input slots and keeps activations in all but the last stage; under zb-h1 min(K, P) (the last stage
 too: its W reads them); interleaved,
-what Megatron's order holds in flight per chunk (at most K). A plan that kept every micro-batch
+each chunk what Megatron's order holds of it in flight at once (pipeline_trace.py writes the order
+out), no more. A plan that kept every micro-batch
 would be seen here as its slots and in the high-water marks the arena's use follows.
 
 usage: pipeline_memory.py ZCC MODEL.mlir STAGES MICRO-BATCHES DATA-FLAGS...
 """
 import json, os, re, subprocess, sys, tempfile
 
+from pipeline_trace import megatron_interleaved, parse
+
 SCHEDULES = [("1f1b", 1), ("zb-h1", 1), ("interleaved-1f1b", 2)]
+
+
+def megatron_slots(rank, stages, k, chunks, chunk):
+    """The most micro-batches chunk `chunk` of pipeline rank `rank` holds at once in Megatron's order."""
+    held = peak = 0
+    for kind, _, c in map(parse, megatron_interleaved(rank, stages, k, chunks)):
+        if c == chunk:
+            held += 1 if kind == "F" else -1
+            peak = max(peak, held)
+    return peak
 
 
 def main():
@@ -48,8 +61,9 @@ def main():
                                     f"{report['arena_bytes']} B")
                 if not 0.99 * planned <= written <= planned:
                     failures.append(f"{schedule} stage {s}: wrote up to {written} B of a {planned} B plan")
-                slots = {"1f1b": min(k, stages - s), "zb-h1": min(k, stages)}.get(schedule)
-                if slots is not None and plan["slots"] != slots:
+                slots = {"1f1b": min(k, stages - s), "zb-h1": min(k, stages),
+                         "interleaved-1f1b": megatron_slots(rank, stages, k, chunks, s // stages)}[schedule]
+                if plan["slots"] != slots:
                     failures.append(f"{schedule} stage {s}: {plan['slots']} slots, the schedule keeps {slots}")
                 if not 1 <= plan["slots"] <= k:
                     failures.append(f"{schedule} stage {s}: {plan['slots']} slots for {k} micro-batches")
