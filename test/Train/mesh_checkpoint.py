@@ -43,25 +43,22 @@ def main():
                     failures.append(f"{what}: step {step} loss {loss} vs {reference[step]} ({rel:.2e})")
             print(f"{what}: steps {sorted(losses)}")
 
-        saved = os.path.join(work, "mesh-ckpt")
-        check("tp2 x pp2, saving at 4", train(mesh, 4, 4, "--ckpt-dir", saved, "--ckpt-every", "4"))
-        check("tp2 x pp2 resumed", train(mesh, 4, 8, "--ckpt-dir", saved, "--resume"))
-        to_zero3 = os.path.join(work, "zero3-ckpt")
-        subprocess.run([ckpt_tool, "reshard", saved, "--target", zero3, "-o", to_zero3], check=True)
-        check("resharded to dp4 ZeRO-3", train(zero3, 4, 8, "--ckpt-dir", to_zero3, "--resume"))
-        back = os.path.join(work, "back-ckpt")
-        subprocess.run([ckpt_tool, "reshard", to_zero3, "--target", mesh, "-o", back], check=True)
-        check("resharded back to tp2 x pp2", train(mesh, 4, 8, "--ckpt-dir", back, "--resume"))
-        chunked = os.path.join(work, "interleaved-ckpt")
-        check("tp2 x pp2 x 2 chunks, saving at 4",
-              train(interleaved, 4, 4, "--ckpt-dir", chunked, "--ckpt-every", "4"))
-        check("tp2 x pp2 x 2 chunks resumed", train(interleaved, 4, 8, "--ckpt-dir", chunked, "--resume"))
-        chunked_zero3 = os.path.join(work, "chunked-zero3-ckpt")
-        subprocess.run([ckpt_tool, "reshard", chunked, "--target", zero3, "-o", chunked_zero3], check=True)
-        check("2 chunks resharded to dp4 ZeRO-3", train(zero3, 4, 8, "--ckpt-dir", chunked_zero3, "--resume"))
-        to_chunks = os.path.join(work, "to-chunks-ckpt")
-        subprocess.run([ckpt_tool, "reshard", to_zero3, "--target", interleaved, "-o", to_chunks], check=True)
-        check("resharded to tp2 x pp2 x 2 chunks", train(interleaved, 4, 8, "--ckpt-dir", to_chunks, "--resume"))
+        def round_trip(what, exe):
+            """`exe` saves at 4 and resumes to 8; its checkpoint resharded to dp 4 at ZeRO-3 resumes to 8;
+            the returned checkpoint directory is `exe`'s."""
+            saved = os.path.join(work, f"{what}-ckpt")
+            check(f"{what}, saving at 4", train(exe, 4, 4, "--ckpt-dir", saved, "--ckpt-every", "4"))
+            check(f"{what} resumed", train(exe, 4, 8, "--ckpt-dir", saved, "--resume"))
+            to_zero3 = os.path.join(work, f"{what}-to-zero3-ckpt")
+            subprocess.run([ckpt_tool, "reshard", saved, "--target", zero3, "-o", to_zero3], check=True)
+            check(f"{what} resharded to dp4 ZeRO-3", train(zero3, 4, 8, "--ckpt-dir", to_zero3, "--resume"))
+            back = os.path.join(work, f"{what}-back-ckpt")
+            subprocess.run([ckpt_tool, "reshard", to_zero3, "--target", exe, "-o", back], check=True)
+            check(f"resharded back to {what}", train(exe, 4, 8, "--ckpt-dir", back, "--resume"))
+            return saved
+
+        saved = round_trip("tp2 x pp2", mesh)
+        chunked = round_trip("tp2 x pp2 x 2 chunks", interleaved)
         described = json.loads(subprocess.run([one, "--describe"], check=True, capture_output=True,
                                               text=True).stdout)
         for name, source in (("mesh", saved), ("interleaved", chunked)):
