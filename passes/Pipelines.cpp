@@ -36,6 +36,8 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
   else if (std::string problem = zcc::pipeline::problem(*zcc::pipeline::parseSchedule(options.pipelineSchedule),
                                                         options.pipelineParallel, options.gradAccum,
                                                         options.pipelineChunks);
+           (options.pipelineParallel > 1 || options.pipelineChunks > 1 ||
+            zcc::pipeline::interleaves(*zcc::pipeline::parseSchedule(options.pipelineSchedule))) &&
            !problem.empty())
     os << problem; // interleaving: at least 2 chunks, 2 ranks, K a multiple of them; the others: one chunk
   else if (options.pipelineChunks > 1 && (options.offloadOptimizer != "none" || options.offloadActivations != "none"))
