@@ -152,13 +152,14 @@ int main(int argc, char **argv) {
   std::vector<const ModelInfo *> heldModels; // what checkpoints save and resume: each chunk's state
   for (const StageProgram &k : held)
     heldModels.push_back(&k.model);
-  // Interleaved ranks hold several chunks' state: the flat weight files, which name one stage's
-  // parameters in order, are not written or read for them (checkpoints and --init are).
-  if (chunks > 1 && (!flags.exportWeights.empty() || !flags.initWeights.empty()))
-    fatal("train", "--export-weights and --init-weights are not supported with an interleaved pipeline (zcc "
-                   "--pp-interleave %lld) yet: initialize from --init FILE.safetensors, export with zcc-ckpt "
-                   "consolidate",
-          static_cast<long long>(chunks));
+  // The flat weight files hold the whole model's parameters in its order, which no stage program
+  // knows: a pipeline reads its start from safetensors by name (--init) and writes its end through
+  // a checkpoint (zcc-ckpt consolidate), never a stage's part of a flat file as if it were whole.
+  if (stages > 1 && (!flags.exportWeights.empty() || !flags.initWeights.empty()))
+    fatal("train", "--export-weights and --init-weights (flat f32 files of the whole model) are not supported with "
+                   "a pipeline (zcc --pp %lld): initialize from --init FILE.safetensors; export with --ckpt-dir and "
+                   "zcc-ckpt consolidate",
+          static_cast<long long>(pipeRanks));
   // The batch is split over the data-parallel ranks; tensor-parallel ranks read the same rows, and
   // so do context-parallel ranks (each keeps its tokens of them), which the data axis includes.
   const int dataRank = zrt_mesh_rank(ZRT_AXIS_DATA), dataRanks = zrt_mesh_size(ZRT_AXIS_DATA);

@@ -8,7 +8,9 @@ input slots and keeps activations in all but the last stage; under zb-h1 min(K, 
 too: its W reads them); interleaved,
 each chunk what Megatron's order holds of it in flight at once (pipeline_trace.py writes the order
 out), no more. A plan that kept every micro-batch
-would be seen here as its slots and in the high-water marks the arena's use follows.
+would be seen here as its slots and in the high-water marks the arena's use follows. A pipeline
+refuses the flat weight files (--export-weights, --init-weights: the whole model's parameters in its
+order, which no stage program holds) by name.
 
 usage: pipeline_memory.py ZCC MODEL.mlir STAGES MICRO-BATCHES DATA-FLAGS...
 """
@@ -71,6 +73,14 @@ def main():
                 if schedule != "zb-h1" and (plan["kept_activation_bytes"] > 0) == last:
                     failures.append(f"{schedule} stage {s}: keeps {plan['kept_activation_bytes']} B of activations"
                                     + (" (the last stage's step runs its forward)" if last else ""))
+        # A pipeline refuses the flat weight files (the whole model's parameters in order), which
+        # none of its stage programs holds, by name, before training.
+        for flag in ("--export-weights", "--init-weights"):
+            run = subprocess.run(["mpirun", "-np", str(stages), exe, "--steps", "1", flag,
+                                  os.path.join(work, "w.f32")] + data, capture_output=True, text=True, env=env,
+                                 timeout=600)
+            if run.returncode == 0 or "zcc-ckpt consolidate" not in run.stderr + run.stdout:
+                failures.append(f"{flag} with a pipeline: exit {run.returncode}, no refusal naming zcc-ckpt")
     if failures:
         sys.exit("FAIL:\n  " + "\n  ".join(failures))
     print("PASS")
