@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <set>
 #include <sys/resource.h>
+#include <utility>
 
 #include "core/Error.h"
 #include "main/Watermark.h"
@@ -19,12 +21,18 @@ std::string jsonNumber(double v) {
   return text;
 }
 
-/// The model's values (whole tensors: a tensor-parallel rank keeps part of some).
-int64_t parameterCount(const ModelInfo &m) {
-  int64_t n = 0;
-  for (const ParamInfo &p : m.params)
-    n += p.wholeElements();
-  return n;
+/// The whole model's parameter tensors and values (whole tensors: a tensor-parallel rank keeps
+/// part of some), over every stage program (a tied embedding and head, held by two, counted once).
+std::pair<int64_t, int64_t> parameterCount(const std::vector<ModelInfo> &stages) {
+  std::set<std::string> seen;
+  int64_t tensors = 0, values = 0;
+  for (const ModelInfo &m : stages)
+    for (const ParamInfo &p : m.params)
+      if (seen.insert(p.name).second) {
+        ++tensors;
+        values += p.wholeElements();
+      }
+  return {tensors, values};
 }
 
 } // namespace
@@ -103,15 +111,15 @@ void StepLog::write(const ModelInfo &m, const StepRecord &r, const zrt_counters 
                  std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
 
-void printRunBanner(const ModelInfo &model, const DataSource &data, int batchRanks, int dataRanks,
-                    int64_t globalRows, const char *matmulLine) {
+void printRunBanner(const std::vector<ModelInfo> &stages, const ModelInfo &model, int64_t arenaBytes,
+                    const DataSource &data, int batchRanks, int dataRanks, int64_t globalRows, const char *matmulLine) {
   const int64_t K = model.microBatches, rows = model.rowsPerMicroBatch();
-  std::printf("zcc: model %s, %zu parameter tensors (%lld values), %d data-parallel rank(s) x %lld "
+  const auto [tensors, values] = parameterCount(stages);
+  std::printf("zcc: model %s, %lld parameter tensors (%lld values), %d data-parallel rank(s) x %lld "
               "micro-batch(es) of %lld rows, global batch %lld, data: %s, arena %lld bytes per rank\n",
-              model.model.c_str(), model.params.size(), static_cast<long long>(parameterCount(model)),
-              batchRanks, static_cast<long long>(K), static_cast<long long>(rows),
-              static_cast<long long>(globalRows), data.describe().c_str(),
-              static_cast<long long>(model.arenaBytes));
+              model.model.c_str(), static_cast<long long>(tensors), static_cast<long long>(values), batchRanks,
+              static_cast<long long>(K), static_cast<long long>(rows), static_cast<long long>(globalRows),
+              data.describe().c_str(), static_cast<long long>(arenaBytes));
   if (model.cp > 1)
     std::printf("zcc: mesh tp %lld x cp %lld x pp %lld x dp %d (%lld ranks; tensor fastest, then context, then "
                 "data, then pipeline); each context rank holds 1/%lld of every sequence's tokens\n",

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "main/Data.h"
 #include "main/ModelInfo.h"
@@ -42,9 +43,11 @@ private:
   FILE *json_ = nullptr;
 };
 
-/// The start-up lines rank 0 prints: model, mesh, backend, matmul paths, clipping, state per rank.
-void printRunBanner(const ModelInfo &model, const DataSource &data, int batchRanks, int dataRanks,
-                    int64_t globalRows, const char *matmulLine);
+/// The start-up lines rank 0 prints: model (its parameters over every stage program in `stages`,
+/// the arena each rank allocates), mesh, backend, matmul paths, clipping, state per rank (`model`:
+/// rank 0's first program).
+void printRunBanner(const std::vector<ModelInfo> &stages, const ModelInfo &model, int64_t arenaBytes,
+                    const DataSource &data, int batchRanks, int dataRanks, int64_t globalRows, const char *matmulLine);
 
 /// Bytes the collectives sent, over every link.
 int64_t bytesSent(const zrt_counters &c);

@@ -298,7 +298,7 @@ int main(int argc, char **argv) {
   // Rank 0 prints what runs (model, mesh, backend, matmul paths, state) and keeps the --log-json file.
   StepLog log(rank == 0, flags.logJson);
   if (rank == 0)
-    printRunBanner(model, data, batchRanks, dataRanks, globalRows, matmulLine);
+    printRunBanner(stageModels, model, arenaBytes, data, batchRanks, dataRanks, globalRows, matmulLine);
 
   zrt_counters before{};
   zrt_get_counters(&before);

@@ -10,11 +10,12 @@ each chunk what Megatron's order holds of it in flight at once (pipeline_trace.p
 out), no more. A plan that kept every micro-batch
 would be seen here as its slots and in the high-water marks the arena's use follows. A pipeline
 refuses the flat weight files (--export-weights, --init-weights: the whole model's parameters in its
-order, which no stage program holds) by name.
+order, which no stage program holds) by name, and its start-up line counts the whole model's parameters
+(every stage's, a tied one once).
 
 usage: pipeline_memory.py ZCC MODEL.mlir STAGES MICRO-BATCHES DATA-FLAGS...
 """
-import json, os, re, subprocess, sys, tempfile
+import json, math, os, re, subprocess, sys, tempfile
 
 from pipeline_trace import megatron_interleaved, parse
 
@@ -37,6 +38,13 @@ def main():
                OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
     failures = []
     with tempfile.TemporaryDirectory() as work:
+        # The whole model's parameters, which every pipelined run's start-up line counts over its stages.
+        one = os.path.join(work, "one.bin")
+        subprocess.run([zcc, model, "-o", one], check=True, stdout=subprocess.DEVNULL)
+        described = json.loads(subprocess.run([one, "--describe"], check=True, capture_output=True,
+                                              text=True).stdout)
+        whole = (len(described["params"]),
+                 sum(math.prod(p.get("whole_shape") or p["shape"]) for p in described["params"]))
         for schedule, chunks in SCHEDULES:
             exe = os.path.join(work, f"{schedule}.bin")
             subprocess.run([zcc, model, "-o", exe, "--world-size", str(stages), "--pp", str(stages),
@@ -45,6 +53,10 @@ def main():
                            check=True, stdout=subprocess.DEVNULL)
             run = subprocess.run(["mpirun", "-np", str(stages), exe, "--steps", "2"] + data, check=True,
                                  capture_output=True, text=True, env=env, timeout=600)
+            banner = re.search(r"zcc: model \S+, (\d+) parameter tensors \((\d+) values\)", run.stdout)
+            if not banner or (int(banner[1]), int(banner[2])) != whole:
+                failures.append(f"{schedule}: the start-up line counts {banner and banner.group(0)}, the model has "
+                                f"{whole[0]} tensors of {whole[1]} values")
             used = {int(m[1]): (int(m[2]), int(m[3])) for m in re.finditer(
                 r"zcc: rank \d+ pipeline stage (\d+): arena (\d+) B planned, (\d+) B written", run.stdout)}
             if sorted(used) != list(range(stages * chunks)):
