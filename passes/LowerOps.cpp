@@ -372,8 +372,7 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         int64_t self = 0, ranks = 0;
         if (auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline")) {
           self = cast<IntegerAttr>(stage.get("stage")).getInt();
-          auto chunks = stage.getAs<IntegerAttr>("chunks");
-          ranks = cast<IntegerAttr>(stage.get("stages")).getInt() / (chunks ? chunks.getInt() : 1);
+          ranks = cast<IntegerAttr>(stage.get("stages")).getInt() / pipelineChunks(module);
         }
         const int64_t to = static_cast<int64_t>(o.getStage());
         const int32_t kind = to > self ? 0 /*ZRT_PIPE_ACTIVATION*/ : 1 /*ZRT_PIPE_GRADIENT*/;

@@ -226,7 +226,7 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
         {"stages", stage.getAs<IntegerAttr>("stages").getInt()},
         {"schedule", stage.getAs<StringAttr>("schedule").getValue()},
         {"slots", stage.getAs<IntegerAttr>("slots").getInt()},
-        {"chunks", stage.getAs<IntegerAttr>("chunks") ? stage.getAs<IntegerAttr>("chunks").getInt() : int64_t(1)},
+        {"chunks", pipelineChunks(module)},
         {"predicted_bubble", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()},
         {"forward", static_cast<bool>(functionWithRole(module, "forward"))},
         {"weight", static_cast<bool>(functionWithRole(module, "weight"))}};

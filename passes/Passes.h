@@ -106,6 +106,15 @@ inline zcc::pipeline::Schedule pipelineSchedule(ModuleOp module) {
       .value_or(zcc::pipeline::Schedule::OneFOneB);
 }
 
+/// The chunks of layers per pipeline rank a stage was compiled for (zc.pipeline's `chunks`:
+/// interleaved, stage s is chunk s / (stages / chunks) of rank s % (stages / chunks)); 1 where
+/// the module is no stage or not interleaved.
+inline int64_t pipelineChunks(ModuleOp module) {
+  auto plan = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
+  auto chunks = plan ? plan.getAs<IntegerAttr>("chunks") : IntegerAttr();
+  return chunks ? chunks.getInt() : 1;
+}
+
 /// The symbols an op names (parameters, states), in its attributes or arrays of
 /// them. Two ops naming one symbol touch one buffer: passes that reorder ops keep
 /// their order.

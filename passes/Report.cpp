@@ -236,12 +236,12 @@ void simulate(func::FuncOp fn, const CostModel &costs, int64_t times, double &co
 }
 
 /// Interleaved pipelines: ": rank R's chunk C" of a virtual stage; "" otherwise.
-std::string chunkText(DictionaryAttr stage) {
-  auto chunks = stage.getAs<IntegerAttr>("chunks");
-  if (!chunks || chunks.getInt() < 2)
+std::string chunkText(ModuleOp module, DictionaryAttr stage) {
+  const int64_t chunks = pipelineChunks(module);
+  if (chunks < 2)
     return "";
   const int64_t s = stage.getAs<IntegerAttr>("stage").getInt(),
-                ranks = stage.getAs<IntegerAttr>("stages").getInt() / chunks.getInt();
+                ranks = stage.getAs<IntegerAttr>("stages").getInt() / chunks;
   return ": rank " + std::to_string(s % ranks) + "'s chunk " + std::to_string(s / ranks);
 }
 
@@ -254,8 +254,7 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
   const int64_t s = stage.getAs<IntegerAttr>("stage").getInt(), P = stage.getAs<IntegerAttr>("stages").getInt();
   // Interleaved: stage s is chunk s / ranks of rank s % ranks; its table is that rank's, the work
   // of each of its chunks ("F3.1": micro-batch 3 on chunk 1).
-  auto chunksAttr = stage.getAs<IntegerAttr>("chunks");
-  const int64_t chunks = chunksAttr ? chunksAttr.getInt() : 1, ranks = P / chunks;
+  const int64_t chunks = pipelineChunks(module), ranks = P / chunks;
   std::string table;
   const std::vector<std::vector<zcc::pipeline::Action>> stages =
       zcc::pipeline::table(pipelineSchedule(module), ranks, microBatches, chunks);
@@ -598,7 +597,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       if (auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline"))
         os << "    of which pipeline: " << plan.pipelineSends << " sends, " << plan.pipelineBytes
            << " bytes (stage " << stage.getAs<IntegerAttr>("stage").getInt() << " of "
-           << stage.getAs<IntegerAttr>("stages").getInt() << chunkText(stage) << ", predicted "
+           << stage.getAs<IntegerAttr>("stages").getInt() << chunkText(module, stage) << ", predicted "
            << stage.getAs<StringAttr>("schedule").getValue() << " bubble "
            << llvm::formatv("{0:F3}", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()) << " over "
            << microBatches << " micro-batches; inputs of the " << stage.getAs<IntegerAttr>("slots").getInt()
