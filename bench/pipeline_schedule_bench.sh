@@ -2,7 +2,7 @@
 # The pipeline schedules side by side on the CPU backend (CPU + MPI): the step time of each
 # (median over the steps after the first two, as a ratio to 1F1B's in the same run), its bubble
 # measured against predicted, and what each stage keeps for its micro-batches in flight (the
-# plan's input slots, --report; interleaved: each rank's chunks summed).
+# plan's input slots, --report; interleaved and ZB-V: each rank's chunks summed).
 #
 #   bench/pipeline_schedule_bench.sh [STAGES=2] [MICRO_BATCHES=8] [STEPS=12] [GEN_GPT_FLAGS...]
 #
@@ -29,15 +29,16 @@ echo "| schedule | step ms (median) | vs 1f1b | bubble measured | predicted | ke
 echo "|---|---|---|---|---|---|"
 reference=""
 interleave=${INTERLEAVE:-2}
-for schedule in 1f1b zb-h1 interleaved-1f1b; do
+for schedule in 1f1b zb-h1 interleaved-1f1b zbv; do
   exe="$work/$schedule.bin" log="$work/$schedule.jsonl"
-  chunks=1; [ "$schedule" != interleaved-1f1b ] || chunks=$interleave
+  chunks=1; [ "$schedule" != interleaved-1f1b ] || chunks=$interleave; [ "$schedule" != zbv ] || chunks=2
   "$zcc" "$work/model.mlir" -o "$exe" --world-size "$stages" --pp "$stages" --grad-accum "$micro" \
     --pp-schedule "$schedule" $([ "$chunks" -gt 1 ] && echo --pp-interleave "$chunks") --report=json > /dev/null
   mpirun -np "$stages" "$exe" --synthetic --steps "$steps" --log-every 1 --log-json "$log" > "$work/$schedule.out" 2>&1
   ms=$(python3 -c "import json,statistics; s=[json.loads(l)['step_ms'] for l in open('$log')][2:]; print(f'{statistics.median(s):.1f}')")
   bubble=$(sed -n 's/.*bubble \([0-9.]*\) measured.*, \([0-9.]*\) predicted/\1 \2/p' "$work/$schedule.out")
-  kept=$(python3 -c "import json; print(' / '.join(str(sum(json.load(open(f'$exe.stage{c * $stages + s}.report.json'))['pipeline']['in_flight_input_bytes'] for c in range($chunks))) for s in range($stages)))")
+  # Rank s's chunks: stages c P + s, or in ZB-V's V s and 2P - 1 - s.
+  kept=$(python3 -c "import json; P=$stages; vee='$schedule' == 'zbv'; print(' / '.join(str(sum(json.load(open(f'$exe.stage{(2 * P - 1 - s) if c and vee else c * P + s}.report.json'))['pipeline']['in_flight_input_bytes'] for c in range($chunks))) for s in range(P)))")
   [ -n "$reference" ] || reference=$ms
   printf "| %s | %s | %.3fx | %s | %s | %s |\n" "$schedule" "$ms" "$(python3 -c "print($ms / $reference)")" \
     "${bubble% *}" "${bubble#* }" "$kept"

@@ -52,13 +52,14 @@ def plans(ranks):
                 for offload in (("none", "cpu") if zero >= 1 else ("none",)):
                     # A pipeline under each schedule train.bin runs (issue 57: the simulator times the
                     # same table; interleaved over 2 chunks per rank where the micro-batches come in
-                    # groups of the pipeline ranks); with one micro-batch there is nothing to schedule.
+                    # groups of the pipeline ranks; ZB-V's 2 chunks in a V); with one micro-batch there
+                    # is nothing to schedule.
                     schedules = ["1f1b"]
                     if pp > 1 and accum > 1:
-                        schedules += ["zb-h1"] + (["interleaved-1f1b"] if accum % pp == 0 else [])
+                        schedules += ["zb-h1"] + (["interleaved-1f1b"] if accum % pp == 0 else []) + ["zbv"]
                     for schedule in schedules:
                         yield dict(tp=tp, pp=pp, dp=dp, zero=zero, accum=accum, recompute=recompute, offload=offload,
-                                   schedule=schedule, interleave=2 if schedule == "interleaved-1f1b" else 1)
+                                   schedule=schedule, interleave=2 if schedule in ("interleaved-1f1b", "zbv") else 1)
 
 
 def flags(p, ranks):

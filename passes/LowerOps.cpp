@@ -368,16 +368,15 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       })
       .Case([&](PipeSendOp o) {
         // To a later stage, this stage's output; to an earlier one, its input's gradient. The
-        // peer is a pipeline rank: interleaved, virtual stage j runs on rank j mod ranks.
-        int64_t self = 0, ranks = 0;
-        if (auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline")) {
+        // peer is a pipeline rank: interleaved, the rank virtual stage j runs on (placementOf).
+        // ZB-V's stage P - 1 sends to its own rank (train.bin's next chunk).
+        int64_t self = 0;
+        if (auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline"))
           self = cast<IntegerAttr>(stage.get("stage")).getInt();
-          ranks = cast<IntegerAttr>(stage.get("stages")).getInt() / pipelineChunks(module);
-        }
         const int64_t to = static_cast<int64_t>(o.getStage());
         const int32_t kind = to > self ? 0 /*ZRT_PIPE_ACTIVATION*/ : 1 /*ZRT_PIPE_GRADIENT*/;
         call(b, "zrt_pipe_send", {p[0], I64(tensorBytes(tensorOf(o.getInput()))),
-                                  I32(static_cast<int32_t>(ranks > 0 ? to % ranks : to)), I32(kind)});
+                                  I32(static_cast<int32_t>(stagePlace(module, to).rank)), I32(kind)});
         return success();
       })
       .Case([&](PipeStashOp o) { // into this micro-batch's slot of the stash argument

@@ -107,12 +107,28 @@ inline zcc::pipeline::Schedule pipelineSchedule(ModuleOp module) {
 }
 
 /// The chunks of layers per pipeline rank a stage was compiled for (zc.pipeline's `chunks`:
-/// interleaved, stage s is chunk s / (stages / chunks) of rank s % (stages / chunks)); 1 where
+/// interleaved, stage s is chunk s / (stages / chunks) of a rank, zcc::pipeline::rankOfStage's); 1 where
 /// the module is no stage or not interleaved.
 inline int64_t pipelineChunks(ModuleOp module) {
   auto plan = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
   auto chunks = plan ? plan.getAs<IntegerAttr>("chunks") : IntegerAttr();
   return chunks ? chunks.getInt() : 1;
+}
+
+/// Where virtual stage `stage` of a pipelined module's pipeline runs: its pipeline rank (of
+/// `ranks`) and which of that rank's chunks it is (the schedule's placement: Megatron's loop, or
+/// ZB-V's V). Stage s itself, chunk 0, where the module is no stage.
+struct StagePlace {
+  int64_t rank = 0, chunk = 0, ranks = 1;
+};
+inline StagePlace stagePlace(ModuleOp module, int64_t stage) {
+  auto plan = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
+  if (!plan)
+    return {stage, 0, 1};
+  const int64_t ranks = plan.getAs<IntegerAttr>("stages").getInt() / pipelineChunks(module);
+  const zcc::pipeline::Placement placement = zcc::pipeline::placementOf(pipelineSchedule(module));
+  return {zcc::pipeline::rankOfStage(placement, stage, ranks), zcc::pipeline::chunkOfStage(placement, stage, ranks),
+          ranks};
 }
 
 /// The symbols an op names (parameters, states), in its attributes or arrays of

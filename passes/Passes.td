@@ -122,11 +122,12 @@ def ZccPipelineStage : Pass<"zcc-pipeline-stage", "mlir::ModuleOp"> {
     output to the next stage (zc.pipe_send). Parameters read by the first and
     last stage (a tied embedding and head) are marked `zc.pipeline_tied`.
     The module gets `zc.pipeline = {stage, stages, cuts, stage_flops,
-    schedule, slots, predicted_bubble}`: the schedule's (`1f1b`, `zb-h1` or
-    `interleaved-1f1b`) micro-batches in flight at the stage and its predicted
-    idle fraction over `micro-batches`. With `chunks` V > 1 (interleaved),
-    `stages` counts P x V virtual stages, stage s being chunk s / P of pipeline
-    rank s mod P, and the attribute records `chunks`.
+    schedule, slots, predicted_bubble}`: the schedule's (`1f1b`, `zb-h1`,
+    `interleaved-1f1b` or `zbv`) micro-batches in flight at the stage and its
+    predicted idle fraction over `micro-batches`. With `chunks` V > 1
+    (interleaved, ZB-V), `stages` counts P x V virtual stages, stage s being
+    chunk s / P of pipeline rank s mod P (ZB-V: rank s or 2P - 1 - s, a V),
+    and the attribute records `chunks`.
 
     ```mlir
     // stages=2 stage=1: zc.forward @gpt(%tokens, %targets, %x {zc.input = "activation"})
@@ -137,10 +138,10 @@ def ZccPipelineStage : Pass<"zcc-pipeline-stage", "mlir::ModuleOp"> {
     Option<"stage", "stage", "int64_t", "0", "The stage to keep">,
     Option<"microBatches", "micro-batches", "int64_t", "1", "Micro-batches per step (the 1F1B schedule's)">,
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
-           "The pipeline schedule: 1f1b, zb-h1 or interleaved-1f1b">,
+           "The pipeline schedule: 1f1b, zb-h1, interleaved-1f1b or zbv">,
     Option<"chunks", "chunks", "int64_t", "1",
-           "Chunks of layers per pipeline rank (interleaved-1f1b): `stages` counts the virtual stages, "
-           "stage s being chunk s / (stages / chunks) of rank s % (stages / chunks)">,
+           "Chunks of layers per pipeline rank (interleaved-1f1b; zbv: 2): `stages` counts the virtual "
+           "stages, stage s being chunk s / (stages / chunks) of a rank (zcc::pipeline::rankOfStage)">,
   ];
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
@@ -175,7 +176,7 @@ def ZccPipelineKeep : Pass<"zcc-pipeline-keep", "mlir::ModuleOp"> {
 def ZccPipelineSplitBackward : Pass<"zcc-pipeline-split-backward", "mlir::ModuleOp"> {
   let summary = "Splits a pipeline stage's backward into the input's gradient (B) and the weights' (W)";
   let description = [{
-    For the zero-bubble schedules (`zc.pipeline` `schedule = "zb-h1"`): the
+    For the zero-bubble schedules (`zc.pipeline` `schedule = "zb-h1"` or `"zbv"`): the
     step keeps what the stage's output to the previous stage (the input's
     gradient, `zc.pipe_send`) and its result (the loss) need, and a new
     function with `zc.role = "weight"` gets the rest, in order: the weight

@@ -32,16 +32,17 @@
 //    only those two may share one.
 //  - The module records the plan: `zc.pipeline = {stage, stages, cuts,
 //    stage_flops, schedule, slots, predicted_bubble}` and, interleaved,
-//    `chunks` (schedule: `1f1b`, `zb-h1` or `interleaved-1f1b`; slots: the
+//    `chunks` (schedule: `1f1b`, `zb-h1`, `interleaved-1f1b` or `zbv`; slots: the
 //    micro-batches in flight at this stage, min(K, P - s) under 1F1B, min(K, P)
 //    under ZB-H1, interleaved what its rank's table holds per chunk; the
 //    schedule's table, the one train.bin runs, timed with each stage's cost: F =
 //    1 forward, B = 2 (under ZB-H1 B = 1 and W = 1; the last stage's F is part of
 //    its B)).
-//  - Interleaved 1F1B (`chunks` V > 1): `stages` counts the P x V virtual
-//    stages the forward is cut into; stage s is chunk s / P of pipeline rank
-//    s mod P, its zc.pipe_send naming the neighbouring virtual stage (lowered to
-//    that stage's rank).
+//  - Interleaved 1F1B and ZB-V (`chunks` V > 1): `stages` counts the P x V
+//    virtual stages the forward is cut into; stage s is chunk s / P of pipeline
+//    rank s mod P (ZB-V: rank s or 2P - 1 - s, a V), its zc.pipe_send naming
+//    the neighbouring virtual stage (lowered to that stage's rank: ZB-V's
+//    stage P - 1 sends to its own rank).
 //
 //===----------------------------------------------------------------------===//
 
@@ -236,7 +237,7 @@ FailureOr<Partition> partition(ForwardOp forward, int64_t stages, int64_t chunks
 /// B runs the forward too.
 double predictedBubble(ArrayRef<double> forward, ArrayRef<double> weight, int64_t microBatches,
                        zcc::pipeline::Schedule schedule, int64_t chunks) {
-  const int64_t P = forward.size(); // virtual stages when interleaved: costs[chunk * ranks + rank]
+  const int64_t P = forward.size(); // virtual stages when interleaved: costs[virtual stage]
   std::vector<zcc::pipeline::StageCosts> costs(P);
   const bool split = zcc::pipeline::splitsBackward(schedule);
   for (int64_t s = 0; s < P; ++s) {
@@ -246,7 +247,9 @@ double predictedBubble(ArrayRef<double> forward, ArrayRef<double> weight, int64_
     costs[s].backward = inputGrad + (last ? forward[s] : 0);
     costs[s].weight = 2 * forward[s] - inputGrad; // none where B is the whole backward
   }
-  return zcc::pipeline::timeTable(zcc::pipeline::table(schedule, P / chunks, microBatches, chunks), costs).bubble;
+  return zcc::pipeline::timeTable(zcc::pipeline::table(schedule, P / chunks, microBatches, chunks), costs,
+                                  zcc::pipeline::placementOf(schedule))
+      .bubble;
 }
 
 struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePass> {
@@ -422,15 +425,19 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
     SmallVector<double> forwardCost(plan->flops.begin(), plan->flops.end());
     const zcc::pipeline::Schedule kind = *zcc::pipeline::parseSchedule(schedule);
     double bubble = predictedBubble(forwardCost, plan->weightFlops, microBatches, kind, chunks);
-    // Interleaved: stage s is chunk s / ranks of pipeline rank s % ranks, its slots that chunk's.
+    // Interleaved: stage s is one of the chunks of a pipeline rank (placementOf: Megatron's loop
+    // or ZB-V's V), its slots that chunk's.
     const int64_t ranks = P / chunks;
+    const zcc::pipeline::Placement placement = zcc::pipeline::placementOf(kind);
+    const int64_t rank = zcc::pipeline::rankOfStage(placement, s, ranks);
+    const int64_t chunk = zcc::pipeline::chunkOfStage(placement, s, ranks);
     SmallVector<NamedAttribute> attrs{
         b.getNamedAttr("stage", b.getI64IntegerAttr(s)),
         b.getNamedAttr("stages", b.getI64IntegerAttr(P)),
         b.getNamedAttr("cuts", b.getDenseI64ArrayAttr(plan->begin)),
         b.getNamedAttr("stage_flops", b.getF64ArrayAttr(plan->flops)),
         b.getNamedAttr("schedule", b.getStringAttr(schedule)),
-        b.getNamedAttr("slots", b.getI64IntegerAttr(zcc::pipeline::slots(kind, s % ranks, ranks, microBatches, chunks, s / ranks))),
+        b.getNamedAttr("slots", b.getI64IntegerAttr(zcc::pipeline::slots(kind, rank, ranks, microBatches, chunks, chunk))),
         b.getNamedAttr("predicted_bubble", b.getF64FloatAttr(bubble))};
     if (chunks > 1)
       attrs.push_back(b.getNamedAttr("chunks", b.getI64IntegerAttr(chunks)));

@@ -240,9 +240,8 @@ std::string chunkText(ModuleOp module, DictionaryAttr stage) {
   const int64_t chunks = pipelineChunks(module);
   if (chunks < 2)
     return "";
-  const int64_t s = stage.getAs<IntegerAttr>("stage").getInt(),
-                ranks = stage.getAs<IntegerAttr>("stages").getInt() / chunks;
-  return ": rank " + std::to_string(s % ranks) + "'s chunk " + std::to_string(s / ranks);
+  const StagePlace place = stagePlace(module, stage.getAs<IntegerAttr>("stage").getInt());
+  return ": rank " + std::to_string(place.rank) + "'s chunk " + std::to_string(place.chunk);
 }
 
 /// A pipeline stage's plan (zcc-pipeline-stage), or null. `table`: the stage's work in the
@@ -252,13 +251,13 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
   if (!stage)
     return nullptr;
   const int64_t s = stage.getAs<IntegerAttr>("stage").getInt(), P = stage.getAs<IntegerAttr>("stages").getInt();
-  // Interleaved: stage s is chunk s / ranks of rank s % ranks; its table is that rank's, the work
-  // of each of its chunks ("F3.1": micro-batch 3 on chunk 1).
+  // Interleaved: stage s is one of its rank's chunks (stagePlace); its table is that rank's, the
+  // work of each of its chunks ("F3.1": micro-batch 3 on chunk 1).
   const int64_t chunks = pipelineChunks(module), ranks = P / chunks;
   std::string table;
   const std::vector<std::vector<zcc::pipeline::Action>> stages =
       zcc::pipeline::table(pipelineSchedule(module), ranks, microBatches, chunks);
-  for (const zcc::pipeline::Action &a : stages[s % ranks])
+  for (const zcc::pipeline::Action &a : stages[stagePlace(module, s).rank])
     table += (table.empty() ? "" : " ") + zcc::pipeline::actionText(a, chunks > 1);
   llvm::json::Array flops;
   for (Attribute f : stage.getAs<ArrayAttr>("stage_flops"))

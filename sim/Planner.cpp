@@ -179,7 +179,10 @@ double stepLowerBound(const PlanChoice &c, const ModelFacts &facts, double scale
              ((1 + again) / cluster.attentionForwardCurve.best(cluster.attentionForwardEfficiency) +
               2.5 / cluster.attentionBackwardCurve.best(cluster.attentionBackwardEfficiency)) /
              peak;
-  const double bubble = c.schedule == "zb-h1" ? double(c.pp - 1) / 3.0 : double(c.pp - 1) / double(c.interleave);
+  // ZB-V: as little as none (a lower bound may not count what its table leaves).
+  const double bubble = c.schedule == "zbv"     ? 0.0
+                        : c.schedule == "zb-h1" ? double(c.pp - 1) / 3.0
+                                                : double(c.pp - 1) / double(c.interleave);
   return seconds * (double(c.microBatches) + bubble) / double(c.microBatches);
 }
 
@@ -235,15 +238,18 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
                 for (bool zeroPlusPlus : {false, true}) {
                   if (zeroPlusPlus && !zeroPlusPlusApplies)
                     continue;
-                  // The pipeline's schedule: 1F1B, zero-bubble (less idle, more kept), or
+                  // The pipeline's schedule: 1F1B, zero-bubble (less idle, more kept),
                   // interleaved 1F1B over 2 or 4 chunks per rank (less idle, more sends; its
-                  // micro-batches in groups of the pipeline ranks).
-                  for (const char *schedule : {"1f1b", "zb-h1", "interleaved-1f1b"}) {
+                  // micro-batches in groups of the pipeline ranks), or ZB-V (2 chunks in a V).
+                  for (const char *schedule : {"1f1b", "zb-h1", "interleaved-1f1b", "zbv"}) {
                     if (pp == 1 && std::string(schedule) != "1f1b")
                       continue;
                     const bool interleaved = std::string(schedule) == "interleaved-1f1b";
                     const int64_t micro = global / (dp * b), compiled = facts.batch / (dp * b);
-                    for (int64_t v : interleaved ? std::vector<int64_t>{2, 4} : std::vector<int64_t>{1}) {
+                    const std::vector<int64_t> chunkChoices = interleaved ? std::vector<int64_t>{2, 4}
+                                                              : std::string(schedule) == "zbv" ? std::vector<int64_t>{2}
+                                                                                               : std::vector<int64_t>{1};
+                    for (int64_t v : chunkChoices) {
                       if (interleaved && (micro % pp || compiled % pp))
                         continue;
                       PlanOutcome o;
@@ -326,8 +332,11 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     o.recompute = c.plan.recompute;
     o.offloadOptimizer = c.plan.offloadOptimizer;
     // Interleaved: compiled as a p x v pipeline of one chunk per stage (compileForSimulation)
-    // and simulated with the interleaved table over them.
-    o.pipelineSchedule = c.plan.interleave > 1 ? std::string("1f1b") : c.plan.schedule;
+    // and simulated with the interleaved table over them (ZB-V's stages split their backward as
+    // zb-h1's, and the simulator runs the V's table).
+    o.pipelineSchedule = c.plan.interleave == 1 ? c.plan.schedule
+                         : c.plan.schedule == "zbv" ? std::string("zb-h1")
+                                                    : std::string("1f1b");
     setZeroPlusPlus(o, c.plan.zeroPlusPlus, cluster.devicesPerNode);
     o.memoryBudget = 0; // the planner compares the plan with the budget itself
     o.report = "";

@@ -301,11 +301,19 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   const ClusterCost cost(cluster, request.mesh, request.attention);
   const int64_t p = request.mesh.pp, v = std::max<int64_t>(1, request.mesh.interleave), m = request.microBatches;
   const int64_t chunks = static_cast<int64_t>(stages.size());
-  // The table the stages run (runtime/main/PipelineSchedule.h): interleaved 1F1B over virtual
-  // stages, virtual stage j being rank j mod p's chunk j / p (Megatron's assignment), or the
-  // schedule the stages were compiled for.
+  // The table the stages run (runtime/main/PipelineSchedule.h): over virtual stages (compiled
+  // as a p x v pipeline of one chunk each), interleaved 1F1B, or ZB-V where the stages split
+  // their backward (compiled as zb-h1's); or the schedule the stages were compiled for. Virtual
+  // stage j runs on rank rankOf[j]: j mod p, chunk j / p (Megatron's assignment), or ZB-V's V.
+  const zcc::pipeline::Schedule compiled = pipelineSchedule(stages.front());
   const zcc::pipeline::Schedule schedule =
-      v > 1 ? zcc::pipeline::Schedule::Interleaved1F1B : pipelineSchedule(stages.front());
+      v == 1                                   ? compiled
+      : zcc::pipeline::splitsBackward(compiled) ? zcc::pipeline::Schedule::ZeroBubbleV
+                                               : zcc::pipeline::Schedule::Interleaved1F1B;
+  const zcc::pipeline::Placement placement = zcc::pipeline::placementOf(schedule);
+  std::vector<int64_t> rankOf(chunks);
+  for (int64_t j = 0; j < chunks; ++j)
+    rankOf[j] = zcc::pipeline::rankOfStage(placement, j, p);
 
   // Each virtual stage's forward ("F"), step ("B"), weight gradients (a zero-bubble schedule's
   // "W") and update, per micro-batch.
@@ -348,12 +356,13 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
       FailureOr<MemoryPlan> arena = planMemory(module, plannedFunctions(module));
       arenaBytes[j] = succeeded(arena) ? arena->totalBytes() : 0;
     }
-    StageResult &device = r.stages[j % p];
+    StageResult &device = r.stages[rankOf[j]];
     device.forwardSeconds += forward[j].seconds;
     device.stepSeconds += step[j].seconds + weight[j].seconds;
     device.updateSeconds += update[j].seconds;
     device.arenaBytes += arenaBytes[j];
-    device.inFlightInputBytes += inFlightInputs(module, schedule, m, p, j % p, v, j / p);
+    device.inFlightInputBytes +=
+        inFlightInputs(module, schedule, m, p, rankOf[j], v, zcc::pipeline::chunkOfStage(placement, j, p));
   }
   for (const StageResult &device : r.stages)
     r.memoryBytes = std::max(r.memoryBytes, device.arenaBytes + device.inFlightInputBytes);
@@ -375,7 +384,8 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
     for (int64_t j = 0; j < chunks; ++j)
       costs[j] = {forward[j].seconds, step[j].seconds, weight[j].seconds, forward[j].sendSeconds,
                   step[j].sendSeconds};
-    const zcc::pipeline::Timing timing = zcc::pipeline::timeTable(zcc::pipeline::table(schedule, p, m, v), costs);
+    const zcc::pipeline::Timing timing =
+        zcc::pipeline::timeTable(zcc::pipeline::table(schedule, p, m, v), costs, placement);
     if (request.trace)
       for (int64_t s = 0; s < p; ++s)
         for (const zcc::pipeline::Timed &t : timing.stages[s]) {
@@ -406,7 +416,9 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   for (const StageResult &device : r.stages)
     updateSeconds = std::max(updateSeconds, device.updateSeconds);
   r.stepSeconds = pipelineEnd + updateSeconds;
-  for (int64_t j = slowest; j < chunks; j += p) {
+  for (int64_t j = 0; j < chunks; ++j) {
+    if (rankOf[j] != slowest)
+      continue;
     r.parts.add(forward[j].parts, m * mbScale);
     r.parts.add(step[j].parts, m * mbScale);
     r.parts.add(weight[j].parts, m * mbScale);
@@ -416,8 +428,9 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   Breakdown longestUpdate;
   for (int64_t d = 0; d < p; ++d)
     if (r.stages[d].updateSeconds == updateSeconds) {
-      for (int64_t j = d; j < chunks; j += p)
-        longestUpdate.add(update[j].parts);
+      for (int64_t j = 0; j < chunks; ++j)
+        if (rankOf[j] == d)
+          longestUpdate.add(update[j].parts);
       break;
     }
   r.parts.add(longestUpdate);

@@ -100,7 +100,8 @@ struct SimResult {
 };
 
 /// Simulates one optimizer step of the plan compiled into `stages` (pipeline stage order; with
-/// interleave v, p x v virtual stages, stage j on pipeline rank j mod p).
+/// interleave v, p x v virtual stages, stage j on pipeline rank j mod p, or under ZB-V, stages
+/// compiled to split their backward, rank j or 2p - 1 - j).
 SimResult simulate(llvm::ArrayRef<mlir::ModuleOp> stages, const Cluster &cluster, const SimRequest &request);
 
 /// The model's FLOPs for one optimizer step, from the module as written (before zcc's passes):

@@ -13,6 +13,7 @@
 #include "zcc/StageLink.h"
 
 #include "passes/Pipelines.h"
+#include "runtime/main/PipelineSchedule.h"
 #include "sim/Planner.h"
 
 #include "mlir/IR/AsmState.h"
@@ -106,7 +107,9 @@ struct DriverOptions {
       cl::desc("The pipeline's schedule (torchtitan's pipeline_parallel_schedule): 1f1b (PipeDream-Flush, as "
                "Megatron-LM and DeepSpeed), or zb-h1 (zero-bubble, Qi et al. 2024: each backward split into the "
                "input's gradient and the weights', which wait for the bubbles; at most --pp micro-batches in flight "
-               "per stage, 1F1B's peak), or interleaved-1f1b (Megatron-LM's, --pp-interleave V chunks per rank)"),
+               "per stage, 1F1B's peak), or interleaved-1f1b (Megatron-LM's, --pp-interleave V chunks per rank), or zbv "
+               "(zero-bubble in a V, torchtitan's ZBVZeroBubble: 2 chunks per rank, rank r holding stages r and "
+               "2 pp - 1 - r, the backward split as zb-h1's)"),
       cl::init("1f1b"), cl::cat(category)};
   cl::opt<int64_t> zeroStage{"zero-stage",
                              cl::desc("ZeRO stage: 0 = plain data parallelism, 1 = + sharded optimizer state, "
@@ -423,9 +426,15 @@ int zcc::runZccMain(int argc, char **argv) {
   // Interleaved 1F1B: p x v virtual stages, each compiled as a stage of its own (stage c p + r is
   // rank r's chunk c) and linked into one executable. The simulator compiles them as a p x v
   // pipeline of one chunk each (sim/Planner.cpp) and runs the interleaved table over them.
-  const bool interleaved = options.ppSchedule == "interleaved-1f1b" || options.ppInterleave > 1;
+  // ZB-V fixes its chunks (2, in a V: rank r's stages r and 2p - 1 - r); --pp-interleave may only
+  // repeat them.
+  const std::optional<zcc::pipeline::Schedule> chosen = zcc::pipeline::parseSchedule(options.ppSchedule);
+  const int64_t fixedChunks = chosen ? zcc::pipeline::fixedChunks(*chosen) : 0;
+  const bool interleaved = options.ppSchedule == "interleaved-1f1b" || (options.ppInterleave > 1 && !fixedChunks);
   pipeline.pipelineSchedule = interleaved ? std::string("interleaved-1f1b") : std::string(options.ppSchedule);
-  pipeline.pipelineChunks = interleaved ? std::max<int64_t>(options.ppInterleave, 1) : 1;
+  pipeline.pipelineChunks = interleaved                                   ? std::max<int64_t>(options.ppInterleave, 1)
+                            : fixedChunks ? std::max(options.ppInterleave.getValue(), fixedChunks)
+                                          : 1;
   pipeline.sequenceParallel = !options.noSequenceParallel;
   pipeline.contextParallel = options.contextParallel;
   pipeline.contextParallelMode = options.contextParallelMode;
@@ -571,7 +580,8 @@ int zcc::runZccMain(int argc, char **argv) {
     zc::ZccPipelineOptions simulated;
     simulated.copyOptionValuesFrom(pipeline);
     if (flags.interleave > 1) { // compiled as a p x v pipeline of one chunk per stage (above)
-      simulated.pipelineSchedule = "1f1b";
+      // ZB-V's stages split their backward as ZB-H1's do; the simulator runs the V's table over them.
+      simulated.pipelineSchedule = pipeline.pipelineSchedule == "zbv" ? "zb-h1" : "1f1b";
       simulated.pipelineChunks = 1;
     }
     simulated.reportFile = flags.jsonReport.empty() ? "-" : flags.jsonReport;

@@ -332,9 +332,11 @@ private:
     std::vector<char> bytes;
     std::vector<MPI_Request> requests;
   };
+  // A rank may message itself: ZB-V's rank P - 1 hands its first chunk's output to its second
+  // (MPI matches a rank's own sends; the bytes were copied out at the send).
   void checkPeer(int peer, const char *call) const {
-    if (peer < 0 || peer >= size_ || peer == rank_)
-      fatal(call, "stage %d is not another stage of this pipeline (of %d)", peer, size_);
+    if (peer < 0 || peer >= size_)
+      fatal(call, "stage %d is not a stage of this pipeline (of %d)", peer, size_);
   }
   void reapSends() {
     while (!pending_.empty()) {

@@ -152,6 +152,10 @@ void startCommunicator(CudaRuntime &r, std::unique_ptr<Communicator> control) {
 }
 
 void finalizeMesh(CudaRuntime &r) {
+  for (std::vector<CudaRuntime::PipeSend> &unread : r.selfMessages) { // none after a whole step
+    r.pipeSends.insert(r.pipeSends.end(), unread.begin(), unread.end());
+    unread.clear();
+  }
   for (CudaRuntime::PipeSend &send : r.pipeSends) {
     cudaEventSynchronize(send.done);
     cudaEventDestroy(send.done);
@@ -318,8 +322,8 @@ struct PipeChannel {
 };
 static PipeChannel pipeChannel(CudaRuntime &r, int32_t stage, int32_t kind, bool send, const char *call) {
   const int pp = r.meshSize[ZRT_AXIS_PIPELINE], self = r.meshRank[ZRT_AXIS_PIPELINE];
-  if (r.pipeComms[0].empty() || stage < 0 || stage >= pp || stage == self)
-    fatal(call, "stage %d is not another stage of this rank's pipeline", stage);
+  if (r.pipeComms[0].empty() || stage < 0 || stage >= pp)
+    fatal(call, "stage %d is not a stage of this rank's pipeline", stage);
   if (kind != ZRT_PIPE_ACTIVATION && kind != ZRT_PIPE_GRADIENT)
     fatal(call, "kind %d is neither an activation (%d) nor a gradient (%d)", kind, ZRT_PIPE_ACTIVATION,
           ZRT_PIPE_GRADIENT);
@@ -351,9 +355,27 @@ void zrt_pipe_send(const void *buf, int64_t bytes, int32_t stage, int32_t kind) 
   ZRT_CUDA_CHECK(cudaStreamWaitEvent(stream, computed, 0));
   ZRT_CUDA_CHECK(cudaEventDestroy(computed));
   ZRT_CUDA_CHECK(cudaMemcpyAsync(send.staging, buf, bytes, cudaMemcpyDeviceToDevice, stream));
-  channel.comm->sendAsync(send.staging, bytes, stage);
+  const bool toSelf = stage == r.meshRank[ZRT_AXIS_PIPELINE];
+  if (!toSelf)
+    channel.comm->sendAsync(send.staging, bytes, stage);
   ZRT_CUDA_CHECK(cudaEventRecord(send.done, stream));
-  r.pipeSends.push_back(send);
+  if (toSelf) // the receive copies it out and frees it
+    r.selfMessages[kind == ZRT_PIPE_ACTIVATION ? 0 : 1].push_back(send);
+  else
+    r.pipeSends.push_back(send);
+}
+/// A message this rank sent itself, oldest of its kind first, into `buf`: its copy on the
+/// receive stream after the send's copy-out and the buffer's readers, the compute after it.
+static void receiveFromSelf(CudaRuntime &r, void *buf, int64_t bytes, int32_t kind, cudaStream_t stream) {
+  std::vector<CudaRuntime::PipeSend> &queue = r.selfMessages[kind == ZRT_PIPE_ACTIVATION ? 0 : 1];
+  if (queue.empty())
+    fatal("zrt_pipe_recv", "this rank receives from itself, but sent itself nothing of this kind (%d)", kind);
+  CudaRuntime::PipeSend message = queue.front();
+  queue.erase(queue.begin());
+  ZRT_CUDA_CHECK(cudaStreamWaitEvent(stream, message.done, 0));
+  ZRT_CUDA_CHECK(cudaMemcpyAsync(buf, message.staging, bytes, cudaMemcpyDeviceToDevice, stream));
+  ZRT_CUDA_CHECK(cudaEventRecord(message.done, stream)); // reaped with the sends once copied
+  r.pipeSends.push_back(message);
 }
 void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage, int32_t kind) {
   CudaRuntime &r = current("zrt_pipe_recv");
@@ -366,7 +388,10 @@ void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage, int32_t kind) {
   ZRT_CUDA_CHECK(cudaEventRecord(free, compute()));
   ZRT_CUDA_CHECK(cudaStreamWaitEvent(stream, free, 0));
   ZRT_CUDA_CHECK(cudaEventDestroy(free));
-  channel.comm->recv(buf, bytes, stage);
+  if (stage == r.meshRank[ZRT_AXIS_PIPELINE])
+    receiveFromSelf(r, buf, bytes, kind, stream);
+  else
+    channel.comm->recv(buf, bytes, stage);
   ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
   ZRT_CUDA_CHECK(cudaEventRecord(done, stream));
   computeWaits(done);

@@ -63,6 +63,10 @@ struct CudaRuntime {
     cudaEvent_t done;
   };
   std::vector<PipeSend> pipeSends;
+  // Messages a rank sends itself (ZB-V's turn at rank P - 1), by kind, oldest first: each copy
+  // and the event its copy-out recorded, received by a device copy (no NCCL call: NCCL pairs a
+  // send to self with its receive only inside one group).
+  std::vector<PipeSend> selfMessages[2];
   int meshRank[3] = {0, 0, 0}, meshSize[3] = {1, 1, 1}; // the data axis: the world until set
   bool meshSet = false;
   zrt_counters counters{};

@@ -190,6 +190,8 @@ nlohmann::json layoutJson(const ModelInfo &m, int64_t base = 0) {
   if (m.chunks > 1) { // interleaved: virtual stage s is chunk s / pp of pipeline rank s % pp
     layout["mesh"]["chunks"] = m.chunks;
     layout["file_base"] = base;
+    if (m.pipelineRankOf(m.pp) != 0) // ZB-V's V: rank r holds stages r and 2 pp - 1 - r
+      layout["mesh"]["placement"] = "v";
   }
   return layout;
 }
@@ -204,10 +206,10 @@ int64_t savedBytes(const ModelInfo &m) {
 
 /// Where stage `stage`'s bytes start in its rank's file: after the rank's earlier chunks'.
 int64_t fileBase(const std::vector<ModelInfo> &stages, int64_t stage) {
-  const int64_t pp = stages[stage].pp;
+  const ModelInfo &m = stages[stage];
   int64_t base = 0;
-  for (int64_t s = stage % pp; s < stage; s += pp)
-    base += savedBytes(stages[s]);
+  for (int64_t c = 0; c < m.chunkOf(stage); ++c)
+    base += savedBytes(stages[m.stageOf(m.pipelineRankOf(stage), c)]);
   return base;
 }
 

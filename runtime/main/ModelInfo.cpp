@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/Error.h"
+#include "main/PipelineSchedule.h"
 #include "zrt/zrt.h"
 
 namespace zrt::train {
@@ -181,5 +182,15 @@ void placeInArena(ModelInfo &model, int64_t base) {
     if (state.tier == 0)
       state.offset += by;
 }
+
+namespace {
+zcc::pipeline::Placement placementOf(const std::string &schedule) {
+  return zcc::pipeline::placementOf(zcc::pipeline::parseSchedule(schedule).value_or(zcc::pipeline::Schedule::OneFOneB));
+}
+} // namespace
+
+int64_t ModelInfo::pipelineRankOf(int64_t s) const { return zcc::pipeline::rankOfStage(placementOf(schedule), s, pp); }
+int64_t ModelInfo::chunkOf(int64_t s) const { return zcc::pipeline::chunkOfStage(placementOf(schedule), s, pp); }
+int64_t ModelInfo::stageOf(int64_t r, int64_t c) const { return zcc::pipeline::stageOf(placementOf(schedule), r, c, pp); }
 
 } // namespace zrt::train

@@ -129,12 +129,19 @@ struct ModelInfo {
   /// ZeRO++ (zcc-zero-pp): the ranks per node the program's hops assume (0: no hierarchy) and
   /// hpZ's group size.
   int64_t ranksPerNode = 0, hpz = 1;
-  /// Pipeline stage this description is of (interleaved: the virtual stage, chunk stage / pp of
-  /// rank stage % pp), the schedule it was compiled for (zcc --pp-schedule), its input slots
-  /// there, the chunks per rank (zcc --pp-interleave) and the schedule's predicted bubble.
+  /// Pipeline stage this description is of (interleaved: the virtual stage, which chunk of which
+  /// rank pipelineRank() and chunk() say), the schedule it was compiled for (zcc --pp-schedule),
+  /// its input slots there, the chunks per rank (zcc --pp-interleave) and the schedule's
+  /// predicted bubble.
   int64_t stage = 0, slots = 1, chunks = 1;
   std::string schedule = "1f1b";
   double predictedBubble = 0;
+  /// The pipeline rank stage `s` of this pipeline runs on, and which of that rank's chunks it is
+  /// (the schedule's placement: Megatron's loop, chunk s / pp of rank s mod pp, or ZB-V's V);
+  /// the stage chunk `c` of rank `r` runs.
+  int64_t pipelineRankOf(int64_t s) const;
+  int64_t chunkOf(int64_t s) const;
+  int64_t stageOf(int64_t r, int64_t c) const;
   int64_t dataParallel() const { return worldSize / (tp * pp); }
   /// Model-state bytes per rank, by kind (the optimizer's wherever its tier is).
   int64_t paramBytes = 0, gradBytes = 0, optimizerBytes = 0;

@@ -12,6 +12,8 @@ std::optional<Schedule> parseSchedule(const std::string &name) {
     return Schedule::ZeroBubbleH1;
   if (name == "interleaved-1f1b")
     return Schedule::Interleaved1F1B;
+  if (name == "zbv")
+    return Schedule::ZeroBubbleV;
   return std::nullopt;
 }
 
@@ -21,13 +23,15 @@ const char *scheduleName(Schedule schedule) {
     return "zb-h1";
   case Schedule::Interleaved1F1B:
     return "interleaved-1f1b";
+  case Schedule::ZeroBubbleV:
+    return "zbv";
   case Schedule::OneFOneB:
     break;
   }
   return "1f1b";
 }
 
-const char *scheduleNames() { return "1f1b, zb-h1, interleaved-1f1b"; }
+const char *scheduleNames() { return "1f1b, zb-h1, interleaved-1f1b, zbv"; }
 
 std::string problem(Schedule schedule, int64_t stages, int64_t microBatches, int64_t chunks) {
   const std::string name = scheduleName(schedule);
@@ -35,6 +39,11 @@ std::string problem(Schedule schedule, int64_t stages, int64_t microBatches, int
     return "a pipeline needs at least one stage and one micro-batch";
   if (!interleaves(schedule))
     return chunks == 1 ? "" : name + " runs one chunk of layers per rank, not " + std::to_string(chunks);
+  if (fixedChunks(schedule) && chunks != fixedChunks(schedule))
+    return name + " runs " + std::to_string(fixedChunks(schedule)) + " chunks of layers per rank (its V), not " +
+           std::to_string(chunks) + " (--pp-interleave)";
+  if (schedule == Schedule::ZeroBubbleV)
+    return stages < 2 ? name + " needs at least 2 pipeline ranks" : "";
   if (chunks < 2)
     return name + " needs at least 2 chunks of layers per rank (--pp-interleave), got " + std::to_string(chunks);
   if (stages < 2)
@@ -72,27 +81,82 @@ std::vector<Action> interleavedOrder(int64_t r, int64_t P, int64_t K, int64_t V)
   return actions;
 }
 
-/// The most micro-batches any chunk holds at once in an interleaved stage's list (from an F to
-/// its B).
-/// The most micro-batches chunk `chunk` holds in flight at once in `actions` (at least 1).
+/// The most micro-batches chunk `chunk` holds in flight at once in `actions` (at least 1): from
+/// an F to its last piece of backward (its W when the list has W's, else its B).
 int64_t peakInFlight(const std::vector<Action> &actions, int64_t chunk) {
+  const bool split = std::any_of(actions.begin(), actions.end(), [](const Action &a) { return a.work == Work::Weight; });
+  const Work last = split ? Work::Weight : Work::Backward;
   int64_t inFlight = 0, peak = 1;
   for (const Action &a : actions)
-    if (a.chunk == chunk)
+    if (a.chunk == chunk && (a.work == Work::Forward || a.work == last))
       peak = std::max(peak, inFlight += a.work == Work::Forward ? 1 : -1);
   return peak;
 }
 
-std::vector<std::vector<Action>> interleavedTable(int64_t P, int64_t K, int64_t V) {
-  std::vector<std::vector<Action>> out;
-  for (int64_t r = 0; r < P; ++r) {
-    out.push_back(interleavedOrder(r, P, K, V));
-    std::vector<int64_t> n(V);
-    for (int64_t c = 0; c < V; ++c)
-      n[c] = peakInFlight(out.back(), c);
-    for (Action &a : out.back())
-      a.slot = a.microBatch % n[a.chunk];
+/// ZB-V's order at rank r of P (PyTorch's ScheduleZBVZeroBubble._calculate_single_rank_operations):
+/// chunk 0 is virtual stage r, chunk 1 stage 2P - 1 - r. Built over max(K, 2P - 1) micro-batches,
+/// the pipeline's fill, then the work of micro-batches past the step's K dropped (as PyTorch
+/// does); slots left 0.
+std::vector<Action> zeroBubbleVOrder(int64_t r, int64_t P, int64_t K) {
+  const int64_t n = std::max(K, 2 * P - 1);
+  std::vector<Action> actions;
+  int64_t f[2] = {0, 0}, b[2] = {0, 0}, w[2] = {0, 0};
+  auto put = [&](Work work, int64_t chunk) {
+    int64_t &count = work == Work::Forward ? f[chunk] : work == Work::Backward ? b[chunk] : w[chunk];
+    if (count < K)
+      actions.push_back({work, count, 0, chunk});
+    ++count;
+  };
+  for (int64_t i = 0; i < 2 * (P - r) - 1; ++i)
+    put(Work::Forward, 0);
+  for (int64_t i = 0; i < r; ++i) {
+    put(Work::Forward, 1);
+    put(Work::Forward, 0);
   }
+  for (int64_t i = 0; i < P - r; ++i) {
+    put(Work::Forward, 1);
+    put(Work::Backward, 1);
+    put(Work::Weight, 1);
+  }
+  while (f[1] < f[0] || f[0] < n) {
+    if (f[0] < n)
+      put(Work::Forward, 0);
+    put(Work::Backward, 0);
+    put(Work::Weight, 0);
+    put(Work::Forward, 1);
+    put(Work::Backward, 1);
+    put(Work::Weight, 1);
+  }
+  for (int64_t i = 0; i < r; ++i) {
+    put(Work::Backward, 0);
+    put(Work::Backward, 1);
+  }
+  for (int64_t i = 0; i < P - r; ++i) {
+    put(Work::Backward, 0);
+    put(Work::Weight, 0);
+  }
+  while (w[1] < b[1])
+    put(Work::Weight, 1);
+  while (w[0] < b[0])
+    put(Work::Weight, 0);
+  assert(f[0] == n && b[0] == n && w[0] == n && f[1] == n && b[1] == n && w[1] == n && "zbv: unbalanced order");
+  return actions;
+}
+
+/// Each rank's order, each chunk's slots the most micro-batches it holds at once.
+std::vector<Action> withSlots(std::vector<Action> actions, int64_t chunks) {
+  std::vector<int64_t> n(chunks);
+  for (int64_t c = 0; c < chunks; ++c)
+    n[c] = peakInFlight(actions, c);
+  for (Action &a : actions)
+    a.slot = a.microBatch % n[a.chunk];
+  return actions;
+}
+
+std::vector<std::vector<Action>> interleavedTable(Schedule schedule, int64_t P, int64_t K, int64_t V) {
+  std::vector<std::vector<Action>> out;
+  for (int64_t r = 0; r < P; ++r)
+    out.push_back(withSlots(schedule == Schedule::ZeroBubbleV ? zeroBubbleVOrder(r, P, K) : interleavedOrder(r, P, K, V), V));
   return out;
 }
 
@@ -207,6 +271,8 @@ std::vector<std::vector<Action>> zeroBubbleH1(int64_t P, int64_t K) {
 } // namespace
 
 int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks, int64_t chunk) {
+  if (schedule == Schedule::ZeroBubbleV)
+    return peakInFlight(zeroBubbleVOrder(stage, stages, microBatches), chunk);
   if (interleaves(schedule))
     return peakInFlight(interleavedOrder(stage, stages, microBatches, chunks), chunk);
   const int64_t inFlight = schedule == Schedule::ZeroBubbleH1 ? stages : stages - stage;
@@ -222,15 +288,16 @@ std::vector<std::vector<Action>> table(Schedule schedule, int64_t stages, int64_
   assert(problem(schedule, stages, microBatches, chunks).empty() && "pipeline schedule: unsupported arguments");
   if (schedule == Schedule::ZeroBubbleH1)
     return zeroBubbleH1(stages, microBatches);
-  if (schedule == Schedule::Interleaved1F1B)
-    return interleavedTable(stages, microBatches, chunks);
+  if (interleaves(schedule))
+    return interleavedTable(schedule, stages, microBatches, chunks);
   std::vector<std::vector<Action>> out;
   for (int64_t s = 0; s < stages; ++s)
     out.push_back(oneForwardOneBackward(s, stages, microBatches));
   return out;
 }
 
-Timing timeTable(const std::vector<std::vector<Action>> &table, const std::vector<StageCosts> &costs) {
+Timing timeTable(const std::vector<std::vector<Action>> &table, const std::vector<StageCosts> &costs,
+                 Placement placement) {
   const int64_t P = static_cast<int64_t>(table.size());
   int64_t K = 0, V = 1;
   for (const std::vector<Action> &stage : table)
@@ -238,7 +305,7 @@ Timing timeTable(const std::vector<std::vector<Action>> &table, const std::vecto
       K = std::max(K, a.microBatch + 1);
       V = std::max(V, a.chunk + 1);
     }
-  const int64_t J = P * V; // virtual stages: rank s's chunk c is J-index c * P + s
+  const int64_t J = P * V; // virtual stages: rank s's chunk c is stageOf(placement, s, c, P)
   assert(static_cast<int64_t>(costs.size()) == J && "pipeline schedule: one cost per (virtual) stage");
   Timing t;
   t.stages.assign(P, {});
@@ -250,19 +317,23 @@ Timing timeTable(const std::vector<std::vector<Action>> &table, const std::vecto
     for (int64_t s = 0; s < P; ++s)
       while (next[s] < table[s].size()) {
         const Action &a = table[s][next[s]];
-        const int64_t j = a.chunk * P + s;
+        const int64_t j = stageOf(placement, s, a.chunk, P);
         const StageCosts &c = costs[j];
+        // What a message from virtual stage `from` adds: nothing between two chunks of one rank.
+        auto sent = [&](int64_t from, double seconds) {
+          return rankOfStage(placement, from, P) == s ? 0.0 : seconds;
+        };
         double ready = 0, work = 0;
         if (a.work == Work::Forward) {
           if (j > 0 && fEnd[j - 1][a.microBatch] < 0)
             break;
-          ready = j > 0 ? fEnd[j - 1][a.microBatch] + costs[j - 1].forwardSend : 0;
+          ready = j > 0 ? fEnd[j - 1][a.microBatch] + sent(j - 1, costs[j - 1].forwardSend) : 0;
           work = c.forward;
         } else if (a.work == Work::Backward) {
           double input = j + 1 < J ? bEnd[j + 1][a.microBatch] : fEnd[j][a.microBatch];
           if (input < 0)
             break;
-          ready = j + 1 < J ? input + costs[j + 1].backwardSend : input;
+          ready = j + 1 < J ? input + sent(j + 1, costs[j + 1].backwardSend) : input;
           work = c.backward;
         } else {
           work = c.weight; // after its B, which came earlier in this stage's list

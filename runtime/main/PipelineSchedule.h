@@ -27,6 +27,15 @@
 //   (P - r - 1) 2 + (V - 1) P warm-up forwards, then one forward and one backward, then the
 //   backwards left (all forwards first when K = P). Bubble (P - 1)/V of 1F1B's per chunk's
 //   work; K a multiple of P (Megatron's condition).
+// - "zbv" (ZB-V, the V-shaped zero-bubble schedule of Qi et al.; PyTorch's
+//   ScheduleZBVZeroBubble, torchtitan's ZBVZeroBubble): two chunks per rank placed in a V, rank r
+//   holding virtual stages r and 2P - 1 - r, so a micro-batch goes down the ranks and back up and
+//   rank 0 holds both the first stage and the last (the loss); rank P - 1 hands its first
+//   chunk's output to its second itself. The backward split as zero-bubble's, each rank's order
+//   PyTorch's: 2(P - r) - 1 forwards of chunk 0, then r pairs of chunk 1's and chunk 0's forward,
+//   then P - r times chunk 1's F, B and W, then chunk 0's F B W and chunk 1's F B W in turn, then
+//   the backwards left and their W's. Close to no bubble at the activation memory of 1F1B's
+//   first stage.
 //
 // A micro-batch stays in flight at its stage (its chunk's, when interleaved) from its F to its last
 // piece of backward (B under 1F1B, W under zero-bubble); a stage holds each in-flight
@@ -43,21 +52,51 @@
 
 namespace zcc::pipeline {
 
-enum class Schedule { OneFOneB, ZeroBubbleH1, Interleaved1F1B };
+enum class Schedule { OneFOneB, ZeroBubbleH1, Interleaved1F1B, ZeroBubbleV };
 
-/// "1f1b", "zb-h1", "interleaved-1f1b"; nullopt for another name.
+/// "1f1b", "zb-h1", "interleaved-1f1b", "zbv"; nullopt for another name.
 std::optional<Schedule> parseSchedule(const std::string &name);
 const char *scheduleName(Schedule schedule);
-/// The names, for error messages and --help: "1f1b, zb-h1, interleaved-1f1b".
+/// The names, for error messages and --help: "1f1b, zb-h1, interleaved-1f1b, zbv".
 const char *scheduleNames();
 /// Whether the schedule splits the backward into B (input gradient) and W (weight gradient).
-inline bool splitsBackward(Schedule schedule) { return schedule == Schedule::ZeroBubbleH1; }
+inline bool splitsBackward(Schedule schedule) {
+  return schedule == Schedule::ZeroBubbleH1 || schedule == Schedule::ZeroBubbleV;
+}
 /// Whether each rank holds several chunks (virtual stages).
-inline bool interleaves(Schedule schedule) { return schedule == Schedule::Interleaved1F1B; }
+inline bool interleaves(Schedule schedule) {
+  return schedule == Schedule::Interleaved1F1B || schedule == Schedule::ZeroBubbleV;
+}
+/// The chunks per rank the schedule fixes (ZB-V: 2), or 0 where the user chooses (--pp-interleave).
+inline int64_t fixedChunks(Schedule schedule) { return schedule == Schedule::ZeroBubbleV ? 2 : 0; }
+
+/// Where the virtual stages sit on the pipeline ranks. Loop (Megatron's): virtual stage j is
+/// chunk j / P of rank j mod P. Vee (ZB-V's, two chunks): rank r holds stages r and 2P - 1 - r.
+enum class Placement { Loop, Vee };
+inline Placement placementOf(Schedule schedule) {
+  return schedule == Schedule::ZeroBubbleV ? Placement::Vee : Placement::Loop;
+}
+/// The pipeline rank of virtual stage `stage` of `ranks` x chunks.
+inline int64_t rankOfStage(Placement placement, int64_t stage, int64_t ranks) {
+  if (placement == Placement::Vee && stage >= ranks)
+    return 2 * ranks - 1 - stage;
+  return stage % ranks;
+}
+/// Which of its rank's chunks virtual stage `stage` is.
+inline int64_t chunkOfStage(Placement placement, int64_t stage, int64_t ranks) {
+  (void)placement; // both placements: the stages of chunk c are [c P, (c + 1) P)
+  return stage / ranks;
+}
+/// The virtual stage chunk `chunk` of pipeline rank `rank` runs.
+inline int64_t stageOf(Placement placement, int64_t rank, int64_t chunk, int64_t ranks) {
+  if (placement == Placement::Vee && chunk % 2 == 1)
+    return (chunk + 1) * ranks - 1 - rank;
+  return chunk * ranks + rank;
+}
 
 /// Why the schedule cannot run `microBatches` over `stages` ranks of `chunks` chunks each, or ""
-/// (interleaving: at least 2 chunks, 2 ranks, micro-batches a multiple of the ranks; the others:
-/// one chunk).
+/// (interleaving: at least 2 chunks, 2 ranks, micro-batches a multiple of the ranks; ZB-V: 2
+/// chunks, 2 ranks; the others: one chunk).
 std::string problem(Schedule schedule, int64_t stages, int64_t microBatches, int64_t chunks = 1);
 
 enum class Work : char { Forward = 'F', Backward = 'B', Weight = 'W' };
@@ -66,11 +105,12 @@ struct Action {
   Work work;
   int64_t microBatch; // which of the step's K
   int64_t slot;       // the input slot its micro-batch uses at this stage (microBatch % slots)
-  int64_t chunk = 0;  // the rank's chunk it runs (interleaved: virtual stage chunk * stages + rank)
+  int64_t chunk = 0;  // the rank's chunk it runs (its virtual stage: stageOf(placement, rank, chunk, ranks))
 };
 
 /// The micro-batches stage `stage` of `stages` keeps in flight (its input slots; interleaved:
-/// those of its chunk `chunk` of `chunks`, each chunk holding its own number).
+/// those of its chunk `chunk` of `chunks`, each chunk holding its own number). `stage` is the
+/// pipeline rank.
 int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks = 1,
               int64_t chunk = 0);
 
@@ -85,7 +125,7 @@ std::string actionText(const Action &action, bool chunked);
 /// What each kind of work costs at each stage (seconds, or any unit), and what sending its
 /// output to the neighbour adds before the neighbour may start (F: to the next stage, B: to the
 /// previous). Under 1F1B `weight` is unused (B is the whole backward). Interleaved: one per
-/// virtual stage (chunk * stages + rank).
+/// virtual stage.
 struct StageCosts {
   double forward = 0, backward = 0, weight = 0;
   double forwardSend = 0, backwardSend = 0;
@@ -106,9 +146,11 @@ struct Timing {
 /// Times the table: each piece of work starts when its stage is free and its input has arrived
 /// (F after the previous stage's F of the micro-batch and its send; B after the next stage's B and
 /// its send, at the last stage after its own F; W after its B), stages being virtual stages when
-/// the table interleaves (the previous of rank 0's chunk c is rank P - 1's chunk c - 1). Costs are
-/// per (virtual) stage.
-Timing timeTable(const std::vector<std::vector<Action>> &table, const std::vector<StageCosts> &costs);
+/// the table interleaves (placed by `placement`: under Loop the previous of rank 0's chunk c is
+/// rank P - 1's chunk c - 1). Costs are per (virtual) stage; a send to the same rank costs
+/// nothing (ZB-V's turn at rank P - 1).
+Timing timeTable(const std::vector<std::vector<Action>> &table, const std::vector<StageCosts> &costs,
+                 Placement placement = Placement::Loop);
 
 } // namespace zcc::pipeline
 

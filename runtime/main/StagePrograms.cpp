@@ -10,12 +10,16 @@ namespace {
 
 constexpr int64_t kProgramAlign = 4096; // each program's arena starts on a page
 
+/// The stage chunk `chunk` of pipeline rank `pipeRank` runs (without --pp: the one program).
+int64_t stageOfChunk(const std::vector<ModelInfo> &stages, int64_t pipeRank, int64_t chunk) {
+  return stages.size() > 1 ? stages[0].stageOf(pipeRank, chunk) : 0;
+}
+
 /// Where chunk `chunk` of pipeline rank `pipeRank` starts in the rank's arena.
-int64_t programBase(const std::vector<ModelInfo> &stages, int64_t chunks, int64_t pipeRank, int64_t chunk) {
-  const int64_t ranks = static_cast<int64_t>(stages.size()) / chunks;
+int64_t programBase(const std::vector<ModelInfo> &stages, int64_t pipeRank, int64_t chunk) {
   int64_t base = 0;
   for (int64_t c = 0; c < chunk; ++c)
-    base += (stages[c * ranks + pipeRank].arenaBytes + kProgramAlign - 1) / kProgramAlign * kProgramAlign;
+    base += (stages[stageOfChunk(stages, pipeRank, c)].arenaBytes + kProgramAlign - 1) / kProgramAlign * kProgramAlign;
   return base;
 }
 
@@ -30,20 +34,23 @@ int64_t rankArenaBytes(const std::vector<ModelInfo> &stages, int64_t chunks) {
   const int64_t ranks = static_cast<int64_t>(stages.size()) / chunks;
   int64_t bytes = 0;
   for (int64_t r = 0; r < ranks; ++r)
-    bytes = std::max(bytes, programBase(stages, chunks, r, chunks - 1) + stages[(chunks - 1) * ranks + r].arenaBytes);
+    bytes = std::max(bytes, programBase(stages, r, chunks - 1) + stages[stageOfChunk(stages, r, chunks - 1)].arenaBytes);
   return bytes;
 }
 
 std::vector<StageProgram> rankPrograms(const std::vector<ModelInfo> &stages, int64_t chunks, int64_t pipeRank,
                                        char *arena, const ZccStage *linked, float (*step)(void *, void *const *),
                                        float (*eval)(void *, void *const *)) {
-  const int64_t ranks = static_cast<int64_t>(stages.size()) / chunks;
+  const int64_t last = static_cast<int64_t>(stages.size()) - 1;
   std::vector<StageProgram> programs(chunks);
   for (int64_t c = 0; c < chunks; ++c) {
     StageProgram &p = programs[c];
-    p.stage = c * ranks + pipeRank;
+    p.stage = stageOfChunk(stages, pipeRank, c);
     p.model = stages[p.stage];
-    placeInArena(p.model, programBase(stages, chunks, pipeRank, c));
+    // The ranks of the neighbouring stages: where the input comes from and its gradient goes.
+    p.prevRank = p.stage > 0 ? stages[0].pipelineRankOf(p.stage - 1) : -1;
+    p.nextRank = p.stage < last ? stages[0].pipelineRankOf(p.stage + 1) : -1;
+    placeInArena(p.model, programBase(stages, pipeRank, c));
     p.arena = arena + p.model.arenaBase;
     p.step = linked ? linked[p.stage].step : step;
     p.forward = linked ? linked[p.stage].forward : nullptr;
@@ -71,6 +78,38 @@ void allocateInputs(std::vector<StageProgram> &programs) {
         p.slotBuffers[j].push_back(zrt_input_buffer(first + j * n + i, in.bytes));
     }
     first += slots * n;
+  }
+}
+
+void sumTiedGradients(const std::vector<StageProgram> &held, int64_t stages) {
+  auto dtypeOf = [](const ParamInfo &p) { return p.dtype == "bf16" ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32; };
+  const bool bothEnds = held.front().stage == 0 && held.back().stage == stages - 1 && held.size() > 1;
+  if (!bothEnds) { // interleaved: the first rank's first chunk, the last rank's last
+    for (const StageProgram &c : held)
+      for (const ParamInfo &p : c.model.params)
+        if (p.pipelineTied) {
+          void *grad = zrt_arena_ptr(p.gradOffset, p.gradStorageBytes);
+          zrt_all_reduce_on(ZRT_AXIS_PIPELINE_ENDS, dtypeOf(p), grad, grad, p.gradStorageBytes / p.elementBytes(), 0);
+        }
+    return;
+  }
+  // Both ends here: the first stage's gradient += the last's, then the last's = the sum (a + b,
+  // as the two-rank reduction adds them).
+  for (const ParamInfo &first : held.front().model.params) {
+    if (!first.pipelineTied)
+      continue;
+    const ParamInfo *last = nullptr;
+    for (const ParamInfo &p : held.back().model.params)
+      if (p.pipelineTied && p.name == first.name)
+        last = &p;
+    if (!last || last->gradStorageBytes != first.gradStorageBytes || last->dtype != first.dtype)
+      fatal("zcc_model_json", "tied parameter '%s' of the first stage is not the last stage's alike",
+            first.name.c_str());
+    const int64_t n = first.gradStorageBytes / first.elementBytes();
+    void *a = zrt_arena_ptr(first.gradOffset, first.gradStorageBytes);
+    void *b = zrt_arena_ptr(last->gradOffset, last->gradStorageBytes);
+    zrt_add(dtypeOf(first), a, b, a, n);
+    zrt_copy(dtypeOf(first), a, b, n);
   }
 }
 

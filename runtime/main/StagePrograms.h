@@ -1,6 +1,7 @@
 // The stage programs a rank runs. Without --pp, the one model zcc emitted; with --pp, the program
-// of the rank's pipeline stage; interleaved (zcc --pp-interleave V), the rank's V chunks, chunk c
-// being virtual stage c P + r on pipeline rank r. Each program plans its own arena: a rank's
+// of the rank's pipeline stage; interleaved (zcc --pp-interleave V, --pp-schedule zbv), the rank's
+// V chunks, chunk c being virtual stage c P + r on pipeline rank r (ZB-V's second chunk: stage
+// 2P - 1 - r; ModelInfo::stageOf). Each program plans its own arena: a rank's
 // programs sit one after the other in its arena, each at its own page-aligned base, their
 // descriptions placed there (placeInArena) so that whatever reads the arena by offset (weights,
 // checkpoints, the overflow check, the high-water mark) reads the program's part.
@@ -35,7 +36,10 @@ namespace zrt::train {
 /// One program a rank runs: its description placed at its base in the rank's arena, its functions,
 /// its data and its input slots.
 struct StageProgram {
-  int64_t stage = 0; // which of zcc_stages (interleaved: the virtual stage, chunk * ranks + rank)
+  int64_t stage = 0; // which of zcc_stages (interleaved: the virtual stage, ModelInfo::stageOf)
+  // The pipeline ranks of the stages before and after it (-1: none): where its input arrives
+  // from and its gradient goes (ZB-V's turn at rank P - 1: the rank itself).
+  int64_t prevRank = -1, nextRank = -1;
   ModelInfo model;
   char *arena = nullptr; // the rank's arena + model.arenaBase: where its program's buffers are
   float (*step)(void *, void *const *) = nullptr;
@@ -65,6 +69,11 @@ std::vector<StageProgram> rankPrograms(const std::vector<ModelInfo> &stages, int
 /// Each program's data inputs' host rows and its input slots (zrt_input_buffer; as many as its
 /// plan's, model.slots), each program's after the previous one's.
 void allocateInputs(std::vector<StageProgram> &programs);
+
+/// A parameter the first and the last of `stages` stages both hold (the tied embedding and head):
+/// each has its part of the gradient; both update with the sum (Megatron's embedding group),
+/// over the pipeline's end ranks, or within the rank that holds both (ZB-V's rank 0).
+void sumTiedGradients(const std::vector<StageProgram> &held, int64_t stages);
 
 /// The trace's name of a piece of a pipeline's work: "F", "B", "W", or on an interleaved rank
 /// "F.1" (chunk 1). Names outlive the trace (trace::record keeps the pointer).

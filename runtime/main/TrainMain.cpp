@@ -140,9 +140,9 @@ int main(int argc, char **argv) {
                    static_cast<long long>(m0.ranksPerNode), static_cast<long long>(placed));
   }
   // The programs this rank runs: its pipeline stage's, or interleaved its V chunks' (chunk c is
-  // virtual stage c P + r), each with its description placed at its base in the arena.
+  // virtual stage c P + r; ZB-V's second 2P - 1 - r), each with its description placed at its
+  // base in the arena and the ranks of its neighbouring stages.
   const int64_t pipeRank = zrt_mesh_rank(ZRT_AXIS_PIPELINE);
-  const int64_t prevRank = (pipeRank + pipeRanks - 1) % pipeRanks, nextRank = (pipeRank + 1) % pipeRanks;
   std::vector<StageProgram> held =
       rankPrograms(stageModels, chunks, pipeRank, arena, stages > 1 ? zcc_stages : nullptr, zcc_step, zcc_eval);
   const bool holdsLast = held.back().stage == stages - 1; // the loss is computed here
@@ -281,7 +281,7 @@ int main(int argc, char **argv) {
       if (zcc::pipeline::splitsBackward(*kind) && !k.weight)
         fatal("zcc_model_json", "the %s schedule needs stage %lld's weight-gradient function, which it lacks",
               model.schedule.c_str(), static_cast<long long>(k.stage));
-      const int64_t slots = zcc::pipeline::slots(*kind, pipeRank, pipeRanks, K, chunks, k.stage / pipeRanks);
+      const int64_t slots = zcc::pipeline::slots(*kind, pipeRank, pipeRanks, K, chunks, k.model.chunkOf(k.stage));
       if (slots != k.model.slots)
         fatal("zcc_model_json", "stage %lld plans %lld input slots, its %s schedule uses %lld: rebuild with this zcc",
               static_cast<long long>(k.stage), static_cast<long long>(k.model.slots), model.schedule.c_str(),
@@ -335,7 +335,7 @@ int main(int argc, char **argv) {
           std::vector<void *> &in = c.slotBuffers[0];
           if (c.activationInput >= 0)
             zrt_pipe_recv(in[c.activationInput], c.model.inputs[c.activationInput].bytes,
-                          static_cast<int32_t>(prevRank), ZRT_PIPE_ACTIVATION);
+                          static_cast<int32_t>(c.prevRank), ZRT_PIPE_ACTIVATION);
           if (c.stage == stages - 1)
             sum += c.eval(c.arena, in.data());
           else
@@ -396,13 +396,13 @@ int main(int argc, char **argv) {
           fillMicroBatch(c, a.microBatch, a.slot);
           if (c.activationInput >= 0)
             zrt_pipe_recv(in[c.activationInput], c.model.inputs[c.activationInput].bytes,
-                          static_cast<int32_t>(prevRank), ZRT_PIPE_ACTIVATION);
+                          static_cast<int32_t>(c.prevRank), ZRT_PIPE_ACTIVATION);
           if (c.forward)
             work('F', a, [&] { return c.forward(c.arena, in.data()); });
         } else {
           if (c.activationGradInput >= 0)
             zrt_pipe_recv(in[c.activationGradInput], c.model.inputs[c.activationGradInput].bytes,
-                          static_cast<int32_t>(nextRank), ZRT_PIPE_GRADIENT);
+                          static_cast<int32_t>(c.nextRank), ZRT_PIPE_GRADIENT);
           const double loss = work('B', a, [&] { return c.step(c.arena, in.data()); });
           if (c.stage == stages - 1)
             lossSum += loss;
@@ -410,15 +410,7 @@ int main(int argc, char **argv) {
       }
       pipelineSchedule = std::chrono::duration<double>(std::chrono::steady_clock::now() - scheduleStart).count();
       zrt_pipe_flush();
-      // A parameter the first and last stage both hold (the tied embedding and head): each
-      // has its part of the gradient; both update with the sum (Megatron's embedding group).
-      for (const StageProgram &c : held) // interleaved: the first rank's first chunk, the last rank's last
-        for (const ParamInfo &p : c.model.params)
-          if (p.pipelineTied) {
-            void *grad = zrt_arena_ptr(p.gradOffset, p.gradStorageBytes);
-            zrt_all_reduce_on(ZRT_AXIS_PIPELINE_ENDS, p.dtype == "bf16" ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32, grad, grad,
-                              p.gradStorageBytes / p.elementBytes(), 0);
-          }
+      sumTiedGradients(held, stages); // the tied embedding and head: both update with the sum
     }
     maybeKillInStep(step + 1, rank);
     double lr = learningRate(flags, peakLr, step);

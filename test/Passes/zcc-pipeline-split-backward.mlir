@@ -87,7 +87,7 @@
 // ONEF: zc.grad_accumulate @wte
 // ONEF: zc.grad_accumulate @w1
 
-// BAD: zcc-pipeline-stage: unknown schedule 'gpipe' (one of 1f1b, zb-h1, interleaved-1f1b)
+// BAD: zcc-pipeline-stage: unknown schedule 'gpipe' (one of 1f1b, zb-h1, interleaved-1f1b, zbv)
 // CHUNKS: zcc-pipeline-stage: interleaved-1f1b needs at least 2 chunks of layers per rank (--pp-interleave), got 1
 zc.param @wte : tensor<16x8xf32> = #zc.normal<std = 0.1>
 zc.param @w0 : tensor<8x8xf32> = #zc.normal<std = 0.1>

@@ -204,16 +204,107 @@ TEST(PipelineSchedule, InterleavedIsMegatronsOrder) {
   EXPECT_NEAR(inter.span - 24, 4.5, 1e-9);
 }
 
+TEST(PipelineSchedule, ZeroBubbleVRunsEachChunksMicroBatchesOnceInOrderWithinItsSlots) {
+  for (int64_t P = 2; P <= 8; ++P)
+    for (int64_t K = 1; K <= 4 * P; ++K) {
+      SCOPED_TRACE("P " + std::to_string(P) + " K " + std::to_string(K));
+      ASSERT_EQ(problem(Schedule::ZeroBubbleV, P, K, 2), "");
+      std::vector<std::vector<Action>> t = table(Schedule::ZeroBubbleV, P, K, 2);
+      ASSERT_EQ(static_cast<int64_t>(t.size()), P);
+      for (int64_t s = 0; s < P; ++s) {
+        const int64_t n[2] = {slots(Schedule::ZeroBubbleV, s, P, K, 2, 0), slots(Schedule::ZeroBubbleV, s, P, K, 2, 1)};
+        std::map<std::pair<int64_t, char>, std::vector<int64_t>> order;
+        std::map<std::pair<int64_t, int64_t>, int64_t> slotOwner;
+        std::set<std::pair<int64_t, int64_t>> backwardDone;
+        int64_t inFlight[2] = {0, 0}, peak[2] = {0, 0};
+        for (const Action &a : t[s]) {
+          ASSERT_GE(a.chunk, 0);
+          ASSERT_LT(a.chunk, 2);
+          EXPECT_EQ(a.slot, a.microBatch % n[a.chunk]);
+          order[{a.chunk, static_cast<char>(a.work)}].push_back(a.microBatch);
+          if (a.work == Work::Forward) {
+            EXPECT_FALSE((slotOwner.count({a.chunk, a.slot}))) << "a slot in use taken";
+            slotOwner[{a.chunk, a.slot}] = a.microBatch;
+            peak[a.chunk] = std::max(peak[a.chunk], ++inFlight[a.chunk]);
+          } else {
+            EXPECT_EQ((slotOwner[{a.chunk, a.slot}]), a.microBatch) << "a backward before its forward";
+          }
+          if (a.work == Work::Backward)
+            backwardDone.insert({a.chunk, a.microBatch});
+          if (a.work == Work::Weight) {
+            EXPECT_TRUE(backwardDone.count({a.chunk, a.microBatch})) << "a W before its B";
+            slotOwner.erase({a.chunk, a.slot});
+            --inFlight[a.chunk];
+          }
+        }
+        EXPECT_EQ(peak[0], n[0]);
+        EXPECT_EQ(peak[1], n[1]);
+        std::vector<int64_t> all(K);
+        for (int64_t m = 0; m < K; ++m)
+          all[m] = m;
+        for (int64_t c = 0; c < 2; ++c)
+          for (char kind : {'F', 'B', 'W'})
+            EXPECT_EQ((order[{c, kind}]), all) << "stage " << s << " chunk " << c << " " << kind;
+      }
+      Timing timing = timeTable(t, std::vector<StageCosts>(2 * P, StageCosts{1, 1, 1, 0, 0}), Placement::Vee);
+      for (int64_t s = 0; s < P; ++s)
+        ASSERT_EQ(timing.stages[s].size(), t[s].size()) << "stage " << s << " stalls";
+    }
+}
+
+TEST(PipelineSchedule, ZeroBubbleVIsPyTorchsOrderInAVee) {
+  // The V: rank r holds stages r and 2P - 1 - r; rank 0 the first and the last.
+  for (int64_t P = 2; P <= 8; ++P)
+    for (int64_t j = 0; j < 2 * P; ++j) {
+      const int64_t r = rankOfStage(Placement::Vee, j, P), c = chunkOfStage(Placement::Vee, j, P);
+      EXPECT_EQ(stageOf(Placement::Vee, r, c, P), j);
+      EXPECT_EQ(r, j < P ? j : 2 * P - 1 - j);
+      EXPECT_EQ(stageOf(Placement::Loop, rankOfStage(Placement::Loop, j, P), chunkOfStage(Placement::Loop, j, P), P), j);
+    }
+  // P 2, K 4 (PyTorch's ScheduleZBVZeroBubble at pp 2, written out by hand): rank 0 runs 3
+  // forwards of chunk 0, then chunk 1's F B W twice, then the steady F B W pairs, then the tail.
+  std::vector<std::vector<Action>> t = table(Schedule::ZeroBubbleV, 2, 4, 2);
+  auto text = [](const std::vector<Action> &stage) {
+    std::string s;
+    for (const Action &a : stage)
+      s += (s.empty() ? "" : " ") + actionText(a, true);
+    return s;
+  };
+  EXPECT_EQ(text(t[0]), "F0.0 F1.0 F2.0 F0.1 B0.1 W0.1 F1.1 B1.1 W1.1 F3.0 B0.0 W0.0 F2.1 B2.1 W2.1 B1.0 W1.0 F3.1 "
+                        "B3.1 W3.1 B2.0 W2.0 B3.0 W3.0");
+  EXPECT_EQ(text(t[1]), "F0.0 F0.1 F1.0 F1.1 B0.1 W0.1 F2.0 B0.0 W0.0 F2.1 B1.1 W1.1 F3.0 B1.0 W1.0 F3.1 B2.1 W2.1 "
+                        "B2.0 B3.1 B3.0 W2.0 W3.1 W3.0");
+  // At F = B = W = 1 with no send time the V fills its bubble but for the ends: the span is
+  // within P - 1 units of the work, 6K (1F1B: 3(P - 1) per chunk's worth, ZB-H1: P - 1).
+  for (auto [P, K] : std::vector<std::pair<int64_t, int64_t>>{{2, 8}, {4, 8}, {4, 16}, {8, 32}}) {
+    SCOPED_TRACE("P " + std::to_string(P) + " K " + std::to_string(K));
+    Timing zbv = timeTable(table(Schedule::ZeroBubbleV, P, K, 2), std::vector<StageCosts>(2 * P, StageCosts{1, 1, 1, 0, 0}),
+                           Placement::Vee);
+    Timing zb = timeTable(table(Schedule::ZeroBubbleH1, P, K), unitCosts(Schedule::ZeroBubbleH1, P));
+    // The same work per rank: ZB-H1 at F = B = W = 2 per rank, ZB-V at 1 per chunk.
+    EXPECT_LE(zbv.span - 6.0 * K, 0.5 * (2 * zb.span - 6.0 * K));
+    EXPECT_LE(zbv.bubble, zb.bubble);
+    // 1F1B's first stage holds P micro-batches of the whole stage: 2P chunks' worth. Each chunk
+    // keeps its own peak's slots, and the two peaks come at different times: one more at most.
+    for (int64_t s = 0; s < P; ++s)
+      EXPECT_LE(slots(Schedule::ZeroBubbleV, s, P, K, 2, 0) + slots(Schedule::ZeroBubbleV, s, P, K, 2, 1),
+                std::min(2 * K, 2 * P + 1));
+  }
+}
+
 TEST(PipelineSchedule, ProblemsAreNamed) {
   EXPECT_EQ(problem(Schedule::OneFOneB, 4, 3), "");
   EXPECT_NE(problem(Schedule::OneFOneB, 4, 8, 2).find("one chunk"), std::string::npos);
   EXPECT_NE(problem(Schedule::Interleaved1F1B, 4, 8, 1).find("at least 2 chunks"), std::string::npos);
   EXPECT_NE(problem(Schedule::Interleaved1F1B, 1, 8, 2).find("at least 2 pipeline ranks"), std::string::npos);
   EXPECT_NE(problem(Schedule::Interleaved1F1B, 4, 6, 2).find("not a multiple of 4"), std::string::npos);
+  EXPECT_NE(problem(Schedule::ZeroBubbleV, 4, 8, 4).find("runs 2 chunks"), std::string::npos);
+  EXPECT_NE(problem(Schedule::ZeroBubbleV, 1, 8, 2).find("at least 2 pipeline ranks"), std::string::npos);
+  EXPECT_EQ(problem(Schedule::ZeroBubbleV, 4, 6, 2), "");
 }
 
 TEST(PipelineSchedule, NamesRoundTrip) {
-  for (Schedule s : {Schedule::OneFOneB, Schedule::ZeroBubbleH1, Schedule::Interleaved1F1B})
+  for (Schedule s : {Schedule::OneFOneB, Schedule::ZeroBubbleH1, Schedule::Interleaved1F1B, Schedule::ZeroBubbleV})
     EXPECT_EQ(parseSchedule(scheduleName(s)), s);
   EXPECT_FALSE(parseSchedule("gpipe"));
   EXPECT_FALSE(parseSchedule("ZB-H1"));

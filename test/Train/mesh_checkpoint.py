@@ -4,7 +4,8 @@
 that to step 8 too; every resumed loss matches one rank's run of 8 steps within 1e-5. The same
 mesh resumes its own checkpoint, and consolidate writes every parameter whole. The same round trip
 from an interleaved pipeline (tp 2 x pp 2 x 2 chunks per rank: each rank's file holds its chunks in
-turn).
+turn) and from ZB-V (tp 2 x pp 2, rank r holding stages r and 3 - r: rank 0's file the first stage's
+and the last's).
 
 usage: mesh_checkpoint.py ZCC ZCC-CKPT MODEL.mlir DATA-FLAGS...
 """
@@ -34,6 +35,8 @@ def main():
         zero3 = build("zero3.bin", "--world-size", "4", "--zero-stage", "3")
         interleaved = build("interleaved.bin", "--world-size", "4", "--tp", "2", "--pp", "2", "--pp-interleave", "2",
                             "--grad-accum", "2")
+        vee = build("zbv.bin", "--world-size", "4", "--tp", "2", "--pp", "2", "--pp-schedule", "zbv",
+                    "--grad-accum", "2")
         reference = train(one, 1, 8)
 
         def check(what, losses):
@@ -59,9 +62,10 @@ def main():
 
         saved = round_trip("tp2 x pp2", mesh)
         chunked = round_trip("tp2 x pp2 x 2 chunks", interleaved)
+        v_shaped = round_trip("tp2 x pp2 zbv", vee)
         described = json.loads(subprocess.run([one, "--describe"], check=True, capture_output=True,
                                               text=True).stdout)
-        for name, source in (("mesh", saved), ("interleaved", chunked)):
+        for name, source in (("mesh", saved), ("interleaved", chunked), ("zbv", v_shaped)):
             whole = os.path.join(work, f"whole-{name}.safetensors")
             subprocess.run([ckpt_tool, "consolidate", source, "-o", whole], check=True, stdout=subprocess.DEVNULL)
             with open(whole, "rb") as f:

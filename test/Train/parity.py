@@ -6,7 +6,7 @@ Same model, seed and global batch: the loss curve must not depend on the world s
 
 usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE [--norm-tolerance X] [--cuda-on-cpu-link SCRIPT] DATA-FLAGS... -- CONFIG...
 CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism is what N leaves),
-",sched=1f1b|zb-h1|interleaved-1f1b" (zcc --pp-schedule), ",interleave=V" (zcc --pp-interleave),
+",sched=1f1b|zb-h1|interleaved-1f1b|zbv" (zcc --pp-schedule), ",interleave=V" (zcc --pp-interleave),
 ",sp=0" (zcc --no-sequence-parallel), ",cp=C" (zcc --cp: each sequence's tokens over C ranks), ",cpmode=ring|ulysses" (zcc --cp-mode),
 ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
 ",recompute=selective|op|full", ",headchunk=SIZE" (zcc --head-chunk), ",offload=cpu|nvme" (zcc

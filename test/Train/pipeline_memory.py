@@ -7,7 +7,8 @@ keeps its micro-batches' activations only for those in flight: under 1F1B stage 
 input slots and keeps activations in all but the last stage; under zb-h1 min(K, P) (the last stage
 too: its W reads them); interleaved,
 each chunk what Megatron's order holds of it in flight at once (pipeline_trace.py writes the order
-out), no more. A plan that kept every micro-batch
+out), no more; zbv, each chunk what PyTorch's ZB-V order holds of it from an F to its W, every stage
+keeping activations (its W reads them). A plan that kept every micro-batch
 would be seen here as its slots and in the high-water marks the arena's use follows. A pipeline
 refuses the flat weight files (--export-weights, --init-weights: the whole model's parameters in its
 order, which no stage program holds) by name, and its start-up line counts the whole model's parameters
@@ -17,9 +18,9 @@ usage: pipeline_memory.py ZCC MODEL.mlir STAGES MICRO-BATCHES DATA-FLAGS...
 """
 import json, math, os, re, subprocess, sys, tempfile
 
-from pipeline_trace import megatron_interleaved, parse
+from pipeline_trace import megatron_interleaved, parse, pytorch_zbv
 
-SCHEDULES = [("1f1b", 1), ("zb-h1", 1), ("interleaved-1f1b", 2)]
+SCHEDULES = [("1f1b", 1), ("zb-h1", 1), ("interleaved-1f1b", 2), ("zbv", 2)]
 
 
 def megatron_slots(rank, stages, k, chunks, chunk):
@@ -27,6 +28,16 @@ def megatron_slots(rank, stages, k, chunks, chunk):
     held = peak = 0
     for kind, _, c in map(parse, megatron_interleaved(rank, stages, k, chunks)):
         if c == chunk:
+            held += 1 if kind == "F" else -1
+            peak = max(peak, held)
+    return peak
+
+
+def zbv_slots(rank, stages, k, chunk):
+    """The most micro-batches chunk `chunk` of `rank` holds at once in ZB-V's order (F to W)."""
+    held = peak = 0
+    for kind, _, c in map(parse, pytorch_zbv(rank, stages, k)):
+        if c == chunk and kind in "FW":
             held += 1 if kind == "F" else -1
             peak = max(peak, held)
     return peak
@@ -49,7 +60,8 @@ def main():
             exe = os.path.join(work, f"{schedule}.bin")
             subprocess.run([zcc, model, "-o", exe, "--world-size", str(stages), "--pp", str(stages),
                             "--grad-accum", str(k), "--recompute", "none", "--pp-schedule", schedule,
-                            "--report=json"] + (["--pp-interleave", str(chunks)] if chunks > 1 else []),
+                            "--report=json"]
+                           + (["--pp-interleave", str(chunks)] if chunks > 1 and schedule != "zbv" else []),
                            check=True, stdout=subprocess.DEVNULL)
             run = subprocess.run(["mpirun", "-np", str(stages), exe, "--steps", "2"] + data, check=True,
                                  capture_output=True, text=True, env=env, timeout=600)
@@ -66,7 +78,9 @@ def main():
                 report = json.load(open(f"{exe}.stage{s}.report.json"))
                 plan = report["pipeline"]
                 planned, written = used[s]
-                rank, last = s % stages, s == stages * chunks - 1
+                # ZB-V's V: rank r holds stages r and 2P - 1 - r.
+                rank = 2 * stages - 1 - s if schedule == "zbv" and s >= stages else s % stages
+                last = s == stages * chunks - 1
                 print(f"{schedule} stage {s} (rank {rank}): {plan['slots']} slots, kept "
                       f"{plan['kept_activation_bytes']} B; arena {planned} B planned, {written} B written "
                       f"({100.0 * written / planned:.2f}%)")
@@ -76,13 +90,15 @@ def main():
                 if not 0.99 * planned <= written <= planned:
                     failures.append(f"{schedule} stage {s}: wrote up to {written} B of a {planned} B plan")
                 slots = {"1f1b": min(k, stages - s), "zb-h1": min(k, stages),
-                         "interleaved-1f1b": megatron_slots(rank, stages, k, chunks, s // stages)}[schedule]
+                         "interleaved-1f1b": megatron_slots(rank, stages, k, chunks, s // stages),
+                         "zbv": zbv_slots(rank, stages, k, s // stages)}[schedule]
                 if plan["slots"] != slots:
                     failures.append(f"{schedule} stage {s}: {plan['slots']} slots, the schedule keeps {slots}")
                 if not 1 <= plan["slots"] <= k:
                     failures.append(f"{schedule} stage {s}: {plan['slots']} slots for {k} micro-batches")
-                # zb-h1's last stage keeps what its W reads; the others' run the forward in their step.
-                if schedule != "zb-h1" and (plan["kept_activation_bytes"] > 0) == last:
+                # The zero-bubble schedules' last stage keeps what its W reads; the others' run the
+                # forward in their step.
+                if schedule not in ("zb-h1", "zbv") and (plan["kept_activation_bytes"] > 0) == last:
                     failures.append(f"{schedule} stage {s}: keeps {plan['kept_activation_bytes']} B of activations"
                                     + (" (the last stage's step runs its forward)" if last else ""))
         # A pipeline refuses the flat weight files (the whole model's parameters in order), which

@@ -13,7 +13,9 @@ interleaved-1f1b (--interleave V: V chunks of layers per rank, virtual stage c P
 checked against Megatron-LM's forward_backward_pipelining_with_interleaving written out here: the
 K V forwards in groups of P micro-batches per chunk, the backwards in the same groups from the last
 chunk down, (P - r - 1) 2 + (V - 1) P warm-up forwards (all when K = P), then one forward and one
-backward; each piece of work names its chunk ("F3.1", traced as "F.1 3").
+backward; each piece of work names its chunk ("F3.1", traced as "F.1 3"). zbv (2 chunks per rank in
+a V: rank r holds virtual stages r and 2P - 1 - r) is checked against PyTorch's
+ScheduleZBVZeroBubble written out here, and for zero-bubble's F, B, W order per chunk.
 
 The bubble from the trace: each stage's F, B and W CPU times as traced (the thread's CPU time of
 each piece of work, `cpu_us`, the median of each kind over the steps after the first), the table
@@ -53,6 +55,49 @@ def megatron_interleaved(rank, stages, k, chunks):
         order += [work("F", warmup + i), work("B", i)]
     return order + [work("B", i) for i in range(total - warmup, total)]
 
+def pytorch_zbv(rank, stages, k):
+    """PyTorch's ScheduleZBVZeroBubble order at `rank` (chunk 0: stage rank, chunk 1: stage
+    2P - 1 - rank), over max(K, 2P - 1) micro-batches with the ones past K dropped."""
+    n = max(k, 2 * stages - 1)
+    order, count = [], {}
+    def put(kind, chunk):
+        m = count.get((kind, chunk), 0)
+        count[(kind, chunk)] = m + 1
+        if m < k:
+            order.append(f"{kind}{m}.{chunk}")
+    for _ in range(2 * (stages - rank) - 1):
+        put("F", 0)
+    for _ in range(rank):
+        put("F", 1)
+        put("F", 0)
+    for _ in range(stages - rank):
+        put("F", 1)
+        put("B", 1)
+        put("W", 1)
+    f = lambda c: count.get(("F", c), 0)
+    while f(1) < f(0) or f(0) < n:
+        if f(0) < n:
+            put("F", 0)
+        for c in (0, 1):
+            if c == 1:
+                put("F", 1)
+            put("B", c)
+            put("W", c)
+    for _ in range(rank):
+        put("B", 0)
+        put("B", 1)
+    for _ in range(stages - rank):
+        put("B", 0)
+        put("W", 0)
+    for c in (1, 0):
+        while count.get(("W", c), 0) < count.get(("B", c), 0):
+            put("W", c)
+    return order
+
+def virtual_stage(schedule, rank, chunk, stages):
+    """The virtual stage chunk `chunk` of `rank` runs: c P + r, or in ZB-V's V 2P - 1 - r for chunk 1."""
+    return 2 * stages - 1 - rank if schedule == "zbv" and chunk == 1 else chunk * stages + rank
+
 def parse(action):
     """"F3.1" -> ("F", 3, 1); "F3" -> ("F", 3, 0)."""
     m, _, chunk = action[1:].partition(".")
@@ -77,11 +122,11 @@ def zero_bubble_problems(stage, stages, k, order):
         problems.append(f"{peak} micro-batches in flight, more than min(K, P) = {min(k, stages)}")
     return problems
 
-def replayed_bubble(tables, durations):
+def replayed_bubble(tables, durations, schedule):
     """The idle fraction of the ranks' tables run with `durations[s][(kind, chunk)]` each, by their
-    dependencies over the virtual stages (chunk c of rank s is virtual stage c P + s)."""
+    dependencies over the virtual stages (chunk c of rank s: virtual_stage)."""
     stages = len(tables)
-    last = max(c for t in tables for _, _, c in map(parse, t)) * stages + stages - 1
+    last = (max(c for t in tables for _, _, c in map(parse, t)) + 1) * stages - 1
     done, nxt, clock = {}, [0] * stages, [0.0] * stages
     progress = True
     while progress:
@@ -89,7 +134,7 @@ def replayed_bubble(tables, durations):
         for s in range(stages):
             while nxt[s] < len(tables[s]):
                 kind, m, c = parse(tables[s][nxt[s]])
-                v = c * stages + s
+                v = virtual_stage(schedule, s, c, stages)
                 if kind == "F":
                     ready = 0.0 if v == 0 else done.get(("F", v - 1, m))
                 elif kind == "B":
@@ -109,7 +154,7 @@ def replayed_bubble(tables, durations):
 def main():
     zcc, model, stages, k, schedule, data = (sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
                                              sys.argv[5], sys.argv[6:])
-    chunks = 1
+    chunks = 2 if schedule == "zbv" else 1
     if data[:1] == ["--interleave"]:
         chunks, data = int(data[1]), data[2:]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -119,7 +164,7 @@ def main():
         exe, trace = os.path.join(work, "pp.bin"), os.path.join(work, "trace.json")
         subprocess.run([zcc, model, "-o", exe, "--world-size", str(stages), "--pp", str(stages),
                         "--grad-accum", str(k), "--pp-schedule", schedule, "--report=json"]
-                       + (["--pp-interleave", str(chunks)] if chunks > 1 else []),
+                       + (["--pp-interleave", str(chunks)] if chunks > 1 and schedule != "zbv" else []),
                        check=True, stdout=subprocess.DEVNULL)
         steps = 6
         subprocess.run(["mpirun", "-np", str(stages), exe, "--steps", str(steps), "--trace", trace] + data,
@@ -134,6 +179,13 @@ def main():
             if schedule == "interleaved-1f1b" and table != megatron_interleaved(rank, stages, k, chunks):
                 failures.append(f"stage {rank}: --report's table {' '.join(table)}, expected "
                                 f"{' '.join(megatron_interleaved(rank, stages, k, chunks))}")
+            if schedule == "zbv":
+                if table != pytorch_zbv(rank, stages, k):
+                    failures.append(f"stage {rank}: --report's table {' '.join(table)}, expected "
+                                    f"{' '.join(pytorch_zbv(rank, stages, k))}")
+                for c in range(2):
+                    mine = [a.split(".")[0] for a in table if parse(a)[2] == c]
+                    failures += [f"stage {rank} chunk {c}: {p}" for p in zero_bubble_problems(rank, 2 * stages, k, mine)]
             if schedule == "1f1b" and table != one_f_one_b(rank, stages, k):
                 failures.append(f"stage {rank}: --report's table {' '.join(table)}, expected "
                                 f"{' '.join(one_f_one_b(rank, stages, k))}")
@@ -163,13 +215,15 @@ def main():
                     mean[(kind, c)] = d[len(d) // 2] if d else 0.0  # the median: a core shared with another rank's cache misses
             durations.append(mean)
             # The last (virtual) stage's F only receives: no forward call, no event.
-            want = [a for a in table if not (rank == stages - 1 and a[0] == "F" and parse(a)[2] == chunks - 1)] * steps
+            last = chunks * stages - 1
+            want = [a for a in table
+                    if not (a[0] == "F" and virtual_stage(schedule, rank, parse(a)[2], stages) == last)] * steps
             if seen != want:
                 failures.append(f"stage {rank}: ran {' '.join(seen)}, its table is {' '.join(want)}")
             print(f"stage {rank}: {' '.join(seen[:len(seen) // steps])}")
         print("CPU time per piece of work (us, median):",
               [{f"{k[0]}.{k[1]}": round(v) for k, v in d.items() if v} for d in durations])
-        replayed = replayed_bubble(tables, durations)
+        replayed = replayed_bubble(tables, durations, schedule)
         print(f"bubble: {replayed:.4f} replayed from the traced CPU times, {predicted:.4f} predicted")
         # Seen here (4 ranks on 2 cores): within 0.03 in most runs, 0.07 off in one of six.
         if abs(replayed - predicted) > 0.1:

@@ -104,6 +104,11 @@ def mesh_of(layout_or_model, world_size):
     tp, pp = mesh.get("tp", 1), mesh.get("pp", 1)
     return tp, pp, world_size // (tp * pp)
 
+def stage_rank(stage, pp, v_placement):
+    """The pipeline rank of virtual stage `stage`: stage mod pp (Megatron's loop, chunk stage // pp),
+    or in ZB-V's V (a layout's mesh "placement": "v") rank r holds stages r and 2 pp - 1 - r."""
+    return 2 * pp - 1 - stage if v_placement and stage >= pp else stage % pp
+
 def whole_shape(p):
     """A parameter's whole shape: its layout's "shape" is one tensor-parallel rank's part."""
     if p.get("whole_shape"):
@@ -145,15 +150,16 @@ def stage_layouts(manifest):
 
 def full_state(manifest, files):
     """Every stage's full_state_of_stage, merged (a tied parameter, on two stages, is one). Stage p's
-    files are its pipeline rank's (p mod pp: an interleaved rank's file holds its chunks in turn,
+    files are its pipeline rank's (stage_rank: an interleaved rank's file holds its chunks in turn,
     each layout's offsets in it)."""
     layouts = stage_layouts(manifest)
     pp = layouts[0].get("mesh", {}).get("pp", len(layouts)) if len(layouts) > 1 else 1
+    vee = layouts[0].get("mesh", {}).get("placement") == "v"
     per_stage = len(files) // pp
     values, states = {}, {}
     for p, layout in enumerate(layouts):
-        v, st = full_state_of_stage(dict(manifest, layout=layout),
-                                    files[p % pp * per_stage:(p % pp + 1) * per_stage])
+        r = stage_rank(p, pp, vee)
+        v, st = full_state_of_stage(dict(manifest, layout=layout), files[r * per_stage:(r + 1) * per_stage])
         for name, value in v.items():
             values.setdefault(name, value)
         for name, value in st.items():
@@ -296,9 +302,11 @@ def layout_of(model, base=0):
         mesh["cp"] = model["mesh"]["cp"]
     layout = {"params": params, "states": states, "rank_file_bytes": at - base, "mesh": mesh}
     chunks = model.get("pipeline", {}).get("chunks", 1)
-    if chunks > 1:  # interleaved: virtual stage s is chunk s // pp of pipeline rank s % pp
+    if chunks > 1:  # interleaved: virtual stage s is chunk s // pp of pipeline rank stage_rank(s)
         mesh["chunks"] = chunks
         layout["file_base"] = base
+        if model["pipeline"].get("schedule") == "zbv":
+            mesh["placement"] = "v"
     return layout
 
 def cmd_reshard(a):
@@ -320,10 +328,12 @@ def cmd_reshard(a):
     ranks = targets[0]["world_size"]
     tp, pp, dp = mesh_of(targets[0], ranks)
     # Each stage's bytes in its rank's file: an interleaved rank's chunks one after the other.
+    vee = targets[0].get("pipeline", {}).get("schedule") == "zbv"  # ZB-V's V
     layouts, bases = [], [0] * pp
     for s, target in enumerate(targets):
-        layouts.append(layout_of(target, bases[s % pp]))
-        bases[s % pp] += layouts[-1]["rank_file_bytes"]
+        r = stage_rank(s, pp, vee)
+        layouts.append(layout_of(target, bases[r]))
+        bases[r] += layouts[-1]["rank_file_bytes"]
     parts = {}  # (name of the whole values, tensor rank) -> that rank's part
 
     def stored(values_whole, p, sharded, rank, storage_bytes, dtype):
@@ -343,7 +353,8 @@ def cmd_reshard(a):
     entries = []
     for r in range(ranks):
         blob = bytearray()
-        for target in targets[r // (tp * dp)::pp]:  # this rank's pipeline stage (interleaved: its chunks)
+        mine = [t for s, t in enumerate(targets) if stage_rank(s, pp, vee) == r // (tp * dp)]
+        for target in mine:  # this rank's pipeline stage (interleaved: its chunks, in order)
             by_param = {p["name"]: p for p in target["params"]}
             for p in target["params"]:
                 blob += stored(values[p["name"]], p, p["sharded_param"], r, p["param_storage_bytes"], p["dtype"])
