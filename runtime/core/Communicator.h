@@ -5,6 +5,7 @@
 #define ZRT_CORE_COMMUNICATOR_H
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 
 namespace zrt {
@@ -70,6 +71,22 @@ public:
   virtual void sendAsync(const void *buf, int64_t bytes, int peer) = 0;
   virtual void recv(void *buf, int64_t bytes, int peer) = 0;
   virtual void flushSends() = 0;
+  /// A receive started ahead of its use (a pipeline stage prefetching a later input while it
+  /// computes): the bytes are in `buf` once recvWait(handle) returns. Receives are waited for
+  /// in the order they were started. This default receives at the wait: a transport whose
+  /// receive blocks the caller must not block before the caller's order asks (it could wait for
+  /// a message the peer sends only after one the caller has yet to send).
+  virtual int64_t recvStart(void *buf, int64_t bytes, int peer) {
+    deferred_.push_back({buf, bytes, peer, started_});
+    return started_++;
+  }
+  virtual void recvWait(int64_t handle) {
+    const DeferredReceive r = nextDeferred(handle);
+    recv(r.buf, r.bytes, r.peer);
+  }
+  /// Whether recv returns before its bytes arrive (it enqueues the receive, as NCCL's on a
+  /// stream): the caller orders the use after it, and may call it ahead.
+  virtual bool receivesWithoutBlocking() const { return false; }
   /// Sends `bytes` of `send` to `to` and receives as many from `from` into `recv`, returning
   /// when both are done (ring attention's step: every rank sends and receives at once).
   virtual void sendRecv(const void *send, void *recv, int64_t bytes, int to, int from) {
@@ -80,6 +97,20 @@ public:
   /// Stops every rank of the job; never returns.
   [[noreturn]] virtual void abortAll(int exitCode) = 0;
   virtual void finalize() = 0;
+
+protected:
+  struct DeferredReceive {
+    void *buf;
+    int64_t bytes;
+    int peer;
+    int64_t handle;
+  };
+  /// The oldest receive started and not yet waited for, which must be `handle`'s.
+  DeferredReceive nextDeferred(int64_t handle);
+
+private:
+  std::deque<DeferredReceive> deferred_;
+  int64_t started_ = 0;
 };
 
 std::unique_ptr<Communicator> createLocalCommunicator();

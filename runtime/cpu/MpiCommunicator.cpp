@@ -307,6 +307,41 @@ public:
         break;
     }
   }
+  /// Posted now (MPI_Irecv, by pieces of at most maxCount bytes): MPI matches a peer's messages
+  /// to the receives posted for them in the order they were posted.
+  int64_t recvStart(void *buf, int64_t bytes, int peer) override {
+    checkPeer(peer, "zrt_pipe_recv_start");
+    reapSends();
+    Started r{startedCount_++, peer, {}, {}};
+    const int64_t chunk = maxCount();
+    for (int64_t at = 0; at < bytes || (at == 0 && bytes == 0); at += chunk) {
+      const int count = static_cast<int>(std::min(chunk, bytes - at));
+      MPI_Request request;
+      mpiCheck(MPI_Irecv(static_cast<char *>(buf) + at, count, MPI_BYTE, peer, kPipeTag, comm_, &request),
+               "zrt_pipe_recv_start");
+      r.requests.push_back(request);
+      r.counts.push_back(count);
+      if (bytes == 0)
+        break;
+    }
+    started_.push_back(std::move(r));
+    return started_.back().handle;
+  }
+  void recvWait(int64_t handle) override {
+    if (started_.empty() || started_.front().handle != handle)
+      fatal("zrt_pipe_recv_wait", "receive %lld waited for out of order", static_cast<long long>(handle));
+    Started r = std::move(started_.front());
+    started_.pop_front();
+    std::vector<MPI_Status> status(r.requests.size());
+    mpiCheck(MPI_Waitall(static_cast<int>(r.requests.size()), r.requests.data(), status.data()), "zrt_pipe_recv_wait");
+    for (size_t i = 0; i < status.size(); ++i) {
+      int got = 0;
+      MPI_Get_count(&status[i], MPI_BYTE, &got);
+      if (got != r.counts[i])
+        fatal("zrt_pipe_recv_wait", "stage %d sent %d bytes, this stage expected %d: the stages disagree on the "
+              "activation's shape", r.peer, got, r.counts[i]);
+    }
+  }
   void flushSends() override {
     for (Pending &p : pending_)
       mpiCheck(MPI_Waitall(static_cast<int>(p.requests.size()), p.requests.data(), MPI_STATUSES_IGNORE),
@@ -332,6 +367,14 @@ private:
     std::vector<char> bytes;
     std::vector<MPI_Request> requests;
   };
+  struct Started { // a receive posted ahead (recvStart), oldest first
+    int64_t handle;
+    int peer;
+    std::vector<MPI_Request> requests;
+    std::vector<int> counts;
+  };
+  std::deque<Started> started_;
+  int64_t startedCount_ = 0;
   // A rank may message itself: ZB-V's rank P - 1 hands its first chunk's output to its second
   // (MPI matches a rank's own sends; the bytes were copied out at the send).
   void checkPeer(int peer, const char *call) const {

@@ -22,6 +22,7 @@
 #include "core/Arena.h"
 #include "core/CommStream.h"
 #include "core/Communicator.h"
+#include "core/StartedReceives.h"
 #include "core/Error.h"
 #include "core/Tiers.h"
 #include "core/Trace.h"
@@ -42,6 +43,8 @@ struct RuntimeState {
   // The pipeline group again, for the gradients' messages (the group's own carries the
   // activations): one ordered channel per kind of zrt_pipe_send. Null without a pipeline.
   std::unique_ptr<Communicator> pipeGradients;
+  // Pipeline receives started ahead (zrt_pipe_recv_start): each handle's channel and its handle there.
+  StartedReceives<std::pair<Communicator *, int64_t>> pipeReceives;
   std::unique_ptr<Communicator> context;      // ZRT_AXIS_CONTEXT (zrt_set_context); null: alone in it
   // ZeRO++'s groups inside the data axis (zrt_set_hierarchy): ZRT_AXIS_NODE, _CROSS, _HPZ.
   std::unique_ptr<Communicator> node, cross, hpz;
@@ -459,6 +462,20 @@ void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage, int32_t kind) {
   Communicator *pipe = pipeChannel(s, kind, "zrt_pipe_recv");
   TraceScope trace("zrt_pipe_recv", TraceTrack::Communication, bytes);
   s.counters.wait_seconds += s.stream->runInline([&] { pipe->recv(buf, bytes, stage); });
+}
+int64_t zrt_pipe_recv_start(void *buf, int64_t bytes, int32_t stage, int32_t kind) {
+  RuntimeState &s = current("zrt_pipe_recv_start");
+  Communicator *pipe = pipeChannel(s, kind, "zrt_pipe_recv_start");
+  TraceScope trace("zrt_pipe_recv_start", TraceTrack::Communication, bytes);
+  int64_t started = 0;
+  s.counters.wait_seconds += s.stream->runInline([&] { started = pipe->recvStart(buf, bytes, stage); });
+  return s.pipeReceives.add({pipe, started});
+}
+void zrt_pipe_recv_wait(int64_t handle) {
+  RuntimeState &s = current("zrt_pipe_recv_wait");
+  const std::pair<Communicator *, int64_t> started = s.pipeReceives.take(handle);
+  TraceScope trace("zrt_pipe_recv_wait", TraceTrack::Communication, 0);
+  s.counters.wait_seconds += s.stream->runInline([&] { started.first->recvWait(started.second); });
 }
 void zrt_pipe_flush() {
   RuntimeState &s = current("zrt_pipe_flush");

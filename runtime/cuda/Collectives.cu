@@ -396,6 +396,34 @@ void zrt_pipe_recv(void *buf, int64_t bytes, int32_t stage, int32_t kind) {
   ZRT_CUDA_CHECK(cudaEventRecord(done, stream));
   computeWaits(done);
 }
+int64_t zrt_pipe_recv_start(void *buf, int64_t bytes, int32_t stage, int32_t kind) {
+  CudaRuntime &r = current("zrt_pipe_recv_start");
+  const PipeChannel channel = pipeChannel(r, stage, kind, /*send=*/false, "zrt_pipe_recv_start");
+  CudaRuntime::StartedReceive started{buf, bytes, stage, kind, nullptr};
+  if (stage != r.meshRank[ZRT_AXIS_PIPELINE] && channel.comm->receivesWithoutBlocking()) {
+    // Enqueued now, after the compute so far (the buffer's last readers, whose work the caller
+    // has issued): the transfer overlaps the compute issued after it.
+    GpuScope trace("zrt_pipe_recv_start", channel.stream, TraceTrack::Communication, bytes);
+    cudaEvent_t free;
+    ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&free, cudaEventDisableTiming));
+    ZRT_CUDA_CHECK(cudaEventRecord(free, compute()));
+    ZRT_CUDA_CHECK(cudaStreamWaitEvent(channel.stream, free, 0));
+    ZRT_CUDA_CHECK(cudaEventDestroy(free));
+    channel.comm->recv(buf, bytes, stage);
+    ZRT_CUDA_CHECK(cudaEventCreateWithFlags(&started.done, cudaEventDisableTiming));
+    ZRT_CUDA_CHECK(cudaEventRecord(started.done, channel.stream));
+  }
+  return r.pipeReceives.add(started);
+}
+void zrt_pipe_recv_wait(int64_t handle) {
+  CudaRuntime &r = current("zrt_pipe_recv_wait");
+  const CudaRuntime::StartedReceive started = r.pipeReceives.take(handle);
+  if (!started.done) { // deferred: the receive itself, now
+    zrt_pipe_recv(started.buf, started.bytes, started.stage, started.kind);
+    return;
+  }
+  computeWaits(started.done); // the compute waits for the transfer (the event goes back to the pool)
+}
 void zrt_pipe_flush() {
   CudaRuntime &r = current("zrt_pipe_flush");
   for (auto &kind : r.pipeStreams)

@@ -103,6 +103,7 @@ public:
     ZRT_NCCL_CHECK(ncclRecv(buf, bytes, ncclUint8, peer, comm_, stream_));
   }
   void flushSends() override { ZRT_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+  bool receivesWithoutBlocking() const override { return true; } // ncclRecv enqueues
   /// Enqueued on the communication stream as one group: each rank's send and receive pair up
   /// without waiting for each other's order.
   void sendRecv(const void *send, void *recv, int64_t bytes, int to, int from) override {

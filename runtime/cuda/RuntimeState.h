@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/Communicator.h"
+#include "core/StartedReceives.h"
 #include "core/Trace.h"
 #include "cuda/Device.h"
 #include "cuda/HostOptimizer.h"
@@ -67,6 +67,16 @@ struct CudaRuntime {
   // and the event its copy-out recorded, received by a device copy (no NCCL call: NCCL pairs a
   // send to self with its receive only inside one group).
   std::vector<PipeSend> selfMessages[2];
+  // Pipeline receives started ahead (zrt_pipe_recv_start): enqueued on the receive stream with
+  // the event the compute waits for at zrt_pipe_recv_wait, or (a message to itself, a transport
+  // whose receive blocks the host) deferred to the wait.
+  struct StartedReceive {
+    void *buf;
+    int64_t bytes;
+    int32_t stage, kind;
+    cudaEvent_t done; // null: deferred
+  };
+  StartedReceives<StartedReceive> pipeReceives;
   int meshRank[3] = {0, 0, 0}, meshSize[3] = {1, 1, 1}; // the data axis: the world until set
   bool meshSet = false;
   zrt_counters counters{};

@@ -279,6 +279,18 @@ int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBat
   return std::max<int64_t>(1, std::min(microBatches, inFlight));
 }
 
+std::vector<int64_t> slotFreedAfter(const std::vector<Action> &actions) {
+  std::vector<int64_t> after(actions.size(), -1);
+  for (size_t i = 0; i < actions.size(); ++i)
+    for (size_t k = i; k-- > 0;)
+      if (actions[k].chunk == actions[i].chunk && actions[k].slot == actions[i].slot &&
+          actions[k].microBatch != actions[i].microBatch) {
+        after[i] = static_cast<int64_t>(k);
+        break;
+      }
+  return after;
+}
+
 std::string actionText(const Action &action, bool chunked) {
   std::string text = std::string(1, static_cast<char>(action.work)) + std::to_string(action.microBatch);
   return chunked ? text + "." + std::to_string(action.chunk) : text;

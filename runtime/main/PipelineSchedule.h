@@ -118,6 +118,13 @@ int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBat
 /// rank when the schedule interleaves. The arguments must pass problem().
 std::vector<std::vector<Action>> table(Schedule schedule, int64_t stages, int64_t microBatches, int64_t chunks = 1);
 
+/// When each piece of work's input may be received ahead of it, in one rank's `actions`: the
+/// index of the last earlier piece of work that uses its chunk's slot for another micro-batch
+/// (the slot's previous occupant, whose input buffers the receive overwrites), or -1 (none: from
+/// the step's start). A receive started once that work was issued lands in a free buffer, and
+/// overlaps whatever the rank computes between it and its own work.
+std::vector<int64_t> slotFreedAfter(const std::vector<Action> &actions);
+
 /// "F3" (micro-batch 3), or "F3.1" on chunk 1 of an interleaved schedule: the report's and the
 /// trace's name of a piece of work.
 std::string actionText(const Action &action, bool chunked);

@@ -81,6 +81,50 @@ void allocateInputs(std::vector<StageProgram> &programs) {
   }
 }
 
+ReceivesAhead::ReceivesAhead(std::vector<StageProgram> &held, const std::vector<zcc::pipeline::Action> &schedule)
+    : held_(held), schedule_(schedule), freedAfter_(zcc::pipeline::slotFreedAfter(schedule)),
+      handle_(schedule.size(), -1) {}
+
+ReceivesAhead::Receive ReceivesAhead::receiveOf(size_t j) const {
+  const zcc::pipeline::Action &a = schedule_[j];
+  StageProgram &c = held_[a.chunk];
+  const std::vector<void *> &in = c.slotBuffers[a.slot];
+  if (a.work == zcc::pipeline::Work::Forward && c.activationInput >= 0)
+    return {in[c.activationInput], c.model.inputs[c.activationInput].bytes, static_cast<int32_t>(c.prevRank),
+            ZRT_PIPE_ACTIVATION};
+  if (a.work == zcc::pipeline::Work::Backward && c.activationGradInput >= 0)
+    return {in[c.activationGradInput], c.model.inputs[c.activationGradInput].bytes, static_cast<int32_t>(c.nextRank),
+            ZRT_PIPE_GRADIENT};
+  return {};
+}
+
+void ReceivesAhead::startBefore(size_t j) {
+  for (; next_ < schedule_.size(); ++next_) {
+    const Receive r = receiveOf(next_);
+    if (r.peer < 0)
+      continue;
+    if (freedAfter_[next_] >= static_cast<int64_t>(j)) // its slot's previous micro-batch not issued yet
+      break;
+    handle_[next_] = zrt_pipe_recv_start(r.buf, r.bytes, r.peer, r.kind);
+    early_ += next_ > j ? 1 : 0;
+  }
+}
+
+int64_t ReceivesAhead::count() const {
+  int64_t n = 0;
+  for (size_t j = 0; j < schedule_.size(); ++j)
+    n += receiveOf(j).peer >= 0 ? 1 : 0;
+  return n;
+}
+
+void ReceivesAhead::wait(size_t j) {
+  if (receiveOf(j).peer < 0)
+    return;
+  if (handle_[j] < 0)
+    fatal("train", "pipeline work %zu's receive was not started before it", j);
+  zrt_pipe_recv_wait(handle_[j]);
+}
+
 void sumTiedGradients(const std::vector<StageProgram> &held, int64_t stages) {
   auto dtypeOf = [](const ParamInfo &p) { return p.dtype == "bf16" ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32; };
   const bool bothEnds = held.front().stage == 0 && held.back().stage == stages - 1 && held.size() > 1;

@@ -8,6 +8,7 @@
 #ifndef ZRT_MAIN_STAGEPROGRAMS_H
 #define ZRT_MAIN_STAGEPROGRAMS_H
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "main/Data.h"
 #include "main/ModelInfo.h"
+#include "main/PipelineSchedule.h"
 
 extern "C" {
 /// One pipeline stage's functions and description, as zcc links them (zcc_stages; zcc/StageLink.h).
@@ -69,6 +71,44 @@ std::vector<StageProgram> rankPrograms(const std::vector<ModelInfo> &stages, int
 /// Each program's data inputs' host rows and its input slots (zrt_input_buffer; as many as its
 /// plan's, model.slots), each program's after the previous one's.
 void allocateInputs(std::vector<StageProgram> &programs);
+
+/// A rank's pipeline receives over one step of its table: each started as soon as its slot is
+/// free (zcc::pipeline::slotFreedAfter: the slot's previous micro-batch's last work issued) and
+/// waited for just before its own work, so the transfer overlaps the work issued between (the
+/// CUDA backend's receive stream runs beside the compute; MPI moves the bytes while the rank
+/// computes). Started in the table's order: each kind from each peer is received in the order
+/// it was sent.
+class ReceivesAhead {
+public:
+  ReceivesAhead(std::vector<StageProgram> &held, const std::vector<zcc::pipeline::Action> &schedule);
+  /// Before a step.
+  void reset() {
+    next_ = 0;
+    early_ = 0;
+    std::fill(handle_.begin(), handle_.end(), -1);
+  }
+  /// Before issuing schedule[j]: starts every receive, in order, whose slot is free by now.
+  void startBefore(size_t j);
+  /// Waits for schedule[j]'s receive (none for a W, a first stage's F or a last stage's B).
+  void wait(size_t j);
+  /// How many of the step's receives started before the work just ahead of their own (the last
+  /// step's: each step runs the same table), and how many it has.
+  int64_t startedEarly() const { return early_; }
+  int64_t count() const;
+
+private:
+  struct Receive {
+    void *buf = nullptr;
+    int64_t bytes = 0;
+    int32_t peer = -1, kind = 0;
+  };
+  Receive receiveOf(size_t j) const;
+  std::vector<StageProgram> &held_;
+  const std::vector<zcc::pipeline::Action> &schedule_;
+  std::vector<int64_t> freedAfter_, handle_;
+  size_t next_ = 0;
+  int64_t early_ = 0;
+};
 
 /// A parameter the first and the last of `stages` stages both hold (the tied embedding and head):
 /// each has its part of the gradient; both update with the sum (Megatron's embedding group),

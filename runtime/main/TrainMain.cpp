@@ -289,6 +289,7 @@ int main(int argc, char **argv) {
     }
   }
   allocateInputs(held); // each program's slots (its plan's) after the previous one's
+  std::unique_ptr<ReceivesAhead> receives = stages > 1 ? std::make_unique<ReceivesAhead>(held, schedule) : nullptr;
   const int64_t globalRows = rows * K * batchRanks;
   int64_t tokensPerRow = 1;
   for (const InputInfo &in : model.inputs)
@@ -387,22 +388,22 @@ int main(int argc, char **argv) {
                         a.microBatch, trace::threadCpuMicros() - cpuStart);
         return result;
       };
-      for (const zcc::pipeline::Action &a : schedule) {
+      // Each receive starts once its slot is free, ahead of the work before it (ReceivesAhead).
+      receives->reset();
+      for (size_t j = 0; j < schedule.size(); ++j) {
+        const zcc::pipeline::Action &a = schedule[j];
         StageProgram &c = held[a.chunk];
         std::vector<void *> &in = c.slotBuffers[a.slot];
+        receives->startBefore(j);
         if (a.work == zcc::pipeline::Work::Weight) {
           work('W', a, [&] { return c.weight(c.arena, in.data()); });
         } else if (a.work == zcc::pipeline::Work::Forward) {
           fillMicroBatch(c, a.microBatch, a.slot);
-          if (c.activationInput >= 0)
-            zrt_pipe_recv(in[c.activationInput], c.model.inputs[c.activationInput].bytes,
-                          static_cast<int32_t>(c.prevRank), ZRT_PIPE_ACTIVATION);
+          receives->wait(j);
           if (c.forward)
             work('F', a, [&] { return c.forward(c.arena, in.data()); });
         } else {
-          if (c.activationGradInput >= 0)
-            zrt_pipe_recv(in[c.activationGradInput], c.model.inputs[c.activationGradInput].bytes,
-                          static_cast<int32_t>(c.nextRank), ZRT_PIPE_GRADIENT);
+          receives->wait(j);
           const double loss = work('B', a, [&] { return c.step(c.arena, in.data()); });
           if (c.stage == stages - 1)
             lossSum += loss;
@@ -565,6 +566,8 @@ int main(int argc, char **argv) {
       lines += "zcc: rank " + std::to_string(rank) + " pipeline stage " + std::to_string(c.stage) + ": arena " +
                std::to_string(c.model.arenaBytes) + " B planned, " + std::to_string(measuredHighWater(c.model)) +
                " B written (high-water mark)\n";
+    lines += "zcc: rank " + std::to_string(rank) + " pipeline receives: " + std::to_string(receives->startedEarly()) +
+             " of " + std::to_string(receives->count()) + " per step started ahead of the work before their own\n";
     std::fputs(lines.c_str(), stdout);
     std::fflush(stdout);
   }

@@ -203,6 +203,41 @@ TEST(Mesh, PipelineMessageKindsAreSeparateChannels) {
   zrt_pipe_flush();
 }
 
+// Receives started ahead (zrt_pipe_recv_start, as train.bin prefetches a micro-batch's input):
+// posted before the peer sends, of both kinds and to this rank itself (ZB-V's turn at rank P - 1),
+// each lands whole by its wait, in the order each kind was sent.
+TEST(Mesh, PipelineReceivesStartedAheadLandByTheirWait) {
+  if (pp < 2)
+    GTEST_SKIP() << "one pipeline stage";
+  const int stage = zrt_mesh_rank(ZRT_AXIS_PIPELINE), other = 1 - stage;
+  const int64_t count = int64_t(1) << 17; // larger than an eager message
+  std::vector<float> first(count, -1.f), second(count, -1.f), gradient(count, -1.f), self(count, -1.f);
+  const int64_t a = zrt_pipe_recv_start(first.data(), count * 4, other, ZRT_PIPE_ACTIVATION);
+  const int64_t g = zrt_pipe_recv_start(gradient.data(), count * 4, other, ZRT_PIPE_GRADIENT);
+  const int64_t b = zrt_pipe_recv_start(second.data(), count * 4, other, ZRT_PIPE_ACTIVATION);
+  const int64_t s = zrt_pipe_recv_start(self.data(), count * 4, stage, ZRT_PIPE_ACTIVATION);
+  std::vector<float> out(count);
+  for (float value : {10.f, 20.f}) { // two activations, in order
+    out.assign(count, value + static_cast<float>(stage));
+    zrt_pipe_send(out.data(), count * 4, other, ZRT_PIPE_ACTIVATION);
+  }
+  out.assign(count, 30.f + static_cast<float>(stage));
+  zrt_pipe_send(out.data(), count * 4, other, ZRT_PIPE_GRADIENT);
+  out.assign(count, 40.f + static_cast<float>(stage));
+  zrt_pipe_send(out.data(), count * 4, stage, ZRT_PIPE_ACTIVATION);
+  zrt_pipe_recv_wait(a);
+  zrt_pipe_recv_wait(g);
+  zrt_pipe_recv_wait(b);
+  zrt_pipe_recv_wait(s);
+  for (int64_t i : {int64_t(0), count / 2, count - 1}) {
+    EXPECT_EQ(first[i], 10.f + static_cast<float>(other)) << i;
+    EXPECT_EQ(second[i], 20.f + static_cast<float>(other)) << i;
+    EXPECT_EQ(gradient[i], 30.f + static_cast<float>(other)) << i;
+    EXPECT_EQ(self[i], 40.f + static_cast<float>(stage)) << i;
+  }
+  zrt_pipe_flush();
+}
+
 TEST(Mesh, VocabularyParallelLossMatchesTheWholeVocabulary) {
   // Every rank builds the same whole problem; tensor rank t holds classes [t V, (t+1) V).
   const int64_t rows = 6, local = 5, classes = local * tp, channels = 3;

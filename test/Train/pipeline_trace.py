@@ -24,9 +24,16 @@ on a shared CPU would count the time ranks sharing a core wait for it), and the 
 that replay against the compiler's prediction (--report's predicted_bubble, the same table timed
 with FLOP-based costs): within 0.1.
 
+Receives ahead: each rank starts a piece of work's receive (its input from the previous stage for
+an F, the output's gradient from the next for a B) as soon as the slot it lands in is free (the
+slot's previous micro-batch's last work issued), in the table's order; train.bin counts those it
+started before the work just ahead of their own, which must be exactly what the table allows
+(computed here from the table and each chunk's slots): a train.bin that receives just before the
+work again counts none.
+
 usage: pipeline_trace.py ZCC MODEL.mlir STAGES MICRO-BATCHES SCHEDULE [--interleave V] DATA-FLAGS...
 """
-import json, os, subprocess, sys, tempfile
+import json, os, re, subprocess, sys, tempfile
 
 def one_f_one_b(stage, stages, k):
     slots = min(k, stages - stage)
@@ -151,6 +158,26 @@ def replayed_bubble(tables, durations, schedule):
     busy = sum(durations[s].get(parse(a)[::2], 0.0) for s in range(stages) for a in tables[s])
     return 1 - busy / (stages * span) if span else 0.0
 
+def receives_ahead(schedule, rank, stages, table, slots):
+    """(started ahead of the work before their own, all): a rank's receives per step, each started
+    once its chunk's slot is free and after the receives before it in the table."""
+    last = len(slots) * stages - 1
+    works = [parse(a) for a in table]
+    def receives(i):
+        kind, _, c = works[i]
+        v = virtual_stage(schedule, rank, c, stages)
+        return (kind == "F" and v > 0) or (kind == "B" and v < last)
+    early = total = start = 0
+    for i, (kind, m, c) in enumerate(works):
+        if not receives(i):
+            continue
+        total += 1
+        freed = max([k for k in range(i) if works[k][2] == c and works[k][1] % slots[c] == m % slots[c]
+                     and works[k][1] != m] or [-1])
+        start = max(start, freed + 1)  # issued before work `start`, after the receives before it
+        early += start < i
+    return early, total
+
 def main():
     zcc, model, stages, k, schedule, data = (sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
                                              sys.argv[5], sys.argv[6:])
@@ -167,8 +194,10 @@ def main():
                        + (["--pp-interleave", str(chunks)] if chunks > 1 and schedule != "zbv" else []),
                        check=True, stdout=subprocess.DEVNULL)
         steps = 6
-        subprocess.run(["mpirun", "-np", str(stages), exe, "--steps", str(steps), "--trace", trace] + data,
-                       check=True, stdout=subprocess.DEVNULL, env=env, timeout=600)
+        run = subprocess.run(["mpirun", "-np", str(stages), exe, "--steps", str(steps), "--trace", trace] + data,
+                             check=True, capture_output=True, text=True, env=env, timeout=600)
+        ahead = {int(m[1]): (int(m[2]), int(m[3])) for m in re.finditer(
+            r"zcc: rank (\d+) pipeline receives: (\d+) of (\d+) per step started ahead", run.stdout)}
         deferred = False
         tables, durations, predicted = [], [], 0.0
         for rank in range(stages):
@@ -195,6 +224,13 @@ def main():
                 if without_w != one_f_one_b(rank, stages, k):
                     failures.append(f"stage {rank}: forwards and backwards {' '.join(without_w)}, not 1F1B's")
                 deferred |= any(a[0] == "W" and table[i - 1] != f"B{a[1:]}" for i, a in enumerate(table))
+            slots = [json.load(open(f"{exe}.stage{virtual_stage(schedule, rank, c, stages)}.report.json"))
+                     ["pipeline"]["slots"] for c in range(chunks)]
+            expected = receives_ahead(schedule, rank, stages, table, slots)
+            if ahead.get(rank) != expected:
+                failures.append(f"stage {rank}: {ahead.get(rank)} receives (ahead, all) per step, the table allows "
+                                f"{expected}")
+            print(f"stage {rank}: {expected[0]} of {expected[1]} receives started ahead of the work before their own")
             path = trace if rank == 0 else f"{trace}.rank{rank}"
             # "F 3", or on chunk 1 of an interleaved rank "F.1 3": as the table writes it, "F3" or "F3.1".
             events = sorted((e for e in json.load(open(path))["traceEvents"]
