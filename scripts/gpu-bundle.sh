@@ -81,7 +81,8 @@ done
 z3="--zero-stage 3 --param-persistence-threshold 0"
 share_cases=("zero3-np2 2 $z3" "zero3-np4 4 $z3" "zero2-np2 2 --zero-stage 2"
              "tp2 2 --tp 2" "pp2 2 --pp 2 --grad-accum 2"
-             "pp2-interleaved 2 --pp 2 --pp-interleave 2 --grad-accum 2" "cp2-ring 2 --cp 2 --cp-mode ring"
+             "pp2-interleaved 2 --pp 2 --pp-interleave 2 --grad-accum 2" "pp2-zbv 2 --pp 2 --pp-schedule zbv --grad-accum 4"
+             "cp2-ring 2 --cp 2 --cp-mode ring"
              "cp2-ulysses 2 --cp 2 --cp-mode ulysses" "tp2-dp2-zero3 4 --tp 2 $z3"
              "offload-zero3-np2 2 $z3 --offload-optimizer cpu --offload-param cpu")
 : > "$out/share-cases.txt"

@@ -167,7 +167,7 @@ double activationLowerBound(const PlanChoice &c, const ModelFacts &facts, bool b
 /// A lower bound of the step: every device's share of the matmuls at the best matmul rate, one
 /// more forward where whole blocks are recomputed (full), and the schedule's bubble at equal
 /// stages: 1F1B's (p - 1) / v micro-batches' work, zero-bubble's a third of 1F1B's ((p - 1)(F +
-/// B - W) against (p - 1)(F + B + W), Qi et al.).
+/// B - W) against (p - 1)(F + B + W), Qi et al.), ZB-V's a sixth.
 double stepLowerBound(const PlanChoice &c, const ModelFacts &facts, double scale, const Cluster &cluster, bool bf16) {
   const double best = cluster.matmulCurve(bf16).best();
   const double again = c.recompute == "full" ? 1 : 0, devices = double(c.tp * c.cp * c.pp * c.dp);
@@ -179,8 +179,9 @@ double stepLowerBound(const PlanChoice &c, const ModelFacts &facts, double scale
              ((1 + again) / cluster.attentionForwardCurve.best(cluster.attentionForwardEfficiency) +
               2.5 / cluster.attentionBackwardCurve.best(cluster.attentionBackwardEfficiency)) /
              peak;
-  // ZB-V: as little as none (a lower bound may not count what its table leaves).
-  const double bubble = c.schedule == "zbv"     ? 0.0
+  // ZB-V: its table's idle time at unit costs, (p - 1) chunk-forwards of a sixth of a micro-batch's
+  // work each (the fill; zrt-pipeline-schedule), as zb-h1's (p - 1)/3 is its own.
+  const double bubble = c.schedule == "zbv"     ? double(c.pp - 1) / 6.0
                         : c.schedule == "zb-h1" ? double(c.pp - 1) / 3.0
                                                 : double(c.pp - 1) / double(c.interleave);
   return seconds * (double(c.microBatches) + bubble) / double(c.microBatches);
