@@ -190,7 +190,7 @@ nlohmann::json layoutJson(const ModelInfo &m, int64_t base = 0) {
   if (m.chunks > 1) { // interleaved: virtual stage s is chunk s / pp of pipeline rank s % pp
     layout["mesh"]["chunks"] = m.chunks;
     layout["file_base"] = base;
-    if (m.pipelineRankOf(m.pp) != 0) // ZB-V's V: rank r holds stages r and 2 pp - 1 - r
+    if (m.placement() == zcc::pipeline::Placement::Vee) // ZB-V: rank r holds stages r and 2 pp - 1 - r
       layout["mesh"]["placement"] = "v";
   }
   return layout;

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/Error.h"
-#include "main/PipelineSchedule.h"
 #include "zrt/zrt.h"
 
 namespace zrt::train {
@@ -183,14 +182,11 @@ void placeInArena(ModelInfo &model, int64_t base) {
       state.offset += by;
 }
 
-namespace {
-zcc::pipeline::Placement placementOf(const std::string &schedule) {
+zcc::pipeline::Placement ModelInfo::placement() const {
   return zcc::pipeline::placementOf(zcc::pipeline::parseSchedule(schedule).value_or(zcc::pipeline::Schedule::OneFOneB));
 }
-} // namespace
-
-int64_t ModelInfo::pipelineRankOf(int64_t s) const { return zcc::pipeline::rankOfStage(placementOf(schedule), s, pp); }
-int64_t ModelInfo::chunkOf(int64_t s) const { return zcc::pipeline::chunkOfStage(placementOf(schedule), s, pp); }
-int64_t ModelInfo::stageOf(int64_t r, int64_t c) const { return zcc::pipeline::stageOf(placementOf(schedule), r, c, pp); }
+int64_t ModelInfo::pipelineRankOf(int64_t s) const { return zcc::pipeline::rankOfStage(placement(), s, pp); }
+int64_t ModelInfo::chunkOf(int64_t s) const { return zcc::pipeline::chunkOfStage(placement(), s, pp); }
+int64_t ModelInfo::stageOf(int64_t r, int64_t c) const { return zcc::pipeline::stageOf(placement(), r, c, pp); }
 
 } // namespace zrt::train

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "main/PipelineSchedule.h"
+
 namespace zrt::train {
 
 struct Initializer {
@@ -136,9 +138,10 @@ struct ModelInfo {
   int64_t stage = 0, slots = 1, chunks = 1;
   std::string schedule = "1f1b";
   double predictedBubble = 0;
-  /// The pipeline rank stage `s` of this pipeline runs on, and which of that rank's chunks it is
-  /// (the schedule's placement: Megatron's loop, chunk s / pp of rank s mod pp, or ZB-V's V);
-  /// the stage chunk `c` of rank `r` runs.
+  /// Where the schedule places the virtual stages on the ranks (Megatron's loop, chunk s / pp of
+  /// rank s mod pp, or ZB-V's V); by it, the pipeline rank stage `s` of this pipeline runs on,
+  /// which of that rank's chunks it is, and the stage chunk `c` of rank `r` runs.
+  zcc::pipeline::Placement placement() const;
   int64_t pipelineRankOf(int64_t s) const;
   int64_t chunkOf(int64_t s) const;
   int64_t stageOf(int64_t r, int64_t c) const;

@@ -18,7 +18,7 @@ usage: pipeline_memory.py ZCC MODEL.mlir STAGES MICRO-BATCHES DATA-FLAGS...
 """
 import json, math, os, re, subprocess, sys, tempfile
 
-from pipeline_trace import megatron_interleaved, parse, pytorch_zbv
+from pipeline_trace import megatron_interleaved, parse, pytorch_zbv, rank_of_stage
 
 SCHEDULES = [("1f1b", 1), ("zb-h1", 1), ("interleaved-1f1b", 2), ("zbv", 2)]
 
@@ -78,8 +78,7 @@ def main():
                 report = json.load(open(f"{exe}.stage{s}.report.json"))
                 plan = report["pipeline"]
                 planned, written = used[s]
-                # ZB-V's V: rank r holds stages r and 2P - 1 - r.
-                rank = 2 * stages - 1 - s if schedule == "zbv" and s >= stages else s % stages
+                rank = rank_of_stage(schedule, s, stages)
                 last = s == stages * chunks - 1
                 print(f"{schedule} stage {s} (rank {rank}): {plan['slots']} slots, kept "
                       f"{plan['kept_activation_bytes']} B; arena {planned} B planned, {written} B written "

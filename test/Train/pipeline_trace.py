@@ -105,6 +105,10 @@ def virtual_stage(schedule, rank, chunk, stages):
     """The virtual stage chunk `chunk` of `rank` runs: c P + r, or in ZB-V's V 2P - 1 - r for chunk 1."""
     return 2 * stages - 1 - rank if schedule == "zbv" and chunk == 1 else chunk * stages + rank
 
+def rank_of_stage(schedule, stage, stages):
+    """The pipeline rank virtual stage `stage` runs on (virtual_stage's inverse)."""
+    return 2 * stages - 1 - stage if schedule == "zbv" and stage >= stages else stage % stages
+
 def parse(action):
     """"F3.1" -> ("F", 3, 1); "F3" -> ("F", 3, 0)."""
     m, _, chunk = action[1:].partition(".")
