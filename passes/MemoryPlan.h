@@ -12,6 +12,7 @@
 #define ZCC_PASSES_MEMORYPLAN_H
 
 #include "dialects/zc/ZcDialect.h"
+#include "runtime/main/PipelineSchedule.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -93,10 +94,20 @@ struct MemoryPlan {
 /// cannot be placed.
 FailureOr<MemoryPlan> planMemory(ModuleOp module, ArrayRef<func::FuncOp> functions);
 
+/// How long a pipeline stage holds its input `i` (an argument of each of its functions) for a
+/// micro-batch: from the work that first writes it (F: the data, the activation received, what
+/// the forward stashes; B: the output's gradient received, what B stashes for W) to the last that
+/// reads it (W where the weight gradients read it, else B).
+zcc::pipeline::Hold pipelineInputHold(ModuleOp module, unsigned i);
+
+/// The buffers train.bin gives a pipeline stage's input `i` (zc.pipeline's held_slots of its
+/// hold; micro-batch m uses buffer m mod that). 1 off a pipeline.
+int64_t pipelineInputSlots(ModuleOp module, unsigned i);
+
 /// A pipeline stage's input slots outside the arena (train.bin's buffers for the arguments of
-/// each micro-batch in flight: `slots` of zc.pipeline, the schedule's): the bytes of the step's
-/// arguments with `zc.input` = `role` (every argument when empty) times the slots. 0 off a
-/// pipeline.
+/// each micro-batch in flight, the schedule's): the bytes of the step's arguments with
+/// `zc.input` = `role` (every argument when empty), each times its buffers
+/// (pipelineInputSlots). 0 off a pipeline.
 int64_t pipelineSlotBytes(ModuleOp module, StringRef role = "");
 
 } // namespace mlir::zc

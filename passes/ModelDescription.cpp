@@ -173,10 +173,17 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
   }
   for (auto [i, type] : llvm::enumerate(step.getArgumentTypes())) {
     auto t = cast<RankedTensorType>(type);
-    inputs.push_back(llvm::json::Object{{"role", (*roles)[i]}, {"shape", shapeJson(t)},
-                                        {"dtype", dtypeName(t.getElementType())},
-                                        {"bytes", tensorBytes(t)},
-                                        {"classes", idRange(step.getArgument(i))}});
+    llvm::json::Object input{{"role", (*roles)[i]},
+                             {"shape", shapeJson(t)},
+                             {"dtype", dtypeName(t.getElementType())},
+                             {"bytes", tensorBytes(t)},
+                             {"classes", idRange(step.getArgument(i))}};
+    // A pipeline stage's input: how long it is held per micro-batch and its buffers (the plan's).
+    if (module->getAttr("zc.pipeline")) {
+      input["hold"] = zcc::pipeline::holdName(pipelineInputHold(module, static_cast<unsigned>(i)));
+      input["slots"] = pipelineInputSlots(module, static_cast<unsigned>(i));
+    }
+    inputs.push_back(std::move(input));
   }
   llvm::json::Object optimizer;
   if (auto dict = module->getAttrOfType<DictionaryAttr>("zc.optimizer"))

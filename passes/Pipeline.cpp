@@ -31,10 +31,13 @@
 //    first and last stages before the update (Megatron's embedding group);
 //    only those two may share one.
 //  - The module records the plan: `zc.pipeline = {stage, stages, cuts,
-//    stage_flops, schedule, slots, predicted_bubble}` and, interleaved,
+//    stage_flops, schedule, slots, held_slots, predicted_bubble}` and, interleaved,
 //    `chunks` (schedule: `1f1b`, `zb-h1`, `interleaved-1f1b` or `zbv`; slots: the
 //    micro-batches in flight at this stage, min(K, P - s) under 1F1B, min(K, P)
-//    under ZB-H1, interleaved what its rank's table holds per chunk; the
+//    under ZB-H1, interleaved what its rank's table holds per chunk; held_slots:
+//    the buffers of an input held from F to B, from F to W, from B to W, during F
+//    and during B (zcc::pipeline::heldSlots; pipelineInputHold says which an
+//    input is); the
 //    schedule's table, the one train.bin runs, timed with each stage's cost: F =
 //    1 forward, B = 2 (under ZB-H1 B = 1 and W = 1; the last stage's F is part of
 //    its B)).
@@ -431,6 +434,12 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
     const zcc::pipeline::Placement placement = zcc::pipeline::placementOf(kind);
     const int64_t rank = zcc::pipeline::rankOfStage(placement, s, ranks);
     const int64_t chunk = zcc::pipeline::chunkOfStage(placement, s, ranks);
+    // Each hold's buffers (zcc::pipeline::Hold's order): what an input held for that span needs.
+    SmallVector<int64_t> heldSlots;
+    for (zcc::pipeline::Hold hold : {zcc::pipeline::Hold::ForwardToBackward, zcc::pipeline::Hold::ForwardToWeight,
+                                     zcc::pipeline::Hold::BackwardToWeight, zcc::pipeline::Hold::Forward,
+                                     zcc::pipeline::Hold::Backward})
+      heldSlots.push_back(zcc::pipeline::heldSlots(kind, rank, ranks, microBatches, chunks, chunk, hold));
     SmallVector<NamedAttribute> attrs{
         b.getNamedAttr("stage", b.getI64IntegerAttr(s)),
         b.getNamedAttr("stages", b.getI64IntegerAttr(P)),
@@ -438,6 +447,7 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
         b.getNamedAttr("stage_flops", b.getF64ArrayAttr(plan->flops)),
         b.getNamedAttr("schedule", b.getStringAttr(schedule)),
         b.getNamedAttr("slots", b.getI64IntegerAttr(zcc::pipeline::slots(kind, rank, ranks, microBatches, chunks, chunk))),
+        b.getNamedAttr("held_slots", b.getDenseI64ArrayAttr(heldSlots)),
         b.getNamedAttr("predicted_bubble", b.getF64FloatAttr(bubble))};
     if (chunks > 1)
       attrs.push_back(b.getNamedAttr("chunks", b.getI64IntegerAttr(chunks)));

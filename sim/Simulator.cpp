@@ -280,10 +280,14 @@ int64_t inFlightInputs(ModuleOp module, zcc::pipeline::Schedule schedule, int64_
   func::FuncOp step = functionWithRole(module, "step");
   if (!step || !module->getAttr("zc.pipeline"))
     return 0;
-  int64_t inputs = 0;
-  for (Type t : step.getArgumentTypes())
-    inputs += tensorBytes(cast<RankedTensorType>(t));
-  return zcc::pipeline::slots(schedule, rank, pipelineRanks, microBatches, chunks, chunk) * inputs;
+  // Each input's buffers for as long as it is held, in the table the stages run (which may not
+  // be the one a module was compiled for: ZB-V's stages compile as zb-h1's).
+  int64_t bytes = 0;
+  for (auto [i, t] : llvm::enumerate(step.getArgumentTypes()))
+    bytes += zcc::pipeline::heldSlots(schedule, rank, pipelineRanks, microBatches, chunks, chunk,
+                                      pipelineInputHold(module, static_cast<unsigned>(i))) *
+             tensorBytes(cast<RankedTensorType>(t));
+  return bytes;
 }
 
 } // namespace

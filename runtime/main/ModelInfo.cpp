@@ -128,8 +128,13 @@ ModelInfo parseModelInfo(const char *text) {
       input.dtype = in.at("dtype").get<std::string>();
       input.bytes = in.at("bytes").get<int64_t>();
       input.classes = in.value("classes", int64_t(0));
+      input.hold = in.value("hold", std::string("forward-weight"));
+      input.slots = in.value("slots", int64_t(0));
       info.inputs.push_back(input);
     }
+    for (InputInfo &input : info.inputs)
+      if (input.slots <= 0)
+        input.slots = info.slots;
     // Programs compiled before the table existed have none: their shapes take the rule's path.
     for (const nlohmann::json &row : j.value("matmuls", nlohmann::json::array())) {
       const std::string op = row.at(0).get<std::string>(), dtype = row.at(1).get<std::string>();

@@ -105,6 +105,11 @@ struct InputInfo {
   std::string dtype;          // f32 | i32
   int64_t bytes = 0;
   int64_t classes = 0; // ids: the number of distinct values (vocabulary, classes)
+  /// A pipeline stage's input: how long a micro-batch holds it (zcc::pipeline::Hold's name) and
+  /// its buffers, micro-batch m in buffer m % slots (0 where the model predates them: the
+  /// stage's slots, every input held from F to its last work).
+  std::string hold = "forward-weight";
+  int64_t slots = 0;
 };
 
 /// Compression training (zcc --compression): what a parameter's forward pass does to it, and

@@ -81,16 +81,25 @@ std::vector<Action> interleavedOrder(int64_t r, int64_t P, int64_t K, int64_t V)
   return actions;
 }
 
+/// The most micro-batches chunk `chunk` holds at once in `actions` (at least 1) from their
+/// `from` work to their `to` work (W where the list has none: its B).
+int64_t peakHeld(const std::vector<Action> &actions, int64_t chunk, Work from, Work to) {
+  const bool split = std::any_of(actions.begin(), actions.end(), [](const Action &a) { return a.work == Work::Weight; });
+  if (!split && to == Work::Weight)
+    to = Work::Backward;
+  if (from == to) // held during one piece of work
+    return 1;
+  int64_t held = 0, peak = 1;
+  for (const Action &a : actions)
+    if (a.chunk == chunk && (a.work == from || a.work == to))
+      peak = std::max(peak, held += a.work == from ? 1 : -1);
+  return peak;
+}
+
 /// The most micro-batches chunk `chunk` holds in flight at once in `actions` (at least 1): from
 /// an F to its last piece of backward (its W when the list has W's, else its B).
 int64_t peakInFlight(const std::vector<Action> &actions, int64_t chunk) {
-  const bool split = std::any_of(actions.begin(), actions.end(), [](const Action &a) { return a.work == Work::Weight; });
-  const Work last = split ? Work::Weight : Work::Backward;
-  int64_t inFlight = 0, peak = 1;
-  for (const Action &a : actions)
-    if (a.chunk == chunk && (a.work == Work::Forward || a.work == last))
-      peak = std::max(peak, inFlight += a.work == Work::Forward ? 1 : -1);
-  return peak;
+  return peakHeld(actions, chunk, Work::Forward, Work::Weight);
 }
 
 /// ZB-V's order at rank r of P (PyTorch's ScheduleZBVZeroBubble._calculate_single_rank_operations):
@@ -279,16 +288,66 @@ int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBat
   return std::max<int64_t>(1, std::min(microBatches, inFlight));
 }
 
-std::vector<int64_t> slotFreedAfter(const std::vector<Action> &actions) {
-  std::vector<int64_t> after(actions.size(), -1);
-  for (size_t i = 0; i < actions.size(); ++i)
-    for (size_t k = i; k-- > 0;)
-      if (actions[k].chunk == actions[i].chunk && actions[k].slot == actions[i].slot &&
-          actions[k].microBatch != actions[i].microBatch) {
-        after[i] = static_cast<int64_t>(k);
-        break;
-      }
-  return after;
+const char *holdName(Hold hold) {
+  switch (hold) {
+  case Hold::ForwardToBackward:
+    return "forward-backward";
+  case Hold::ForwardToWeight:
+    return "forward-weight";
+  case Hold::BackwardToWeight:
+    return "backward-weight";
+  case Hold::Forward:
+    return "forward";
+  case Hold::Backward:
+    return "backward";
+  }
+  return "?";
+}
+
+std::optional<Hold> parseHold(const std::string &name) {
+  for (Hold hold :
+       {Hold::ForwardToBackward, Hold::ForwardToWeight, Hold::BackwardToWeight, Hold::Forward, Hold::Backward})
+    if (name == holdName(hold))
+      return hold;
+  return std::nullopt;
+}
+
+bool holds(Hold hold, Work work) {
+  switch (hold) {
+  case Hold::ForwardToBackward:
+    return work != Work::Weight;
+  case Hold::ForwardToWeight:
+    return true;
+  case Hold::BackwardToWeight:
+    return work != Work::Forward;
+  case Hold::Forward:
+    return work == Work::Forward;
+  case Hold::Backward:
+    return work == Work::Backward;
+  }
+  return true;
+}
+
+int64_t heldSlots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks,
+                  int64_t chunk, Hold hold) {
+  const int64_t inFlight = slots(schedule, stage, stages, microBatches, chunks, chunk);
+  if (hold == Hold::Forward || hold == Hold::Backward)
+    return std::min<int64_t>(2, inFlight);
+  // Without W every other input is held from F to B: the slots. From F to W: the slots too.
+  if (!splitsBackward(schedule) || hold == Hold::ForwardToWeight)
+    return inFlight;
+  const std::vector<Action> actions = table(schedule, stages, microBatches, chunks)[stage];
+  return hold == Hold::ForwardToBackward ? peakHeld(actions, chunk, Work::Forward, Work::Backward)
+                                         : peakHeld(actions, chunk, Work::Backward, Work::Weight);
+}
+
+int64_t bufferFreedAfter(const std::vector<Action> &actions, size_t j, Hold hold, int64_t buffers) {
+  const Action &a = actions[j];
+  for (size_t k = j; k-- > 0;)
+    if (actions[k].chunk == a.chunk && holds(hold, actions[k].work) && actions[k].microBatch != a.microBatch &&
+        actions[k].microBatch % buffers == a.microBatch % buffers)
+      return static_cast<int64_t>(k);
+  return -1;
 }
 
 std::string actionText(const Action &action, bool chunked) {

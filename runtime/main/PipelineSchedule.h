@@ -41,7 +41,8 @@
 // piece of backward (B under 1F1B, W under zero-bubble); a stage holds each in-flight
 // micro-batch's inputs and kept activations in one of its `slots` input slots (interleaved: each
 // chunk its own number, the most it holds at once), micro-batch m in slot m % slots (each chunk's
-// in-flight micro-batches are consecutive: no two share one).
+// in-flight micro-batches are consecutive: no two share one). Under zero-bubble an input held
+// for a shorter span (Hold: F to B, B to W) has fewer buffers of its own (heldSlots).
 #ifndef ZRT_MAIN_PIPELINESCHEDULE_H
 #define ZRT_MAIN_PIPELINESCHEDULE_H
 
@@ -114,16 +115,44 @@ struct Action {
 int64_t slots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks = 1,
               int64_t chunk = 0);
 
+/// How long one of a stage's inputs is held for a micro-batch, from the piece of work that first
+/// writes it to the last that reads it. Under the zero-bubble schedules a micro-batch's values
+/// live for different spans: what only the input-gradient backward reads (a checkpoint under
+/// full recomputation) from F to B, what the weight gradients read from the forward (a
+/// product's input) from F to W, what they read from B (a product's output gradient, a
+/// recomputed input) from B to W, and what one piece of work alone reads (the activation an F
+/// receives, the gradient a B receives) only during it. Each kind of input gets the buffers its
+/// span needs, so a zero-bubble stage keeps its W's inputs only for the few micro-batches between
+/// a B and its W, not for every micro-batch in flight. Without W (1F1B, interleaved) what is not
+/// read by one piece of work alone is held from F to B.
+enum class Hold { ForwardToBackward, ForwardToWeight, BackwardToWeight, Forward, Backward };
+/// "forward-backward", "forward-weight", "backward-weight", "forward", "backward" (train.bin's
+/// model JSON, --report).
+const char *holdName(Hold hold);
+std::optional<Hold> parseHold(const std::string &name);
+/// Whether an input held for `hold` is in use during a piece of work of kind `work`.
+bool holds(Hold hold, Work work);
+
+/// The buffers one input held for `hold` needs at stage (pipeline rank) `stage`'s chunk `chunk`:
+/// the most micro-batches its span covers at once in the rank's list (at least 1); micro-batch m
+/// uses buffer m % that (a chunk's F's, B's and W's each come in micro-batch order, so the
+/// micro-batches a span covers at once are consecutive). Holding from F to W is slots(). Held
+/// during one piece of work: 2 (at most slots()), so the next micro-batch's may be received
+/// while one is read.
+int64_t heldSlots(Schedule schedule, int64_t stage, int64_t stages, int64_t microBatches, int64_t chunks,
+                  int64_t chunk, Hold hold);
+
 /// Every stage's work for `microBatches` micro-batches, in order (stage 0 first); `chunks` per
 /// rank when the schedule interleaves. The arguments must pass problem().
 std::vector<std::vector<Action>> table(Schedule schedule, int64_t stages, int64_t microBatches, int64_t chunks = 1);
 
-/// When each piece of work's input may be received ahead of it, in one rank's `actions`: the
-/// index of the last earlier piece of work that uses its chunk's slot for another micro-batch
-/// (the slot's previous occupant, whose input buffers the receive overwrites), or -1 (none: from
-/// the step's start). A receive started once that work was issued lands in a free buffer, and
-/// overlaps whatever the rank computes between it and its own work.
-std::vector<int64_t> slotFreedAfter(const std::vector<Action> &actions);
+/// When the input that `actions[j]` receives may be received ahead of it, in one rank's list,
+/// the input being held for `hold` in `buffers` buffers (heldSlots): the index of the last
+/// earlier piece of work of its chunk, of a kind the input is held during, whose micro-batch uses
+/// the same buffer (m mod `buffers`; the buffer's previous occupant, which the receive
+/// overwrites), or -1 (none: from the step's start). A receive started once that work was issued
+/// lands in a free buffer, and overlaps whatever the rank computes between it and its own work.
+int64_t bufferFreedAfter(const std::vector<Action> &actions, size_t j, Hold hold, int64_t buffers);
 
 /// "F3" (micro-batch 3), or "F3.1" on chunk 1 of an interleaved schedule: the report's and the
 /// trace's name of a piece of work.

@@ -60,12 +60,19 @@ std::vector<StageProgram> rankPrograms(const std::vector<ModelInfo> &stages, int
   return programs;
 }
 
+std::vector<void *> StageProgram::buffersOf(int64_t m) const {
+  std::vector<void *> in;
+  for (const std::vector<void *> &buffers : inputBuffers)
+    in.push_back(buffers[m % static_cast<int64_t>(buffers.size())]);
+  return in;
+}
+
 void allocateInputs(std::vector<StageProgram> &programs) {
   int64_t first = 0;
   for (StageProgram &p : programs) {
-    const int64_t n = static_cast<int64_t>(p.model.inputs.size()), slots = p.model.slots;
-    p.slotBuffers.assign(slots, {});
-    p.firstInput = first;
+    const int64_t n = static_cast<int64_t>(p.model.inputs.size());
+    p.inputBuffers.assign(n, {});
+    p.firstBuffer.assign(n, 0);
     for (int64_t i = 0; i < n; ++i) {
       const InputInfo &in = p.model.inputs[i];
       p.storage.emplace_back(p.fromData(i) ? in.bytes : 0);
@@ -74,28 +81,45 @@ void allocateInputs(std::vector<StageProgram> &programs) {
         p.activationInput = i;
       if (in.role == "activation_grad")
         p.activationGradInput = i;
-      for (int64_t j = 0; j < slots; ++j)
-        p.slotBuffers[j].push_back(zrt_input_buffer(first + j * n + i, in.bytes));
+      p.firstBuffer[i] = first;
+      for (int64_t j = 0; j < std::max<int64_t>(in.slots, 1); ++j)
+        p.inputBuffers[i].push_back(zrt_input_buffer(first++, in.bytes));
     }
-    first += slots * n;
   }
 }
 
 ReceivesAhead::ReceivesAhead(std::vector<StageProgram> &held, const std::vector<zcc::pipeline::Action> &schedule)
-    : held_(held), schedule_(schedule), freedAfter_(zcc::pipeline::slotFreedAfter(schedule)),
-      handle_(schedule.size(), -1) {}
+    : held_(held), schedule_(schedule), freedAfter_(schedule.size(), -1), handle_(schedule.size(), -1) {
+  for (size_t j = 0; j < schedule.size(); ++j)
+    if (const int64_t i = inputOf(j); i >= 0) {
+      const StageProgram &c = held_[schedule[j].chunk];
+      const zcc::pipeline::Hold hold =
+          zcc::pipeline::parseHold(c.model.inputs[i].hold).value_or(zcc::pipeline::Hold::ForwardToWeight);
+      freedAfter_[j] =
+          zcc::pipeline::bufferFreedAfter(schedule, j, hold, static_cast<int64_t>(c.inputBuffers[i].size()));
+    }
+}
+
+int64_t ReceivesAhead::inputOf(size_t j) const {
+  const zcc::pipeline::Action &a = schedule_[j];
+  const StageProgram &c = held_[a.chunk];
+  if (a.work == zcc::pipeline::Work::Forward)
+    return c.activationInput;
+  if (a.work == zcc::pipeline::Work::Backward)
+    return c.activationGradInput;
+  return -1;
+}
 
 ReceivesAhead::Receive ReceivesAhead::receiveOf(size_t j) const {
   const zcc::pipeline::Action &a = schedule_[j];
   StageProgram &c = held_[a.chunk];
-  const std::vector<void *> &in = c.slotBuffers[a.slot];
-  if (a.work == zcc::pipeline::Work::Forward && c.activationInput >= 0)
-    return {in[c.activationInput], c.model.inputs[c.activationInput].bytes, static_cast<int32_t>(c.prevRank),
-            ZRT_PIPE_ACTIVATION};
-  if (a.work == zcc::pipeline::Work::Backward && c.activationGradInput >= 0)
-    return {in[c.activationGradInput], c.model.inputs[c.activationGradInput].bytes, static_cast<int32_t>(c.nextRank),
-            ZRT_PIPE_GRADIENT};
-  return {};
+  const int64_t i = inputOf(j);
+  if (i < 0)
+    return {};
+  void *buffer = c.inputBuffers[i][a.microBatch % static_cast<int64_t>(c.inputBuffers[i].size())];
+  if (a.work == zcc::pipeline::Work::Forward)
+    return {buffer, c.model.inputs[i].bytes, static_cast<int32_t>(c.prevRank), ZRT_PIPE_ACTIVATION};
+  return {buffer, c.model.inputs[i].bytes, static_cast<int32_t>(c.nextRank), ZRT_PIPE_GRADIENT};
 }
 
 void ReceivesAhead::startBefore(size_t j) {

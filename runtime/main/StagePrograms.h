@@ -51,9 +51,22 @@ struct StageProgram {
   std::unique_ptr<DataSource> data, evalData;
   std::vector<std::vector<char>> storage; // the data inputs' host rows
   std::vector<void *> hostRows;
-  std::vector<std::vector<void *>> slotBuffers; // each slot's input buffers
-  int64_t firstInput = 0; // zrt_input_buffer's index of slot 0's first: slot j's input i is j n + i after it
+  std::vector<std::vector<void *>> inputBuffers; // each input's buffers, model.inputs[i].slots of them
+  std::vector<int64_t> firstBuffer; // zrt_input_buffer's index of input i's buffer 0 (buffer j: + j)
   int64_t activationInput = -1, activationGradInput = -1;
+  /// The buffers of micro-batch m's calls: input i's buffer m % its slots.
+  std::vector<void *> buffersOf(int64_t m) const;
+  /// The bytes of every input buffer allocated (what the plan's in-flight inputs count).
+  int64_t inputBufferBytes() const {
+    int64_t bytes = 0;
+    for (size_t i = 0; i < inputBuffers.size(); ++i)
+      bytes += static_cast<int64_t>(inputBuffers[i].size()) * model.inputs[i].bytes;
+    return bytes;
+  }
+  /// zrt_input_buffer's index of input i's buffer for micro-batch m.
+  int64_t bufferIndex(int64_t i, int64_t m) const {
+    return firstBuffer[i] + m % static_cast<int64_t>(inputBuffers[i].size());
+  }
   /// Whether input i comes from the data (not a neighbour's activation or gradient, nor a stash).
   bool fromData(int64_t i) const;
 };
@@ -68,12 +81,12 @@ std::vector<StageProgram> rankPrograms(const std::vector<ModelInfo> &stages, int
                                        char *arena, const ZccStage *linked, float (*step)(void *, void *const *),
                                        float (*eval)(void *, void *const *));
 
-/// Each program's data inputs' host rows and its input slots (zrt_input_buffer; as many as its
-/// plan's, model.slots), each program's after the previous one's.
+/// Each program's data inputs' host rows and its inputs' buffers (zrt_input_buffer; as many as its
+/// plan gives each input, model.inputs[i].slots), each program's after the previous one's.
 void allocateInputs(std::vector<StageProgram> &programs);
 
-/// A rank's pipeline receives over one step of its table: each started as soon as its slot is
-/// free (zcc::pipeline::slotFreedAfter: the slot's previous micro-batch's last work issued) and
+/// A rank's pipeline receives over one step of its table: each started as soon as its buffer is
+/// free (zcc::pipeline::bufferFreedAfter: the buffer's previous micro-batch's last work issued) and
 /// waited for just before its own work, so the transfer overlaps the work issued between (the
 /// CUDA backend's receive stream runs beside the compute; MPI moves the bytes while the rank
 /// computes). Started in the table's order: each kind from each peer is received in the order
@@ -87,7 +100,7 @@ public:
     early_ = 0;
     std::fill(handle_.begin(), handle_.end(), -1);
   }
-  /// Before issuing schedule[j]: starts every receive, in order, whose slot is free by now.
+  /// Before issuing schedule[j]: starts every receive, in order, whose buffer is free by now.
   void startBefore(size_t j);
   /// Waits for schedule[j]'s receive (none for a W, a first stage's F or a last stage's B).
   void wait(size_t j);
@@ -103,6 +116,8 @@ private:
     int32_t peer = -1, kind = 0;
   };
   Receive receiveOf(size_t j) const;
+  /// The input schedule[j] receives into (F: the activation, B: its gradient), or -1.
+  int64_t inputOf(size_t j) const;
   std::vector<StageProgram> &held_;
   const std::vector<zcc::pipeline::Action> &schedule_;
   std::vector<int64_t> freedAfter_, handle_;

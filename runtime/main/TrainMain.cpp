@@ -286,6 +286,19 @@ int main(int argc, char **argv) {
         fatal("zcc_model_json", "stage %lld plans %lld input slots, its %s schedule uses %lld: rebuild with this zcc",
               static_cast<long long>(k.stage), static_cast<long long>(k.model.slots), model.schedule.c_str(),
               static_cast<long long>(slots));
+      // Each input's buffers: what the table needs for as long as the plan says it is held.
+      for (const InputInfo &in : k.model.inputs) {
+        std::optional<zcc::pipeline::Hold> hold = zcc::pipeline::parseHold(in.hold);
+        if (!hold)
+          fatal("zcc_model_json", "stage %lld's %s input is held for '%s', which this train.bin does not know",
+                static_cast<long long>(k.stage), in.role.c_str(), in.hold.c_str());
+        const int64_t needed =
+            zcc::pipeline::heldSlots(*kind, pipeRank, pipeRanks, K, chunks, k.model.chunkOf(k.stage), *hold);
+        if (in.slots < needed)
+          fatal("zcc_model_json", "stage %lld plans %lld buffers for its %s input, held %s; its %s schedule needs "
+                "%lld: rebuild with this zcc", static_cast<long long>(k.stage), static_cast<long long>(in.slots),
+                in.role.c_str(), in.hold.c_str(), model.schedule.c_str(), static_cast<long long>(needed));
+      }
     }
   }
   allocateInputs(held); // each program's slots (its plan's) after the previous one's
@@ -313,15 +326,15 @@ int main(int argc, char **argv) {
   // Every step starts together on all ranks (the previous one ended in a world-wide reduction).
   double pipelineBusy = 0, pipelineSchedule = 0, pipelineBusyMeasured = 0, pipelineStepSeconds = 0;
   // Rows of this rank's micro-batch k of global batch `batch` of `source`, into chunk c's input
-  // slot `slot`.
-  auto fillRows = [&](StageProgram &c, DataSource &source, int64_t batch, int64_t k, int64_t slot) {
+  // buffers of micro-batch `into`.
+  auto fillRows = [&](StageProgram &c, DataSource &source, int64_t batch, int64_t k, int64_t into) {
     int64_t first = batch * globalRows + (batchRank * K + k) * rows;
     for (int64_t r = 0; r < rows; ++r)
       source.fillRow(first + r, r, c.hostRows);
     for (size_t i = 0; i < c.storage.size(); ++i)
       if (c.fromData(static_cast<int64_t>(i)))
-        zrt_input_write(c.firstInput + slot * static_cast<int64_t>(c.storage.size()) + static_cast<int64_t>(i),
-                        c.storage[i].data(), static_cast<int64_t>(c.storage[i].size()));
+        zrt_input_write(c.bufferIndex(static_cast<int64_t>(i), into), c.storage[i].data(),
+                        static_cast<int64_t>(c.storage[i].size()));
   };
   // The validation loss: the forward only, over --eval-iters global batches of the held-out
   // rows (the same ones each time), each of K micro-batches as in training; a pipeline's
@@ -333,7 +346,7 @@ int main(int argc, char **argv) {
       for (int64_t k = 0; k < K; ++k) {
         for (StageProgram &c : held) { // interleaved: the micro-batch crosses this rank once per chunk
           fillRows(c, *c.evalData, batch, k, 0);
-          std::vector<void *> &in = c.slotBuffers[0];
+          std::vector<void *> in = c.buffersOf(0);
           if (c.activationInput >= 0)
             zrt_pipe_recv(in[c.activationInput], c.model.inputs[c.activationInput].bytes,
                           static_cast<int32_t>(c.prevRank), ZRT_PIPE_ACTIVATION);
@@ -355,14 +368,15 @@ int main(int argc, char **argv) {
     auto start = std::chrono::steady_clock::now();
     setStepGates(model, step); // compression techniques on from their schedule_offset
     double lossSum = 0;
-    // Rows of this rank's micro-batch k in the step's global batch, into input slot `slot`.
-    auto fillMicroBatch = [&](StageProgram &c, int64_t k, int64_t slot) { fillRows(c, *c.data, step, k, slot); };
+    // Rows of this rank's micro-batch k in the step's global batch, into its input buffers.
+    auto fillMicroBatch = [&](StageProgram &c, int64_t k) { fillRows(c, *c.data, step, k, k); };
     if (stages == 1) {
       StageProgram &only = held[0];
       for (int64_t k = 0; k < K; ++k) {
-        fillMicroBatch(only, k, 0);
+        fillMicroBatch(only, k);
         // The step's calls are the same every run: the CUDA backend replays them as a graph.
-        double hostLoss = zrt_graph_begin(0, flags.cudaGraphs) ? only.step(arena, only.slotBuffers[0].data()) : 0.0;
+        const std::vector<void *> in = only.buffersOf(k);
+        double hostLoss = zrt_graph_begin(0, flags.cudaGraphs) ? only.step(arena, in.data()) : 0.0;
         lossSum += zrt_graph_end(0, hostLoss);
       }
     } else {
@@ -393,12 +407,12 @@ int main(int argc, char **argv) {
       for (size_t j = 0; j < schedule.size(); ++j) {
         const zcc::pipeline::Action &a = schedule[j];
         StageProgram &c = held[a.chunk];
-        std::vector<void *> &in = c.slotBuffers[a.slot];
+        std::vector<void *> in = c.buffersOf(a.microBatch);
         receives->startBefore(j);
         if (a.work == zcc::pipeline::Work::Weight) {
           work('W', a, [&] { return c.weight(c.arena, in.data()); });
         } else if (a.work == zcc::pipeline::Work::Forward) {
-          fillMicroBatch(c, a.microBatch, a.slot);
+          fillMicroBatch(c, a.microBatch);
           receives->wait(j);
           if (c.forward)
             work('F', a, [&] { return c.forward(c.arena, in.data()); });
@@ -565,7 +579,8 @@ int main(int argc, char **argv) {
     for (const StageProgram &c : held)
       lines += "zcc: rank " + std::to_string(rank) + " pipeline stage " + std::to_string(c.stage) + ": arena " +
                std::to_string(c.model.arenaBytes) + " B planned, " + std::to_string(measuredHighWater(c.model)) +
-               " B written (high-water mark)\n";
+               " B written (high-water mark); inputs " + std::to_string(c.inputBufferBytes()) +
+               " B in its buffers\n";
     lines += "zcc: rank " + std::to_string(rank) + " pipeline receives: " + std::to_string(receives->startedEarly()) +
              " of " + std::to_string(receives->count()) + " per step started ahead of the work before their own\n";
     std::fputs(lines.c_str(), stdout);

@@ -8,7 +8,7 @@
 // that sends the output to stage 1; stage 1 reads it as an `activation` argument through
 // zc.stage_input (whose gradient autodiff sends back). The plan is on the module.
 
-// FIRST: module attributes {zc.pipeline = {cuts = array<i64: 0, {{[67]}}, 12>, predicted_bubble = {{.+}} : f64, schedule = "1f1b", slots = 2 : i64, stage = 0 : i64
+// FIRST: module attributes {zc.pipeline = {cuts = array<i64: 0, {{[67]}}, 12>, held_slots = array<i64: 2, 2, 2, 2, 2>, predicted_bubble = {{.+}} : f64, schedule = "1f1b", slots = 2 : i64, stage = 0 : i64
 // FIRST: zc.param @wte : tensor<16x8xf32> = #zc.normal<std = 0.1> {zc.pipeline_tied}
 // FIRST-NEXT: zc.param @w0 : tensor<8x8xf32>
 // FIRST-NOT: zc.param @w1

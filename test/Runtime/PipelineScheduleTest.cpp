@@ -303,11 +303,83 @@ TEST(PipelineSchedule, ProblemsAreNamed) {
   EXPECT_EQ(problem(Schedule::ZeroBubbleV, 4, 6, 2), "");
 }
 
+// Each input's buffers (heldSlots of its hold): micro-batch m in buffer m % n, no two micro-batches
+// in one buffer while either holds it (from its first piece of work of the span's kinds to its last),
+// n the fewest that allow it (held during one piece of work: 2, so one may be received while one
+// is read); a receive started after bufferFreedAfter's work overwrites no micro-batch's buffer
+// still in use; and under zero-bubble W's inputs from B take fewer buffers than a slot each.
+TEST(PipelineSchedule, EachHoldsBuffersKeepItsMicroBatchesApart) {
+  const Hold allHolds[] = {Hold::ForwardToBackward, Hold::ForwardToWeight, Hold::BackwardToWeight, Hold::Forward,
+                           Hold::Backward};
+  for (Schedule schedule : {Schedule::OneFOneB, Schedule::ZeroBubbleH1, Schedule::Interleaved1F1B, Schedule::ZeroBubbleV})
+    for (int64_t P = 2; P <= 6; ++P)
+      for (int64_t K = 1; K <= 3 * P; ++K) {
+        const int64_t V = schedule == Schedule::Interleaved1F1B || schedule == Schedule::ZeroBubbleV ? 2 : 1;
+        if (!problem(schedule, P, K, V).empty())
+          continue;
+        const std::vector<std::vector<Action>> t = table(schedule, P, K, V);
+        for (int64_t r = 0; r < P; ++r)
+          for (int64_t chunk = 0; chunk < V; ++chunk)
+            for (Hold hold : allHolds) {
+              const int64_t n = heldSlots(schedule, r, P, K, V, chunk, hold);
+              std::string where = std::string(scheduleName(schedule)) + " P " + std::to_string(P) + " K " +
+                                  std::to_string(K) + " rank " + std::to_string(r) + " chunk " +
+                                  std::to_string(chunk) + " " + holdName(hold);
+              ASSERT_GE(n, 1) << where;
+              // Each micro-batch's span: its first and last held piece of work in the rank's list.
+              std::vector<int64_t> first(K, -1), last(K, -1);
+              const std::vector<Action> &list = t[r];
+              for (size_t i = 0; i < list.size(); ++i)
+                if (list[i].chunk == chunk && holds(hold, list[i].work)) {
+                  if (first[list[i].microBatch] < 0)
+                    first[list[i].microBatch] = static_cast<int64_t>(i);
+                  last[list[i].microBatch] = static_cast<int64_t>(i);
+                }
+              for (int64_t m = 0; m < K; ++m)
+                for (int64_t o = 0; o < m; ++o)
+                  if (first[o] <= last[m] && first[m] <= last[o])
+                    EXPECT_NE(o % n, m % n) << where << ": micro-batches " << m << " and " << o << " share a buffer";
+              int64_t peak = 1; // the most spans over one piece of work
+              for (size_t i = 0; i < t[r].size(); ++i) {
+                int64_t over = 0;
+                for (int64_t m = 0; m < K; ++m)
+                  over += first[m] <= int64_t(i) && int64_t(i) <= last[m] ? 1 : 0;
+                peak = std::max(peak, over);
+              }
+              if (hold == Hold::Forward || hold == Hold::Backward)
+                EXPECT_EQ(n, std::min<int64_t>(2, slots(schedule, r, P, K, V, chunk))) << where;
+              else if (splitsBackward(schedule) ? !(hold == Hold::ForwardToWeight && schedule == Schedule::ZeroBubbleH1)
+                                                : hold == Hold::ForwardToBackward) // zb-h1's F to W: its limit
+                EXPECT_EQ(n, peak) << where << ": more buffers than micro-batches held at once";
+              // A receive into the buffer of list[j]'s micro-batch, started after freedAfter's work.
+              for (size_t j = 0; j < list.size(); ++j) {
+                if (list[j].chunk != chunk || !holds(hold, list[j].work) || first[list[j].microBatch] != int64_t(j))
+                  continue;
+                const int64_t after = bufferFreedAfter(list, j, hold, n);
+                for (size_t i = static_cast<size_t>(after + 1); i < j; ++i)
+                  EXPECT_FALSE(list[i].chunk == chunk && holds(hold, list[i].work) &&
+                               list[i].microBatch != list[j].microBatch && list[i].microBatch % n == list[j].microBatch % n)
+                      << where << ": a receive for micro-batch " << list[j].microBatch << " overwrites "
+                      << list[i].microBatch << "'s buffer";
+              }
+            }
+      }
+  // The saving: under zb-h1 at P 4 over 8 micro-batches, stage 1 keeps what W reads from B in 2
+  // buffers, not the 4 slots; the last stage's F receives nothing it keeps past its B.
+  EXPECT_EQ(heldSlots(Schedule::ZeroBubbleH1, 1, 4, 8, 1, 0, Hold::BackwardToWeight), 2);
+  EXPECT_EQ(heldSlots(Schedule::ZeroBubbleH1, 1, 4, 8, 1, 0, Hold::ForwardToWeight), 4);
+  EXPECT_EQ(heldSlots(Schedule::ZeroBubbleH1, 3, 4, 8, 1, 0, Hold::ForwardToBackward), 1);
+  EXPECT_EQ(heldSlots(Schedule::OneFOneB, 0, 4, 8, 1, 0, Hold::Backward), 2);
+}
+
 TEST(PipelineSchedule, NamesRoundTrip) {
   for (Schedule s : {Schedule::OneFOneB, Schedule::ZeroBubbleH1, Schedule::Interleaved1F1B, Schedule::ZeroBubbleV})
     EXPECT_EQ(parseSchedule(scheduleName(s)), s);
   EXPECT_FALSE(parseSchedule("gpipe"));
   EXPECT_FALSE(parseSchedule("ZB-H1"));
+  for (Hold h : {Hold::ForwardToBackward, Hold::ForwardToWeight, Hold::BackwardToWeight, Hold::Forward, Hold::Backward})
+    EXPECT_EQ(parseHold(holdName(h)), h);
+  EXPECT_FALSE(parseHold("weight"));
 }
 
 } // namespace

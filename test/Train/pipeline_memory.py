@@ -12,7 +12,10 @@ keeping activations (its W reads them). A plan that kept every micro-batch
 would be seen here as its slots and in the high-water marks the arena's use follows. A pipeline
 refuses the flat weight files (--export-weights, --init-weights: the whole model's parameters in its
 order, which no stage program holds) by name, and its start-up line counts the whole model's parameters
-(every stage's, a tied one once).
+(every stage's, a tied one once). Each input of a stage gets the buffers the table holds at once over
+the span it is held for (zcc::pipeline::Hold: F to B, F to W, B to W, during F, during B), which
+train.bin allocates and the plan counts; under zero-bubble a middle stage's in-flight inputs come to
+less than a slot per micro-batch for every input.
 
 usage: pipeline_memory.py ZCC MODEL.mlir STAGES MICRO-BATCHES DATA-FLAGS...
 """
@@ -43,6 +46,31 @@ def zbv_slots(rank, stages, k, chunk):
     return peak
 
 
+# The kinds of work an input is held during, by its hold (zcc::pipeline::holds), and from which
+# kind to which.
+SPANS = {"forward-backward": ("F", "B"), "forward-weight": ("F", "W"), "backward-weight": ("B", "W"),
+         "forward": ("F", "F"), "backward": ("B", "B")}
+
+
+def held_buffers(order, chunk, hold, slots):
+    """The buffers an input of chunk `chunk` held for `hold` needs in a rank's `order`: the most
+    micro-batches its span covers at once (W where the order has none: B); held during one piece
+    of work, 2 (at most the chunk's slots) so the next may be received while one is read."""
+    first, last = SPANS[hold]
+    if first == last:
+        return min(2, slots)
+    if not any(a.startswith("W") for a in order):
+        last = "B"
+    if first == last:
+        return 1
+    held = peak = 0
+    for kind, _, c in map(parse, order):
+        if c == chunk and kind in (first, last):
+            held += 1 if kind == first else -1
+            peak = max(peak, held)
+    return max(peak, 1)
+
+
 def main():
     zcc, model, stages, k, data = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
@@ -69,15 +97,16 @@ def main():
             if not banner or (int(banner[1]), int(banner[2])) != whole:
                 failures.append(f"{schedule}: the start-up line counts {banner and banner.group(0)}, the model has "
                                 f"{whole[0]} tensors of {whole[1]} values")
-            used = {int(m[1]): (int(m[2]), int(m[3])) for m in re.finditer(
-                r"zcc: rank \d+ pipeline stage (\d+): arena (\d+) B planned, (\d+) B written", run.stdout)}
+            used = {int(m[1]): (int(m[2]), int(m[3]), int(m[4])) for m in re.finditer(
+                r"zcc: rank \d+ pipeline stage (\d+): arena (\d+) B planned, (\d+) B written \(high-water mark\); "
+                r"inputs (\d+) B", run.stdout)}
             if sorted(used) != list(range(stages * chunks)):
                 failures.append(f"{schedule}: train.bin reported the arenas of stages {sorted(used)}")
                 continue
             for s in range(stages * chunks):
                 report = json.load(open(f"{exe}.stage{s}.report.json"))
                 plan = report["pipeline"]
-                planned, written = used[s]
+                planned, written, allocated = used[s]
                 rank = rank_of_stage(schedule, s, stages)
                 last = s == stages * chunks - 1
                 print(f"{schedule} stage {s} (rank {rank}): {plan['slots']} slots, kept "
@@ -95,6 +124,24 @@ def main():
                     failures.append(f"{schedule} stage {s}: {plan['slots']} slots, the schedule keeps {slots}")
                 if not 1 <= plan["slots"] <= k:
                     failures.append(f"{schedule} stage {s}: {plan['slots']} slots for {k} micro-batches")
+                # Each input's buffers: what the table holds at once over its span (counted here from
+                # the order --report gives), what train.bin allocates, what the plan counts; under
+                # zero-bubble less than a slot for every input (W's inputs from B wait for only a
+                # few micro-batches), at least on the middle stages.
+                order = plan["table"].split()
+                for i in plan["inputs"]:
+                    want = held_buffers(order, s // stages, i["hold"], plan["slots"])
+                    if i["slots"] != want:
+                        failures.append(f"{schedule} stage {s}: its {i['role']} input ({i['hold']}) has "
+                                        f"{i['slots']} buffers, the table holds {want} at once")
+                counted = sum(i["slots"] * i["bytes"] for i in plan["inputs"])
+                if not allocated == counted == plan["in_flight_input_bytes"]:
+                    failures.append(f"{schedule} stage {s}: train.bin allocates {allocated} B of inputs, the "
+                                    f"buffers hold {counted} B, the plan counts {plan['in_flight_input_bytes']} B")
+                whole_slots = plan["slots"] * sum(i["bytes"] for i in plan["inputs"])
+                if schedule in ("zb-h1", "zbv") and 0 < rank < stages - 1 and not counted < whole_slots:
+                    failures.append(f"{schedule} stage {s}: {counted} B of inputs in flight, as much as a slot for "
+                                    f"every input ({whole_slots} B)")
                 # The zero-bubble schedules' last stage keeps what its W reads; the others' run the
                 # forward in their step.
                 if schedule not in ("zb-h1", "zbv") and (plan["kept_activation_bytes"] > 0) == last:

@@ -25,10 +25,10 @@ that replay against the compiler's prediction (--report's predicted_bubble, the 
 with FLOP-based costs): within 0.1.
 
 Receives ahead: each rank starts a piece of work's receive (its input from the previous stage for
-an F, the output's gradient from the next for a B) as soon as the slot it lands in is free (the
-slot's previous micro-batch's last work issued), in the table's order; train.bin counts those it
+an F, the output's gradient from the next for a B) as soon as the buffer it lands in is free (the
+buffer's previous micro-batch's last work issued), in the table's order; train.bin counts those it
 started before the work just ahead of their own, which must be exactly what the table allows
-(computed here from the table and each chunk's slots): a train.bin that receives just before the
+(computed here from the table and each input's buffers, the plan's): a train.bin that receives just before the
 work again counts none.
 
 usage: pipeline_trace.py ZCC MODEL.mlir STAGES MICRO-BATCHES SCHEDULE [--interleave V] DATA-FLAGS...
@@ -162,9 +162,15 @@ def replayed_bubble(tables, durations, schedule):
     busy = sum(durations[s].get(parse(a)[::2], 0.0) for s in range(stages) for a in tables[s])
     return 1 - busy / (stages * span) if span else 0.0
 
+# The kinds of work an input is held during, by its hold (zcc::pipeline::holds).
+HELD_DURING = {"forward-backward": "FB", "forward-weight": "FBW", "backward-weight": "BW", "forward": "F",
+               "backward": "B"}
+
 def receives_ahead(schedule, rank, stages, table, slots):
     """(started ahead of the work before their own, all): a rank's receives per step, each started
-    once its chunk's slot is free and after the receives before it in the table."""
+    once its buffer is free and after the receives before it in the table. slots[c][kind]: the
+    buffers of chunk c's input an F ("F": the activation) or a B ("B": its gradient) receives, and
+    the kinds of work it is held during (its previous occupant's last such work frees it)."""
     last = len(slots) * stages - 1
     works = [parse(a) for a in table]
     def receives(i):
@@ -176,8 +182,9 @@ def receives_ahead(schedule, rank, stages, table, slots):
         if not receives(i):
             continue
         total += 1
-        freed = max([k for k in range(i) if works[k][2] == c and works[k][1] % slots[c] == m % slots[c]
-                     and works[k][1] != m] or [-1])
+        n, during = slots[c][kind]
+        freed = max([k for k in range(i) if works[k][2] == c and works[k][0] in during
+                     and works[k][1] % n == m % n and works[k][1] != m] or [-1])
         start = max(start, freed + 1)  # issued before work `start`, after the receives before it
         early += start < i
     return early, total
@@ -228,8 +235,13 @@ def main():
                 if without_w != one_f_one_b(rank, stages, k):
                     failures.append(f"stage {rank}: forwards and backwards {' '.join(without_w)}, not 1F1B's")
                 deferred |= any(a[0] == "W" and table[i - 1] != f"B{a[1:]}" for i, a in enumerate(table))
-            slots = [json.load(open(f"{exe}.stage{virtual_stage(schedule, rank, c, stages)}.report.json"))
-                     ["pipeline"]["slots"] for c in range(chunks)]
+            # Each chunk's buffers of the inputs received into (the plan's; micro-batch m in m mod n).
+            slots = []
+            for c in range(chunks):
+                inputs = json.load(open(f"{exe}.stage{virtual_stage(schedule, rank, c, stages)}.report.json"))[
+                    "pipeline"]["inputs"]
+                roles = {i["role"]: (i["slots"], HELD_DURING[i["hold"]]) for i in inputs}
+                slots.append({"F": roles.get("activation", (1, "FBW")), "B": roles.get("activation_grad", (1, "FBW"))})
             expected = receives_ahead(schedule, rank, stages, table, slots)
             if ahead.get(rank) != expected:
                 failures.append(f"stage {rank}: {ahead.get(rank)} receives (ahead, all) per step, the table allows "
