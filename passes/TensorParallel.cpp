@@ -91,14 +91,17 @@ public:
            usesOf(w.getNameAttr().getAttr()) == 1;
   }
 
+  /// The uses of `param`'s reads now (splitting a region changes them, not the reads: each
+  /// parameter's zc.param_ref ops are indexed once, not looked for in the whole forward each time).
   int64_t usesOf(StringAttr param) {
+    if (refs.empty())
+      forward.walk([&](ParamRefOp ref) { refs[ref.getNameAttr().getAttr()].push_back(ref); });
     int64_t n = 0;
-    forward.walk([&](ParamRefOp ref) {
-      if (ref.getNameAttr().getAttr() == param)
-        n += std::distance(ref->use_begin(), ref->use_end());
-    });
+    for (ParamRefOp ref : refs.lookup(param))
+      n += std::distance(ref->use_begin(), ref->use_end());
     return n;
   }
+  DenseMap<StringAttr, SmallVector<ParamRefOp>> refs;
 
   /// A bias add of a 1-D parameter read only here.
   bool isSplittableBias(Operation *op) {
@@ -416,6 +419,8 @@ public:
   /// The parameters' local types and their split attributes.
   void finish() {
     Builder b(module.getContext());
+    DenseMap<StringAttr, SmallVector<ParamRefOp>> refs; // each parameter's reads, found in one walk
+    forward.walk([&](ParamRefOp ref) { refs[ref.getNameAttr().getAttr()].push_back(ref); });
     for (ParamOp param : module.getOps<ParamOp>()) {
       auto it = params.find(param.getSymNameAttr());
       if (it == params.end())
@@ -429,10 +434,8 @@ public:
                                                     b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks)),
                                                     b.getNamedAttr("segments",
                                                                    b.getDenseI64ArrayAttr(it->second.segments))}));
-      forward.walk([&](ParamRefOp ref) {
-        if (ref.getNameAttr().getAttr() == param.getSymNameAttr())
-          ref.getResult().setType(local);
-      });
+      for (ParamRefOp ref : refs.lookup(param.getSymNameAttr()))
+        ref.getResult().setType(local);
     }
   }
 

@@ -3,6 +3,7 @@
 #include "sim/Planner.h"
 
 #include "passes/CostModel.h"
+#include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 
 using namespace mlir;
@@ -108,7 +110,9 @@ struct ModelFacts {
   int64_t batch = 0, context = 0;
   double paramElements = 0, forwardMatmulFlops = 0, modelFlops = 0, tokens = 0;
   double attentionFlops = 0; // the forward's causal attention, its causal half (flash)
-  double matmulInputElements = 0; // what the weight gradients read: every forward matmul's input
+  double matmulInputElements = 0; // what the weight gradients read: every forward matmul's input (each once)
+  double matmulOutputElements = 0; // and the gradients of every forward matmul's output
+  int64_t blocks = 0;              // the attention blocks (layers) a pipeline splits
 };
 
 ModelFacts factsOf(ModuleOp model) {
@@ -118,13 +122,18 @@ ModelFacts factsOf(ModuleOp model) {
       f.batch = tokens.getDimSize(0);
       f.context = tokens.getDimSize(1);
     }
+    DenseSet<Value> counted; // an input two products read (a gate's and an up projection's) is kept once
     forward.walk([&](Operation *op) {
       if (isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulCrossEntropyLossOp>(op)) {
         f.forwardMatmulFlops += estimatedFlops(op);
-        f.matmulInputElements += double(tensorOf(op->getOperand(0)).getNumElements());
-      }
-      else if (isa<CausalAttentionOp>(op))
+        if (counted.insert(op->getOperand(0)).second)
+          f.matmulInputElements += double(tensorOf(op->getOperand(0)).getNumElements());
+        if (auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType()))
+          f.matmulOutputElements += double(out.getNumElements());
+      } else if (isa<CausalAttentionOp>(op)) {
         f.attentionFlops += ClusterCost::opFlops(op);
+        ++f.blocks;
+      }
     });
   }
   for (ParamOp param : model.getOps<ParamOp>())
@@ -135,11 +144,13 @@ ModelFacts factsOf(ModuleOp model) {
 }
 
 /// Bytes per device that the plan's model state needs at least: fp32 parameters, gradients and
-/// AdamW's two moments (16 B a parameter), sharded by ZeRO over the data x context ranks and
-/// split over tensor x pipeline ranks (at least: norms and biases are replicated).
-double modelStateLowerBound(const PlanChoice &c, double params) {
+/// AdamW's two moments (16 B a parameter; bf16: 2 B parameters and gradients, the fp32 master
+/// copy and the moments 12 B, as the compiled plan keeps them), sharded by ZeRO over the data x
+/// context ranks and split over tensor x pipeline ranks (at least: norms and biases are
+/// replicated).
+double modelStateLowerBound(const PlanChoice &c, double params, bool bf16) {
   const double perDevice = params / double(c.tp * c.pp), shards = double(c.dp * c.cp);
-  double weights = 4, grads = 4, states = 8;
+  double weights = bf16 ? 2 : 4, grads = bf16 ? 2 : 4, states = bf16 ? 12 : 8;
   if (c.zeroStage >= 1)
     states /= shards;
   if (c.zeroStage >= 2)
@@ -148,20 +159,112 @@ double modelStateLowerBound(const PlanChoice &c, double params) {
     weights /= shards;
   // hpZ's copy: the parameters over the ranks of a node (at least 1/dp of them).
   if (c.zeroPlusPlus)
-    weights += 4.0 / shards;
+    weights += (bf16 ? 2.0 : 4.0) / shards;
   if (c.offloadOptimizer != "none")
     states = 0;
   return perDevice * (weights + grads + states);
 }
 
-/// Bytes per device of activations the backward pass reads at least: without whole-block
-/// recomputation, every matmul's input (its weight gradient needs it) of one micro-batch, split
-/// over tensor (sequence parallelism), context and pipeline ranks.
-double activationLowerBound(const PlanChoice &c, const ModelFacts &facts, bool bf16) {
-  if (c.recompute == "full")
+/// What each chunk of each pipeline rank holds at once, in micro-batches (the schedule's
+/// heldSlots): from F to B, from F to its last piece of backward (F to B without W) and, under
+/// zero-bubble, from B to W. One table per (schedule, p, K, v), shared by every plan that runs it.
+struct HeldMicroBatches {
+  double untilBackward = 0, fromForward = 0, fromBackward = 0;
+  bool last = false; // the last virtual stage: its forward runs in its B, so nothing waits from F
+};
+const std::vector<HeldMicroBatches> &heldByChunk(const PlanChoice &c) {
+  static std::map<std::tuple<std::string, int64_t, int64_t, int64_t>, std::vector<HeldMicroBatches>> cache;
+  const int64_t P = c.pp, K = c.microBatches, V = c.interleave;
+  auto [it, added] = cache.try_emplace(std::make_tuple(c.schedule, P, K, V));
+  if (!added)
+    return it->second;
+  std::vector<HeldMicroBatches> &chunks = it->second;
+  std::optional<zcc::pipeline::Schedule> kind = zcc::pipeline::parseSchedule(c.schedule);
+  if (!kind || !zcc::pipeline::problem(*kind, P, K, V).empty())
+    return chunks;
+  for (int64_t r = 0; r < P; ++r)
+    for (int64_t chunk = 0; chunk < V; ++chunk) {
+      HeldMicroBatches held;
+      held.last = zcc::pipeline::stageOf(zcc::pipeline::placementOf(*kind), r, chunk, P) == P * V - 1;
+      held.untilBackward =
+          double(zcc::pipeline::heldSlots(*kind, r, P, K, V, chunk, zcc::pipeline::Hold::ForwardToBackward));
+      held.fromForward =
+          double(zcc::pipeline::heldSlots(*kind, r, P, K, V, chunk, zcc::pipeline::Hold::ForwardToWeight));
+      if (zcc::pipeline::splitsBackward(*kind))
+        held.fromBackward =
+            double(zcc::pipeline::heldSlots(*kind, r, P, K, V, chunk, zcc::pipeline::Hold::BackwardToWeight));
+      chunks.push_back(held);
+    }
+  return chunks;
+}
+
+/// What a compiled 1F1B pipeline keeps per micro-batch for each block a stage holds (its stash
+/// arguments' bytes over its attention blocks): the least over the stages before the last (whose
+/// forward runs in its step and keeps nothing), 0 where none holds a block.
+double stashPerBlock(ArrayRef<ModuleOp> stages) {
+  double least = 0;
+  for (size_t k = 0; k + 1 < stages.size(); ++k) {
+    func::FuncOp forward = functionWithRole(stages[k], "forward"), step = functionWithRole(stages[k], "step");
+    if (!forward || !step)
+      continue;
+    int64_t blocks = 0;
+    forward.walk([&](CausalAttentionOp) { ++blocks; });
+    double bytes = 0;
+    for (unsigned i = 0; i < step.getNumArguments(); ++i)
+      if (auto role = step.getArgAttrOfType<StringAttr>(i, "zc.input"); role && role.getValue() == "stash")
+        bytes += double(tensorBytes(cast<RankedTensorType>(step.getArgumentTypes()[i])));
+    if (blocks > 0 && (least == 0 || bytes / double(blocks) < least))
+      least = bytes / double(blocks);
+  }
+  return least;
+}
+
+/// Bytes per device of activations the backward pass reads at least: without recomputation,
+/// every matmul's input (its weight gradient needs it) of one micro-batch, split over tensor
+/// (sequence parallelism) and context ranks; with any, none of them (selective recomputes the
+/// norms that feed the products, op an up projection, full everything). A pipeline's chunk keeps
+/// those of its blocks for its micro-batches in flight (heldByChunk), and under zero-bubble each
+/// deferred W's inputs besides, from its B: the matmuls' output gradients, and their inputs too
+/// where B recomputed them (full). Where the plan's 1F1B twin was compiled,
+/// what its stages keep per block (`keptPerBlock`, stashPerBlock; 0: not known) bounds what a
+/// chunk keeps from F to B per block from below too, the larger taken. Where the cut puts the
+/// blocks is not known here, so the rank that holds the most is bounded two ways, the larger
+/// taken: every chunk has at least floor(L / (p v)) of the L blocks; and the ranks' mean, the
+/// blocks beyond those on the chunks that hold the fewest micro-batches.
+double activationLowerBound(const PlanChoice &c, const ModelFacts &facts, bool bf16, double keptPerBlock) {
+  const double perMicroBatch = double(c.microBatchSize) * (bf16 ? 2 : 4) / double(facts.batch * c.tp * c.cp);
+  const double inputs = facts.matmulInputElements * perMicroBatch, outputs = facts.matmulOutputElements * perMicroBatch;
+  const bool full = c.recompute == "full", none = c.recompute == "none";
+  if (c.pp == 1)
+    return none ? inputs : 0;
+  const std::vector<HeldMicroBatches> &held = heldByChunk(c);
+  if (held.empty())
     return 0;
-  double perSequence = facts.matmulInputElements / double(facts.batch) * (bf16 ? 2 : 4);
-  return perSequence * double(c.microBatchSize) / double(c.tp * c.cp);
+  const int64_t V = c.interleave, chunks = c.pp * V, blocks = facts.blocks > 0 ? facts.blocks : chunks;
+  // A chunk's bytes per block it holds.
+  std::vector<double> perBlock;
+  for (const HeldMicroBatches &h : held) {
+    // The last stage's B computes what its W reads: all of it waits from B.
+    const double fromW = h.fromBackward * (full || h.last ? inputs + outputs : outputs) / double(blocks);
+    const double products = none && !h.last ? h.fromForward * inputs / double(blocks) : 0.0;
+    perBlock.push_back(fromW + std::max(products, h.last ? 0.0 : h.untilBackward * keptPerBlock));
+  }
+  const int64_t fewest = blocks / chunks;
+  double byFewest = 0;
+  for (int64_t r = 0; r < c.pp; ++r) {
+    double rank = 0;
+    for (int64_t chunk = 0; chunk < V; ++chunk)
+      rank += perBlock[r * V + chunk] * double(fewest);
+    byFewest = std::max(byFewest, rank);
+  }
+  std::vector<double> sorted = perBlock;
+  std::sort(sorted.begin(), sorted.end());
+  double all = 0;
+  for (double b : sorted)
+    all += b * double(fewest);
+  for (int64_t i = 0; i < blocks - fewest * chunks; ++i)
+    all += sorted[i];
+  return std::max(byFewest, all / double(c.pp));
 }
 
 /// A lower bound of the step: every device's share of the matmuls at the best matmul rate, one
@@ -253,6 +356,10 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
                     for (int64_t v : chunkChoices) {
                       if (interleaved && (micro % pp || compiled % pp))
                         continue;
+                      // A virtual stage holds a block at least (Megatron-LM: layers per virtual
+                      // stage >= 1); more chunks than blocks only adds sends and arenas.
+                      if (v > 1 && facts.blocks > 0 && pp * v > facts.blocks)
+                        continue;
                       PlanOutcome o;
                       o.plan = {tp, cp, pp, dp, v, zero, b, micro, compiled, recompute, offload, schedule,
                                 zeroPlusPlus};
@@ -290,25 +397,39 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
   };
   std::map<std::string, int> fittingLevel; // the least recomputing/offloading twin that fits
   std::vector<PlanChoice> overBudget;       // compiled plans that did not fit
-  for (size_t i = 0; i < candidates.size(); ++i) {
+  // What a pipeline stage keeps per micro-batch for each block it holds (its stash), read off a
+  // 1F1B plan of the same mesh, micro-batch and recomputation once compiled (the ZeRO stage and
+  // offload do not change it): the kept activations the memory bound of its interleaved and
+  // zero-bubble twins counts (keptPerBlock), which the matmul inputs alone would undercount.
+  auto pipelineTwin = [](const PlanChoice &p) {
+    return llvm::formatv("{0}/{1}/{2}/{3}/{4}", p.tp, p.cp, p.pp, p.microBatchSize, p.recompute).str();
+  };
+  std::map<std::string, double> keptPerBlock;
+  std::vector<bool> evaluated(candidates.size(), false);
+  std::function<void(size_t)> evaluate = [&](size_t i) {
     PlanOutcome &c = candidates[i];
-    if (result.best.size() >= request.keep && c.lowerBoundSeconds > result.best.back().result.stepSeconds) {
-      result.boundedOut = static_cast<int64_t>(candidates.size() - i);
-      break;
-    }
+    evaluated[i] = true;
+    // An interleaved or zero-bubble plan: its 1F1B twins first, until one compiles (each is
+    // simulated anyway unless the step bound prunes it), for what a block keeps.
+    if (c.plan.pp > 1 && c.plan.schedule != "1f1b")
+      for (size_t j = 0; j < candidates.size() && !keptPerBlock.count(pipelineTwin(c.plan)); ++j)
+        if (!evaluated[j] && candidates[j].plan.schedule == "1f1b" &&
+            pipelineTwin(candidates[j].plan) == pipelineTwin(c.plan))
+          evaluate(j);
     if (auto twin = fittingLevel.find(twinKey(c.plan)); twin != fittingLevel.end() && twin->second < level(c.plan)) {
       int fits = twin->second, mine = level(c.plan);
       // Dominated where it recomputes at least as much and offloads at least as much.
       if (mine % 4 >= fits % 4 && mine / 4 >= fits / 4) {
         ++result.dominated;
-        continue;
+        return;
       }
     }
-    if (modelStateLowerBound(c.plan, facts.paramElements) + activationLowerBound(c.plan, facts, bf16) +
-            SimResult::kReservedBytes >
-        budget) {
+    const auto kept = keptPerBlock.find(pipelineTwin(c.plan));
+    const double memoryBound = modelStateLowerBound(c.plan, facts.paramElements, bf16) +
+                               activationLowerBound(c.plan, facts, bf16, kept == keptPerBlock.end() ? 0.0 : kept->second);
+    if (memoryBound + SimResult::kReservedBytes > budget) {
       ++result.overMemory;
-      continue;
+      return;
     }
     // Memory grows with the micro-batch: where a smaller one of the same plan did not fit, this
     // one cannot.
@@ -320,7 +441,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
                  small.interleave == p.interleave && small.microBatchSize <= p.microBatchSize;
         })) {
       ++result.overMemory;
-      continue;
+      return;
     }
     ZccPipelineOptions o;
     o.copyOptionValuesFrom(request.base);
@@ -347,7 +468,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     if (request.base.costModel.empty()) {
       if (llvm::Error e = writePassCostModel(cluster, Mesh::of(o), bf16, costs)) {
         error = llvm::toString(std::move(e));
-        return failure();
+        return;
       }
       o.costModel = costs.path.str().str();
     }
@@ -358,8 +479,15 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     ++result.compiled;
     if (failed(compiled)) {
       ++result.failedToCompile;
-      continue;
+      return;
     }
+    if (c.plan.pp > 1 && c.plan.schedule == "1f1b")
+      if (double perBlock = stashPerBlock(compiled->stages); perBlock > 0) {
+        keptPerBlock[pipelineTwin(c.plan)] = perBlock;
+        if (request.verbose)
+          llvm::errs() << llvm::formatv("zcc --plan auto: {0}: a stage keeps {1:F1} MiB per block per micro-batch\n",
+                                        c.plan.describe(), perBlock / double(1 << 20));
+      }
     SimRequest sim;
     sim.mesh = Mesh::of(o, c.plan.interleave);
     sim.microBatches = c.plan.microBatches;
@@ -368,14 +496,16 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     sim.tokensPerStep = facts.tokens * scale;
     c.result = simulate(compiled->stages, cluster, sim);
     if (request.verbose)
-      llvm::errs() << llvm::formatv("zcc --plan auto: {0}: bound {1:F3} s, simulated {2:F3} s, {3:F2} GiB ({4:F2} s)\n",
+      llvm::errs() << llvm::formatv("zcc --plan auto: {0}: bound {1:F3} s, simulated {2:F3} s, {3:F4} GiB (bound "
+                                    "{5:F4} GiB) ({4:F2} s)\n",
                                     c.plan.describe(), c.lowerBoundSeconds, c.result.stepSeconds,
                                     c.result.memoryBytes / double(1 << 30),
-                                    std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+                                    std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(),
+                                    memoryBound / double(1 << 30));
     if (!c.result.fits(budget)) {
       ++result.overMemory;
       overBudget.push_back(c.plan);
-      continue;
+      return;
     }
     if (auto [it, added] = fittingLevel.insert({twinKey(c.plan), level(c.plan)}); !added)
       it->second = std::min(it->second, level(c.plan));
@@ -385,7 +515,18 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     result.best.insert(at, c);
     if (result.best.size() > request.keep)
       result.best.pop_back();
+  };
+  for (size_t i = 0; i < candidates.size() && error.empty(); ++i) {
+    if (evaluated[i])
+      continue;
+    if (result.best.size() >= request.keep && candidates[i].lowerBoundSeconds > result.best.back().result.stepSeconds) {
+      result.boundedOut = static_cast<int64_t>(std::count(evaluated.begin() + i, evaluated.end(), false));
+      break;
+    }
+    evaluate(i);
   }
+  if (!error.empty())
+    return failure();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (result.best.empty()) {
     error = llvm::formatv("no plan fits {0} nodes of {1} ({2} devices of {3:F1} GiB): {4} plans, {5} over memory, "

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::zc;
@@ -282,11 +283,15 @@ int64_t inFlightInputs(ModuleOp module, zcc::pipeline::Schedule schedule, int64_
     return 0;
   // Each input's buffers for as long as it is held, in the table the stages run (which may not
   // be the one a module was compiled for: ZB-V's stages compile as zb-h1's).
+  std::map<zcc::pipeline::Hold, int64_t> buffers; // each hold's, counted once
   int64_t bytes = 0;
-  for (auto [i, t] : llvm::enumerate(step.getArgumentTypes()))
-    bytes += zcc::pipeline::heldSlots(schedule, rank, pipelineRanks, microBatches, chunks, chunk,
-                                      pipelineInputHold(module, static_cast<unsigned>(i))) *
-             tensorBytes(cast<RankedTensorType>(t));
+  for (auto [i, t] : llvm::enumerate(step.getArgumentTypes())) {
+    const zcc::pipeline::Hold hold = pipelineInputHold(module, static_cast<unsigned>(i));
+    auto [it, added] = buffers.try_emplace(hold, 0);
+    if (added)
+      it->second = zcc::pipeline::heldSlots(schedule, rank, pipelineRanks, microBatches, chunks, chunk, hold);
+    bytes += it->second * tensorBytes(cast<RankedTensorType>(t));
+  }
   return bytes;
 }
 

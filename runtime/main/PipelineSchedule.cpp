@@ -336,7 +336,10 @@ int64_t heldSlots(Schedule schedule, int64_t stage, int64_t stages, int64_t micr
   // Without W every other input is held from F to B: the slots. From F to W: the slots too.
   if (!splitsBackward(schedule) || hold == Hold::ForwardToWeight)
     return inFlight;
-  const std::vector<Action> actions = table(schedule, stages, microBatches, chunks)[stage];
+  // One rank's list (ZB-H1's table is built for all stages together).
+  const std::vector<Action> actions = schedule == Schedule::ZeroBubbleV
+                                          ? zeroBubbleVOrder(stage, stages, microBatches)
+                                          : table(schedule, stages, microBatches, chunks)[stage];
   return hold == Hold::ForwardToBackward ? peakHeld(actions, chunk, Work::Forward, Work::Backward)
                                          : peakHeld(actions, chunk, Work::Backward, Work::Weight);
 }
