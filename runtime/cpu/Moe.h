@@ -1,0 +1,269 @@
+// Mixture-of-Experts routing on the CPU, forward and backward: the pieces a MoE feed-forward
+// layer (Mixtral, Qwen2/3-MoE, OLMoE, DeepSeek-V3's routed experts) is composed of.
+//
+//   route:    router logits [T, E] -> for each token its top-k experts, their combine weights
+//             (softmax or sigmoid scores, renormalized over the k or not, times a routed
+//             scaling factor; DeepSeek-V3's per-expert bias moves the choice, not the weights),
+//             and the dispatched order: the T k (token, expert) rows grouped by expert, tokens
+//             in order within each (offsets [E + 1], rowOf [T, k]);
+//   dispatch: x [T, C] -> xs [T k, C], token t's row copied to each of its k rows;
+//   grouped matmul: xs [T k, C] x W [E, C, F] -> [T k, F], expert e's rows times W[e]: one
+//             product per expert at its real row count (the BLAS/oneDNN path the plan picks
+//             for that shape), not one per token;
+//   combine:  ys [T k, C] -> y [T, C], y[t] = sum_j w[t, j] ys[rowOf[t, j]];
+//   auxiliary load-balancing loss (Switch Transformer / Mixtral): E sum_e f_e P_e, f_e the
+//             fraction of the T k choices that went to expert e, P_e its mean score.
+//
+// Each backward takes the forward's routing (the chosen experts and the order are piecewise
+// constant in the logits: no gradient flows through the choice). T k rows is the dispatched
+// buffers' size whatever the routing: dropless, planned for the worst case.
+#ifndef ZRT_CPU_MOE_H
+#define ZRT_CPU_MOE_H
+
+#include <cmath>
+#include <cstdint>
+
+#include "cpu/Matmul.h"
+#include "cpu/Parallel.h"
+
+namespace zrt::cpu {
+inline namespace ZRT_ISA {
+
+/// How a router turns logits into scores: softmax over the experts (Mixtral, Qwen, OLMoE) or
+/// each expert's sigmoid (DeepSeek-V3).
+enum class MoeScore : uint8_t { Softmax, Sigmoid };
+
+struct MoeRouting {
+  int64_t tokens = 0, experts = 0, topK = 0;
+  MoeScore score = MoeScore::Softmax;
+  bool renormalize = true; // the k weights divided by their sum (Mixtral; Qwen's norm_topk_prob)
+  double scale = 1.0;      // the routed scaling factor (DeepSeek-V3's 2.5)
+};
+
+/// scores [T, E] = softmax or sigmoid of logits; each token's k experts (the highest scores, plus
+/// `bias` [E] where given, which only chooses; ties to the lower expert) in `expert` [T, k]
+/// (descending), their weights in `weight` [T, k]; `counts` [E] the rows each expert gets,
+/// `offsets` [E + 1] where they start in the dispatched order, `rowOf` [T, k] each choice's row
+/// there (tokens in order within an expert).
+template <class T>
+void moeRoute(const T *logits, const T *bias, const MoeRouting &r, T *scores, int32_t *expert, T *weight,
+              int64_t *counts, int64_t *offsets, int64_t *rowOf) {
+  using A = Acc<T>;
+  const int64_t E = r.experts, K = r.topK;
+  parallelFor(r.tokens, 64, [&](int64_t t) {
+    const T *l = logits + t * E;
+    T *s = scores + t * E;
+    if (r.score == MoeScore::Softmax) {
+      A top = static_cast<A>(l[0]);
+      for (int64_t e = 1; e < E; ++e)
+        top = std::max(top, static_cast<A>(l[e]));
+      A sum = 0;
+      for (int64_t e = 0; e < E; ++e)
+        sum += std::exp(static_cast<A>(l[e]) - top);
+      for (int64_t e = 0; e < E; ++e)
+        s[e] = T(std::exp(static_cast<A>(l[e]) - top) / sum);
+    } else {
+      for (int64_t e = 0; e < E; ++e)
+        s[e] = T(A(1) / (A(1) + std::exp(-static_cast<A>(l[e]))));
+    }
+    // Top-k by insertion (k is small: 1-8 of up to a few hundred experts).
+    int32_t *chosen = expert + t * K;
+    int64_t have = 0;
+    auto key = [&](int64_t e) { return static_cast<A>(s[e]) + (bias ? static_cast<A>(bias[e]) : A(0)); };
+    for (int64_t e = 0; e < E; ++e) {
+      int64_t at = have;
+      while (at > 0 && key(chosen[at - 1]) < key(e))
+        --at;
+      if (at >= K)
+        continue;
+      for (int64_t i = std::min(have, K - 1); i > at; --i)
+        chosen[i] = chosen[i - 1];
+      chosen[at] = static_cast<int32_t>(e);
+      have = std::min(have + 1, K);
+    }
+    A sum = 0;
+    for (int64_t j = 0; j < K; ++j)
+      sum += static_cast<A>(s[chosen[j]]);
+    for (int64_t j = 0; j < K; ++j) {
+      A w = static_cast<A>(s[chosen[j]]);
+      if (r.renormalize)
+        w /= sum;
+      weight[t * K + j] = T(w * static_cast<A>(r.scale));
+    }
+  });
+  // The dispatched order: experts in turn, each its tokens in order (one pass, serial: T k ids).
+  for (int64_t e = 0; e < E; ++e)
+    counts[e] = 0;
+  for (int64_t i = 0; i < r.tokens * K; ++i)
+    ++counts[expert[i]];
+  offsets[0] = 0;
+  for (int64_t e = 0; e < E; ++e)
+    offsets[e + 1] = offsets[e] + counts[e];
+  Scratch<int64_t> next(E);
+  for (int64_t e = 0; e < E; ++e)
+    next[e] = offsets[e];
+  for (int64_t i = 0; i < r.tokens * K; ++i)
+    rowOf[i] = next[expert[i]]++;
+}
+
+/// One token's d logits [E] from its d scores [E]: through the softmax, or each sigmoid.
+template <class T, class A> void moeScoreGrad(const A *ds, const T *s, int64_t experts, MoeScore score, T *dl) {
+  if (score == MoeScore::Softmax) {
+    A inner = 0;
+    for (int64_t e = 0; e < experts; ++e)
+      inner += ds[e] * static_cast<A>(s[e]);
+    for (int64_t e = 0; e < experts; ++e)
+      dl[e] = T(static_cast<A>(s[e]) * (ds[e] - inner));
+  } else {
+    for (int64_t e = 0; e < experts; ++e) {
+      const A v = static_cast<A>(s[e]);
+      dl[e] = T(ds[e] * v * (A(1) - v));
+    }
+  }
+}
+
+/// d logits [T, E] from d weight [T, k], through the scores of the chosen experts (the choice
+/// itself has no gradient).
+template <class T>
+void moeRouteGrad(const T *dweight, const T *scores, const int32_t *expert, const MoeRouting &r, T *dlogits) {
+  using A = Acc<T>;
+  const int64_t E = r.experts, K = r.topK;
+  parallelFor(r.tokens, 64, [&](int64_t t) {
+    const T *s = scores + t * E;
+    const int32_t *chosen = expert + t * K;
+    const T *dw = dweight + t * K;
+    T *dl = dlogits + t * E;
+    // d score of each chosen expert (the scale and the renormalization: w_j = c s_j / S).
+    A sum = 0, dot = 0;
+    for (int64_t j = 0; j < K; ++j) {
+      sum += static_cast<A>(s[chosen[j]]);
+      dot += static_cast<A>(dw[j]) * static_cast<A>(s[chosen[j]]);
+    }
+    const A c = static_cast<A>(r.scale);
+    Scratch<A> ds(E);
+    for (int64_t j = 0; j < K; ++j) {
+      const A g = static_cast<A>(dw[j]);
+      ds[chosen[j]] = r.renormalize ? c * (g / sum - dot / (sum * sum)) : c * g;
+    }
+    moeScoreGrad(ds.data(), s, E, r.score, dl);
+  });
+}
+
+/// xs [T k, C]: token t's row at each of its rows rowOf[t, j].
+template <class T>
+void moeDispatch(const T *x, const int64_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *xs) {
+  parallelFor(tokens * topK, 256, [&](int64_t i) {
+    const T *from = x + (i / topK) * cols;
+    T *to = xs + rowOf[i] * cols;
+    for (int64_t c = 0; c < cols; ++c)
+      to[c] = from[c];
+  });
+}
+
+/// dx [T, C] = the sum of its k rows of dxs (in j order).
+template <class T>
+void moeDispatchGrad(const T *dxs, const int64_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *dx) {
+  using A = Acc<T>;
+  parallelFor(tokens, 64, [&](int64_t t) {
+    T *to = dx + t * cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      A sum = 0;
+      for (int64_t j = 0; j < topK; ++j)
+        sum += static_cast<A>(dxs[rowOf[t * topK + j] * cols + c]);
+      to[c] = T(sum);
+    }
+  });
+}
+
+/// y [T, C] = sum_j weight[t, j] ys[rowOf[t, j]] (in j order).
+template <class T>
+void moeCombine(const T *ys, const T *weight, const int64_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *y) {
+  using A = Acc<T>;
+  parallelFor(tokens, 64, [&](int64_t t) {
+    T *to = y + t * cols;
+    for (int64_t c = 0; c < cols; ++c) {
+      A sum = 0;
+      for (int64_t j = 0; j < topK; ++j)
+        sum += static_cast<A>(weight[t * topK + j]) * static_cast<A>(ys[rowOf[t * topK + j] * cols + c]);
+      to[c] = T(sum);
+    }
+  });
+}
+
+/// dys [T k, C] = weight[t, j] dy[t] at row rowOf[t, j]; dweight [T, k] = <dy[t], ys[rowOf[t, j]]>.
+template <class T>
+void moeCombineGrad(const T *dy, const T *ys, const T *weight, const int64_t *rowOf, int64_t tokens, int64_t topK,
+                    int64_t cols, T *dys, T *dweight) {
+  using A = Acc<T>;
+  parallelFor(tokens * topK, 256, [&](int64_t i) {
+    const T *g = dy + (i / topK) * cols, *row = ys + rowOf[i] * cols;
+    T *to = dys + rowOf[i] * cols;
+    const A w = static_cast<A>(weight[i]);
+    A dot = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      to[c] = T(w * static_cast<A>(g[c]));
+      dot += static_cast<A>(g[c]) * static_cast<A>(row[c]);
+    }
+    dweight[i] = T(dot);
+  });
+}
+
+/// out [T k, N] = xs [T k, K] x W[e] ([K, N]) for each expert e's rows [offsets[e],
+/// offsets[e + 1]): one product per expert with rows, at its row count.
+template <class T>
+void groupedMatmul(const T *xs, const T *w, const int64_t *offsets, int64_t experts, int64_t k, int64_t n, T *out) {
+  for (int64_t e = 0; e < experts; ++e)
+    if (const int64_t rows = offsets[e + 1] - offsets[e]; rows > 0)
+      matmul(xs + offsets[e] * k, w + e * k * n, out + offsets[e] * n, MatmulShape{1, rows, n, k, false, false, false});
+}
+
+/// dxs [T k, K] = dout x W[e]^T per expert; dw [E, K, N] = xs^T x dout per expert (zero for an
+/// expert no row reached). Either output may be null.
+template <class T>
+void groupedMatmulGrad(const T *dout, const T *xs, const T *w, const int64_t *offsets, int64_t experts, int64_t k,
+                       int64_t n, T *dxs, T *dw) {
+  for (int64_t e = 0; e < experts; ++e) {
+    const int64_t rows = offsets[e + 1] - offsets[e];
+    if (dxs && rows > 0)
+      matmul(dout + offsets[e] * n, w + e * k * n, dxs + offsets[e] * k, MatmulShape{1, rows, k, n, false, true, false});
+    if (dw && rows > 0)
+      matmul(xs + offsets[e] * k, dout + offsets[e] * n, dw + e * k * n, MatmulShape{1, k, n, rows, true, false, false});
+    else if (dw)
+      for (int64_t i = 0; i < k * n; ++i)
+        dw[e * k * n + i] = T(0.0f);
+  }
+}
+
+/// The load-balancing loss coef E sum_e f_e P_e (f_e: counts[e] / (T k), P_e: the mean score of
+/// expert e over the tokens), and its gradient d logits [T, E] (scaled by `dloss`) through the
+/// scores; f is counted, not differentiated (Switch Transformer, Mixtral's
+/// load_balancing_loss_func).
+template <class T>
+double moeAuxLoss(const T *scores, const int64_t *counts, const MoeRouting &r, double coef, double dloss,
+                  T *dlogits) {
+  using A = Acc<T>;
+  const int64_t E = r.experts;
+  const double choices = double(r.tokens * r.topK);
+  double loss = 0;
+  for (int64_t e = 0; e < E; ++e) {
+    double mean = 0;
+    for (int64_t t = 0; t < r.tokens; ++t)
+      mean += double(static_cast<A>(scores[t * E + e]));
+    loss += double(counts[e]) / choices * mean / double(r.tokens);
+  }
+  loss *= coef * double(E);
+  if (dlogits) {
+    // d loss / d score[t, e] = coef E f_e / T, the same for every token.
+    Scratch<A> ds(E);
+    for (int64_t e = 0; e < E; ++e)
+      ds[e] = static_cast<A>(dloss * coef * double(E) * double(counts[e]) / choices / double(r.tokens));
+    parallelFor(r.tokens, 64,
+                [&](int64_t t) { moeScoreGrad(ds.data(), scores + t * E, E, r.score, dlogits + t * E); });
+  }
+  return loss;
+}
+
+} // namespace ZRT_ISA
+} // namespace zrt::cpu
+
+#endif // ZRT_CPU_MOE_H

@@ -1,0 +1,314 @@
+// The Mixture-of-Experts kernels (runtime/cpu/Moe.h): the router's choice against a brute-force
+// top-k, the dispatched order's invariants, every backward against central finite differences of
+// its forward in f64, and a whole Mixtral sparse MoE block (router, top-2 of 8 renormalized,
+// SwiGLU experts, combine; Hugging Face's MixtralSparseMoeBlock) composed from them against a
+// token-by-token reference written here, in f64 and f32, with its input, router and expert
+// gradients against finite differences.
+#include "KernelTestUtils.h"
+
+#include "cpu/Elementwise.h"
+#include "cpu/Matmul.h"
+#include "cpu/Moe.h"
+
+#include <algorithm>
+#include <numeric>
+
+using namespace zrt::cpu;
+using zrt::bf16;
+using namespace zrt::test;
+
+namespace {
+
+struct Routed {
+  Vec scores, weight;
+  std::vector<int32_t> expert;
+  std::vector<int64_t> counts, offsets, rowOf;
+};
+
+Routed route(const Vec &logits, const Vec *bias, const MoeRouting &r) {
+  Routed out;
+  out.scores.resize(r.tokens * r.experts);
+  out.weight.resize(r.tokens * r.topK);
+  out.expert.resize(r.tokens * r.topK);
+  out.counts.resize(r.experts);
+  out.offsets.resize(r.experts + 1);
+  out.rowOf.resize(r.tokens * r.topK);
+  moeRoute(logits.data(), bias ? bias->data() : nullptr, r, out.scores.data(), out.expert.data(), out.weight.data(),
+           out.counts.data(), out.offsets.data(), out.rowOf.data());
+  return out;
+}
+
+class Routings : public ::testing::TestWithParam<std::tuple<MoeScore, bool, bool>> {};
+INSTANTIATE_TEST_SUITE_P(Moe, Routings,
+                         ::testing::Combine(::testing::Values(MoeScore::Softmax, MoeScore::Sigmoid),
+                                            ::testing::Bool(), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<MoeScore, bool, bool>> &info) {
+                           return std::string(std::get<0>(info.param) == MoeScore::Softmax ? "Softmax" : "Sigmoid") +
+                                  (std::get<1>(info.param) ? "Renormalized" : "") +
+                                  (std::get<2>(info.param) ? "Biased" : "");
+                         });
+
+// The k highest scores (plus the bias, which only chooses), descending; the weights those
+// scores (renormalized, scaled); every (token, choice) on its own row, the rows grouped by
+// expert in expert order and by token within one.
+TEST_P(Routings, ChooseTheTopKAndGroupTheRowsByExpert) {
+  const MoeScore score = std::get<0>(GetParam());
+  const bool renormalize = std::get<1>(GetParam()), biased = std::get<2>(GetParam());
+  const MoeRouting r{37, 8, 3, score, renormalize, 2.5};
+  const Vec logits = randomVec(r.tokens * r.experts, 5, -3, 3), bias = randomVec(r.experts, 6, -0.3, 0.3);
+  const Routed got = route(logits, biased ? &bias : nullptr, r);
+  std::vector<int64_t> seen(r.tokens * r.topK, 0);
+  for (int64_t t = 0; t < r.tokens; ++t) {
+    std::vector<int32_t> order(r.experts);
+    std::iota(order.begin(), order.end(), 0);
+    auto key = [&](int32_t e) { return got.scores[t * r.experts + e] + (biased ? bias[e] : 0.0); };
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return key(a) > key(b); });
+    double sum = 0;
+    for (int64_t j = 0; j < r.topK; ++j)
+      sum += got.scores[t * r.experts + order[j]];
+    for (int64_t j = 0; j < r.topK; ++j) {
+      EXPECT_EQ(got.expert[t * r.topK + j], order[j]) << "token " << t << " choice " << j;
+      const double s = got.scores[t * r.experts + order[j]];
+      EXPECT_NEAR(got.weight[t * r.topK + j], 2.5 * (renormalize ? s / sum : s), 1e-12);
+      const int64_t row = got.rowOf[t * r.topK + j];
+      ASSERT_GE(row, got.offsets[order[j]]);
+      ASSERT_LT(row, got.offsets[order[j] + 1]);
+      ++seen[row];
+    }
+  }
+  for (int64_t i = 0; i < r.tokens * r.topK; ++i)
+    EXPECT_EQ(seen[i], 1) << "row " << i;
+  EXPECT_EQ(got.offsets[r.experts], r.tokens * r.topK);
+  for (int64_t i = 1; i < r.tokens * r.topK; ++i) // tokens in order within an expert's rows
+    if (got.expert[i] == got.expert[i - 1] && i / r.topK != (i - 1) / r.topK)
+      EXPECT_LT(got.rowOf[i - 1], got.rowOf[i]);
+}
+
+// d logits through the chosen experts' scores, against finite differences of the weights (the
+// choice does not move at a step of 1e-5 away from ties).
+TEST_P(Routings, RouteGradMatchesFiniteDifferences) {
+  const MoeScore score = std::get<0>(GetParam());
+  const bool renormalize = std::get<1>(GetParam()), biased = std::get<2>(GetParam());
+  const MoeRouting r{11, 6, 2, score, renormalize, 1.7};
+  const Vec logits = randomVec(r.tokens * r.experts, 7, -2, 2), bias = randomVec(r.experts, 8, -0.3, 0.3),
+            dw = randomVec(r.tokens * r.topK, 9);
+  const Routed at = route(logits, biased ? &bias : nullptr, r);
+  Vec dl(logits.size());
+  moeRouteGrad(dw.data(), at.scores.data(), at.expert.data(), r, dl.data());
+  auto fwd = [&](const std::vector<Vec> &in) { return route(in[0], biased ? &bias : nullptr, r).weight; };
+  expectGradientsMatch("moe route", {logits}, fwd, dw, {dl}, {0}, 66);
+}
+
+TEST(Moe, DispatchAndCombineGradsMatchFiniteDifferences) {
+  const MoeRouting r{9, 5, 2};
+  const int64_t C = 7;
+  const Routed at = route(randomVec(r.tokens * r.experts, 10, -2, 2), nullptr, r);
+  const Vec x = randomVec(r.tokens * C, 11), dxs = randomVec(r.tokens * r.topK * C, 12);
+  Vec dx(x.size());
+  moeDispatchGrad(dxs.data(), at.rowOf.data(), r.tokens, r.topK, C, dx.data());
+  auto dispatch = [&](const std::vector<Vec> &in) {
+    Vec xs(r.tokens * r.topK * C);
+    moeDispatch(in[0].data(), at.rowOf.data(), r.tokens, r.topK, C, xs.data());
+    return xs;
+  };
+  expectGradientsMatch("moe dispatch", {x}, dispatch, dxs, {dx}, {0});
+
+  const Vec ys = randomVec(r.tokens * r.topK * C, 13), dy = randomVec(r.tokens * C, 14);
+  Vec dys(ys.size()), dweight(at.weight.size());
+  moeCombineGrad(dy.data(), ys.data(), at.weight.data(), at.rowOf.data(), r.tokens, r.topK, C, dys.data(),
+                 dweight.data());
+  auto combine = [&](const std::vector<Vec> &in) {
+    Vec y(r.tokens * C);
+    moeCombine(in[0].data(), in[1].data(), at.rowOf.data(), r.tokens, r.topK, C, y.data());
+    return y;
+  };
+  expectGradientsMatch("moe combine", {ys, at.weight}, combine, dy, {dys, dweight}, {0, 1});
+}
+
+// One product per expert at its row count equals each row times its expert's weight; an expert
+// no row reached gets a zero weight gradient.
+TEST(Moe, GroupedMatmulIsEachRowTimesItsExpertAndItsGradsMatch) {
+  const int64_t E = 4, K = 6, N = 5;
+  const std::vector<int64_t> offsets{0, 3, 3, 7, 8}; // expert 1 gets no row
+  const Vec xs = randomVec(8 * K, 15), w = randomVec(E * K * N, 16), dout = randomVec(8 * N, 17);
+  Vec out(8 * N);
+  groupedMatmul(xs.data(), w.data(), offsets.data(), E, K, N, out.data());
+  for (int64_t e = 0; e < E; ++e)
+    for (int64_t i = offsets[e]; i < offsets[e + 1]; ++i)
+      for (int64_t n = 0; n < N; ++n) {
+        double want = 0;
+        for (int64_t k = 0; k < K; ++k)
+          want += xs[i * K + k] * w[(e * K + k) * N + n];
+        EXPECT_NEAR(out[i * N + n], want, 1e-12);
+      }
+  Vec dxs(xs.size()), dw(w.size(), 7.0);
+  groupedMatmulGrad(dout.data(), xs.data(), w.data(), offsets.data(), E, K, N, dxs.data(), dw.data());
+  for (int64_t i = 0; i < K * N; ++i)
+    EXPECT_EQ(dw[1 * K * N + i], 0.0);
+  auto fwd = [&](const std::vector<Vec> &in) {
+    Vec o(8 * N);
+    groupedMatmul(in[0].data(), in[1].data(), offsets.data(), E, K, N, o.data());
+    return o;
+  };
+  expectGradientsMatch("grouped matmul", {xs, w}, fwd, dout, {dxs, dw}, {0, 1});
+}
+
+// Mixtral's load_balancing_loss_func for one layer: E sum_e f_e P_e; its gradient through the
+// scores (the counts fixed).
+TEST(Moe, AuxLossIsMixtralsAndItsGradMatches) {
+  for (MoeScore score : {MoeScore::Softmax, MoeScore::Sigmoid}) {
+    const MoeRouting r{13, 6, 2, score, true, 1.0};
+    const Vec logits = randomVec(r.tokens * r.experts, 18, -2, 2);
+    const Routed at = route(logits, nullptr, r);
+    double want = 0;
+    for (int64_t e = 0; e < r.experts; ++e) {
+      double f = 0, p = 0;
+      for (int64_t t = 0; t < r.tokens; ++t) {
+        for (int64_t j = 0; j < r.topK; ++j)
+          f += at.expert[t * r.topK + j] == e ? 1.0 : 0.0;
+        p += at.scores[t * r.experts + e];
+      }
+      want += f / double(r.tokens * r.topK) * p / double(r.tokens);
+    }
+    Vec dl(logits.size());
+    EXPECT_NEAR(moeAuxLoss(at.scores.data(), at.counts.data(), r, 0.02, 1.0, dl.data()), 0.02 * r.experts * want,
+                1e-12);
+    auto fwd = [&](const std::vector<Vec> &in) {
+      Routed now = route(in[0], nullptr, r);
+      return Vec{moeAuxLoss(now.scores.data(), at.counts.data(), r, 0.02, 1.0, static_cast<double *>(nullptr))};
+    };
+    expectGradientsMatch("moe aux loss", {logits}, fwd, Vec{1.0}, {dl}, {0});
+  }
+}
+
+/// A Mixtral sparse MoE block from the kernels: logits = x Wr; top-k renormalized softmax;
+/// per expert down(silu(x Wg) * (x Wu)); combined. Returns y [T, C].
+template <class T>
+std::vector<T> moeBlock(const std::vector<T> &x, const std::vector<T> &wr, const std::vector<T> &wg,
+                        const std::vector<T> &wu, const std::vector<T> &wd, const MoeRouting &r, int64_t C, int64_t F) {
+  const int64_t rows = r.tokens * r.topK;
+  std::vector<T> logits(r.tokens * r.experts), scores(logits.size()), weight(rows), xs(rows * C), g(rows * F),
+      u(rows * F), h(rows * F), ys(rows * C), y(r.tokens * C);
+  std::vector<int32_t> expert(rows);
+  std::vector<int64_t> counts(r.experts), offsets(r.experts + 1), rowOf(rows);
+  matmul(x.data(), wr.data(), logits.data(), MatmulShape{1, r.tokens, r.experts, C, false, false, false});
+  moeRoute(logits.data(), static_cast<const T *>(nullptr), r, scores.data(), expert.data(), weight.data(),
+           counts.data(), offsets.data(), rowOf.data());
+  moeDispatch(x.data(), rowOf.data(), r.tokens, r.topK, C, xs.data());
+  groupedMatmul(xs.data(), wg.data(), offsets.data(), r.experts, C, F, g.data());
+  groupedMatmul(xs.data(), wu.data(), offsets.data(), r.experts, C, F, u.data());
+  silu(g.data(), h.data(), rows * F);
+  for (int64_t i = 0; i < rows * F; ++i)
+    h[i] = T(static_cast<Acc<T>>(h[i]) * static_cast<Acc<T>>(u[i]));
+  groupedMatmul(h.data(), wd.data(), offsets.data(), r.experts, F, C, ys.data());
+  moeCombine(ys.data(), weight.data(), rowOf.data(), r.tokens, r.topK, C, y.data());
+  return y;
+}
+
+/// The same block token by token, as MixtralSparseMoeBlock computes it (f64).
+Vec moeBlockReference(const Vec &x, const Vec &wr, const Vec &wg, const Vec &wu, const Vec &wd, const MoeRouting &r,
+                      int64_t C, int64_t F) {
+  Vec y(r.tokens * C, 0.0);
+  for (int64_t t = 0; t < r.tokens; ++t) {
+    Vec p(r.experts);
+    for (int64_t e = 0; e < r.experts; ++e)
+      for (int64_t c = 0; c < C; ++c)
+        p[e] += x[t * C + c] * wr[c * r.experts + e];
+    const double top = *std::max_element(p.begin(), p.end());
+    double sum = 0;
+    for (double &v : p)
+      sum += (v = std::exp(v - top));
+    for (double &v : p)
+      v /= sum;
+    std::vector<int> order(r.experts);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
+    double kept = 0;
+    for (int64_t j = 0; j < r.topK; ++j)
+      kept += p[order[j]];
+    for (int64_t j = 0; j < r.topK; ++j) {
+      const int e = order[j];
+      Vec h(F);
+      for (int64_t f = 0; f < F; ++f) {
+        double g = 0, u = 0;
+        for (int64_t c = 0; c < C; ++c) {
+          g += x[t * C + c] * wg[(e * C + c) * F + f];
+          u += x[t * C + c] * wu[(e * C + c) * F + f];
+        }
+        h[f] = g / (1 + std::exp(-g)) * u;
+      }
+      for (int64_t c = 0; c < C; ++c) {
+        double o = 0;
+        for (int64_t f = 0; f < F; ++f)
+          o += h[f] * wd[(e * F + f) * C + c];
+        y[t * C + c] += p[e] / kept * o;
+      }
+    }
+  }
+  return y;
+}
+
+TEST(Moe, MixtralBlockFromTheKernelsMatchesTheTokenByTokenReference) {
+  const MoeRouting r{19, 8, 2, MoeScore::Softmax, true, 1.0};
+  const int64_t C = 12, F = 20;
+  const Vec x = randomVec(r.tokens * C, 20), wr = randomVec(C * r.experts, 21), wg = randomVec(r.experts * C * F, 22, -0.4, 0.4),
+            wu = randomVec(r.experts * C * F, 23, -0.4, 0.4), wd = randomVec(r.experts * F * C, 24, -0.4, 0.4);
+  const Vec want = moeBlockReference(x, wr, wg, wu, wd, r, C, F);
+  const Vec got = moeBlock(x, wr, wg, wu, wd, r, C, F);
+  EXPECT_LE(worstRelativeError(got, want, 1e-12, 1e-10), 1.0);
+  const std::vector<float> got32 =
+      moeBlock(convert<float>(x), convert<float>(wr), convert<float>(wg), convert<float>(wu), convert<float>(wd), r, C, F);
+  EXPECT_LE(worstRelativeError(toDouble(got32), want, 1e-5, 1e-4), 1.0);
+  // bf16 tensors (f32 sums, each result rounded to bf16's 8 bits): within bf16's rounding of the
+  // inputs and the intermediate products.
+  const std::vector<bf16> got16 =
+      moeBlock(convert<bf16>(x), convert<bf16>(wr), convert<bf16>(wg), convert<bf16>(wu), convert<bf16>(wd), r, C, F);
+  EXPECT_LE(worstRelativeError(toDouble(got16), want, 3e-2, 5e-2), 1.0);
+}
+
+// The block's backward composed from the kernels' backwards (combine, down product, SwiGLU,
+// gate and up products, dispatch, route, router product): d x, d router, d gate weights against
+// finite differences of the whole block.
+TEST(Moe, MixtralBlockGradientsMatchFiniteDifferences) {
+  const MoeRouting r{7, 4, 2, MoeScore::Softmax, true, 1.0};
+  const int64_t C = 5, F = 6, rows = r.tokens * r.topK;
+  const Vec x = randomVec(r.tokens * C, 30), wr = randomVec(C * r.experts, 31), wg = randomVec(r.experts * C * F, 32),
+            wu = randomVec(r.experts * C * F, 33), wd = randomVec(r.experts * F * C, 34), dy = randomVec(r.tokens * C, 35);
+  // Forward, keeping what the backward reads.
+  Vec logits(r.tokens * r.experts), xs(rows * C), g(rows * F), u(rows * F), s(rows * F), h(rows * F), ys(rows * C);
+  matmul(x.data(), wr.data(), logits.data(), MatmulShape{1, r.tokens, r.experts, C, false, false, false});
+  const Routed at = route(logits, nullptr, r);
+  moeDispatch(x.data(), at.rowOf.data(), r.tokens, r.topK, C, xs.data());
+  groupedMatmul(xs.data(), wg.data(), at.offsets.data(), r.experts, C, F, g.data());
+  groupedMatmul(xs.data(), wu.data(), at.offsets.data(), r.experts, C, F, u.data());
+  silu(g.data(), s.data(), rows * F);
+  for (int64_t i = 0; i < rows * F; ++i)
+    h[i] = s[i] * u[i];
+  groupedMatmul(h.data(), wd.data(), at.offsets.data(), r.experts, F, C, ys.data());
+  // Backward.
+  Vec dys(rows * C), dweight(rows), dh(rows * F), dwd(wd.size()), ds(rows * F), du(rows * F), dg(rows * F),
+      dxs(rows * C), dxsU(rows * C), dwg(wg.size()), dwu(wu.size()), dx(x.size()), dlogits(logits.size()),
+      dwr(wr.size()), dxRouter(x.size());
+  moeCombineGrad(dy.data(), ys.data(), at.weight.data(), at.rowOf.data(), r.tokens, r.topK, C, dys.data(),
+                 dweight.data());
+  groupedMatmulGrad(dys.data(), h.data(), wd.data(), at.offsets.data(), r.experts, F, C, dh.data(), dwd.data());
+  for (int64_t i = 0; i < rows * F; ++i) {
+    ds[i] = dh[i] * u[i];
+    du[i] = dh[i] * s[i];
+  }
+  siluGrad(ds.data(), g.data(), dg.data(), rows * F);
+  groupedMatmulGrad(dg.data(), xs.data(), wg.data(), at.offsets.data(), r.experts, C, F, dxs.data(), dwg.data());
+  groupedMatmulGrad(du.data(), xs.data(), wu.data(), at.offsets.data(), r.experts, C, F, dxsU.data(), dwu.data());
+  for (int64_t i = 0; i < rows * C; ++i)
+    dxs[i] += dxsU[i];
+  moeDispatchGrad(dxs.data(), at.rowOf.data(), r.tokens, r.topK, C, dx.data());
+  moeRouteGrad(dweight.data(), at.scores.data(), at.expert.data(), r, dlogits.data());
+  matmul(x.data(), dlogits.data(), dwr.data(), MatmulShape{1, C, r.experts, r.tokens, true, false, false});
+  matmul(dlogits.data(), wr.data(), dxRouter.data(), MatmulShape{1, r.tokens, C, r.experts, false, true, false});
+  for (size_t i = 0; i < dx.size(); ++i)
+    dx[i] += dxRouter[i];
+  auto fwd = [&](const std::vector<Vec> &in) { return moeBlock(in[0], in[1], in[2], in[3], in[4], r, C, F); };
+  expectGradientsMatch("mixtral block", {x, wr, wg, wu, wd}, fwd, dy, {dx, dwr, dwg, dwu, dwd}, {0, 1, 2, 3, 4});
+}
+
+} // namespace
