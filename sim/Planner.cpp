@@ -491,6 +491,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     SimRequest sim;
     sim.mesh = Mesh::of(o, c.plan.interleave);
     sim.microBatches = c.plan.microBatches;
+    sim.schedule = c.plan.schedule;
     sim.bf16 = bf16;
     sim.modelFlopsPerStep = facts.modelFlops * scale;
     sim.tokensPerStep = facts.tokens * scale;

@@ -310,15 +310,18 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   const ClusterCost cost(cluster, request.mesh, request.attention);
   const int64_t p = request.mesh.pp, v = std::max<int64_t>(1, request.mesh.interleave), m = request.microBatches;
   const int64_t chunks = static_cast<int64_t>(stages.size());
-  // The table the stages run (runtime/main/PipelineSchedule.h): over virtual stages (compiled
-  // as a p x v pipeline of one chunk each), interleaved 1F1B, or ZB-V where the stages split
-  // their backward (compiled as zb-h1's); or the schedule the stages were compiled for. Virtual
-  // stage j runs on rank rankOf[j]: j mod p, chunk j / p (Megatron's assignment), or ZB-V's V.
+  // The table the stages run (runtime/main/PipelineSchedule.h): the request's schedule (over
+  // virtual stages compiled as a p x v pipeline of one chunk each, interleaved 1F1B or ZB-V);
+  // without one, the schedule the stages were compiled for, or with chunks the interleaved
+  // schedule whose stages compile that way. Virtual stage j runs on rank rankOf[j]: j mod p,
+  // chunk j / p (Megatron's assignment), or ZB-V's V.
   const zcc::pipeline::Schedule compiled = pipelineSchedule(stages.front());
+  std::optional<zcc::pipeline::Schedule> named = zcc::pipeline::parseSchedule(request.schedule);
   const zcc::pipeline::Schedule schedule =
-      v == 1                                   ? compiled
-      : zcc::pipeline::splitsBackward(compiled) ? zcc::pipeline::Schedule::ZeroBubbleV
-                                               : zcc::pipeline::Schedule::Interleaved1F1B;
+      named && zcc::pipeline::interleaves(*named) == (v > 1) ? *named
+      : v == 1                                              ? compiled
+      : zcc::pipeline::splitsBackward(compiled)             ? zcc::pipeline::Schedule::ZeroBubbleV
+                                                            : zcc::pipeline::Schedule::Interleaved1F1B;
   const zcc::pipeline::Placement placement = zcc::pipeline::placementOf(schedule);
   std::vector<int64_t> rankOf(chunks);
   for (int64_t j = 0; j < chunks; ++j)

@@ -60,6 +60,10 @@ struct TraceEvent {
 struct SimRequest {
   Mesh mesh;
   int64_t microBatches = 1;
+  /// The pipeline's schedule (zcc --pp-schedule): the table the stages run. Empty: the one the
+  /// stages were compiled for (an interleaved schedule's stages compile as 1F1B's or zb-h1's,
+  /// so the name is needed with mesh.interleave > 1).
+  std::string schedule;
   bool bf16 = false;
   double modelFlopsPerStep = 0; // the model's FLOPs (forward x 3, attention counted whole)
   double tokensPerStep = 0;

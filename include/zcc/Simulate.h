@@ -21,6 +21,7 @@ struct SimulateFlags {
   int64_t nodes = 0;         // --nodes
   int64_t globalBatch = 0;   // --global-batch (sequences)
   int64_t interleave = 1;    // --pp-interleave
+  std::string schedule;      // --pp-schedule (the stages of an interleaved one compile as 1F1B or zb-h1)
   bool materializedAttention = false; // --sim-attention materialized
 };
 

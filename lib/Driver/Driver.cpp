@@ -574,6 +574,7 @@ int zcc::runZccMain(int argc, char **argv) {
     flags.nodes = options.nodes;
     flags.globalBatch = options.globalBatch;
     flags.interleave = pipeline.pipelineChunks; // the flag's, or a plan file's
+    flags.schedule = pipeline.pipelineSchedule;
     flags.materializedAttention = options.simAttention == "materialized";
     if (pipeline.report == "json")
       flags.jsonReport = options.output == "-" ? "-" : options.output + ".report.json";

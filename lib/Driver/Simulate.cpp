@@ -57,6 +57,7 @@ int simulateOne(ModuleOp model, const zc::ZccPipelineOptions &pipeline, const Cl
   SimRequest request;
   request.mesh = Mesh::of(pipeline, flags.interleave);
   request.microBatches = pipeline.gradAccum;
+  request.schedule = flags.schedule;
   request.bf16 = pipeline.precision == "bf16";
   request.modelFlopsPerStep = modelFlops;
   request.tokensPerStep = tokens;
