@@ -13,51 +13,6 @@ int64_t mlir::zc::tensorBytes(RankedTensorType type) {
   return type.getNumElements() * (type.getElementTypeBitWidth() / 8);
 }
 
-zcc::pipeline::Hold mlir::zc::pipelineInputHold(ModuleOp module, unsigned i) {
-  using zcc::pipeline::Hold;
-  func::FuncOp forward = functionWithRole(module, "forward"), step = functionWithRole(module, "step"),
-               weight = functionWithRole(module, "weight");
-  auto role = step ? step.getArgAttrOfType<StringAttr>(i, "zc.input") : StringAttr();
-  auto reads = [&](func::FuncOp fn) { return fn && !fn.getArgument(i).use_empty(); };
-  // Written at B: the output's gradient (received for B), and a stash the forward never touches
-  // (zcc-pipeline-split-backward's, written by B for W; on the last stage, whose forward is its
-  // step's, every stash). Everything else arrives or is written at F (the data, the activation
-  // received, what the forward stashes).
-  const bool fromBackward =
-      role && (role.getValue() == "activation_grad" || (role.getValue() == "stash" && !reads(forward)));
-  if (reads(weight))
-    return fromBackward ? Hold::BackwardToWeight : Hold::ForwardToWeight;
-  if (fromBackward)
-    return Hold::Backward;
-  // The last stage's F only receives and fills its inputs: its step reads them.
-  return forward && !reads(step) ? Hold::Forward : Hold::ForwardToBackward;
-}
-
-int64_t mlir::zc::pipelineInputSlots(ModuleOp module, unsigned i) {
-  auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
-  if (!stage)
-    return 1;
-  auto held = stage.getAs<DenseI64ArrayAttr>("held_slots");
-  const size_t hold = static_cast<size_t>(pipelineInputHold(module, i));
-  if (!held || hold >= held.size()) // a module planned before held_slots: every input in each slot
-    return stage.getAs<IntegerAttr>("slots").getInt();
-  return held[hold];
-}
-
-int64_t mlir::zc::pipelineSlotBytes(ModuleOp module, StringRef role) {
-  auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
-  func::FuncOp step = functionWithRole(module, "step");
-  if (!stage || !step)
-    return 0;
-  int64_t bytes = 0;
-  for (unsigned i = 0; i < step.getNumArguments(); ++i) {
-    auto given = step.getArgAttrOfType<StringAttr>(i, "zc.input");
-    if (role.empty() || (given && given.getValue() == role))
-      bytes += pipelineInputSlots(module, i) * tensorBytes(cast<RankedTensorType>(step.getArgumentTypes()[i]));
-  }
-  return bytes;
-}
-
 namespace {
 int64_t aligned(int64_t bytes) { return llvm::alignTo(bytes, kArenaAlignment); }
 

@@ -15,6 +15,7 @@
 #include "runtime/main/PipelineSchedule.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/JSON.h"
 
 #include <map>
 #include <vector>
@@ -109,6 +110,13 @@ int64_t pipelineInputSlots(ModuleOp module, unsigned i);
 /// `zc.input` = `role` (every argument when empty), each times its buffers
 /// (pipelineInputSlots). 0 off a pipeline.
 int64_t pipelineSlotBytes(ModuleOp module, StringRef role = "");
+
+/// --report's description of them (passes/PipelineInputs.cpp): each hold's buffers by
+/// zcc::pipeline::holdName; each input's role, hold, buffers and bytes; and the text report's
+/// " (buffers: a from F to B, b from F to W, ...)" for the holds the stage's inputs have.
+llvm::json::Object pipelineHeldSlotsJson(ModuleOp module);
+llvm::json::Array pipelineInputsJson(ModuleOp module);
+std::string pipelineBuffersText(ModuleOp module);
 
 } // namespace mlir::zc
 

@@ -245,49 +245,6 @@ std::string chunkText(ModuleOp module, DictionaryAttr stage) {
 }
 
 /// A pipeline stage's plan (zcc-pipeline-stage), or null. `table`: the stage's work in the
-/// Each hold's buffers (zc.pipeline's held_slots), by zcc::pipeline::holdName.
-llvm::json::Object heldSlotsJson(DictionaryAttr stage) {
-  llvm::json::Object held;
-  if (auto slots = stage.getAs<DenseI64ArrayAttr>("held_slots"))
-    for (auto [i, n] : llvm::enumerate(slots.asArrayRef()))
-      held[zcc::pipeline::holdName(static_cast<zcc::pipeline::Hold>(i))] = n;
-  return held;
-}
-
-/// Each of the stage's inputs: its role, how long it is held, its buffers and its bytes.
-llvm::json::Array pipelineInputsJson(ModuleOp module) {
-  llvm::json::Array inputs;
-  func::FuncOp step = functionWithRole(module, "step");
-  for (unsigned i = 0; step && i < step.getNumArguments(); ++i) {
-    auto role = step.getArgAttrOfType<StringAttr>(i, "zc.input");
-    inputs.push_back(llvm::json::Object{
-        {"role", role ? role.getValue() : "data"},
-        {"hold", zcc::pipeline::holdName(pipelineInputHold(module, i))},
-        {"slots", pipelineInputSlots(module, i)},
-        {"bytes", tensorBytes(cast<RankedTensorType>(step.getArgumentTypes()[i]))}});
-  }
-  return inputs;
-}
-
-/// " (buffers: a from F to B, b from F to W, c from B to W, ...)": those of the holds the stage's
-/// inputs have.
-std::string heldSlotsText(ModuleOp module, DictionaryAttr stage) {
-  auto slots = stage.getAs<DenseI64ArrayAttr>("held_slots");
-  func::FuncOp step = functionWithRole(module, "step");
-  if (!slots || !step)
-    return "";
-  const char *spans[] = {"from F to B", "from F to W", "from B to W", "during F", "during B"};
-  const size_t kinds = std::min<size_t>(std::size(spans), slots.size());
-  std::vector<bool> used(std::size(spans), false);
-  for (unsigned i = 0; i < step.getNumArguments(); ++i)
-    used[static_cast<size_t>(pipelineInputHold(module, i))] = true;
-  std::string text;
-  for (size_t h = 0; h < kinds; ++h)
-    if (used[h])
-      text += (text.empty() ? " (buffers: " : ", ") + std::to_string(slots[h]) + " " + spans[h];
-  return text.empty() ? text : text + ")";
-}
-
 /// order train.bin runs it ("F0 F1 B0 W0 ...", the schedule's table, runtime/main/PipelineSchedule.h).
 llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microBatches) {
   auto stage = module->getAttrOfType<DictionaryAttr>("zc.pipeline");
@@ -316,7 +273,7 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
                             {"sends", plan.pipelineSends},
                             {"comm_bytes", plan.pipelineBytes},
                             {"slots", stage.getAs<IntegerAttr>("slots").getInt()},
-                            {"held_slots", heldSlotsJson(stage)},
+                            {"held_slots", pipelineHeldSlotsJson(module)},
                             {"inputs", pipelineInputsJson(module)},
                             {"in_flight_input_bytes", pipelineSlotBytes(module)},
                             {"kept_activation_bytes", pipelineSlotBytes(module, "stash")}};
@@ -645,7 +602,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
            << stage.getAs<StringAttr>("schedule").getValue() << " bubble "
            << llvm::formatv("{0:F3}", stage.getAs<FloatAttr>("predicted_bubble").getValueAsDouble()) << " over "
            << microBatches << " micro-batches; inputs of the " << stage.getAs<IntegerAttr>("slots").getInt()
-           << " micro-batches in flight: " << pipelineSlotBytes(module) << " B" << heldSlotsText(module, stage)
+           << " micro-batches in flight: " << pipelineSlotBytes(module) << " B" << pipelineBuffersText(module)
            << ", of which activations kept for their backward " << pipelineSlotBytes(module, "stash") << " B)\n";
       if (tensorParallel > 1)
       {

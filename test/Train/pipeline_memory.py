@@ -21,7 +21,7 @@ usage: pipeline_memory.py ZCC MODEL.mlir STAGES MICRO-BATCHES DATA-FLAGS...
 """
 import json, math, os, re, subprocess, sys, tempfile
 
-from pipeline_trace import megatron_interleaved, parse, pytorch_zbv, rank_of_stage
+from pipeline_trace import SPANS, megatron_interleaved, parse, pytorch_zbv, rank_of_stage
 
 SCHEDULES = [("1f1b", 1), ("zb-h1", 1), ("interleaved-1f1b", 2), ("zbv", 2)]
 
@@ -44,12 +44,6 @@ def zbv_slots(rank, stages, k, chunk):
             held += 1 if kind == "F" else -1
             peak = max(peak, held)
     return peak
-
-
-# The kinds of work an input is held during, by its hold (zcc::pipeline::holds), and from which
-# kind to which.
-SPANS = {"forward-backward": ("F", "B"), "forward-weight": ("F", "W"), "backward-weight": ("B", "W"),
-         "forward": ("F", "F"), "backward": ("B", "B")}
 
 
 def held_buffers(order, chunk, hold, slots):

@@ -162,9 +162,11 @@ def replayed_bubble(tables, durations, schedule):
     busy = sum(durations[s].get(parse(a)[::2], 0.0) for s in range(stages) for a in tables[s])
     return 1 - busy / (stages * span) if span else 0.0
 
-# The kinds of work an input is held during, by its hold (zcc::pipeline::holds).
-HELD_DURING = {"forward-backward": "FB", "forward-weight": "FBW", "backward-weight": "BW", "forward": "F",
-               "backward": "B"}
+# Each hold's span (zcc::pipeline::Hold): the kind of work that first writes an input and the last
+# that reads it; and the kinds of work it is held during (zcc::pipeline::holds).
+SPANS = {"forward-backward": ("F", "B"), "forward-weight": ("F", "W"), "backward-weight": ("B", "W"),
+         "forward": ("F", "F"), "backward": ("B", "B")}
+HELD_DURING = {hold: "FBW"["FBW".index(first):"FBW".index(last) + 1] for hold, (first, last) in SPANS.items()}
 
 def receives_ahead(schedule, rank, stages, table, slots):
     """(started ahead of the work before their own, all): a rank's receives per step, each started
