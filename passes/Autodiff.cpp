@@ -271,6 +271,52 @@ public:
           return success();
         })
         .Case([&](MatmulOp o) { return matmul(o, dy); })
+        // Mixture of experts: the choice (experts, rows, offsets) is piecewise constant in the
+        // logits and gets no gradient; the weights' flows through the chosen scores.
+        .Case([&](MoeRouteOp o) {
+          give(o.getLogits(), [&] {
+            return Value(MoeRouteGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(), o.getExperts(),
+                                                o.getTopKAttr(), o.getSigmoidAttr(), o.getNormalizeAttr(),
+                                                o.getScaleAttr()));
+          });
+          return success();
+        })
+        .Case([&](MoeDispatchOp o) {
+          give(o.getInput(),
+               [&] { return Value(MoeDispatchGradOp::create(b, o.getInput().getType(), dy, o.getRows())); });
+          return success();
+        })
+        .Case([&](GroupedMatmulOp o) {
+          if (!active(o.getInput()) && !active(o.getWeight()))
+            return success();
+          auto g = GroupedMatmulGradOp::create(b, o.getInput().getType(), o.getWeight().getType(), dy, o.getInput(),
+                                               o.getWeight(), o.getOffsets());
+          give(o.getInput(), [&] { return g.getInputGrad(); });
+          give(o.getWeight(), [&] { return g.getWeightGrad(); });
+          return success();
+        })
+        .Case([&](MoeCombineOp o) {
+          if (!active(o.getInput()) && !active(o.getWeights()))
+            return success();
+          auto g = MoeCombineGradOp::create(b, o.getInput().getType(), o.getWeights().getType(), dy, o.getInput(),
+                                            o.getWeights(), o.getRows());
+          give(o.getInput(), [&] { return g.getInputGrad(); });
+          give(o.getWeights(), [&] { return g.getWeightsGrad(); });
+          return success();
+        })
+        .Case([&](MoeAuxLossOp o) {
+          give(o.getLogits(), [&] {
+            return Value(MoeAuxLossGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(), o.getOffsets(),
+                                                  o.getTopKAttr(), o.getCoefAttr(), o.getSigmoidAttr()));
+          });
+          return success();
+        })
+        .Case([&](MoeZLossOp o) {
+          give(o.getLogits(), [&] {
+            return Value(MoeZLossGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(), o.getCoefAttr()));
+          });
+          return success();
+        })
         .Default([&](Operation *other) {
           return other->emitOpError("has no gradient rule (autodiff)");
         });
@@ -504,7 +550,10 @@ LogicalResult differentiate(ForwardOp forward) {
         it->second = AddOp::create(b, it->second.getType(), it->second, resultGrads[0]);
       continue;
     }
-    if (op->getNumResults() != 1)
+    // One differentiable result: the first; the rest (zc.moe_route's choice) are integers.
+    if (op->getNumResults() == 0 || llvm::any_of(op->getResults().drop_front(), [](Value r) {
+          return isa<FloatType>(tensorOf(r).getElementType());
+        }))
       return op->emitOpError("has no gradient rule (autodiff)");
     auto accumulate = [&](Value v, Value g) { grads.add(v, g); };
     Rules rules(b, active, accumulate);

@@ -128,6 +128,8 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
                  ? dtype(b, op->getOperand(0))
                  : Value();
 
+  if (isMoeOp(op))
+    return lowerMoe(op, b, p);
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp>([&](Operation *o) {
         StringRef fn = isa<AddOp>(o) ? "zrt_add" : isa<SubOp>(o) ? "zrt_sub" : "zrt_mul";
@@ -383,6 +385,7 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
         // Computed there already (MemoryPlan.cpp, valuesComputedInStash): nothing to copy.
         if (plan.argumentOf.lookup(o.getValue()) == o.getStash())
           return success();
+        // An i32 routing copies as f32 (the same bytes; zrt_copy only moves them).
         call(b, "zrt_copy", {dt, p[0], p[1], I64(numel(o.getValue()))});
         return success();
       })

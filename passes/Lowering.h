@@ -51,6 +51,9 @@ inline std::pair<int64_t, int64_t> rowsCols(Value v) {
   return {t.getNumElements() / cols, cols};
 }
 
+/// zc.moe_*, zc.grouped_matmul and their gradients: lowered by Lowering::lowerMoe.
+bool isMoeOp(Operation *op);
+
 class Lowering {
 public:
   Lowering(ModuleOp module, const MemoryPlan &plan)
@@ -269,6 +272,8 @@ private:
   Value inputsScalar(Value v) { return scalars.lookup(v); }
   LogicalResult lowerOp(Operation *op, ImplicitLocOpBuilder &b);
   LogicalResult lowerMatmul(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p);
+  /// The Mixture-of-Experts ops (LowerMoe.cpp).
+  LogicalResult lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p);
 
   ModuleOp module;
   const MemoryPlan &plan;

@@ -8,7 +8,7 @@
 //    bf16 op reads gets one zc.cast right after its definition (a parameter read
 //    by several ops, a tied embedding say, is read once and its gradient
 //    contributions meet in bf16).
-// Ops that keep fp32 (the embedding's gather and scatter-add) read a bf16
+// Ops that keep fp32 (the embedding's gather and scatter-add, a MoE router) read a bf16
 // parameter through a cast up to fp32.
 //
 //===----------------------------------------------------------------------===//
@@ -30,12 +30,27 @@ bool isF32Tensor(Type type) {
   return tensor && tensor.getElementType().isF32();
 }
 
+/// A Mixture-of-Experts router: its logits' product, the routing and the routers' losses stay
+/// fp32 (Megatron-LM's --moe-router-dtype fp32): bf16 logits tie at bf16's 8 bits, and each tie
+/// chooses an expert by rounding. The product reads bf16 activations and weights cast up (exact),
+/// so only its sums run in fp32; the routing's weights go low where the combine reads them.
+bool isRouterOp(Operation *op) {
+  if (isa<MoeRouteOp, MoeAuxLossOp, MoeZLossOp>(op))
+    return true;
+  auto product = dyn_cast<MatmulOp>(op);
+  return product && !product.getResult().use_empty() &&
+         llvm::all_of(product.getResult().getUsers(), [](Operation *user) {
+           return isa<MoeRouteOp, MoeAuxLossOp, MoeZLossOp>(user);
+         });
+}
+
 /// Ops whose operands and results are left in the precision they have.
 bool keepsItsPrecision(Operation *op) {
   // param_ref: the fp32 master weight. embedding: gathers and scatter-adds fp32
   // rows. cast: the user chose its types. return: hands back the fp32 loss.
   // step_gate: a compression schedule's 0-d f32 switch.
-  return isa<ParamRefOp, EmbeddingOp, CastOp, ReturnOp, StepGateOp>(op);
+  // A MoE router: isRouterOp.
+  return isa<ParamRefOp, EmbeddingOp, CastOp, ReturnOp, StepGateOp>(op) || isRouterOp(op);
 }
 
 /// A compression op's gate (operand 1 of zc.fake_quantize and zc.apply_mask) stays the f32 the
@@ -45,7 +60,17 @@ bool isGateOperand(OpOperand &operand) {
 }
 
 /// Ops whose result stays fp32 even when they read bf16 (the losses' scalar).
-bool hasFp32Result(Operation *op) { return isa<CrossEntropyOp, MseOp, StageOutputOp>(op); }
+bool hasFp32Result(Operation *op) {
+  return isa<CrossEntropyOp, MseOp, StageOutputOp, MoeAuxLossOp, MoeZLossOp>(op);
+}
+
+/// An op on losses alone (a MoE router's losses added to the model's): it stays in fp32.
+bool combinesLosses(Operation *op) {
+  return op->getNumOperands() > 0 && llvm::all_of(op->getOperandTypes(), [](Type t) {
+           auto tensor = dyn_cast<RankedTensorType>(t);
+           return tensor && tensor.getRank() == 0 && tensor.getElementType().isF32();
+         });
+}
 
 /// Stores `param` in `lowType`. Its reads in `forward` become a read of the low
 /// copy and a cast up, so the function means what it meant; convertForward then
@@ -102,7 +127,8 @@ void convertForward(ForwardOp forward, Type lowType) {
   for (Operation &op : body)
     ops.push_back(&op);
   for (Operation *op : ops) {
-    if (keepsItsPrecision(op) || op->getName().getDialectNamespace() != ZcDialect::getDialectNamespace())
+    if (keepsItsPrecision(op) || combinesLosses(op) ||
+        op->getName().getDialectNamespace() != ZcDialect::getDialectNamespace())
       continue;
     for (OpOperand &operand : op->getOpOperands())
       if (!isGateOperand(operand))

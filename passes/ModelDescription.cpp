@@ -238,6 +238,16 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
         {"forward", static_cast<bool>(functionWithRole(module, "forward"))},
         {"weight", static_cast<bool>(functionWithRole(module, "weight"))}};
   model["eval"] = static_cast<bool>(functionWithRole(module, "eval"));
+  // A Mixture-of-Experts program: its routings per micro-batch (train.bin logs how they divided
+  // the tokens). The most any one function runs: a stage's F and B are two functions.
+  int64_t routings = 0;
+  module.walk([&](func::FuncOp fn) {
+    int64_t n = 0;
+    fn.walk([&](MoeRouteOp) { ++n; });
+    routings = std::max(routings, n);
+  });
+  if (routings)
+    model["moe"] = llvm::json::Object{{"layers", routings}};
   // ZeRO++'s hierarchy (zcc-zero-pp): the node size the hops' shapes assume, hpZ's group.
   if (auto h = module->getAttrOfType<DictionaryAttr>("zc.hierarchy"))
     model["hierarchy"] = llvm::json::Object{{"ranks_per_node", h.getAs<IntegerAttr>("ranks_per_node").getInt()},

@@ -110,10 +110,12 @@ struct ZccPipelineKeepPass : zc::impl::ZccPipelineKeepBase<ZccPipelineKeepPass> 
           inBackward[mine] = theirs;
         return inBackward.lookup(v);
       }
+      // Activations, and a MoE layer's routing (i32).
       auto type = dyn_cast<RankedTensorType>(v.getType());
-      if (!type || !isa<FloatType>(type.getElementType()))
-        return def->emitOpError("zcc-pipeline-keep: the stage's backward reads this non-float value of its "
-                                "forward, which a stage cannot keep");
+      if (!type || !(isa<FloatType>(type.getElementType()) || type.getElementType().isInteger(32)))
+        return def->emitOpError("zcc-pipeline-keep: the stage's backward reads this value of its forward, which "
+                                "is neither an activation nor a routing a stage can keep: ")
+               << v.getType();
       const unsigned index = step.getNumArguments();
       if (failed(step.insertArgument(index, type, stashAttrs, v.getLoc())) ||
           failed(forward.insertArgument(index, type, stashAttrs, v.getLoc())))

@@ -103,6 +103,29 @@ FailureOr<Type> inferResult(Operation *op, RankedTensorType oldResult, int64_t p
         shape[o.getAxis()] = oldResult.getDimSize(o.getAxis());
         return Type(oldResult.clone(shape));
       })
+      // Mixture of experts: the routing's results follow the tokens ([S..., k]; the experts'
+      // offsets [E + 1] keep theirs), the dispatched rows are the tokens' S x k.
+      .Case([&](MoeRouteOp o) -> FailureOr<Type> {
+        if (oldResult == o.getOffsets().getType())
+          return Type(oldResult);
+        SmallVector<int64_t> shape(tensorOf(o.getLogits()).getShape());
+        shape.back() = oldResult.getShape().back();
+        return Type(oldResult.clone(shape));
+      })
+      .Case([&](MoeDispatchOp o) -> FailureOr<Type> {
+        return Type(oldResult.clone({tensorOf(o.getRows()).getNumElements(), oldResult.getDimSize(1)}));
+      })
+      .Case([&](GroupedMatmulOp o) -> FailureOr<Type> {
+        if (!isChanged(o.getInput()))
+          return batchMoved("only its weight or offsets changed");
+        return Type(oldResult.clone({tensorOf(o.getInput()).getDimSize(0), oldResult.getDimSize(1)}));
+      })
+      .Case([&](MoeCombineOp o) -> FailureOr<Type> {
+        SmallVector<int64_t> shape(tensorOf(o.getWeights()).getShape());
+        shape.back() = oldResult.getShape().back();
+        return Type(oldResult.clone(shape));
+      })
+      .Case<MoeAuxLossOp, MoeZLossOp>([&](Operation *) -> FailureOr<Type> { return Type(oldResult); })
       .Default([](Operation *o) -> FailureOr<Type> {
         return o->emitOpError("has no batch-splitting rule");
       });

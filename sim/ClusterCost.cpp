@@ -59,7 +59,7 @@ bool isBf16(Value v) {
 
 bool isMatmul(Operation *op) {
   return isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulDgeluBgradOp, MatmulCrossEntropyOp,
-             MatmulCrossEntropyLossOp>(op);
+             MatmulCrossEntropyLossOp, GroupedMatmulOp, GroupedMatmulGradOp>(op);
 }
 } // namespace
 
@@ -92,8 +92,16 @@ double ClusterCost::opSeconds(Operation *op) const {
     double flops = estimatedFlops(op);
     // The fused head runs its three products in chunks of the vocabulary: price one product.
     double perCall = isa<MatmulCrossEntropyOp>(op) ? flops / 3 : flops;
+    double calls = 1;
+    // A grouped product: one product per expert (per expert and gradient), priced at the balanced
+    // routing's rows (what the memory plan and the matmul plan assume too).
+    if (isa<GroupedMatmulOp, GroupedMatmulGradOp>(op)) {
+      calls = double(tensorOf(op->getOperand(isa<GroupedMatmulOp>(op) ? 1 : 2)).getDimSize(0)) *
+              (isa<GroupedMatmulGradOp>(op) ? 2 : 1);
+      perCall = flops / calls;
+    }
     bool bf16 = isBf16(op->getOperand(0));
-    return overhead + flops / (cluster_.peakFlops(bf16) * cluster_.matmulCurve(bf16).at(perCall));
+    return calls * overhead + flops / (cluster_.peakFlops(bf16) * cluster_.matmulCurve(bf16).at(perCall));
   }
   if (isa<CausalAttentionOp, CausalAttentionGradOp>(op) && attention_ == AttentionKernel::Materialized)
     return materializedAttentionSeconds(op);

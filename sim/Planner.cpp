@@ -124,7 +124,7 @@ ModelFacts factsOf(ModuleOp model) {
     }
     DenseSet<Value> counted; // an input two products read (a gate's and an up projection's) is kept once
     forward.walk([&](Operation *op) {
-      if (isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulCrossEntropyLossOp>(op)) {
+      if (isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulCrossEntropyLossOp, GroupedMatmulOp>(op)) {
         f.forwardMatmulFlops += estimatedFlops(op);
         if (counted.insert(op->getOperand(0)).second)
           f.matmulInputElements += double(tensorOf(op->getOperand(0)).getNumElements());

@@ -560,7 +560,8 @@ double zcc::sim::modelFlopsPerStep(ModuleOp model) {
   double flops = 0;
   for (ForwardOp forward : model.getOps<ForwardOp>())
     forward.walk([&](Operation *op) {
-      if (isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulCrossEntropyLossOp, CausalAttentionOp>(op))
+      if (isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulCrossEntropyLossOp, CausalAttentionOp,
+              GroupedMatmulOp>(op))
         flops += estimatedFlops(op);
     });
   return 3 * flops;

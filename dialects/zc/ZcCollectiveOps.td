@@ -496,9 +496,12 @@ def ZC_PipeStashOp : ZC_Op<"pipe_stash", [AllTypesMatch<["value", "stash"]>]> {
     stage keeps those values for each micro-batch in flight instead of computing
     its forward a second time (zcc-pipeline-keep).
 
+    A Mixture-of-Experts stage also keeps its routing (zc.moe_route's i32 choices, rows and
+    offsets), which its backward reads.
+
     Example: `zc.pipe_stash %h into %arg3 : tensor<8x64x256xf32>`
   }];
-  let arguments = (ins ZC_FloatTensor:$value, ZC_FloatTensor:$stash);
+  let arguments = (ins ZC_StashTensor:$value, ZC_StashTensor:$stash);
   let assemblyFormat = "$value `into` $stash attr-dict `:` type($value)";
   let hasVerifier = 1;
 }

@@ -21,5 +21,6 @@ include "dialects/zc/ZcCollectiveOps.td"
 include "dialects/zc/ZcTrainOps.td"
 include "dialects/zc/ZcOffloadOps.td"
 include "dialects/zc/ZcQuantizeOps.td"
+include "dialects/zc/ZcMoeOps.td"
 
 #endif // ZC_OPS_TD

@@ -331,6 +331,20 @@ OwningOpRef<ModuleOp> parseModel(llvm::SourceMgr &sourceMgr, MLIRContext &contex
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
 
+/// The CUDA backend has no Mixture-of-Experts kernels yet (issue 58): a model with a MoE op is
+/// refused for --target cuda at the op, rather than linked against calls the runtime lacks.
+LogicalResult refuseOpsWithoutCudaKernels(ModuleOp module) {
+  WalkResult walked = module.walk([](Operation *op) {
+    StringRef name = op->getName().getStringRef();
+    if (!name.starts_with("zc.moe_") && name != "zc.grouped_matmul")
+      return WalkResult::advance();
+    op->emitError() << "'" << name
+                    << "' has no CUDA kernel yet: Mixture-of-Experts models train with --target cpu for now";
+    return WalkResult::interrupt();
+  });
+  return failure(walked.wasInterrupted());
+}
+
 /// Runs zcc's pipeline (the same one `zcc-opt -zcc-pipeline` runs), honouring
 /// MLIR's pass-manager flags such as --mlir-print-ir-after-all.
 LogicalResult runPipeline(ModuleOp module, const zc::ZccPipelineOptions &pipeline) {
@@ -563,6 +577,8 @@ int zcc::runZccMain(int argc, char **argv) {
 
   OwningOpRef<ModuleOp> module = parseModel(sourceMgr, context, options.input);
   if (!module)
+    return 1;
+  if (options.target == "cuda" && failed(refuseOpsWithoutCudaKernels(*module)))
     return 1;
   if (options.simulate || planAuto) {
     zcc::SimulateFlags flags;

@@ -304,6 +304,28 @@ void matmul(const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape) {
   widenedMatmul(a, b, c, shape);
 }
 
+namespace {
+/// matmulPlannedAs for either dtype: `anyShape` is the path of that dtype that runs every shape.
+template <class T>
+void plannedAs(int32_t dtype, MatmulPath anyShape, const T *a, const T *b, T *c, const MatmulShape &shape,
+               const MatmulShape &planned) {
+  if (installedMatmulPlan().empty()) {
+    matmul(a, b, c, shape);
+    return;
+  }
+  const std::optional<MatmulPath> path = plannedMatmulPath(dtype, planned);
+  matmulOn(path && pathRuns(*path, dtype, shape) ? *path : anyShape, a, b, c, shape);
+}
+} // namespace
+
+void matmulPlannedAs(const float *a, const float *b, float *c, const MatmulShape &shape, const MatmulShape &planned) {
+  plannedAs(ZRT_DTYPE_F32, MatmulPath::Sgemm, a, b, c, shape, planned);
+}
+
+void matmulPlannedAs(const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape, const MatmulShape &planned) {
+  plannedAs(ZRT_DTYPE_BF16, MatmulPath::Widen, a, b, c, shape, planned);
+}
+
 std::string describeMatmulPaths(const char *call) {
   std::string text;
   for (int32_t dtype : {ZRT_DTYPE_F32, ZRT_DTYPE_BF16})

@@ -55,6 +55,17 @@ bool pathRuns(MatmulPath path, int32_t dtype, const MatmulShape &shape);
 void matmulOn(MatmulPath path, const float *a, const float *b, float *c, const MatmulShape &shape);
 void matmulOn(MatmulPath path, const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape);
 
+/// A product whose shape changes from call to call (an expert's rows of a grouped product) on
+/// the path the installed plan chose for `planned`, the shape that stands for it; matmul()'s
+/// choice where no plan is installed, and a path that runs every shape where the planned one has
+/// no primitive for this shape.
+void matmulPlannedAs(const float *a, const float *b, float *c, const MatmulShape &shape, const MatmulShape &planned);
+void matmulPlannedAs(const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape, const MatmulShape &planned);
+inline void matmulPlannedAs(const double *a, const double *b, double *c, const MatmulShape &shape,
+                            const MatmulShape &) {
+  matmul(a, b, c, shape);
+}
+
 /// The path ZRT_F32_MATMUL (f32) or ZRT_BF16_MATMUL (bf16) forces, if any; a value that is not
 /// a path of that dtype, or native where this CPU has none, is a fatal error naming `call`.
 std::optional<MatmulPath> forcedMatmulPath(int32_t dtype, const char *call);

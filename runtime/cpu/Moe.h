@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "cpu/Matmul.h"
+#include "zrt/GroupedMatmul.h"
 #include "cpu/Parallel.h"
 
 namespace zrt::cpu {
@@ -40,36 +41,41 @@ struct MoeRouting {
   double scale = 1.0;      // the routed scaling factor (DeepSeek-V3's 2.5)
 };
 
-/// scores [T, E] = softmax or sigmoid of logits; each token's k experts (the highest scores, plus
-/// `bias` [E] where given, which only chooses; ties to the lower expert) in `expert` [T, k]
-/// (descending), their weights in `weight` [T, k]; `counts` [E] the rows each expert gets,
-/// `offsets` [E + 1] where they start in the dispatched order, `rowOf` [T, k] each choice's row
-/// there (tokens in order within an expert).
+/// One token's scores s [E] from its logits l [E], in the accumulation type: the softmax over
+/// the experts, or each one's sigmoid. Recomputed wherever a backward needs them (E values a
+/// token) rather than kept: the router's logits are what the step keeps.
+template <class T, class A> void moeScores(const T *l, int64_t experts, MoeScore score, A *s) {
+  if (score == MoeScore::Softmax) {
+    A top = static_cast<A>(l[0]);
+    for (int64_t e = 1; e < experts; ++e)
+      top = std::max(top, static_cast<A>(l[e]));
+    A sum = 0;
+    for (int64_t e = 0; e < experts; ++e)
+      sum += (s[e] = std::exp(static_cast<A>(l[e]) - top));
+    for (int64_t e = 0; e < experts; ++e)
+      s[e] /= sum;
+  } else {
+    for (int64_t e = 0; e < experts; ++e)
+      s[e] = A(1) / (A(1) + std::exp(-static_cast<A>(l[e])));
+  }
+}
+
+/// Each token's k experts (the highest scores, plus `bias` [E] where given, which only chooses;
+/// ties to the lower expert) in `expert` [T, k] (descending), their weights in `weight` [T, k];
+/// `offsets` [E + 1] where each expert's rows start in the dispatched order (offsets[E] = T k),
+/// `rowOf` [T, k] each choice's row there (tokens in order within an expert).
 template <class T>
-void moeRoute(const T *logits, const T *bias, const MoeRouting &r, T *scores, int32_t *expert, T *weight,
-              int64_t *counts, int64_t *offsets, int64_t *rowOf) {
+void moeRoute(const T *logits, const T *bias, const MoeRouting &r, int32_t *expert, T *weight, int32_t *offsets,
+              int32_t *rowOf) {
   using A = Acc<T>;
   const int64_t E = r.experts, K = r.topK;
   parallelFor(r.tokens, 64, [&](int64_t t) {
-    const T *l = logits + t * E;
-    T *s = scores + t * E;
-    if (r.score == MoeScore::Softmax) {
-      A top = static_cast<A>(l[0]);
-      for (int64_t e = 1; e < E; ++e)
-        top = std::max(top, static_cast<A>(l[e]));
-      A sum = 0;
-      for (int64_t e = 0; e < E; ++e)
-        sum += std::exp(static_cast<A>(l[e]) - top);
-      for (int64_t e = 0; e < E; ++e)
-        s[e] = T(std::exp(static_cast<A>(l[e]) - top) / sum);
-    } else {
-      for (int64_t e = 0; e < E; ++e)
-        s[e] = T(A(1) / (A(1) + std::exp(-static_cast<A>(l[e]))));
-    }
+    A *s = threadWorkspace<A>(E);
+    moeScores(logits + t * E, E, r.score, s);
     // Top-k by insertion (k is small: 1-8 of up to a few hundred experts).
     int32_t *chosen = expert + t * K;
     int64_t have = 0;
-    auto key = [&](int64_t e) { return static_cast<A>(s[e]) + (bias ? static_cast<A>(bias[e]) : A(0)); };
+    auto key = [&](int64_t e) { return s[e] + (bias ? static_cast<A>(bias[e]) : A(0)); };
     for (int64_t e = 0; e < E; ++e) {
       int64_t at = have;
       while (at > 0 && key(chosen[at - 1]) < key(e))
@@ -83,23 +89,22 @@ void moeRoute(const T *logits, const T *bias, const MoeRouting &r, T *scores, in
     }
     A sum = 0;
     for (int64_t j = 0; j < K; ++j)
-      sum += static_cast<A>(s[chosen[j]]);
+      sum += s[chosen[j]];
     for (int64_t j = 0; j < K; ++j) {
-      A w = static_cast<A>(s[chosen[j]]);
+      A w = s[chosen[j]];
       if (r.renormalize)
         w /= sum;
       weight[t * K + j] = T(w * static_cast<A>(r.scale));
     }
   });
   // The dispatched order: experts in turn, each its tokens in order (one pass, serial: T k ids).
-  for (int64_t e = 0; e < E; ++e)
-    counts[e] = 0;
+  for (int64_t e = 0; e <= E; ++e)
+    offsets[e] = 0;
   for (int64_t i = 0; i < r.tokens * K; ++i)
-    ++counts[expert[i]];
-  offsets[0] = 0;
+    ++offsets[expert[i] + 1];
   for (int64_t e = 0; e < E; ++e)
-    offsets[e + 1] = offsets[e] + counts[e];
-  Scratch<int64_t> next(E);
+    offsets[e + 1] += offsets[e];
+  Scratch<int32_t> next(E);
   for (int64_t e = 0; e < E; ++e)
     next[e] = offsets[e];
   for (int64_t i = 0; i < r.tokens * K; ++i)
@@ -107,51 +112,50 @@ void moeRoute(const T *logits, const T *bias, const MoeRouting &r, T *scores, in
 }
 
 /// One token's d logits [E] from its d scores [E]: through the softmax, or each sigmoid.
-template <class T, class A> void moeScoreGrad(const A *ds, const T *s, int64_t experts, MoeScore score, T *dl) {
+template <class T, class A> void moeScoreGrad(const A *ds, const A *s, int64_t experts, MoeScore score, T *dl) {
   if (score == MoeScore::Softmax) {
     A inner = 0;
     for (int64_t e = 0; e < experts; ++e)
-      inner += ds[e] * static_cast<A>(s[e]);
+      inner += ds[e] * s[e];
     for (int64_t e = 0; e < experts; ++e)
-      dl[e] = T(static_cast<A>(s[e]) * (ds[e] - inner));
+      dl[e] = T(s[e] * (ds[e] - inner));
   } else {
-    for (int64_t e = 0; e < experts; ++e) {
-      const A v = static_cast<A>(s[e]);
-      dl[e] = T(ds[e] * v * (A(1) - v));
-    }
+    for (int64_t e = 0; e < experts; ++e)
+      dl[e] = T(ds[e] * s[e] * (A(1) - s[e]));
   }
 }
 
 /// d logits [T, E] from d weight [T, k], through the scores of the chosen experts (the choice
 /// itself has no gradient).
 template <class T>
-void moeRouteGrad(const T *dweight, const T *scores, const int32_t *expert, const MoeRouting &r, T *dlogits) {
+void moeRouteGrad(const T *dweight, const T *logits, const int32_t *expert, const MoeRouting &r, T *dlogits) {
   using A = Acc<T>;
   const int64_t E = r.experts, K = r.topK;
   parallelFor(r.tokens, 64, [&](int64_t t) {
-    const T *s = scores + t * E;
+    A *s = threadWorkspace<A>(2 * E), *ds = s + E;
+    moeScores(logits + t * E, E, r.score, s);
     const int32_t *chosen = expert + t * K;
     const T *dw = dweight + t * K;
-    T *dl = dlogits + t * E;
     // d score of each chosen expert (the scale and the renormalization: w_j = c s_j / S).
     A sum = 0, dot = 0;
     for (int64_t j = 0; j < K; ++j) {
-      sum += static_cast<A>(s[chosen[j]]);
-      dot += static_cast<A>(dw[j]) * static_cast<A>(s[chosen[j]]);
+      sum += s[chosen[j]];
+      dot += static_cast<A>(dw[j]) * s[chosen[j]];
     }
     const A c = static_cast<A>(r.scale);
-    Scratch<A> ds(E);
+    for (int64_t e = 0; e < E; ++e)
+      ds[e] = 0;
     for (int64_t j = 0; j < K; ++j) {
       const A g = static_cast<A>(dw[j]);
       ds[chosen[j]] = r.renormalize ? c * (g / sum - dot / (sum * sum)) : c * g;
     }
-    moeScoreGrad(ds.data(), s, E, r.score, dl);
+    moeScoreGrad(ds, s, E, r.score, dlogits + t * E);
   });
 }
 
 /// xs [T k, C]: token t's row at each of its rows rowOf[t, j].
 template <class T>
-void moeDispatch(const T *x, const int64_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *xs) {
+void moeDispatch(const T *x, const int32_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *xs) {
   parallelFor(tokens * topK, 256, [&](int64_t i) {
     const T *from = x + (i / topK) * cols;
     T *to = xs + rowOf[i] * cols;
@@ -162,7 +166,7 @@ void moeDispatch(const T *x, const int64_t *rowOf, int64_t tokens, int64_t topK,
 
 /// dx [T, C] = the sum of its k rows of dxs (in j order).
 template <class T>
-void moeDispatchGrad(const T *dxs, const int64_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *dx) {
+void moeDispatchGrad(const T *dxs, const int32_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *dx) {
   using A = Acc<T>;
   parallelFor(tokens, 64, [&](int64_t t) {
     T *to = dx + t * cols;
@@ -177,7 +181,7 @@ void moeDispatchGrad(const T *dxs, const int64_t *rowOf, int64_t tokens, int64_t
 
 /// y [T, C] = sum_j weight[t, j] ys[rowOf[t, j]] (in j order).
 template <class T>
-void moeCombine(const T *ys, const T *weight, const int64_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *y) {
+void moeCombine(const T *ys, const T *weight, const int32_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *y) {
   using A = Acc<T>;
   parallelFor(tokens, 64, [&](int64_t t) {
     T *to = y + t * cols;
@@ -192,7 +196,7 @@ void moeCombine(const T *ys, const T *weight, const int64_t *rowOf, int64_t toke
 
 /// dys [T k, C] = weight[t, j] dy[t] at row rowOf[t, j]; dweight [T, k] = <dy[t], ys[rowOf[t, j]]>.
 template <class T>
-void moeCombineGrad(const T *dy, const T *ys, const T *weight, const int64_t *rowOf, int64_t tokens, int64_t topK,
+void moeCombineGrad(const T *dy, const T *ys, const T *weight, const int32_t *rowOf, int64_t tokens, int64_t topK,
                     int64_t cols, T *dys, T *dweight) {
   using A = Acc<T>;
   parallelFor(tokens * topK, 256, [&](int64_t i) {
@@ -209,58 +213,102 @@ void moeCombineGrad(const T *dy, const T *ys, const T *weight, const int64_t *ro
 }
 
 /// out [T k, N] = xs [T k, K] x W[e] ([K, N]) for each expert e's rows [offsets[e],
-/// offsets[e + 1]): one product per expert with rows, at its row count.
+/// offsets[e + 1]): one product per expert with rows, at its row count, on the path the matmul
+/// plan chose for the balanced count (zrt/GroupedMatmul.h).
 template <class T>
-void groupedMatmul(const T *xs, const T *w, const int64_t *offsets, int64_t experts, int64_t k, int64_t n, T *out) {
+void groupedMatmul(const T *xs, const T *w, const int32_t *offsets, int64_t experts, int64_t k, int64_t n, T *out) {
+  const int64_t even = plannedExpertRows(offsets[experts], experts);
   for (int64_t e = 0; e < experts; ++e)
     if (const int64_t rows = offsets[e + 1] - offsets[e]; rows > 0)
-      matmul(xs + offsets[e] * k, w + e * k * n, out + offsets[e] * n, MatmulShape{1, rows, n, k, false, false, false});
+      matmulPlannedAs(xs + offsets[e] * k, w + e * k * n, out + offsets[e] * n,
+                      MatmulShape{1, rows, n, k, false, false, false}, MatmulShape{1, even, n, k, false, false, false});
 }
 
 /// dxs [T k, K] = dout x W[e]^T per expert; dw [E, K, N] = xs^T x dout per expert (zero for an
 /// expert no row reached). Either output may be null.
 template <class T>
-void groupedMatmulGrad(const T *dout, const T *xs, const T *w, const int64_t *offsets, int64_t experts, int64_t k,
+void groupedMatmulGrad(const T *dout, const T *xs, const T *w, const int32_t *offsets, int64_t experts, int64_t k,
                        int64_t n, T *dxs, T *dw) {
+  const int64_t even = plannedExpertRows(offsets[experts], experts);
   for (int64_t e = 0; e < experts; ++e) {
     const int64_t rows = offsets[e + 1] - offsets[e];
     if (dxs && rows > 0)
-      matmul(dout + offsets[e] * n, w + e * k * n, dxs + offsets[e] * k, MatmulShape{1, rows, k, n, false, true, false});
+      matmulPlannedAs(dout + offsets[e] * n, w + e * k * n, dxs + offsets[e] * k,
+                      MatmulShape{1, rows, k, n, false, true, false}, MatmulShape{1, even, k, n, false, true, false});
     if (dw && rows > 0)
-      matmul(xs + offsets[e] * k, dout + offsets[e] * n, dw + e * k * n, MatmulShape{1, k, n, rows, true, false, false});
+      matmulPlannedAs(xs + offsets[e] * k, dout + offsets[e] * n, dw + e * k * n,
+                      MatmulShape{1, k, n, rows, true, false, false}, MatmulShape{1, k, n, even, true, false, false});
     else if (dw)
       for (int64_t i = 0; i < k * n; ++i)
         dw[e * k * n + i] = T(0.0f);
   }
 }
 
-/// The load-balancing loss coef E sum_e f_e P_e (f_e: counts[e] / (T k), P_e: the mean score of
-/// expert e over the tokens), and its gradient d logits [T, E] (scaled by `dloss`) through the
-/// scores; f is counted, not differentiated (Switch Transformer, Mixtral's
-/// load_balancing_loss_func).
+/// The load-balancing loss coef E sum_e f_e P_e (f_e: the fraction of the T k choices that went
+/// to expert e, from `offsets`; P_e: the mean score of expert e over the tokens), and, where
+/// `dlogits` is given, its gradient d logits [T, E] times `dloss` through the scores; f is
+/// counted, not differentiated (Switch Transformer, Mixtral's load_balancing_loss_func).
+/// Summed in double in token order, so the loss does not depend on the thread count.
 template <class T>
-double moeAuxLoss(const T *scores, const int64_t *counts, const MoeRouting &r, double coef, double dloss,
+double moeAuxLoss(const T *logits, const int32_t *offsets, const MoeRouting &r, double coef, double dloss,
                   T *dlogits) {
   using A = Acc<T>;
   const int64_t E = r.experts;
   const double choices = double(r.tokens * r.topK);
-  double loss = 0;
-  for (int64_t e = 0; e < E; ++e) {
-    double mean = 0;
-    for (int64_t t = 0; t < r.tokens; ++t)
-      mean += double(static_cast<A>(scores[t * E + e]));
-    loss += double(counts[e]) / choices * mean / double(r.tokens);
+  Scratch<double> mean(E);
+  Scratch<A> s(E);
+  for (int64_t t = 0; t < r.tokens; ++t) {
+    moeScores(logits + t * E, E, r.score, s.data());
+    for (int64_t e = 0; e < E; ++e)
+      mean[e] += double(s[e]);
   }
+  double loss = 0;
+  for (int64_t e = 0; e < E; ++e)
+    loss += double(offsets[e + 1] - offsets[e]) / choices * mean[e] / double(r.tokens);
   loss *= coef * double(E);
   if (dlogits) {
     // d loss / d score[t, e] = coef E f_e / T, the same for every token.
     Scratch<A> ds(E);
     for (int64_t e = 0; e < E; ++e)
-      ds[e] = static_cast<A>(dloss * coef * double(E) * double(counts[e]) / choices / double(r.tokens));
-    parallelFor(r.tokens, 64,
-                [&](int64_t t) { moeScoreGrad(ds.data(), scores + t * E, E, r.score, dlogits + t * E); });
+      ds[e] = static_cast<A>(dloss * coef * double(E) * double(offsets[e + 1] - offsets[e]) / choices /
+                             double(r.tokens));
+    parallelFor(r.tokens, 64, [&](int64_t t) {
+      A *st = threadWorkspace<A>(E);
+      moeScores(logits + t * E, E, r.score, st);
+      moeScoreGrad(ds.data(), st, E, r.score, dlogits + t * E);
+    });
   }
   return loss;
+}
+
+/// The router z-loss (ST-MoE, Zoph et al. 2022): coef times the mean over tokens of
+/// logsumexp(logits)^2, and, where `dlogits` is given, dloss times its gradient
+/// 2 coef lse softmax(logits) / T. Summed in double in token order.
+template <class T>
+double moeZLoss(const T *logits, int64_t tokens, int64_t experts, double coef, double dloss, T *dlogits) {
+  using A = Acc<T>;
+  auto lse = [&](const T *l) {
+    A top = static_cast<A>(l[0]);
+    for (int64_t e = 1; e < experts; ++e)
+      top = std::max(top, static_cast<A>(l[e]));
+    A sum = 0;
+    for (int64_t e = 0; e < experts; ++e)
+      sum += std::exp(static_cast<A>(l[e]) - top);
+    return top + std::log(sum);
+  };
+  double loss = 0;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const double z = double(lse(logits + t * experts));
+    loss += z * z;
+  }
+  if (dlogits)
+    parallelFor(tokens, 64, [&](int64_t t) {
+      const T *l = logits + t * experts;
+      const A z = lse(l), g = static_cast<A>(dloss * 2.0 * coef / double(tokens)) * z;
+      for (int64_t e = 0; e < experts; ++e)
+        dlogits[t * experts + e] = T(g * std::exp(static_cast<A>(l[e]) - z));
+    });
+  return coef * loss / double(tokens);
 }
 
 } // namespace ZRT_ISA

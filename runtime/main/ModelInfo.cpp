@@ -34,6 +34,8 @@ ModelInfo parseModelInfo(const char *text) {
       info.slots = j.at("pipeline").value("slots", int64_t(1));
       info.chunks = j.at("pipeline").value("chunks", int64_t(1));
     }
+    if (j.contains("moe"))
+      info.moeLayers = j.at("moe").value("layers", int64_t(0));
     if (j.contains("tiers")) {
       info.hostTierBytes = j.at("tiers").value("host_bytes", int64_t(0));
       info.nvmeTierBytes = j.at("tiers").value("nvme_bytes", int64_t(0));

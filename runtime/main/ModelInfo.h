@@ -133,6 +133,8 @@ struct ModelInfo {
   /// The device mesh: tp x cp x data-parallel ranks x pp (tensor fastest, then context, then
   /// data, then pipeline). The data axis' groups span data x context ranks.
   int64_t tp = 1, pp = 1, cp = 1;
+  /// Mixture-of-Experts layers (zc.moe_route per micro-batch) this program runs; 0: none.
+  int64_t moeLayers = 0;
   /// ZeRO++ (zcc-zero-pp): the ranks per node the program's hops assume (0: no hierarchy) and
   /// hpZ's group size.
   int64_t ranksPerNode = 0, hpz = 1;

@@ -83,9 +83,19 @@ void StepLog::write(const ModelInfo &m, const StepRecord &r, const zrt_counters 
   if (std::isfinite(r.valLoss))
     std::printf("step %5lld | val_loss %.6f | best %.6f\n", static_cast<long long>(r.step), r.valLoss,
                 r.bestValLoss);
+  if (r.moe.routings)
+    std::printf("step %5lld | experts: tokens per expert min %lld mean %.1f max %lld over %lld routings | dropped %lld\n",
+                static_cast<long long>(r.step), static_cast<long long>(r.moe.fewest), r.moe.mean,
+                static_cast<long long>(r.moe.most), static_cast<long long>(r.moe.routings),
+                static_cast<long long>(r.moe.dropped));
+  std::string moe;
+  if (r.moe.routings)
+    moe = "\"moe_tokens_min\": " + std::to_string(r.moe.fewest) + ", \"moe_tokens_mean\": " + jsonNumber(r.moe.mean) +
+          ", \"moe_tokens_max\": " + std::to_string(r.moe.most) + ", \"moe_routings\": " +
+          std::to_string(r.moe.routings) + ", \"moe_dropped\": " + std::to_string(r.moe.dropped) + ", ";
   if (json_)
     std::fprintf(json_,
-                 "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %s, %s\"step_ms\": %.4f, "
+                 "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %s, %s%s\"step_ms\": %.4f, "
                  "\"update_ms\": %.4f, "
                  "\"%s\": %.2f, "
                  "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f, "
@@ -97,7 +107,7 @@ void StepLog::write(const ModelInfo &m, const StepRecord &r, const zrt_counters 
                  std::isfinite(r.valLoss) ? ("\"val_loss\": " + jsonNumber(r.valLoss) + ", \"best_val_loss\": " +
                                            jsonNumber(r.bestValLoss) + ", ").c_str()
                                         : "",
-                 r.seconds * 1e3,
+                 moe.c_str(), r.seconds * 1e3,
                  r.updateSeconds * 1e3, unit, perSecond,
                  static_cast<long long>(now.arena_bytes),
                  static_cast<long long>(bytesSent(now) - bytesSent(before)),

@@ -11,6 +11,7 @@
 
 #include "main/Data.h"
 #include "main/ModelInfo.h"
+#include "main/MoeStats.h"
 #include "zrt/zrt.h"
 
 namespace zrt::train {
@@ -23,6 +24,7 @@ struct StepRecord {
   double valLoss = 0, bestValLoss = 0; // NaN: no evaluation at this step
   double seconds = 0, updateSeconds = 0;
   int64_t rows = 0, tokensPerRow = 1; // the global batch, for tokens (or samples) per second
+  MoeStepStats moe;                    // routings 0: no Mixture-of-Experts layer
 };
 
 /// Rank 0's log: console lines, and the --log-json file when asked for (opened here: a path that

@@ -18,6 +18,7 @@
 #include "core/Trace.h"
 #include "main/Data.h"
 #include "main/ModelInfo.h"
+#include "main/MoeStats.h"
 #include "main/PipelineSchedule.h"
 #include "main/StagePrograms.h"
 #include "main/Preemption.h"
@@ -114,6 +115,7 @@ int main(int argc, char **argv) {
     fatal("zcc_model_json", "%lld stage programs are not %lld chunks of %lld pipeline ranks",
           static_cast<long long>(stages), static_cast<long long>(chunks), static_cast<long long>(stageModels[0].pp));
   const int64_t arenaBytes = rankArenaBytes(stageModels, chunks);
+  const bool routes = routesTokens(stageModels); // a Mixture-of-Experts model: its routings are logged
   if (!flags.comm.empty()) // the CUDA backend's transport (runtime/cuda/CommChoice.h); the CPU's is MPI
     setenv("ZRT_COMM", flags.comm.c_str(), /*overwrite=*/1);
   char *arena = static_cast<char *>(zrt_init(stageModels[0].worldSize, arenaBytes));
@@ -514,10 +516,20 @@ int main(int argc, char **argv) {
     lastLoss = mean;
     zrt_counters now{};
     zrt_get_counters(&now);
-    if (rank == 0 &&
-        ((step + 1) % flags.logEvery == 0 || step == 0 || step + 1 == flags.steps || std::isfinite(valLoss))) {
+    const bool logged =
+        (step + 1) % flags.logEvery == 0 || step == 0 || step + 1 == flags.steps || std::isfinite(valLoss);
+    // This step's routings (every rank together, on the steps the log shows; taken every step).
+    MoeStepStats moe;
+    if (routes && logged)
+      moe = gatherMoeStats(model.tp);
+    else if (routes) {
+      int64_t discarded[6];
+      zrt_moe_take_stats(discarded);
+    }
+    if (rank == 0 && logged) {
       StepRecord r;
       r.step = step + 1;
+      r.moe = moe;
       r.loss = mean;
       r.lr = lr;
       r.gradNorm = gradNorm;

@@ -159,6 +159,47 @@ zc.forward @ste(%x: tensor<2x3xf32>, %t: tensor<2x4xf32>, %gate: tensor<f32> {zc
 
 // -----
 
+// Tests the Mixture-of-Experts rules: the route's weights get zc.moe_route_grad (the choice, its
+// integer results, none); the grouped products one grouped_matmul_grad each, whose weight
+// gradient is the expert weights'; combine and dispatch their gradients; the router's logits
+// the sum of the route's, the load-balancing loss's and the z-loss's contributions.
+
+zc.param @router : tensor<8x4xf32> = #zc.ones
+zc.param @experts : tensor<4x8x8xf32> = #zc.ones
+zc.param @shift : tensor<2x3x8xf32> = #zc.ones
+// CHECK-LABEL: func.func @moe_step
+zc.forward @moe(%x0: tensor<2x3x8xf32>, %t: tensor<2x3x8xf32>) -> tensor<f32> {
+  %s = zc.param_ref @shift : tensor<2x3x8xf32>
+  %x = zc.add %x0, %s : tensor<2x3x8xf32>
+  %r = zc.param_ref @router : tensor<8x4xf32>
+  %ew = zc.param_ref @experts : tensor<4x8x8xf32>
+  %logits = zc.matmul %x, %r : tensor<2x3x8xf32>, tensor<8x4xf32> -> tensor<2x3x4xf32>
+  %w, %e, %rows, %o = zc.moe_route %logits top_k 2 normalize
+      : tensor<2x3x4xf32> -> tensor<2x3x2xf32>, tensor<2x3x2xi32>, tensor<2x3x2xi32>, tensor<5xi32>
+  %xs = zc.moe_dispatch %x, %rows : tensor<2x3x8xf32>, tensor<2x3x2xi32> -> tensor<12x8xf32>
+  %h = zc.grouped_matmul %xs, %ew, %o : tensor<12x8xf32>, tensor<4x8x8xf32>, tensor<5xi32> -> tensor<12x8xf32>
+  %y = zc.moe_combine %h, %w, %rows : tensor<12x8xf32>, tensor<2x3x2xf32>, tensor<2x3x2xi32> -> tensor<2x3x8xf32>
+  %l = zc.mse %y, %t : tensor<2x3x8xf32> -> tensor<f32>
+  %aux = zc.moe_aux_loss %logits, %o top_k 2 coef 0.01 : tensor<2x3x4xf32>, tensor<5xi32> -> tensor<f32>
+  %z = zc.moe_z_loss %logits coef 0.001 : tensor<2x3x4xf32> -> tensor<f32>
+  %la = zc.add %l, %aux : tensor<f32>
+  %lz = zc.add %la, %z : tensor<f32>
+  zc.return %lz : tensor<f32>
+}
+// CHECK: %[[W:.+]], %[[E:.+]], %[[ROWS:.+]], %[[O:.+]] = zc.moe_route
+// CHECK: %[[DZ:.+]] = zc.moe_z_loss_grad %{{.+}}, %[[LOGITS:.+]] coef 1.000000e-03 : tensor<2x3x4xf32>
+// CHECK: %[[DA:.+]] = zc.moe_aux_loss_grad %{{.+}}, %[[LOGITS]], %[[O]] top_k 2 coef 1.000000e-02 : tensor<2x3x4xf32>, tensor<5xi32>
+// CHECK: %[[S1:.+]] = zc.add %[[DZ]], %[[DA]]
+// CHECK: %[[DYS:.+]], %[[DW:.+]] = zc.moe_combine_grad %{{.+}}, %{{.+}}, %[[W]], %[[ROWS]]
+// CHECK: %[[DXS:.+]], %[[DEW:.+]] = zc.grouped_matmul_grad %[[DYS]], %{{.+}}, %{{.+}}, %[[O]]
+// CHECK: zc.moe_dispatch_grad %[[DXS]], %[[ROWS]] : tensor<12x8xf32>, tensor<2x3x2xi32> -> tensor<2x3x8xf32>
+// CHECK: %[[DR:.+]] = zc.moe_route_grad %[[DW]], %[[LOGITS]], %[[E]] top_k 2 normalize
+// CHECK: zc.add %[[S1]], %[[DR]]
+// CHECK-DAG: zc.grad_accumulate @experts, %[[DEW]]
+// CHECK-DAG: zc.grad_accumulate @router
+
+// -----
+
 zc.param @w : tensor<4xf32> = #zc.zeros
 zc.forward @bad(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<f32> {
   %w = zc.param_ref @w : tensor<4xf32>

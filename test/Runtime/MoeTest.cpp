@@ -20,21 +20,36 @@ using namespace zrt::test;
 namespace {
 
 struct Routed {
-  Vec scores, weight;
-  std::vector<int32_t> expert;
-  std::vector<int64_t> counts, offsets, rowOf;
+  Vec scores, weight; // scores: the reference's, in f64
+  std::vector<int32_t> expert, offsets, rowOf;
 };
+
+/// The softmax or sigmoid scores of each token, written here.
+Vec referenceScores(const Vec &logits, const MoeRouting &r) {
+  Vec s(logits.size());
+  for (int64_t t = 0; t < r.tokens; ++t) {
+    const double *l = logits.data() + t * r.experts;
+    double *o = s.data() + t * r.experts, top = *std::max_element(l, l + r.experts), sum = 0;
+    for (int64_t e = 0; e < r.experts; ++e)
+      o[e] = r.score == MoeScore::Softmax ? std::exp(l[e] - top) : 1 / (1 + std::exp(-l[e]));
+    for (int64_t e = 0; e < r.experts; ++e)
+      sum += o[e];
+    if (r.score == MoeScore::Softmax)
+      for (int64_t e = 0; e < r.experts; ++e)
+        o[e] /= sum;
+  }
+  return s;
+}
 
 Routed route(const Vec &logits, const Vec *bias, const MoeRouting &r) {
   Routed out;
-  out.scores.resize(r.tokens * r.experts);
+  out.scores = referenceScores(logits, r);
   out.weight.resize(r.tokens * r.topK);
   out.expert.resize(r.tokens * r.topK);
-  out.counts.resize(r.experts);
   out.offsets.resize(r.experts + 1);
   out.rowOf.resize(r.tokens * r.topK);
-  moeRoute(logits.data(), bias ? bias->data() : nullptr, r, out.scores.data(), out.expert.data(), out.weight.data(),
-           out.counts.data(), out.offsets.data(), out.rowOf.data());
+  moeRoute(logits.data(), bias ? bias->data() : nullptr, r, out.expert.data(), out.weight.data(), out.offsets.data(),
+           out.rowOf.data());
   return out;
 }
 
@@ -94,7 +109,7 @@ TEST_P(Routings, RouteGradMatchesFiniteDifferences) {
             dw = randomVec(r.tokens * r.topK, 9);
   const Routed at = route(logits, biased ? &bias : nullptr, r);
   Vec dl(logits.size());
-  moeRouteGrad(dw.data(), at.scores.data(), at.expert.data(), r, dl.data());
+  moeRouteGrad(dw.data(), logits.data(), at.expert.data(), r, dl.data());
   auto fwd = [&](const std::vector<Vec> &in) { return route(in[0], biased ? &bias : nullptr, r).weight; };
   expectGradientsMatch("moe route", {logits}, fwd, dw, {dl}, {0}, 66);
 }
@@ -129,7 +144,7 @@ TEST(Moe, DispatchAndCombineGradsMatchFiniteDifferences) {
 // no row reached gets a zero weight gradient.
 TEST(Moe, GroupedMatmulIsEachRowTimesItsExpertAndItsGradsMatch) {
   const int64_t E = 4, K = 6, N = 5;
-  const std::vector<int64_t> offsets{0, 3, 3, 7, 8}; // expert 1 gets no row
+  const std::vector<int32_t> offsets{0, 3, 3, 7, 8}; // expert 1 gets no row
   const Vec xs = randomVec(8 * K, 15), w = randomVec(E * K * N, 16), dout = randomVec(8 * N, 17);
   Vec out(8 * N);
   groupedMatmul(xs.data(), w.data(), offsets.data(), E, K, N, out.data());
@@ -171,14 +186,37 @@ TEST(Moe, AuxLossIsMixtralsAndItsGradMatches) {
       want += f / double(r.tokens * r.topK) * p / double(r.tokens);
     }
     Vec dl(logits.size());
-    EXPECT_NEAR(moeAuxLoss(at.scores.data(), at.counts.data(), r, 0.02, 1.0, dl.data()), 0.02 * r.experts * want,
+    EXPECT_NEAR(moeAuxLoss(logits.data(), at.offsets.data(), r, 0.02, 1.0, dl.data()), 0.02 * r.experts * want,
                 1e-12);
-    auto fwd = [&](const std::vector<Vec> &in) {
-      Routed now = route(in[0], nullptr, r);
-      return Vec{moeAuxLoss(now.scores.data(), at.counts.data(), r, 0.02, 1.0, static_cast<double *>(nullptr))};
+    auto fwd = [&](const std::vector<Vec> &in) { // the counts stay the forward's
+      return Vec{moeAuxLoss(in[0].data(), at.offsets.data(), r, 0.02, 1.0, static_cast<double *>(nullptr))};
     };
     expectGradientsMatch("moe aux loss", {logits}, fwd, Vec{1.0}, {dl}, {0});
+    // dloss scales the gradient (the loss's seed, or the mean over micro-batches).
+    Vec dlHalf(logits.size());
+    moeAuxLoss(logits.data(), at.offsets.data(), r, 0.02, 0.5, dlHalf.data());
+    for (size_t i = 0; i < dl.size(); ++i)
+      EXPECT_NEAR(dlHalf[i], 0.5 * dl[i], 1e-15);
   }
+}
+
+// ST-MoE's router z-loss: coef mean_t logsumexp(logits_t)^2, and its gradient.
+TEST(Moe, RouterZLossAndItsGradMatch) {
+  const int64_t tokens = 9, experts = 5;
+  const Vec logits = randomVec(tokens * experts, 19, -3, 3);
+  double want = 0;
+  for (int64_t t = 0; t < tokens; ++t) {
+    double sum = 0;
+    for (int64_t e = 0; e < experts; ++e)
+      sum += std::exp(logits[t * experts + e]);
+    want += std::log(sum) * std::log(sum);
+  }
+  Vec dl(logits.size());
+  EXPECT_NEAR(moeZLoss(logits.data(), tokens, experts, 1e-3, 1.0, dl.data()), 1e-3 * want / tokens, 1e-14);
+  auto fwd = [&](const std::vector<Vec> &in) {
+    return Vec{moeZLoss(in[0].data(), tokens, experts, 1e-3, 1.0, static_cast<double *>(nullptr))};
+  };
+  expectGradientsMatch("router z-loss", {logits}, fwd, Vec{1.0}, {dl}, {0});
 }
 
 /// A Mixtral sparse MoE block from the kernels: logits = x Wr; top-k renormalized softmax;
@@ -187,13 +225,12 @@ template <class T>
 std::vector<T> moeBlock(const std::vector<T> &x, const std::vector<T> &wr, const std::vector<T> &wg,
                         const std::vector<T> &wu, const std::vector<T> &wd, const MoeRouting &r, int64_t C, int64_t F) {
   const int64_t rows = r.tokens * r.topK;
-  std::vector<T> logits(r.tokens * r.experts), scores(logits.size()), weight(rows), xs(rows * C), g(rows * F),
-      u(rows * F), h(rows * F), ys(rows * C), y(r.tokens * C);
-  std::vector<int32_t> expert(rows);
-  std::vector<int64_t> counts(r.experts), offsets(r.experts + 1), rowOf(rows);
+  std::vector<T> logits(r.tokens * r.experts), weight(rows), xs(rows * C), g(rows * F), u(rows * F), h(rows * F),
+      ys(rows * C), y(r.tokens * C);
+  std::vector<int32_t> expert(rows), offsets(r.experts + 1), rowOf(rows);
   matmul(x.data(), wr.data(), logits.data(), MatmulShape{1, r.tokens, r.experts, C, false, false, false});
-  moeRoute(logits.data(), static_cast<const T *>(nullptr), r, scores.data(), expert.data(), weight.data(),
-           counts.data(), offsets.data(), rowOf.data());
+  moeRoute(logits.data(), static_cast<const T *>(nullptr), r, expert.data(), weight.data(), offsets.data(),
+           rowOf.data());
   moeDispatch(x.data(), rowOf.data(), r.tokens, r.topK, C, xs.data());
   groupedMatmul(xs.data(), wg.data(), offsets.data(), r.experts, C, F, g.data());
   groupedMatmul(xs.data(), wu.data(), offsets.data(), r.experts, C, F, u.data());
@@ -302,7 +339,7 @@ TEST(Moe, MixtralBlockGradientsMatchFiniteDifferences) {
   for (int64_t i = 0; i < rows * C; ++i)
     dxs[i] += dxsU[i];
   moeDispatchGrad(dxs.data(), at.rowOf.data(), r.tokens, r.topK, C, dx.data());
-  moeRouteGrad(dweight.data(), at.scores.data(), at.expert.data(), r, dlogits.data());
+  moeRouteGrad(dweight.data(), logits.data(), at.expert.data(), r, dlogits.data());
   matmul(x.data(), dlogits.data(), dwr.data(), MatmulShape{1, C, r.experts, r.tokens, true, false, false});
   matmul(dlogits.data(), wr.data(), dxRouter.data(), MatmulShape{1, r.tokens, C, r.experts, false, true, false});
   for (size_t i = 0; i < dx.size(); ++i)

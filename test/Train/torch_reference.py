@@ -177,6 +177,7 @@ def llama_loss(w, tokens, targets, heads):
     D = C // heads
     mask = torch.ones(T, T, dtype=torch.bool).triu(1)
     x = w["embed"][tokens]
+    aux = 0.0
     layer = 0
     while f"h{layer}_qkv_w" in w:
         p = lambda n: w[f"h{layer}_{n}"]
@@ -191,10 +192,63 @@ def llama_loss(w, tokens, targets, heads):
         attn = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
         x = x + attn.transpose(1, 2).reshape(B, T, C) @ p("o_w")
         h = rms_norm(x, p("mlp_norm_g"), eps)
-        x = x + (F.silu(h @ p("gate_w")) * (h @ p("up_w"))) @ p("down_w")
+        if f"h{layer}_router_w" in w:
+            y, extra = sparse_moe(h, p("router_w"), p("experts_gate_w"), p("experts_up_w"), p("experts_down_w"))
+            x, aux = x + y, aux + extra
+        else:
+            x = x + (F.silu(h @ p("gate_w")) * (h @ p("up_w"))) @ p("down_w")
         layer += 1
     logits = rms_norm(x, w["norm_g"], eps) @ w["head_w"]
-    return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T), reduction="none")
+    # The routers' losses are each data-parallel rank's, averaged (as train.bin's ranks average
+    # their objectives); spread over the tokens so the mean of what this returns is the loss.
+    return F.cross_entropy(logits.reshape(B * T, -1), targets.reshape(B * T), reduction="none") + aux
+
+# zcc's optimizer (--optimizer): AdamW, or SGD with momentum, whose steps do not turn a rounding
+# difference in a near-zero gradient into a step of lr as Adam's first steps do (a MoE model's
+# routing then flips in one run and not in another, and the curves part).
+OPTIMIZER = {"kind": "adamw"}
+
+# The sparse MoE MLP of the model file (examples/gen_llama.py --experts): read_moe_settings.
+MOE = {"top_k": 2, "normalize": True, "aux": 0.0, "z": 0.0, "shards": 1}
+
+def read_moe_settings(path):
+    text = open(path).read()
+    route = re.search(r"zc\.moe_route \S+ top_k (\d+)( normalize)?", text)
+    if route:
+        MOE["top_k"], MOE["normalize"] = int(route.group(1)), bool(route.group(2))
+    aux = re.search(r"zc\.moe_aux_loss .* coef ([0-9.e+-]+)", text)
+    z = re.search(r"zc\.moe_z_loss .* coef ([0-9.e+-]+)", text)
+    MOE["aux"] = float(aux.group(1)) if aux else 0.0
+    MOE["z"] = float(z.group(1)) if z else 0.0
+
+def sparse_moe(h, router, gate, up, down):
+    """Hugging Face's MixtralSparseMoeBlock on [B, T, C] (softmax router, top-k, renormalized unless
+    the model says otherwise, SwiGLU experts; every expert computed densely and the chosen ones
+    gathered: the same values as the sparse loop), and this layer's Switch load-balancing loss and
+    router z-loss, each computed over one data-parallel rank's rows and averaged over the ranks."""
+    B, T, C = h.shape
+    E, K = router.shape[1], MOE["top_k"]
+    logits = h @ router
+    probs = torch.softmax(logits, dim=-1)
+    top, chosen = torch.topk(probs, K, dim=-1)
+    if MOE["normalize"]:
+        top = top / top.sum(-1, keepdim=True)
+    every = torch.einsum("btc,ecf->ebtf", h, gate)
+    every = F.silu(every) * torch.einsum("btc,ecf->ebtf", h, up)
+    every = torch.einsum("ebtf,efc->btec", every, down)  # [B, T, E, C]
+    picked = torch.gather(every, 2, chosen[..., None].expand(B, T, K, C))
+    y = (picked * top[..., None]).sum(2)
+    extra = torch.zeros((), dtype=h.dtype)
+    rows = B // MOE["shards"]
+    for r in range(MOE["shards"]):
+        p, c = probs[r * rows:(r + 1) * rows], chosen[r * rows:(r + 1) * rows]
+        if MOE["aux"]:
+            f = torch.bincount(c.reshape(-1), minlength=E).to(h.dtype) / c.numel()
+            extra = extra + MOE["aux"] * E * (f * p.reshape(-1, E).mean(0)).sum() / MOE["shards"]
+        if MOE["z"]:
+            lse = torch.logsumexp(logits[r * rows:(r + 1) * rows], dim=-1)
+            extra = extra + MOE["z"] * (lse ** 2).mean() / MOE["shards"]
+    return y, extra
 
 # Each returns the per-token (per-sample) losses: the training loss is their mean.
 LOSSES = {"mlp": lambda w, x, y, heads: mlp_loss(w, x, y), "gpt": gpt_loss, "llama": llama_loss}
@@ -208,8 +262,8 @@ def initial_weights(params, seed):
             t = 1.0 + 0.1 * torch.randn(shape, generator=gen)
         elif len(shape) == 1:
             t = 0.02 * torch.randn(shape, generator=gen)
-        else:
-            t = torch.randn(shape, generator=gen) / math.sqrt(shape[0])
+        else:  # [in, out], or a MoE layer's experts [E, in, out]
+            t = torch.randn(shape, generator=gen) / math.sqrt(shape[-2])
         weights[name] = t.float()
     return weights
 
@@ -234,7 +288,10 @@ def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip,
     groups = [{"params": decay, "weight_decay": 0.01}]
     if defect != "frozen-bias":
         groups.append({"params": no_decay, "weight_decay": 0.0})
-    opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-6 if defect == "adam-epsilon" else 1e-8)
+    if OPTIMIZER["kind"] == "sgd":  # zcc --optimizer sgd: momentum 0.9, coupled weight decay, as torch.optim.SGD
+        opt = torch.optim.SGD(groups, lr=lr, momentum=0.9)
+    else:
+        opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-6 if defect == "adam-epsilon" else 1e-8)
     losses, norms, seconds, val_losses = [], [], [], {}
     for step in range(steps):
         x, y = data.batch(step * batch, batch)
@@ -295,6 +352,7 @@ def main():
     ap.add_argument("--np", type=int, default=1)
     ap.add_argument("--zero-stage", type=int, default=0)
     ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--optimizer", choices=["adamw", "sgd"], default="adamw")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     ap.add_argument("--weight-tolerance", type=float, default=1e-3)
@@ -315,6 +373,9 @@ def main():
 
     params, batch, heads = read_model(args.model)
     read_llama_settings(args.model)
+    read_moe_settings(args.model)
+    OPTIMIZER["kind"] = args.optimizer
+    MOE["shards"] = args.np // (args.tp * args.pp)
     if data_flags[:1] == ["--synthetic"]:
         data = TeacherData(params[0][1][0], params[-1][1][0], 1337)  # train.bin's default --seed
     elif data_flags[:1] == ["--data"] and len(data_flags) == 2:
@@ -336,7 +397,10 @@ def main():
         runs = [run(weights, dtype=torch.float64)] + [run(w) for w in samples_of(weights)]
         return [vars(r) for r in runs]
     inputs = dict(model=file_digest(args.model), kind=args.kind, steps=args.steps, lr=args.lr, seed=args.seed,
+                  optimizer=args.optimizer,
                   clip=args.grad_clip, data=[file_digest(f) if os.path.isfile(f) else f for f in data_flags])
+    if MOE["aux"] or MOE["z"]:  # the routers' losses are each rank's: the reference depends on the ranks
+        inputs["shards"] = MOE["shards"]
     runs = [TorchRun(**r) for r in cached(args.reference_cache, inputs, [__file__], reference)]
     centre, samples = runs[0], runs[1:]
     if centre.losses[-1] >= centre.losses[0]:
@@ -388,7 +452,8 @@ def main():
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                       OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as work:
-        compile_flags = ["--tp", str(args.tp), "--pp", str(args.pp), "--grad-clip", str(args.grad_clip)]
+        compile_flags = ["--tp", str(args.tp), "--pp", str(args.pp), "--grad-clip", str(args.grad_clip),
+                         "--optimizer", args.optimizer]
         losses, norms, final, seconds, val = train_zcc(args.zcc, args.model, params, weights, args.steps, args.lr,
                                                       args.np, args.zero_stage, args.precision, data_flags, work,
                                                       compile_flags)

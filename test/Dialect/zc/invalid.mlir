@@ -1500,3 +1500,141 @@ func.func @f(%w: tensor<64x32xf32>, %on: tensor<f32>) {
   %m = zc.apply_mask %w, %on mask @w.row_mask axis 1 : tensor<64x32xf32>
   return
 }
+
+// -----
+
+// --- Mixture of experts ----------------------------------------------------------
+
+func.func @f(%l: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{'zc.moe_route' op top_k 5 exceeds the 4 experts}}
+  %w, %e, %r, %o = zc.moe_route %l top_k 5 : tensor<2x4x4xf32> -> tensor<2x4x5xf32>, tensor<2x4x5xi32>, tensor<2x4x5xi32>, tensor<5xi32>
+  return
+}
+
+// -----
+
+func.func @f(%l: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{'zc.moe_route' op offsets must be 'tensor<5xi32>', got 'tensor<4xi32>'}}
+  %w, %e, %r, %o = zc.moe_route %l top_k 2 : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @f(%l: tensor<2x4x4xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'zc.moe_route' op bias must be 'tensor<4xf32>', got 'tensor<3xf32>'}}
+  %w, %e, %r, %o = zc.moe_route %l bias %b : tensor<3xf32> top_k 2 : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
+  return
+}
+
+// -----
+
+func.func @f(%l: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{'zc.moe_route' op scale must be positive and finite}}
+  %w, %e, %r, %o = zc.moe_route %l top_k 2 scale -1.0 : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
+  return
+}
+
+// -----
+
+func.func @f(%dw: tensor<2x4x3xf32>, %l: tensor<2x4x4xf32>, %e: tensor<2x4x2xi32>) {
+  // expected-error @+1 {{'zc.moe_route_grad' op grad must be 'tensor<2x4x2xf32>', got 'tensor<2x4x3xf32>'}}
+  %d = zc.moe_route_grad %dw, %l, %e top_k 2 : tensor<2x4x3xf32>, tensor<2x4x4xf32>, tensor<2x4x2xi32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>, %r: tensor<2x4x2xi32>) {
+  // expected-error @+1 {{'zc.moe_dispatch' op the dispatched rows must be 'tensor<16x8xf32>', got 'tensor<8x8xf32>'}}
+  %xs = zc.moe_dispatch %x, %r : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x5x8xf32>, %r: tensor<2x4x2xi32>) {
+  // expected-error @+1 {{'zc.moe_dispatch' op input 'tensor<2x5x8xf32>' and the routing's 'tensor<2x4x2xi32>' must share their leading (token) axes}}
+  %xs = zc.moe_dispatch %x, %r : tensor<2x5x8xf32>, tensor<2x4x2xi32> -> tensor<20x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dxs: tensor<16x8xf32>, %r: tensor<2x4x2xi32>) {
+  // expected-error @+1 {{'zc.moe_dispatch_grad' op the dispatched rows must be 'tensor<16x6xf32>', got 'tensor<16x8xf32>'}}
+  %dx = zc.moe_dispatch_grad %dxs, %r : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%xs: tensor<16x8xf32>, %w: tensor<4x7x6xf32>, %o: tensor<5xi32>) {
+  // expected-error @+1 {{'zc.grouped_matmul' op weight must be [experts, 8, N], got 'tensor<4x7x6xf32>'}}
+  %g = zc.grouped_matmul %xs, %w, %o : tensor<16x8xf32>, tensor<4x7x6xf32>, tensor<5xi32> -> tensor<16x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%xs: tensor<16x8xf32>, %w: tensor<4x8x6xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{'zc.grouped_matmul' op offsets must be 'tensor<5xi32>', got 'tensor<4xi32>'}}
+  %g = zc.grouped_matmul %xs, %w, %o : tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<4xi32> -> tensor<16x6xf32>
+  return
+}
+
+// -----
+
+func.func @f(%d: tensor<16x5xf32>, %xs: tensor<16x8xf32>, %w: tensor<4x8x6xf32>, %o: tensor<5xi32>) {
+  // expected-error @+1 {{'zc.grouped_matmul_grad' op result must be 'tensor<16x6xf32>', got 'tensor<16x5xf32>'}}
+  %dxs, %dw = zc.grouped_matmul_grad %d, %xs, %w, %o : tensor<16x5xf32>, tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32>
+  return
+}
+
+// -----
+
+func.func @f(%ys: tensor<16x8xf32>, %w: tensor<2x4x2xf32>, %r: tensor<2x4x3xi32>) {
+  // expected-error @+1 {{'zc.moe_combine' op rows must be 'tensor<2x4x2xi32>', got 'tensor<2x4x3xi32>'}}
+  %y = zc.moe_combine %ys, %w, %r : tensor<16x8xf32>, tensor<2x4x2xf32>, tensor<2x4x3xi32> -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<2x4x8xf32>, %ys: tensor<12x8xf32>, %w: tensor<2x4x2xf32>, %r: tensor<2x4x2xi32>) {
+  // expected-error @+1 {{'zc.moe_combine_grad' op the dispatched rows must be 'tensor<16x8xf32>', got 'tensor<12x8xf32>'}}
+  %dys, %dw = zc.moe_combine_grad %dy, %ys, %w, %r : tensor<2x4x8xf32>, tensor<12x8xf32>, tensor<2x4x2xf32>, tensor<2x4x2xi32>
+  return
+}
+
+// -----
+
+func.func @f(%l: tensor<8xf32>, %o: tensor<9xi32>) {
+  // expected-error @+1 {{'zc.moe_aux_loss' op logits must be [tokens..., experts], got 'tensor<8xf32>'}}
+  %a = zc.moe_aux_loss %l, %o top_k 2 coef 0.01 : tensor<8xf32>, tensor<9xi32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%d: tensor<f32>, %l: tensor<2x4x4xf32>, %o: tensor<4xi32>) {
+  // expected-error @+1 {{'zc.moe_aux_loss_grad' op offsets must be 'tensor<5xi32>', got 'tensor<4xi32>'}}
+  %g = zc.moe_aux_loss_grad %d, %l, %o top_k 2 coef 0.01 : tensor<2x4x4xf32>, tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @f(%l: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{'zc.moe_z_loss' op result #0 must be 0D tensor of 32-bit float values}}
+  %z = "zc.moe_z_loss"(%l) {coef = 0.001 : f64} : (tensor<2x4x4xf32>) -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @f(%d: tensor<f32>, %l: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{'zc.moe_z_loss_grad' op failed to verify that all of {logits, result} have same type}}
+  %g = "zc.moe_z_loss_grad"(%d, %l) {coef = 0.001 : f64} : (tensor<f32>, tensor<2x4x4xf32>) -> tensor<2x4x5xf32>
+  return
+}

@@ -569,3 +569,42 @@ module {
     return %r : tensor<64x32xf32>
   }
 }
+
+// -----
+
+// Tests that the Mixture-of-Experts ops and their gradients round-trip (examples/gen_llama.py --experts).
+// CHECK-LABEL: func.func @moe
+func.func @moe(%x: tensor<2x4x8xf32>, %router: tensor<8x4xf32>, %w1: tensor<4x8x6xf32>, %bias: tensor<4xf32>,
+               %dy: tensor<2x4x8xf32>, %seed: tensor<f32>) -> tensor<f32> {
+  %logits = zc.matmul %x, %router : tensor<2x4x8xf32>, tensor<8x4xf32> -> tensor<2x4x4xf32>
+  // CHECK: zc.moe_route %{{.+}} top_k 2 normalize : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
+  %w, %e, %r, %o = zc.moe_route %logits top_k 2 normalize
+      : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
+  // CHECK: zc.moe_route %{{.+}} bias %{{.+}} : tensor<4xf32> top_k 3 sigmoid scale 2.500000e+00 : tensor<2x4x4xf32>
+  %w3, %e3, %r3, %o3 = zc.moe_route %logits bias %bias : tensor<4xf32> top_k 3 sigmoid scale 2.5
+      : tensor<2x4x4xf32> -> tensor<2x4x3xf32>, tensor<2x4x3xi32>, tensor<2x4x3xi32>, tensor<5xi32>
+  // CHECK: zc.moe_dispatch %{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<16x8xf32>
+  %xs = zc.moe_dispatch %x, %r : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<16x8xf32>
+  // CHECK: zc.grouped_matmul %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32> -> tensor<16x6xf32>
+  %g = zc.grouped_matmul %xs, %w1, %o : tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32> -> tensor<16x6xf32>
+  // CHECK: zc.grouped_matmul_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x6xf32>, tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32>
+  %dxs, %dw1 = zc.grouped_matmul_grad %g, %xs, %w1, %o : tensor<16x6xf32>, tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32>
+  // CHECK: zc.moe_combine %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+  %y = zc.moe_combine %dxs, %w, %r : tensor<16x8xf32>, tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+  // CHECK: zc.moe_combine_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4x2xf32>, tensor<2x4x2xi32>
+  %dys, %dw = zc.moe_combine_grad %dy, %dxs, %w, %r : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4x2xf32>, tensor<2x4x2xi32>
+  // CHECK: zc.moe_dispatch_grad %{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+  %dx = zc.moe_dispatch_grad %dys, %r : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
+  // CHECK: zc.moe_route_grad %{{.+}}, %{{.+}}, %{{.+}} top_k 2 normalize : tensor<2x4x2xf32>, tensor<2x4x4xf32>, tensor<2x4x2xi32>
+  %dl = zc.moe_route_grad %dw, %logits, %e top_k 2 normalize : tensor<2x4x2xf32>, tensor<2x4x4xf32>, tensor<2x4x2xi32>
+  // CHECK: zc.moe_aux_loss %{{.+}}, %{{.+}} top_k 2 coef 2.000000e-02 : tensor<2x4x4xf32>, tensor<5xi32> -> tensor<f32>
+  %aux = zc.moe_aux_loss %logits, %o top_k 2 coef 0.02 : tensor<2x4x4xf32>, tensor<5xi32> -> tensor<f32>
+  // CHECK: zc.moe_aux_loss_grad %{{.+}}, %{{.+}}, %{{.+}} top_k 3 coef 1.000000e-03 sigmoid : tensor<2x4x4xf32>, tensor<5xi32>
+  %dla = zc.moe_aux_loss_grad %seed, %logits, %o3 top_k 3 coef 0.001 sigmoid : tensor<2x4x4xf32>, tensor<5xi32>
+  // CHECK: zc.moe_z_loss %{{.+}} coef 1.000000e-03 : tensor<2x4x4xf32> -> tensor<f32>
+  %z = zc.moe_z_loss %logits coef 0.001 : tensor<2x4x4xf32> -> tensor<f32>
+  // CHECK: zc.moe_z_loss_grad %{{.+}}, %{{.+}} coef 1.000000e-03 : tensor<2x4x4xf32>
+  %dlz = zc.moe_z_loss_grad %seed, %logits coef 0.001 : tensor<2x4x4xf32>
+  %total = zc.add %aux, %z : tensor<f32>
+  return %total : tensor<f32>
+}

@@ -1,0 +1,268 @@
+//===- ZcMoeOps.td - Mixture-of-Experts routing and expert products ---------===//
+//
+// A MoE feed-forward layer (Mixtral, Qwen2/3-MoE, OLMoE, DeepSeek-V3's routed experts) is
+// composed of these and the ordinary ops:
+//
+//   %logits = zc.matmul %x, %router                       [B, T, E]
+//   %w, %experts, %rows, %offsets = zc.moe_route %logits top_k 2 normalize
+//   %xs = zc.moe_dispatch %x, %rows                        [B T k, C]
+//   %g = zc.grouped_matmul %xs, %w_gate, %offsets          [B T k, F]  (and %u, the up product)
+//   %h = zc.mul (zc.silu %g), %u
+//   %ys = zc.grouped_matmul %h, %w_down, %offsets          [B T k, C]
+//   %y = zc.moe_combine %ys, %w, %rows                     [B, T, C]
+//
+// Dropless: every (token, choice) gets a row, so the dispatched tensors are [tokens x k, ...]
+// whatever the routing and the memory plan is exact; only how those rows divide among the
+// experts (`offsets`) is known at run time. The routing's integer results carry no gradient.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZC_MOE_OPS_TD
+#define ZC_MOE_OPS_TD
+
+// The attributes every routing op repeats (the forward's, so a backward recomputes the same scores).
+class ZC_MoeOp<string mnemonic, list<Trait> traits = []> : ZC_ComputeOp<mnemonic, traits>;
+
+def ZC_MoeRouteOp : ZC_MoeOp<"moe_route"> {
+  let summary = "Choose each token's top-k experts and lay out the dispatched rows";
+  let description = [{
+    `logits` is `[S..., E]`: each token's router logits. Its scores are the softmax over the
+    experts (Mixtral, Qwen, OLMoE) or, with `sigmoid`, each expert's sigmoid (DeepSeek-V3).
+    Each token chooses the `top_k` highest scores (plus `bias` `[E]` where given:
+    DeepSeek-V3's aux-loss-free balancing bias, which only chooses; ties go to the lower
+    expert), in descending order:
+
+    - `weights` `[S..., k]`: the chosen scores, divided by their sum with `normalize`
+      (Mixtral; Qwen's `norm_topk_prob`), times `scale` (DeepSeek-V3's routed scaling factor);
+    - `experts` `[S..., k]` (i32): the chosen experts;
+    - `rows` `[S..., k]` (i32): each choice's row in the dispatched order, where the
+      `S x k` rows are grouped by expert, in expert order, tokens in order within one;
+    - `offsets` `[E + 1]` (i32): where each expert's rows start (`offsets[E] = S x k`).
+
+    Example:
+
+    ```mlir
+    %w, %e, %r, %o = zc.moe_route %logits top_k 2 normalize
+        : tensor<8x64x8xf32> -> tensor<8x64x2xf32>, tensor<8x64x2xi32>, tensor<8x64x2xi32>, tensor<9xi32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$logits, Optional<ZC_FloatTensor>:$bias,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$top_k, UnitAttr:$sigmoid, UnitAttr:$normalize,
+                       DefaultValuedAttr<F64Attr, "1.0">:$scale);
+  let results = (outs ZC_FloatTensor:$weights, ZC_IndexTensor:$experts, ZC_IndexTensor:$rows,
+                      ZC_IndexTensor:$offsets);
+  let assemblyFormat = [{
+    $logits (`bias` $bias^ `:` type($bias))? `top_k` $top_k (`sigmoid` $sigmoid^)? (`normalize` $normalize^)?
+    (`scale` $scale^)?
+    attr-dict `:` type($logits) `->` type($weights) `,` type($experts) `,` type($rows) `,` type($offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_MoeRouteGradOp : ZC_MoeOp<"moe_route_grad", [AllTypesMatch<["logits", "result"]>]> {
+  let summary = "Gradient of moe_route's weights with respect to the router logits";
+  let description = [{
+    `grad` is d loss / d `weights`; the scores are recomputed from `logits` and the choice
+    (`experts`) is the forward's: it is piecewise constant in the logits, so no gradient flows
+    through it. The attributes must equal the forward's.
+
+    ```mlir
+    %dl = zc.moe_route_grad %dw, %logits, %e top_k 2 normalize
+        : tensor<8x64x2xf32>, tensor<8x64x8xf32>, tensor<8x64x2xi32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$logits, ZC_IndexTensor:$experts,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$top_k, UnitAttr:$sigmoid, UnitAttr:$normalize,
+                       DefaultValuedAttr<F64Attr, "1.0">:$scale);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $logits `,` $experts `top_k` $top_k (`sigmoid` $sigmoid^)? (`normalize` $normalize^)? attr-dict
+    `:` type($grad) `,` type($logits) `,` type($experts)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_MoeDispatchOp : ZC_MoeOp<"moe_dispatch"> {
+  let summary = "Copy each token to the rows of its chosen experts";
+  let description = [{
+    `input` `[S..., C]`, `rows` `[S..., k]` (moe_route's): `result[rows[s, j]] = input[s]`, a
+    `[S x k, C]` tensor grouped by expert.
+
+    ```mlir
+    %xs = zc.moe_dispatch %x, %r : tensor<8x64x32xf32>, tensor<8x64x2xi32> -> tensor<1024x32xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_IndexTensor:$rows);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $rows attr-dict `:` type($input) `,` type($rows) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_MoeDispatchGradOp : ZC_MoeOp<"moe_dispatch_grad"> {
+  let summary = "Gradient of moe_dispatch: each token's rows summed";
+  let description = [{
+    `result[s] = sum_j grad[rows[s, j]]` (in choice order).
+
+    ```mlir
+    %dx = zc.moe_dispatch_grad %dxs, %r : tensor<1024x32xf32>, tensor<8x64x2xi32> -> tensor<8x64x32xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$grad, ZC_IndexTensor:$rows);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $rows attr-dict `:` type($grad) `,` type($rows) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def ZC_GroupedMatmulOp : ZC_MoeOp<"grouped_matmul"> {
+  let summary = "Each expert's rows times that expert's weight";
+  let description = [{
+    `input` `[M, K]` holds the rows of each expert `e` at `[offsets[e], offsets[e + 1])`;
+    `weight` is `[E, K, N]`; `result[i] = input[i] x weight[e]` for the expert `e` whose rows
+    hold `i`: one product per expert at its real row count (the runtime's matmul paths), not
+    one per token. `offsets` is moe_route's `[E + 1]`.
+
+    ```mlir
+    %g = zc.grouped_matmul %xs, %w1, %o : tensor<1024x32xf32>, tensor<8x32x64xf32>, tensor<9xi32> -> tensor<1024x64xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$weight, ZC_IndexTensor:$offsets);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $offsets attr-dict `:` type($input) `,` type($weight) `,` type($offsets) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_GroupedMatmulGradOp : ZC_MoeOp<"grouped_matmul_grad", [AllTypesMatch<["input", "input_grad"]>,
+                                                             AllTypesMatch<["weight", "weight_grad"]>]> {
+  let summary = "Gradient of grouped_matmul with respect to its rows and its weights";
+  let description = [{
+    Per expert: `d input = grad x weight[e]^T` on its rows, `d weight[e] = input^T x grad` over
+    them (zero for an expert no row reached).
+
+    ```mlir
+    %dxs, %dw = zc.grouped_matmul_grad %dg, %xs, %w1, %o
+        : tensor<1024x64xf32>, tensor<1024x32xf32>, tensor<8x32x64xf32>, tensor<9xi32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$input, ZC_FloatTensor:$weight,
+                       ZC_IndexTensor:$offsets);
+  let results = (outs ZC_FloatTensor:$input_grad, ZC_FloatTensor:$weight_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $weight `,` $offsets attr-dict `:` type($grad) `,` type($input) `,` type($weight) `,`
+    type($offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_MoeCombineOp : ZC_MoeOp<"moe_combine"> {
+  let summary = "Each token's expert outputs, weighted and summed";
+  let description = [{
+    `input` `[S x k, C]` (the experts' rows), `weights` and `rows` `[S..., k]` (moe_route's):
+    `result[s] = sum_j weights[s, j] input[rows[s, j]]`, `[S..., C]`.
+
+    ```mlir
+    %y = zc.moe_combine %ys, %w, %r : tensor<1024x32xf32>, tensor<8x64x2xf32>, tensor<8x64x2xi32> -> tensor<8x64x32xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$weights, ZC_IndexTensor:$rows);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weights `,` $rows attr-dict `:` type($input) `,` type($weights) `,` type($rows) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_MoeCombineGradOp : ZC_MoeOp<"moe_combine_grad", [AllTypesMatch<["input", "input_grad"]>,
+                                                       AllTypesMatch<["weights", "weights_grad"]>]> {
+  let summary = "Gradient of moe_combine with respect to the expert rows and the weights";
+  let description = [{
+    `d input[rows[s, j]] = weights[s, j] grad[s]`, `d weights[s, j] = <grad[s], input[rows[s, j]]>`.
+
+    ```mlir
+    %dys, %dw = zc.moe_combine_grad %dy, %ys, %w, %r
+        : tensor<8x64x32xf32>, tensor<1024x32xf32>, tensor<8x64x2xf32>, tensor<8x64x2xi32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$input, ZC_FloatTensor:$weights,
+                       ZC_IndexTensor:$rows);
+  let results = (outs ZC_FloatTensor:$input_grad, ZC_FloatTensor:$weights_grad);
+  let assemblyFormat = [{
+    $grad `,` $input `,` $weights `,` $rows attr-dict `:` type($grad) `,` type($input) `,` type($weights) `,`
+    type($rows)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_MoeAuxLossOp : ZC_MoeOp<"moe_aux_loss"> {
+  let summary = "The load-balancing auxiliary loss (Switch Transformer, Mixtral)";
+  let description = [{
+    `coef E sum_e f_e P_e` over the tokens of `logits` `[S..., E]`: `f_e` the fraction of the
+    `S x top_k` choices that went to expert `e` (from moe_route's `offsets`), `P_e` the mean
+    score of expert `e` (softmax, or with `sigmoid` each sigmoid, as the router's). `f` is
+    counted, not differentiated (Mixtral's `load_balancing_loss_func`, `router_aux_loss_coef`).
+    A scalar f32 loss to add to the model's.
+
+    ```mlir
+    %aux = zc.moe_aux_loss %logits, %o top_k 2 coef 0.02 : tensor<8x64x8xf32>, tensor<9xi32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$logits, ZC_IndexTensor:$offsets,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$top_k, F64Attr:$coef, UnitAttr:$sigmoid);
+  let results = (outs ZC_LossTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $offsets `top_k` $top_k `coef` $coef (`sigmoid` $sigmoid^)? attr-dict `:` type($logits) `,`
+    type($offsets) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_MoeAuxLossGradOp : ZC_MoeOp<"moe_aux_loss_grad", [AllTypesMatch<["logits", "result"]>]> {
+  let summary = "Gradient of moe_aux_loss with respect to the router logits";
+  let description = [{
+    `grad` (a 0-d f32) times d aux / d logits through the scores, the counts fixed.
+
+    ```mlir
+    %dl = zc.moe_aux_loss_grad %d, %logits, %o top_k 2 coef 0.02 : tensor<8x64x8xf32>, tensor<9xi32>
+    ```
+  }];
+  let arguments = (ins ZC_LossTensor:$grad, ZC_FloatTensor:$logits, ZC_IndexTensor:$offsets,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$top_k, F64Attr:$coef, UnitAttr:$sigmoid);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $logits `,` $offsets `top_k` $top_k `coef` $coef (`sigmoid` $sigmoid^)? attr-dict `:` type($logits)
+    `,` type($offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_MoeZLossOp : ZC_MoeOp<"moe_z_loss"> {
+  let summary = "The router z-loss (ST-MoE)";
+  let description = [{
+    `coef` times the mean over the tokens of `logits` `[S..., E]` of `logsumexp(logits[s])^2`
+    (Zoph et al. 2022; OLMoE's `router_z_loss_coef`). A scalar f32 loss to add to the model's.
+
+    ```mlir
+    %z = zc.moe_z_loss %logits coef 0.001 : tensor<8x64x8xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$logits, F64Attr:$coef);
+  let results = (outs ZC_LossTensor:$result);
+  let assemblyFormat = "$logits `coef` $coef attr-dict `:` type($logits) `->` type($result)";
+}
+
+def ZC_MoeZLossGradOp : ZC_MoeOp<"moe_z_loss_grad", [AllTypesMatch<["logits", "result"]>]> {
+  let summary = "Gradient of moe_z_loss";
+  let description = [{
+    `grad` (a 0-d f32) times `2 coef lse(logits[s]) softmax(logits[s]) / S`.
+
+    ```mlir
+    %dl = zc.moe_z_loss_grad %d, %logits coef 0.001 : tensor<8x64x8xf32>
+    ```
+  }];
+  let arguments = (ins ZC_LossTensor:$grad, ZC_FloatTensor:$logits, F64Attr:$coef);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $logits `coef` $coef attr-dict `:` type($logits)";
+}
+
+#endif // ZC_MOE_OPS_TD

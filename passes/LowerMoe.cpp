@@ -1,0 +1,119 @@
+//===- LowerMoe.cpp - the Mixture-of-Experts ops as their runtime calls ----===//
+//
+// zc.moe_route and its gradient, dispatch, combine, the grouped product and the auxiliary
+// losses, each as the zrt_moe_* / zrt_grouped_matmul call of zrt_abi.def: `p` holds the op's
+// tensor operands then its results as arena pointers (Lowering::lowerOp). The token count is
+// the router logits' (or the routing's) leading elements.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Lowering.h"
+
+#include "zrt/GroupedMatmul.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::zc;
+using namespace mlir::zc::lowering;
+
+bool mlir::zc::lowering::isMoeOp(Operation *op) {
+  return isa<MoeRouteOp, MoeRouteGradOp, MoeDispatchOp, MoeDispatchGradOp, GroupedMatmulOp, GroupedMatmulGradOp,
+             MoeCombineOp, MoeCombineGradOp, MoeAuxLossOp, MoeAuxLossGradOp, MoeZLossOp, MoeZLossGradOp>(op);
+}
+
+LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p) {
+  auto I64 = [&](int64_t v) { return constI64(b, v); };
+  auto I32 = [&](int64_t v) { return constI32(b, v); };
+  auto F64 = [&](APFloat v) { return constF64(b, v.convertToDouble()); };
+  // [tokens..., last] -> (tokens, last)
+  auto tokensAnd = [](Value v) { return rowsCols(v); };
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](MoeRouteOp o) {
+        auto [tokens, experts] = tokensAnd(o.getLogits());
+        // p: logits, [bias], weights, experts, rows, offsets.
+        Value bias = o.getBias() ? p[1] : Value(LLVM::ZeroOp::create(b, ptrType));
+        ArrayRef<Value> results = p.take_back(4);
+        call(b, "zrt_moe_route",
+             {dtype(b, o.getLogits()), p[0], bias, results[0], results[1], results[2], results[3], I64(tokens),
+              I64(experts), I64(static_cast<int64_t>(o.getTopK())), I32(o.getSigmoid()), I32(o.getNormalize()),
+              F64(o.getScale())});
+        return success();
+      })
+      .Case([&](MoeRouteGradOp o) {
+        auto [tokens, experts] = tokensAnd(o.getLogits());
+        call(b, "zrt_moe_route_grad",
+             {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(tokens), I64(experts),
+              I64(static_cast<int64_t>(o.getTopK())), I32(o.getSigmoid()), I32(o.getNormalize()), F64(o.getScale())});
+        return success();
+      })
+      .Case([&](MoeDispatchOp o) {
+        auto [tokens, topK] = tokensAnd(o.getRows());
+        call(b, "zrt_moe_dispatch",
+             {dtype(b, o.getInput()), p[0], p[1], p[2], I64(tokens), I64(topK), I64(rowsCols(o.getInput()).second)});
+        return success();
+      })
+      .Case([&](MoeDispatchGradOp o) {
+        auto [tokens, topK] = tokensAnd(o.getRows());
+        call(b, "zrt_moe_dispatch_grad",
+             {dtype(b, o.getGrad()), p[0], p[1], p[2], I64(tokens), I64(topK), I64(rowsCols(o.getGrad()).second)});
+        return success();
+      })
+      .Case([&](MoeCombineOp o) {
+        auto [tokens, topK] = tokensAnd(o.getRows());
+        call(b, "zrt_moe_combine", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], I64(tokens), I64(topK),
+                                    I64(rowsCols(o.getInput()).second)});
+        return success();
+      })
+      .Case([&](MoeCombineGradOp o) {
+        auto [tokens, topK] = tokensAnd(o.getRows());
+        call(b, "zrt_moe_combine_grad", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], p[4], p[5], I64(tokens),
+                                         I64(topK), I64(rowsCols(o.getInput()).second)});
+        return success();
+      })
+      .Case([&](GroupedMatmulOp o) {
+        ArrayRef<int64_t> w = tensorOf(o.getWeight()).getShape();
+        const int64_t rows = tensorOf(o.getInput()).getDimSize(0);
+        call(b, "zrt_grouped_matmul", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], I64(rows), I64(w[0]),
+                                       I64(w[1]), I64(w[2])});
+        // Each expert's product in the plan at the balanced row count (zrt/GroupedMatmul.h).
+        const int64_t code = dtypeCode(tensorOf(o.getInput()).getElementType()), even = zrt::plannedExpertRows(rows, w[0]);
+        matmuls.insert({"matmul", {code, 1, even, w[2], w[1], 0, 0, 0}});
+        return success();
+      })
+      .Case([&](GroupedMatmulGradOp o) {
+        ArrayRef<int64_t> w = tensorOf(o.getWeight()).getShape();
+        const int64_t rows = tensorOf(o.getInput()).getDimSize(0);
+        call(b, "zrt_grouped_matmul_grad", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], p[4], p[5], I64(rows),
+                                            I64(w[0]), I64(w[1]), I64(w[2])});
+        const int64_t code = dtypeCode(tensorOf(o.getInput()).getElementType()), even = zrt::plannedExpertRows(rows, w[0]);
+        matmuls.insert({"matmul", {code, 1, even, w[1], w[2], 0, 1, 0}}); // d rows = d out x W[e]^T
+        matmuls.insert({"matmul", {code, 1, w[1], w[2], even, 1, 0, 0}}); // d W[e] = rows^T x d out
+        return success();
+      })
+      .Case([&](MoeAuxLossOp o) {
+        auto [tokens, experts] = tokensAnd(o.getLogits());
+        call(b, "zrt_moe_aux_loss", {dtype(b, o.getLogits()), p[0], p[1], p[2], I64(tokens), I64(experts),
+                                     I64(static_cast<int64_t>(o.getTopK())), I32(o.getSigmoid()), F64(o.getCoef())});
+        return success();
+      })
+      .Case([&](MoeAuxLossGradOp o) {
+        auto [tokens, experts] = tokensAnd(o.getLogits());
+        call(b, "zrt_moe_aux_loss_grad",
+             {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(tokens), I64(experts),
+              I64(static_cast<int64_t>(o.getTopK())), I32(o.getSigmoid()), F64(o.getCoef())});
+        return success();
+      })
+      .Case([&](MoeZLossOp o) {
+        auto [tokens, experts] = tokensAnd(o.getLogits());
+        call(b, "zrt_moe_z_loss", {dtype(b, o.getLogits()), p[0], p[1], I64(tokens), I64(experts), F64(o.getCoef())});
+        return success();
+      })
+      .Case([&](MoeZLossGradOp o) {
+        auto [tokens, experts] = tokensAnd(o.getLogits());
+        call(b, "zrt_moe_z_loss_grad",
+             {dtype(b, o.getLogits()), p[0], p[1], p[2], I64(tokens), I64(experts), F64(o.getCoef())});
+        return success();
+      })
+      .Default([](Operation *other) { return other->emitOpError("is not a Mixture-of-Experts op"); });
+}
