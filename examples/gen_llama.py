@@ -14,12 +14,22 @@ Until zcc-import writes these graphs from a PyTorch model, this is how a Llama r
 With --experts E the MLP is a Mixtral sparse MoE block (MixtralSparseMoeBlock): a router
 [C, E], each token's --top-k experts by softmax score, renormalized over the k
 (--no-normalize: Qwen's norm_topk_prob false), SwiGLU experts of --ffn each, combined by the
-weights; each layer adds its load-balancing loss (--aux-coef, Mixtral's router_aux_loss_coef)
+weights, dropless or with --capacity-factor (GShard's and DeepSpeed's token dropping); each layer adds its load-balancing loss (--aux-coef, Mixtral's router_aux_loss_coef)
 and with --z-coef the router z-loss to the model's loss, Megatron-LM's per-layer form.
 
     python3 examples/gen_llama.py --experts 8 --top-k 2 --ffn 128 > mixtral.mlir
 """
 import argparse
+import math
+
+
+def dispatched_rows(tokens, experts, k, capacity_factor):
+    """The dispatched tensors' rows (runtime/include/zrt/MoeLayout.h): tokens x k dropless; with a
+    capacity factor f each expert keeps ceil(f tokens k / experts) rows."""
+    if not capacity_factor:
+        return tokens * k
+    capacity = max(1, math.ceil(capacity_factor * tokens * k / experts - 1e-9))
+    return min(tokens * k, experts * capacity)
 
 
 def emit(args):
@@ -86,7 +96,7 @@ def emit(args):
         i(f"%{dst} = zc.rmsnorm %{src}, %{g} {{epsilon = {args.eps:e} : f64}} : {x3}, {vec(C)}")
 
     losses = []
-    rows = B * T * K
+    rows = dispatched_rows(B * T, E, K, args.capacity_factor) if E else 0
     idx = lambda n: f"tensor<{B}x{T}x{n}xi32>"
     rowsOf = lambda n: f"tensor<{rows}x{n}x{f}>"
 
@@ -94,6 +104,8 @@ def emit(args):
         """Mixtral's sparse MoE block on src; its load-balancing (and z) losses join `losses`."""
         matmul(f"{h}_logits", src, f"{h}_router_w", C, E)
         norm = " normalize" if args.normalize else ""
+        if args.capacity_factor:
+            norm += f" capacity_factor {args.capacity_factor:e}"
         i(f"%{h}_w, %{h}_ex, %{h}_rows, %{h}_offs = zc.moe_route %{h}_logits top_k {K}{norm} : {act(E)} -> "
           f"{act(K)}, {idx(K)}, {idx(K)}, tensor<{E + 1}xi32>")
         i(f"%{h}_xs = zc.moe_dispatch %{src}, %{h}_rows : {x3}, {idx(K)} -> {rowsOf(C)}")
@@ -108,8 +120,8 @@ def emit(args):
           f"{cube(E, F, C)}, tensor<{E + 1}xi32> -> {rowsOf(C)}")
         i(f"%{h}_moe = zc.moe_combine %{h}_edown, %{h}_w, %{h}_rows : {rowsOf(C)}, {act(K)}, {idx(K)} -> {x3}")
         if args.aux_coef:
-            i(f"%{h}_aux = zc.moe_aux_loss %{h}_logits, %{h}_offs top_k {K} coef {args.aux_coef:e} : {act(E)}, "
-              f"tensor<{E + 1}xi32> -> tensor<f32>")
+            i(f"%{h}_aux = zc.moe_aux_loss %{h}_logits, %{h}_ex coef {args.aux_coef:e} : {act(E)}, {idx(K)} "
+              f"-> tensor<f32>")
             losses.append(f"{h}_aux")
         if args.z_coef:
             i(f"%{h}_z = zc.moe_z_loss %{h}_logits coef {args.z_coef:e} : {act(E)} -> tensor<f32>")
@@ -176,6 +188,9 @@ def main():
     ap.add_argument("--no-normalize", dest="normalize", action="store_false",
                     help="keep the chosen softmax scores as they are (norm_topk_prob false)")
     ap.add_argument("--aux-coef", type=float, default=0.02, help="router_aux_loss_coef (0: none)")
+    ap.add_argument("--capacity-factor", type=float, default=0.0,
+                    help="each expert keeps ceil(f tokens k / E) rows, the rest dropped (GShard, DeepSpeed); "
+                         "0: dropless")
     ap.add_argument("--z-coef", type=float, default=0.0, help="router_z_loss_coef (0: none)")
     print(emit(ap.parse_args()), end="")
 

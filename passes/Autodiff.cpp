@@ -276,8 +276,8 @@ public:
         .Case([&](MoeRouteOp o) {
           give(o.getLogits(), [&] {
             return Value(MoeRouteGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(), o.getExperts(),
-                                                o.getTopKAttr(), o.getSigmoidAttr(), o.getNormalizeAttr(),
-                                                o.getScaleAttr()));
+                                                o.getRows(), o.getTopKAttr(), o.getSigmoidAttr(),
+                                                o.getNormalizeAttr(), o.getScaleAttr()));
           });
           return success();
         })
@@ -306,8 +306,8 @@ public:
         })
         .Case([&](MoeAuxLossOp o) {
           give(o.getLogits(), [&] {
-            return Value(MoeAuxLossGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(), o.getOffsets(),
-                                                  o.getTopKAttr(), o.getCoefAttr(), o.getSigmoidAttr()));
+            return Value(MoeAuxLossGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(), o.getExperts(),
+                                                  o.getCoefAttr(), o.getSigmoidAttr()));
           });
           return success();
         })

@@ -9,7 +9,7 @@
 
 #include "passes/Lowering.h"
 
-#include "zrt/GroupedMatmul.h"
+#include "zrt/MoeLayout.h"
 
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -28,6 +28,8 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
   auto F64 = [&](APFloat v) { return constF64(b, v.convertToDouble()); };
   // [tokens..., last] -> (tokens, last)
   auto tokensAnd = [](Value v) { return rowsCols(v); };
+  // The dispatched tensor's rows (tokens x top_k, or fewer with a capacity: zrt/MoeLayout.h).
+  auto dispatched = [](Value v) { return tensorOf(v).getDimSize(0); };
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](MoeRouteOp o) {
         auto [tokens, experts] = tokensAnd(o.getLogits());
@@ -37,38 +39,39 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
         call(b, "zrt_moe_route",
              {dtype(b, o.getLogits()), p[0], bias, results[0], results[1], results[2], results[3], I64(tokens),
               I64(experts), I64(static_cast<int64_t>(o.getTopK())), I32(o.getSigmoid()), I32(o.getNormalize()),
-              F64(o.getScale())});
+              F64(o.getScale()), constF64(b, o.getCapacityFactorOrZero())});
         return success();
       })
       .Case([&](MoeRouteGradOp o) {
         auto [tokens, experts] = tokensAnd(o.getLogits());
         call(b, "zrt_moe_route_grad",
-             {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(tokens), I64(experts),
+             {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], p[4], I64(tokens), I64(experts),
               I64(static_cast<int64_t>(o.getTopK())), I32(o.getSigmoid()), I32(o.getNormalize()), F64(o.getScale())});
         return success();
       })
       .Case([&](MoeDispatchOp o) {
         auto [tokens, topK] = tokensAnd(o.getRows());
-        call(b, "zrt_moe_dispatch",
-             {dtype(b, o.getInput()), p[0], p[1], p[2], I64(tokens), I64(topK), I64(rowsCols(o.getInput()).second)});
+        call(b, "zrt_moe_dispatch", {dtype(b, o.getInput()), p[0], p[1], p[2], I64(tokens), I64(topK),
+                                     I64(rowsCols(o.getInput()).second), I64(dispatched(o.getResult()))});
         return success();
       })
       .Case([&](MoeDispatchGradOp o) {
         auto [tokens, topK] = tokensAnd(o.getRows());
-        call(b, "zrt_moe_dispatch_grad",
-             {dtype(b, o.getGrad()), p[0], p[1], p[2], I64(tokens), I64(topK), I64(rowsCols(o.getGrad()).second)});
+        call(b, "zrt_moe_dispatch_grad", {dtype(b, o.getGrad()), p[0], p[1], p[2], I64(tokens), I64(topK),
+                                          I64(rowsCols(o.getGrad()).second), I64(dispatched(o.getGrad()))});
         return success();
       })
       .Case([&](MoeCombineOp o) {
         auto [tokens, topK] = tokensAnd(o.getRows());
         call(b, "zrt_moe_combine", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], I64(tokens), I64(topK),
-                                    I64(rowsCols(o.getInput()).second)});
+                                    I64(rowsCols(o.getInput()).second), I64(dispatched(o.getInput()))});
         return success();
       })
       .Case([&](MoeCombineGradOp o) {
         auto [tokens, topK] = tokensAnd(o.getRows());
         call(b, "zrt_moe_combine_grad", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], p[4], p[5], I64(tokens),
-                                         I64(topK), I64(rowsCols(o.getInput()).second)});
+                                         I64(topK), I64(rowsCols(o.getInput()).second),
+                                         I64(dispatched(o.getInput()))});
         return success();
       })
       .Case([&](GroupedMatmulOp o) {
@@ -76,7 +79,7 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
         const int64_t rows = tensorOf(o.getInput()).getDimSize(0);
         call(b, "zrt_grouped_matmul", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], I64(rows), I64(w[0]),
                                        I64(w[1]), I64(w[2])});
-        // Each expert's product in the plan at the balanced row count (zrt/GroupedMatmul.h).
+        // Each expert's product in the plan at the balanced row count (zrt/MoeLayout.h).
         const int64_t code = dtypeCode(tensorOf(o.getInput()).getElementType()), even = zrt::plannedExpertRows(rows, w[0]);
         matmuls.insert({"matmul", {code, 1, even, w[2], w[1], 0, 0, 0}});
         return success();
@@ -94,14 +97,14 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
       .Case([&](MoeAuxLossOp o) {
         auto [tokens, experts] = tokensAnd(o.getLogits());
         call(b, "zrt_moe_aux_loss", {dtype(b, o.getLogits()), p[0], p[1], p[2], I64(tokens), I64(experts),
-                                     I64(static_cast<int64_t>(o.getTopK())), I32(o.getSigmoid()), F64(o.getCoef())});
+                                     I64(rowsCols(o.getExperts()).second), I32(o.getSigmoid()), F64(o.getCoef())});
         return success();
       })
       .Case([&](MoeAuxLossGradOp o) {
         auto [tokens, experts] = tokensAnd(o.getLogits());
         call(b, "zrt_moe_aux_loss_grad",
              {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(tokens), I64(experts),
-              I64(static_cast<int64_t>(o.getTopK())), I32(o.getSigmoid()), F64(o.getCoef())});
+              I64(rowsCols(o.getExperts()).second), I32(o.getSigmoid()), F64(o.getCoef())});
         return success();
       })
       .Case([&](MoeZLossOp o) {

@@ -113,7 +113,10 @@ FailureOr<Type> inferResult(Operation *op, RankedTensorType oldResult, int64_t p
         return Type(oldResult.clone(shape));
       })
       .Case([&](MoeDispatchOp o) -> FailureOr<Type> {
-        return Type(oldResult.clone({tensorOf(o.getRows()).getNumElements(), oldResult.getDimSize(1)}));
+        auto route = o.getRows().getDefiningOp<MoeRouteOp>();
+        if (!route)
+          return batchMoved("its rows do not come from a zc.moe_route in sight");
+        return Type(oldResult.clone({route.getDispatchedRows(), oldResult.getDimSize(1)}));
       })
       .Case([&](GroupedMatmulOp o) -> FailureOr<Type> {
         if (!isChanged(o.getInput()))

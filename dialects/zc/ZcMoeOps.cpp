@@ -9,6 +9,10 @@
 #include "dialects/zc/ZcDialect.h"
 #include "dialects/zc/ZcVerifyUtils.h"
 
+#include "zrt/MoeLayout.h"
+
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::zc;
 using namespace mlir::zc::detail;
@@ -47,16 +51,24 @@ FailureOr<int64_t> choicesOf(Operation *op, RankedTensorType choices, RankedTens
   return choices.getShape().back();
 }
 
-/// The dispatched rows `[S x k, C]` of `tokens` `[S..., C]` routed by `rows` `[S..., k]`.
-LogicalResult verifyDispatched(Operation *op, RankedTensorType dispatched, RankedTensorType tokens,
-                               RankedTensorType rows, StringRef what) {
+/// The dispatched rows `[R, C]` of `tokens` `[S..., C]` routed by `rows` `[S..., k]`: R = S x k
+/// dropless; with a capacity, moe_route's dispatched rows (at most S x k where the routing is
+/// not in sight).
+LogicalResult verifyDispatched(Operation *op, RankedTensorType dispatched, RankedTensorType tokens, Value rowsValue,
+                               StringRef what) {
+  RankedTensorType rows = tensorOf(rowsValue);
   FailureOr<int64_t> k = choicesOf(op, rows, tokens, what);
   if (failed(k))
     return failure();
-  int64_t channels = tokens.getShape().back();
-  auto want = RankedTensorType::get({tokens.getNumElements() / std::max<int64_t>(channels, 1) * *k, channels},
-                                    tokens.getElementType());
-  return expectType(op, "the dispatched rows", dispatched, want);
+  const int64_t channels = tokens.getShape().back(),
+                choices = tokens.getNumElements() / std::max<int64_t>(channels, 1) * *k;
+  int64_t want = choices;
+  if (auto route = rowsValue.getDefiningOp<MoeRouteOp>())
+    want = route.getDispatchedRows();
+  else if (dispatched.getRank() == 2 && dispatched.getDimSize(0) <= choices)
+    want = dispatched.getDimSize(0);
+  return expectType(op, "the dispatched rows", dispatched,
+                    RankedTensorType::get({want, channels}, tokens.getElementType()));
 }
 
 /// The grouped product's operands: rows [M, K], weight [E, K, N], offsets [E + 1], result [M, N].
@@ -83,6 +95,13 @@ LogicalResult verifyOffsets(Operation *op, RankedTensorType logits, RankedTensor
 
 } // namespace
 
+int64_t MoeRouteOp::getDispatchedRows() {
+  RankedTensorType logits = tensorOf(getLogits());
+  const int64_t experts = logits.getShape().back();
+  return zrt::moeDispatchedRows(logits.getNumElements() / std::max<int64_t>(experts, 1), experts,
+                                static_cast<int64_t>(getTopK()), getCapacityFactorOrZero());
+}
+
 LogicalResult MoeRouteOp::verify() {
   RankedTensorType logits = tensorOf(getLogits());
   const int64_t k = static_cast<int64_t>(getTopK());
@@ -90,6 +109,8 @@ LogicalResult MoeRouteOp::verify() {
     return failure();
   if (getScale().convertToDouble() <= 0 || !std::isfinite(getScale().convertToDouble()))
     return emitOpError("scale must be positive and finite");
+  if (getCapacityFactor() && !(getCapacityFactorOrZero() > 0 && std::isfinite(getCapacityFactorOrZero())))
+    return emitOpError("capacity_factor must be positive and finite (leave it out for dropless routing)");
   if (Value bias = getBias())
     if (failed(expectType(*this, "bias", bias.getType(),
                           RankedTensorType::get({logits.getShape().back()}, logits.getElementType()))))
@@ -111,15 +132,18 @@ LogicalResult MoeRouteGradOp::verify() {
   RankedTensorType chosen = withLastAxis(logits, k, logits.getElementType());
   if (failed(expectType(*this, "grad", getGrad().getType(), chosen)))
     return failure();
-  return expectType(*this, "experts", getExperts().getType(), chosen.clone(IntegerType::get(getContext(), 32)));
+  Type ids = chosen.clone(IntegerType::get(getContext(), 32));
+  if (failed(expectType(*this, "experts", getExperts().getType(), ids)))
+    return failure();
+  return expectType(*this, "rows", getRows().getType(), ids);
 }
 
 LogicalResult MoeDispatchOp::verify() {
-  return verifyDispatched(*this, tensorOf(getResult()), tensorOf(getInput()), tensorOf(getRows()), "input");
+  return verifyDispatched(*this, tensorOf(getResult()), tensorOf(getInput()), getRows(), "input");
 }
 
 LogicalResult MoeDispatchGradOp::verify() {
-  return verifyDispatched(*this, tensorOf(getGrad()), tensorOf(getResult()), tensorOf(getRows()), "result");
+  return verifyDispatched(*this, tensorOf(getGrad()), tensorOf(getResult()), getRows(), "result");
 }
 
 LogicalResult GroupedMatmulOp::verify() {
@@ -132,11 +156,11 @@ LogicalResult GroupedMatmulGradOp::verify() {
                        tensorOf(getGrad()));
 }
 
-/// moe_combine and its gradient: input [S x k, C], weights [S..., k] of input's element type,
+/// moe_combine and its gradient: input [R, C], weights [S..., k] of input's element type,
 /// rows [S..., k], the combined [S..., C].
-static LogicalResult verifyCombine(Operation *op, RankedTensorType input, RankedTensorType weights,
-                                   RankedTensorType rows, RankedTensorType combined) {
-  if (failed(expectType(op, "rows", rows, weights.clone(rows.getElementType()))))
+static LogicalResult verifyCombine(Operation *op, RankedTensorType input, RankedTensorType weights, Value rows,
+                                   RankedTensorType combined) {
+  if (failed(expectType(op, "rows", rows.getType(), weights.clone(tensorOf(rows).getElementType()))))
     return failure();
   if (failed(verifySameElementType(op, {input, weights, combined})))
     return failure();
@@ -144,25 +168,27 @@ static LogicalResult verifyCombine(Operation *op, RankedTensorType input, Ranked
 }
 
 LogicalResult MoeCombineOp::verify() {
-  return verifyCombine(*this, tensorOf(getInput()), tensorOf(getWeights()), tensorOf(getRows()),
-                       tensorOf(getResult()));
+  return verifyCombine(*this, tensorOf(getInput()), tensorOf(getWeights()), getRows(), tensorOf(getResult()));
 }
 
 LogicalResult MoeCombineGradOp::verify() {
-  return verifyCombine(*this, tensorOf(getInput()), tensorOf(getWeights()), tensorOf(getRows()),
-                       tensorOf(getGrad()));
+  return verifyCombine(*this, tensorOf(getInput()), tensorOf(getWeights()), getRows(), tensorOf(getGrad()));
+}
+
+/// The load-balancing loss's logits [S..., E] and choices [S..., k], k at most E.
+static LogicalResult verifyAuxOperands(Operation *op, RankedTensorType logits, RankedTensorType experts) {
+  if (logits.getRank() < 2)
+    return op->emitOpError() << "logits must be [tokens..., experts], got " << logits;
+  if (experts.getRank() != logits.getRank() || experts.getShape().drop_back() != logits.getShape().drop_back())
+    return op->emitOpError() << "experts " << experts << " must be the routing's choices [tokens..., k] of the "
+                             << logits << " logits";
+  return verifyLogits(op, logits, experts.getShape().back());
 }
 
 LogicalResult MoeAuxLossOp::verify() {
-  RankedTensorType logits = tensorOf(getLogits());
-  if (failed(verifyLogits(*this, logits, static_cast<int64_t>(getTopK()))))
-    return failure();
-  return verifyOffsets(*this, logits, tensorOf(getOffsets()));
+  return verifyAuxOperands(*this, tensorOf(getLogits()), tensorOf(getExperts()));
 }
 
 LogicalResult MoeAuxLossGradOp::verify() {
-  RankedTensorType logits = tensorOf(getLogits());
-  if (failed(verifyLogits(*this, logits, static_cast<int64_t>(getTopK()))))
-    return failure();
-  return verifyOffsets(*this, logits, tensorOf(getOffsets()));
+  return verifyAuxOperands(*this, tensorOf(getLogits()), tensorOf(getExperts()));
 }

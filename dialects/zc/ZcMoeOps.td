@@ -13,7 +13,9 @@
 //
 // Dropless: every (token, choice) gets a row, so the dispatched tensors are [tokens x k, ...]
 // whatever the routing and the memory plan is exact; only how those rows divide among the
-// experts (`offsets`) is known at run time. The routing's integer results carry no gradient.
+// experts (`offsets`) is known at run time. With a capacity factor each expert keeps at most its
+// capacity and the dispatched tensors have min(tokens x k, experts x capacity) rows
+// (runtime/include/zrt/MoeLayout.h). The routing's integer results carry no gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,47 +39,64 @@ def ZC_MoeRouteOp : ZC_MoeOp<"moe_route"> {
     - `experts` `[S..., k]` (i32): the chosen experts;
     - `rows` `[S..., k]` (i32): each choice's row in the dispatched order, where the
       `S x k` rows are grouped by expert, in expert order, tokens in order within one;
-    - `offsets` `[E + 1]` (i32): where each expert's rows start (`offsets[E] = S x k`).
+    - `offsets` `[E + 1]` (i32): where each expert's rows start (`offsets[E]`: the rows kept,
+      `S x k` dropless).
+
+    Rows go to an expert in priority order: every token's first choice in token order, then
+    every second choice, ... With `capacity_factor f` (GShard, DeepSpeed's gating) expert `e`
+    keeps at most `C = ceil(f S k / E)` rows and a choice past it is dropped: its row is -1, its
+    weight 0 (the token's other choices renormalized with `normalize`), and a token whose
+    choices all drop passes through the layer's residual alone. The dispatched tensors then have
+    `min(S k, E C)` rows.
 
     Example:
 
     ```mlir
     %w, %e, %r, %o = zc.moe_route %logits top_k 2 normalize
         : tensor<8x64x8xf32> -> tensor<8x64x2xf32>, tensor<8x64x2xi32>, tensor<8x64x2xi32>, tensor<9xi32>
+    %w, %e, %r, %o = zc.moe_route %logits top_k 2 normalize capacity_factor 1.25
+        : tensor<8x64x8xf32> -> tensor<8x64x2xf32>, tensor<8x64x2xi32>, tensor<8x64x2xi32>, tensor<9xi32>
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$logits, Optional<ZC_FloatTensor>:$bias,
                        ConfinedAttr<I64Attr, [IntPositive]>:$top_k, UnitAttr:$sigmoid, UnitAttr:$normalize,
-                       DefaultValuedAttr<F64Attr, "1.0">:$scale);
+                       DefaultValuedAttr<F64Attr, "1.0">:$scale, OptionalAttr<F64Attr>:$capacity_factor);
   let results = (outs ZC_FloatTensor:$weights, ZC_IndexTensor:$experts, ZC_IndexTensor:$rows,
                       ZC_IndexTensor:$offsets);
   let assemblyFormat = [{
     $logits (`bias` $bias^ `:` type($bias))? `top_k` $top_k (`sigmoid` $sigmoid^)? (`normalize` $normalize^)?
-    (`scale` $scale^)?
+    (`scale` $scale^)? (`capacity_factor` $capacity_factor^)?
     attr-dict `:` type($logits) `->` type($weights) `,` type($experts) `,` type($rows) `,` type($offsets)
+  }];
+  let extraClassDeclaration = [{
+    /// 0 (dropless) or the factor.
+    double getCapacityFactorOrZero() { return getCapacityFactor() ? getCapacityFactor()->convertToDouble() : 0.0; }
+    /// The dispatched tensors' rows (zrt::moeDispatchedRows).
+    int64_t getDispatchedRows();
   }];
   let hasVerifier = 1;
 }
 
-def ZC_MoeRouteGradOp : ZC_MoeOp<"moe_route_grad", [AllTypesMatch<["logits", "result"]>]> {
+def ZC_MoeRouteGradOp : ZC_MoeOp<"moe_route_grad", [AllTypesMatch<["logits", "result"]>,
+                                                       AllTypesMatch<["experts", "rows"]>]> {
   let summary = "Gradient of moe_route's weights with respect to the router logits";
   let description = [{
     `grad` is d loss / d `weights`; the scores are recomputed from `logits` and the choice
-    (`experts`) is the forward's: it is piecewise constant in the logits, so no gradient flows
-    through it. The attributes must equal the forward's.
+    (`experts`, and which were kept: `rows`) is the forward's: it is piecewise constant in the
+    logits, so no gradient flows through it. The attributes must equal the forward's.
 
     ```mlir
-    %dl = zc.moe_route_grad %dw, %logits, %e top_k 2 normalize
+    %dl = zc.moe_route_grad %dw, %logits, %e, %r top_k 2 normalize
         : tensor<8x64x2xf32>, tensor<8x64x8xf32>, tensor<8x64x2xi32>
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$logits, ZC_IndexTensor:$experts,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$top_k, UnitAttr:$sigmoid, UnitAttr:$normalize,
-                       DefaultValuedAttr<F64Attr, "1.0">:$scale);
+                       ZC_IndexTensor:$rows, ConfinedAttr<I64Attr, [IntPositive]>:$top_k, UnitAttr:$sigmoid,
+                       UnitAttr:$normalize, DefaultValuedAttr<F64Attr, "1.0">:$scale);
   let results = (outs ZC_FloatTensor:$result);
   let assemblyFormat = [{
-    $grad `,` $logits `,` $experts `top_k` $top_k (`sigmoid` $sigmoid^)? (`normalize` $normalize^)? attr-dict
-    `:` type($grad) `,` type($logits) `,` type($experts)
+    $grad `,` $logits `,` $experts `,` $rows `top_k` $top_k (`sigmoid` $sigmoid^)? (`normalize` $normalize^)?
+    (`scale` $scale^)? attr-dict `:` type($grad) `,` type($logits) `,` type($experts)
   }];
   let hasVerifier = 1;
 }
@@ -85,8 +104,9 @@ def ZC_MoeRouteGradOp : ZC_MoeOp<"moe_route_grad", [AllTypesMatch<["logits", "re
 def ZC_MoeDispatchOp : ZC_MoeOp<"moe_dispatch"> {
   let summary = "Copy each token to the rows of its chosen experts";
   let description = [{
-    `input` `[S..., C]`, `rows` `[S..., k]` (moe_route's): `result[rows[s, j]] = input[s]`, a
-    `[S x k, C]` tensor grouped by expert.
+    `input` `[S..., C]`, `rows` `[S..., k]` (moe_route's): `result[rows[s, j]] = input[s]` for
+    each kept choice, a `[R, C]` tensor grouped by expert (`R = S x k` dropless, at most that
+    with a capacity: moe_route's dispatched rows; the rows past the kept ones are zero).
 
     ```mlir
     %xs = zc.moe_dispatch %x, %r : tensor<8x64x32xf32>, tensor<8x64x2xi32> -> tensor<1024x32xf32>
@@ -101,7 +121,7 @@ def ZC_MoeDispatchOp : ZC_MoeOp<"moe_dispatch"> {
 def ZC_MoeDispatchGradOp : ZC_MoeOp<"moe_dispatch_grad"> {
   let summary = "Gradient of moe_dispatch: each token's rows summed";
   let description = [{
-    `result[s] = sum_j grad[rows[s, j]]` (in choice order).
+    `result[s] = sum_j grad[rows[s, j]]` over the kept choices (in choice order).
 
     ```mlir
     %dx = zc.moe_dispatch_grad %dxs, %r : tensor<1024x32xf32>, tensor<8x64x2xi32> -> tensor<8x64x32xf32>
@@ -158,8 +178,8 @@ def ZC_GroupedMatmulGradOp : ZC_MoeOp<"grouped_matmul_grad", [AllTypesMatch<["in
 def ZC_MoeCombineOp : ZC_MoeOp<"moe_combine"> {
   let summary = "Each token's expert outputs, weighted and summed";
   let description = [{
-    `input` `[S x k, C]` (the experts' rows), `weights` and `rows` `[S..., k]` (moe_route's):
-    `result[s] = sum_j weights[s, j] input[rows[s, j]]`, `[S..., C]`.
+    `input` `[R, C]` (the experts' rows), `weights` and `rows` `[S..., k]` (moe_route's):
+    `result[s] = sum_j weights[s, j] input[rows[s, j]]` over the kept choices, `[S..., C]`.
 
     ```mlir
     %y = zc.moe_combine %ys, %w, %r : tensor<1024x32xf32>, tensor<8x64x2xf32>, tensor<8x64x2xi32> -> tensor<8x64x32xf32>
@@ -177,7 +197,8 @@ def ZC_MoeCombineGradOp : ZC_MoeOp<"moe_combine_grad", [AllTypesMatch<["input", 
                                                        AllTypesMatch<["weights", "weights_grad"]>]> {
   let summary = "Gradient of moe_combine with respect to the expert rows and the weights";
   let description = [{
-    `d input[rows[s, j]] = weights[s, j] grad[s]`, `d weights[s, j] = <grad[s], input[rows[s, j]]>`.
+    `d input[rows[s, j]] = weights[s, j] grad[s]`, `d weights[s, j] = <grad[s], input[rows[s, j]]>`
+    for the kept choices; a dropped choice's weight gets 0, the rows past the kept ones 0.
 
     ```mlir
     %dys, %dw = zc.moe_combine_grad %dy, %ys, %w, %r
@@ -198,21 +219,21 @@ def ZC_MoeAuxLossOp : ZC_MoeOp<"moe_aux_loss"> {
   let summary = "The load-balancing auxiliary loss (Switch Transformer, Mixtral)";
   let description = [{
     `coef E sum_e f_e P_e` over the tokens of `logits` `[S..., E]`: `f_e` the fraction of the
-    `S x top_k` choices that went to expert `e` (from moe_route's `offsets`), `P_e` the mean
-    score of expert `e` (softmax, or with `sigmoid` each sigmoid, as the router's). `f` is
-    counted, not differentiated (Mixtral's `load_balancing_loss_func`, `router_aux_loss_coef`).
-    A scalar f32 loss to add to the model's.
+    `S x k` choices (moe_route's `experts` `[S..., k]`) that chose expert `e`, before any
+    capacity drops them (DeepSpeed's gating counts them so), `P_e` the mean score of expert `e`
+    (softmax, or with `sigmoid` each sigmoid, as the router's). `f` is counted, not
+    differentiated (Mixtral's `load_balancing_loss_func`, `router_aux_loss_coef`). A scalar f32
+    loss to add to the model's.
 
     ```mlir
-    %aux = zc.moe_aux_loss %logits, %o top_k 2 coef 0.02 : tensor<8x64x8xf32>, tensor<9xi32> -> tensor<f32>
+    %aux = zc.moe_aux_loss %logits, %e coef 0.02 : tensor<8x64x8xf32>, tensor<8x64x2xi32> -> tensor<f32>
     ```
   }];
-  let arguments = (ins ZC_FloatTensor:$logits, ZC_IndexTensor:$offsets,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$top_k, F64Attr:$coef, UnitAttr:$sigmoid);
+  let arguments = (ins ZC_FloatTensor:$logits, ZC_IndexTensor:$experts, F64Attr:$coef, UnitAttr:$sigmoid);
   let results = (outs ZC_LossTensor:$result);
   let assemblyFormat = [{
-    $logits `,` $offsets `top_k` $top_k `coef` $coef (`sigmoid` $sigmoid^)? attr-dict `:` type($logits) `,`
-    type($offsets) `->` type($result)
+    $logits `,` $experts `coef` $coef (`sigmoid` $sigmoid^)? attr-dict `:` type($logits) `,` type($experts) `->`
+    type($result)
   }];
   let hasVerifier = 1;
 }
@@ -223,15 +244,15 @@ def ZC_MoeAuxLossGradOp : ZC_MoeOp<"moe_aux_loss_grad", [AllTypesMatch<["logits"
     `grad` (a 0-d f32) times d aux / d logits through the scores, the counts fixed.
 
     ```mlir
-    %dl = zc.moe_aux_loss_grad %d, %logits, %o top_k 2 coef 0.02 : tensor<8x64x8xf32>, tensor<9xi32>
+    %dl = zc.moe_aux_loss_grad %d, %logits, %e coef 0.02 : tensor<8x64x8xf32>, tensor<8x64x2xi32>
     ```
   }];
-  let arguments = (ins ZC_LossTensor:$grad, ZC_FloatTensor:$logits, ZC_IndexTensor:$offsets,
-                       ConfinedAttr<I64Attr, [IntPositive]>:$top_k, F64Attr:$coef, UnitAttr:$sigmoid);
+  let arguments = (ins ZC_LossTensor:$grad, ZC_FloatTensor:$logits, ZC_IndexTensor:$experts, F64Attr:$coef,
+                       UnitAttr:$sigmoid);
   let results = (outs ZC_FloatTensor:$result);
   let assemblyFormat = [{
-    $grad `,` $logits `,` $offsets `top_k` $top_k `coef` $coef (`sigmoid` $sigmoid^)? attr-dict `:` type($logits)
-    `,` type($offsets)
+    $grad `,` $logits `,` $experts `coef` $coef (`sigmoid` $sigmoid^)? attr-dict `:` type($logits) `,`
+    type($experts)
   }];
   let hasVerifier = 1;
 }

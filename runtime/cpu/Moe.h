@@ -2,21 +2,22 @@
 // layer (Mixtral, Qwen2/3-MoE, OLMoE, DeepSeek-V3's routed experts) is composed of.
 //
 //   route:    router logits [T, E] -> for each token its top-k experts, their combine weights
-//             (softmax or sigmoid scores, renormalized over the k or not, times a routed
+//             (softmax or sigmoid scores, renormalized over the kept k or not, times a routed
 //             scaling factor; DeepSeek-V3's per-expert bias moves the choice, not the weights),
-//             and the dispatched order: the T k (token, expert) rows grouped by expert, tokens
-//             in order within each (offsets [E + 1], rowOf [T, k]);
-//   dispatch: x [T, C] -> xs [T k, C], token t's row copied to each of its k rows;
-//   grouped matmul: xs [T k, C] x W [E, C, F] -> [T k, F], expert e's rows times W[e]: one
-//             product per expert at its real row count (the BLAS/oneDNN path the plan picks
-//             for that shape), not one per token;
-//   combine:  ys [T k, C] -> y [T, C], y[t] = sum_j w[t, j] ys[rowOf[t, j]];
+//             and the dispatched layout (zrt/MoeLayout.h): the kept (token, expert) choices'
+//             rows grouped by expert (offsets [E + 1], rowOf [T, k], -1 for a dropped choice);
+//   dispatch: x [T, C] -> xs [R, C], token t's row copied to each of its kept rows;
+//   grouped matmul: xs [R, C] x W [E, C, F] -> [R, F], expert e's rows times W[e]: one product
+//             per expert at its real row count (the BLAS/oneDNN path the plan picks for that
+//             shape), not one per token;
+//   combine:  ys [R, C] -> y [T, C], y[t] = sum_j w[t, j] ys[rowOf[t, j]] over the kept choices;
 //   auxiliary load-balancing loss (Switch Transformer / Mixtral): E sum_e f_e P_e, f_e the
-//             fraction of the T k choices that went to expert e, P_e its mean score.
+//             fraction of the T k choices that chose expert e (before any capacity), P_e its mean
+//             score; the router z-loss (ST-MoE).
 //
-// Each backward takes the forward's routing (the chosen experts and the order are piecewise
-// constant in the logits: no gradient flows through the choice). T k rows is the dispatched
-// buffers' size whatever the routing: dropless, planned for the worst case.
+// Each backward takes the forward's routing (the chosen experts and the layout are piecewise
+// constant in the logits: no gradient flows through the choice). The rows past the kept ones
+// (capacity mode) are written as zeros, so nothing reads memory no kernel wrote.
 #ifndef ZRT_CPU_MOE_H
 #define ZRT_CPU_MOE_H
 
@@ -24,7 +25,7 @@
 #include <cstdint>
 
 #include "cpu/Matmul.h"
-#include "zrt/GroupedMatmul.h"
+#include "zrt/MoeLayout.h"
 #include "cpu/Parallel.h"
 
 namespace zrt::cpu {
@@ -37,8 +38,10 @@ enum class MoeScore : uint8_t { Softmax, Sigmoid };
 struct MoeRouting {
   int64_t tokens = 0, experts = 0, topK = 0;
   MoeScore score = MoeScore::Softmax;
-  bool renormalize = true; // the k weights divided by their sum (Mixtral; Qwen's norm_topk_prob)
-  double scale = 1.0;      // the routed scaling factor (DeepSeek-V3's 2.5)
+  bool renormalize = true;    // the kept weights divided by their sum (Mixtral; Qwen's norm_topk_prob)
+  double scale = 1.0;         // the routed scaling factor (DeepSeek-V3's 2.5)
+  double capacityFactor = 0;  // 0: dropless; else each expert keeps moeCapacity(...) rows
+  int64_t capacity() const { return moeCapacity(tokens, experts, topK, capacityFactor); }
 };
 
 /// One token's scores s [E] from its logits l [E], in the accumulation type: the softmax over
@@ -61,14 +64,17 @@ template <class T, class A> void moeScores(const T *l, int64_t experts, MoeScore
 }
 
 /// Each token's k experts (the highest scores, plus `bias` [E] where given, which only chooses;
-/// ties to the lower expert) in `expert` [T, k] (descending), their weights in `weight` [T, k];
-/// `offsets` [E + 1] where each expert's rows start in the dispatched order (offsets[E] = T k),
-/// `rowOf` [T, k] each choice's row there (tokens in order within an expert).
+/// ties to the lower expert) in `expert` [T, k] (descending), their weights in `weight` [T, k]
+/// (0 for a dropped choice); `offsets` [E + 1] where each expert's rows start in the dispatched
+/// order (offsets[E]: the kept rows), `rowOf` [T, k] each choice's row there, -1 if dropped.
+/// Rows go to an expert in priority order: every token's first choice in token order, then the
+/// second choices, ... (GShard's and DeepSpeed's order), so with a capacity the later choices
+/// and tokens are the ones dropped. Returns the dropped choices.
 template <class T>
-void moeRoute(const T *logits, const T *bias, const MoeRouting &r, int32_t *expert, T *weight, int32_t *offsets,
-              int32_t *rowOf) {
+int64_t moeRoute(const T *logits, const T *bias, const MoeRouting &r, int32_t *expert, T *weight, int32_t *offsets,
+                 int32_t *rowOf) {
   using A = Acc<T>;
-  const int64_t E = r.experts, K = r.topK;
+  const int64_t E = r.experts, K = r.topK, capacity = r.capacity();
   parallelFor(r.tokens, 64, [&](int64_t t) {
     A *s = threadWorkspace<A>(E);
     moeScores(logits + t * E, E, r.score, s);
@@ -87,28 +93,38 @@ void moeRoute(const T *logits, const T *bias, const MoeRouting &r, int32_t *expe
       chosen[at] = static_cast<int32_t>(e);
       have = std::min(have + 1, K);
     }
+  });
+  // The layout: each choice's place among its expert's, in priority order (one serial pass over
+  // the T k ids); kept while it is within the capacity.
+  Scratch<int32_t> next(E);
+  for (int64_t j = 0; j < K; ++j)
+    for (int64_t t = 0; t < r.tokens; ++t) {
+      const int64_t i = t * K + j;
+      const int32_t place = next[expert[i]]++;
+      rowOf[i] = capacity == 0 || place < capacity ? place : -1;
+    }
+  offsets[0] = 0;
+  for (int64_t e = 0; e < E; ++e)
+    offsets[e + 1] = offsets[e] + (capacity == 0 ? next[e] : std::min<int32_t>(next[e], int32_t(capacity)));
+  for (int64_t i = 0; i < r.tokens * K; ++i)
+    if (rowOf[i] >= 0)
+      rowOf[i] += offsets[expert[i]];
+  // The weights of the kept choices (renormalized over them).
+  parallelFor(r.tokens, 64, [&](int64_t t) {
+    A *s = threadWorkspace<A>(E);
+    moeScores(logits + t * E, E, r.score, s);
     A sum = 0;
     for (int64_t j = 0; j < K; ++j)
-      sum += s[chosen[j]];
+      if (rowOf[t * K + j] >= 0)
+        sum += s[expert[t * K + j]];
     for (int64_t j = 0; j < K; ++j) {
-      A w = s[chosen[j]];
-      if (r.renormalize)
+      A w = rowOf[t * K + j] >= 0 ? s[expert[t * K + j]] : A(0);
+      if (r.renormalize && sum > A(0))
         w /= sum;
       weight[t * K + j] = T(w * static_cast<A>(r.scale));
     }
   });
-  // The dispatched order: experts in turn, each its tokens in order (one pass, serial: T k ids).
-  for (int64_t e = 0; e <= E; ++e)
-    offsets[e] = 0;
-  for (int64_t i = 0; i < r.tokens * K; ++i)
-    ++offsets[expert[i] + 1];
-  for (int64_t e = 0; e < E; ++e)
-    offsets[e + 1] += offsets[e];
-  Scratch<int32_t> next(E);
-  for (int64_t e = 0; e < E; ++e)
-    next[e] = offsets[e];
-  for (int64_t i = 0; i < r.tokens * K; ++i)
-    rowOf[i] = next[expert[i]]++;
+  return r.tokens * K - offsets[E];
 }
 
 /// One token's d logits [E] from its d scores [E]: through the softmax, or each sigmoid.
@@ -125,27 +141,31 @@ template <class T, class A> void moeScoreGrad(const A *ds, const A *s, int64_t e
   }
 }
 
-/// d logits [T, E] from d weight [T, k], through the scores of the chosen experts (the choice
-/// itself has no gradient).
+/// d logits [T, E] from d weight [T, k], through the scores of the kept choices (the choice
+/// itself, and a dropped choice's weight of 0, have no gradient).
 template <class T>
-void moeRouteGrad(const T *dweight, const T *logits, const int32_t *expert, const MoeRouting &r, T *dlogits) {
+void moeRouteGrad(const T *dweight, const T *logits, const int32_t *expert, const int32_t *rowOf, const MoeRouting &r,
+                  T *dlogits) {
   using A = Acc<T>;
   const int64_t E = r.experts, K = r.topK;
   parallelFor(r.tokens, 64, [&](int64_t t) {
     A *s = threadWorkspace<A>(2 * E), *ds = s + E;
     moeScores(logits + t * E, E, r.score, s);
-    const int32_t *chosen = expert + t * K;
+    const int32_t *chosen = expert + t * K, *rows = rowOf + t * K;
     const T *dw = dweight + t * K;
-    // d score of each chosen expert (the scale and the renormalization: w_j = c s_j / S).
+    // d score of each kept expert (the scale and the renormalization: w_j = c s_j / S).
     A sum = 0, dot = 0;
-    for (int64_t j = 0; j < K; ++j) {
-      sum += s[chosen[j]];
-      dot += static_cast<A>(dw[j]) * s[chosen[j]];
-    }
+    for (int64_t j = 0; j < K; ++j)
+      if (rows[j] >= 0) {
+        sum += s[chosen[j]];
+        dot += static_cast<A>(dw[j]) * s[chosen[j]];
+      }
     const A c = static_cast<A>(r.scale);
     for (int64_t e = 0; e < E; ++e)
       ds[e] = 0;
     for (int64_t j = 0; j < K; ++j) {
+      if (rows[j] < 0)
+        continue;
       const A g = static_cast<A>(dw[j]);
       ds[chosen[j]] = r.renormalize ? c * (g / sum - dot / (sum * sum)) : c * g;
     }
@@ -153,18 +173,36 @@ void moeRouteGrad(const T *dweight, const T *logits, const int32_t *expert, cons
   });
 }
 
-/// xs [T k, C]: token t's row at each of its rows rowOf[t, j].
+/// The rows past the first `kept` of a [rows, cols] dispatched tensor, zeroed (capacity mode).
+template <class T> void zeroUnkeptRows(T *xs, int64_t kept, int64_t rows, int64_t cols) {
+  for (int64_t i = kept * cols; i < rows * cols; ++i)
+    xs[i] = T(0.0f);
+}
+
+/// How many of the T k choices were kept (rowOf >= 0).
+inline int64_t keptChoices(const int32_t *rowOf, int64_t choices) {
+  int64_t kept = 0;
+  for (int64_t i = 0; i < choices; ++i)
+    kept += rowOf[i] >= 0;
+  return kept;
+}
+
+/// xs [rows, C]: token t's row at each of its kept rows rowOf[t, j]; the rows past the kept ones
+/// zero.
 template <class T>
-void moeDispatch(const T *x, const int32_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *xs) {
+void moeDispatch(const T *x, const int32_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, int64_t rows, T *xs) {
   parallelFor(tokens * topK, 256, [&](int64_t i) {
+    if (rowOf[i] < 0)
+      return;
     const T *from = x + (i / topK) * cols;
     T *to = xs + rowOf[i] * cols;
     for (int64_t c = 0; c < cols; ++c)
       to[c] = from[c];
   });
+  zeroUnkeptRows(xs, keptChoices(rowOf, tokens * topK), rows, cols);
 }
 
-/// dx [T, C] = the sum of its k rows of dxs (in j order).
+/// dx [T, C] = the sum of its kept rows of dxs (in j order).
 template <class T>
 void moeDispatchGrad(const T *dxs, const int32_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *dx) {
   using A = Acc<T>;
@@ -173,13 +211,14 @@ void moeDispatchGrad(const T *dxs, const int32_t *rowOf, int64_t tokens, int64_t
     for (int64_t c = 0; c < cols; ++c) {
       A sum = 0;
       for (int64_t j = 0; j < topK; ++j)
-        sum += static_cast<A>(dxs[rowOf[t * topK + j] * cols + c]);
+        if (const int32_t row = rowOf[t * topK + j]; row >= 0)
+          sum += static_cast<A>(dxs[row * cols + c]);
       to[c] = T(sum);
     }
   });
 }
 
-/// y [T, C] = sum_j weight[t, j] ys[rowOf[t, j]] (in j order).
+/// y [T, C] = sum_j weight[t, j] ys[rowOf[t, j]] over the kept choices (in j order).
 template <class T>
 void moeCombine(const T *ys, const T *weight, const int32_t *rowOf, int64_t tokens, int64_t topK, int64_t cols, T *y) {
   using A = Acc<T>;
@@ -188,18 +227,24 @@ void moeCombine(const T *ys, const T *weight, const int32_t *rowOf, int64_t toke
     for (int64_t c = 0; c < cols; ++c) {
       A sum = 0;
       for (int64_t j = 0; j < topK; ++j)
-        sum += static_cast<A>(weight[t * topK + j]) * static_cast<A>(ys[rowOf[t * topK + j] * cols + c]);
+        if (const int32_t row = rowOf[t * topK + j]; row >= 0)
+          sum += static_cast<A>(weight[t * topK + j]) * static_cast<A>(ys[row * cols + c]);
       to[c] = T(sum);
     }
   });
 }
 
-/// dys [T k, C] = weight[t, j] dy[t] at row rowOf[t, j]; dweight [T, k] = <dy[t], ys[rowOf[t, j]]>.
+/// dys [rows, C] = weight[t, j] dy[t] at row rowOf[t, j] (the rows past the kept ones zero);
+/// dweight [T, k] = <dy[t], ys[rowOf[t, j]]>, 0 for a dropped choice.
 template <class T>
 void moeCombineGrad(const T *dy, const T *ys, const T *weight, const int32_t *rowOf, int64_t tokens, int64_t topK,
-                    int64_t cols, T *dys, T *dweight) {
+                    int64_t cols, int64_t rows, T *dys, T *dweight) {
   using A = Acc<T>;
   parallelFor(tokens * topK, 256, [&](int64_t i) {
+    if (rowOf[i] < 0) {
+      dweight[i] = T(0.0f);
+      return;
+    }
     const T *g = dy + (i / topK) * cols, *row = ys + rowOf[i] * cols;
     T *to = dys + rowOf[i] * cols;
     const A w = static_cast<A>(weight[i]);
@@ -210,68 +255,76 @@ void moeCombineGrad(const T *dy, const T *ys, const T *weight, const int32_t *ro
     }
     dweight[i] = T(dot);
   });
+  zeroUnkeptRows(dys, keptChoices(rowOf, tokens * topK), rows, cols);
 }
 
-/// out [T k, N] = xs [T k, K] x W[e] ([K, N]) for each expert e's rows [offsets[e],
+/// out [rows, N] = xs [rows, K] x W[e] ([K, N]) for each expert e's rows [offsets[e],
 /// offsets[e + 1]): one product per expert with rows, at its row count, on the path the matmul
-/// plan chose for the balanced count (zrt/GroupedMatmul.h).
+/// plan chose for the balanced count of the `rows` (zrt/MoeLayout.h); the rows past
+/// offsets[experts] (capacity mode) zero.
 template <class T>
-void groupedMatmul(const T *xs, const T *w, const int32_t *offsets, int64_t experts, int64_t k, int64_t n, T *out) {
-  const int64_t even = plannedExpertRows(offsets[experts], experts);
+void groupedMatmul(const T *xs, const T *w, const int32_t *offsets, int64_t experts, int64_t rows, int64_t k,
+                   int64_t n, T *out) {
+  const int64_t even = plannedExpertRows(rows, experts);
   for (int64_t e = 0; e < experts; ++e)
-    if (const int64_t rows = offsets[e + 1] - offsets[e]; rows > 0)
+    if (const int64_t count = offsets[e + 1] - offsets[e]; count > 0)
       matmulPlannedAs(xs + offsets[e] * k, w + e * k * n, out + offsets[e] * n,
-                      MatmulShape{1, rows, n, k, false, false, false}, MatmulShape{1, even, n, k, false, false, false});
+                      MatmulShape{1, count, n, k, false, false, false}, MatmulShape{1, even, n, k, false, false, false});
+  zeroUnkeptRows(out, offsets[experts], rows, n);
 }
 
-/// dxs [T k, K] = dout x W[e]^T per expert; dw [E, K, N] = xs^T x dout per expert (zero for an
-/// expert no row reached). Either output may be null.
+/// dxs [rows, K] = dout x W[e]^T per expert (the rows past offsets[experts] zero); dw [E, K, N] =
+/// xs^T x dout per expert (zero for an expert no row reached). Either output may be null.
 template <class T>
-void groupedMatmulGrad(const T *dout, const T *xs, const T *w, const int32_t *offsets, int64_t experts, int64_t k,
-                       int64_t n, T *dxs, T *dw) {
-  const int64_t even = plannedExpertRows(offsets[experts], experts);
+void groupedMatmulGrad(const T *dout, const T *xs, const T *w, const int32_t *offsets, int64_t experts, int64_t rows,
+                       int64_t k, int64_t n, T *dxs, T *dw) {
+  const int64_t even = plannedExpertRows(rows, experts);
   for (int64_t e = 0; e < experts; ++e) {
-    const int64_t rows = offsets[e + 1] - offsets[e];
-    if (dxs && rows > 0)
+    const int64_t count = offsets[e + 1] - offsets[e];
+    if (dxs && count > 0)
       matmulPlannedAs(dout + offsets[e] * n, w + e * k * n, dxs + offsets[e] * k,
-                      MatmulShape{1, rows, k, n, false, true, false}, MatmulShape{1, even, k, n, false, true, false});
-    if (dw && rows > 0)
+                      MatmulShape{1, count, k, n, false, true, false}, MatmulShape{1, even, k, n, false, true, false});
+    if (dw && count > 0)
       matmulPlannedAs(xs + offsets[e] * k, dout + offsets[e] * n, dw + e * k * n,
-                      MatmulShape{1, k, n, rows, true, false, false}, MatmulShape{1, k, n, even, true, false, false});
+                      MatmulShape{1, k, n, count, true, false, false}, MatmulShape{1, k, n, even, true, false, false});
     else if (dw)
       for (int64_t i = 0; i < k * n; ++i)
         dw[e * k * n + i] = T(0.0f);
   }
+  if (dxs)
+    zeroUnkeptRows(dxs, offsets[experts], rows, k);
 }
 
-/// The load-balancing loss coef E sum_e f_e P_e (f_e: the fraction of the T k choices that went
-/// to expert e, from `offsets`; P_e: the mean score of expert e over the tokens), and, where
-/// `dlogits` is given, its gradient d logits [T, E] times `dloss` through the scores; f is
-/// counted, not differentiated (Switch Transformer, Mixtral's load_balancing_loss_func).
-/// Summed in double in token order, so the loss does not depend on the thread count.
+/// The load-balancing loss coef E sum_e f_e P_e (f_e: the fraction of the T k choices that chose
+/// expert e, from `expert` [T, k], before any capacity drops them, as DeepSpeed's gating counts;
+/// P_e: the mean score of expert e over the tokens), and, where `dlogits` is given, its gradient
+/// d logits [T, E] times `dloss` through the scores; f is counted, not differentiated (Switch
+/// Transformer, Mixtral's load_balancing_loss_func). Summed in double in token order, so the loss
+/// does not depend on the thread count.
 template <class T>
-double moeAuxLoss(const T *logits, const int32_t *offsets, const MoeRouting &r, double coef, double dloss,
+double moeAuxLoss(const T *logits, const int32_t *expert, const MoeRouting &r, double coef, double dloss,
                   T *dlogits) {
   using A = Acc<T>;
   const int64_t E = r.experts;
   const double choices = double(r.tokens * r.topK);
-  Scratch<double> mean(E);
+  Scratch<double> mean(E), chose(E);
   Scratch<A> s(E);
   for (int64_t t = 0; t < r.tokens; ++t) {
     moeScores(logits + t * E, E, r.score, s.data());
     for (int64_t e = 0; e < E; ++e)
       mean[e] += double(s[e]);
   }
+  for (int64_t i = 0; i < r.tokens * r.topK; ++i)
+    chose[expert[i]] += 1;
   double loss = 0;
   for (int64_t e = 0; e < E; ++e)
-    loss += double(offsets[e + 1] - offsets[e]) / choices * mean[e] / double(r.tokens);
+    loss += chose[e] / choices * mean[e] / double(r.tokens);
   loss *= coef * double(E);
   if (dlogits) {
     // d loss / d score[t, e] = coef E f_e / T, the same for every token.
     Scratch<A> ds(E);
     for (int64_t e = 0; e < E; ++e)
-      ds[e] = static_cast<A>(dloss * coef * double(E) * double(offsets[e + 1] - offsets[e]) / choices /
-                             double(r.tokens));
+      ds[e] = static_cast<A>(dloss * coef * double(E) * chose[e] / choices / double(r.tokens));
     parallelFor(r.tokens, 64, [&](int64_t t) {
       A *st = threadWorkspace<A>(E);
       moeScores(logits + t * E, E, r.score, st);

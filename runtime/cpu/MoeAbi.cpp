@@ -17,8 +17,10 @@ using namespace zrt::cpu;
 
 namespace {
 
-MoeRouting routingOf(int64_t tokens, int64_t experts, int64_t topK, int32_t sigmoid, int32_t normalize, double scale) {
+MoeRouting routingOf(int64_t tokens, int64_t experts, int64_t topK, int32_t sigmoid, int32_t normalize, double scale,
+                     double capacityFactor = 0) {
   MoeRouting r;
+  r.capacityFactor = capacityFactor;
   r.tokens = tokens;
   r.experts = experts;
   r.topK = topK;
@@ -34,22 +36,25 @@ void checkRouting(const char *call, int64_t tokens, int64_t experts, int64_t top
           static_cast<long long>(tokens), static_cast<long long>(topK), static_cast<long long>(experts));
 }
 
-/// Each of the tokens x top_k rows lies in [0, rows).
-void checkRows(const char *call, const void *row, int64_t tokens, int64_t topK) {
+/// Each of the tokens x top_k choices goes to a row in [0, rows), or -1 (dropped), and the
+/// dispatched tensor has at most a row per choice.
+void checkRows(const char *call, const void *row, int64_t tokens, int64_t topK, int64_t rows) {
+  if (rows < 0 || rows > tokens * topK)
+    fatal(call, "%lld dispatched rows for %lld tokens x %lld choices", static_cast<long long>(rows),
+          static_cast<long long>(tokens), static_cast<long long>(topK));
   const auto *r = static_cast<const int32_t *>(row);
-  const int64_t rows = tokens * topK;
-  for (int64_t i = 0; i < rows; ++i)
-    if (r[i] < 0 || r[i] >= rows)
+  for (int64_t i = 0; i < tokens * topK; ++i)
+    if (r[i] < -1 || r[i] >= rows)
       fatal(call, "choice %lld goes to row %d, outside the %lld dispatched rows", static_cast<long long>(i), r[i],
             static_cast<long long>(rows));
 }
 
-/// offsets [experts + 1] run from 0 to rows without decreasing.
+/// offsets [experts + 1] run from 0 to at most rows without decreasing.
 void checkOffsets(const char *call, const void *offsets, int64_t experts, int64_t rows) {
   const auto *o = static_cast<const int32_t *>(offsets);
-  if (o[0] != 0 || o[experts] != rows)
-    fatal(call, "the experts' offsets run from %d to %d: they must run from 0 to the %lld rows", o[0], o[experts],
-          static_cast<long long>(rows));
+  if (o[0] != 0 || o[experts] > rows)
+    fatal(call, "the experts' offsets run from %d to %d: they must run from 0 to at most the %lld rows", o[0],
+          o[experts], static_cast<long long>(rows));
   for (int64_t e = 0; e < experts; ++e)
     if (o[e + 1] < o[e])
       fatal(call, "expert %lld's rows end (%d) before they start (%d)", static_cast<long long>(e), o[e + 1], o[e]);
@@ -65,7 +70,16 @@ RoutingStats &routingStats() {
   return stats;
 }
 
-void recordRouting(const int32_t *offsets, int64_t experts) {
+/// Each choice names an expert in [0, experts).
+void checkExperts(const char *call, const void *expert, int64_t choices, int64_t experts) {
+  const auto *chosen = static_cast<const int32_t *>(expert);
+  for (int64_t i = 0; i < choices; ++i)
+    if (chosen[i] < 0 || chosen[i] >= experts)
+      fatal(call, "choice %lld names expert %d of %lld", static_cast<long long>(i), chosen[i],
+            static_cast<long long>(experts));
+}
+
+void recordRouting(const int32_t *offsets, int64_t experts, int64_t dropped) {
   int64_t fewest = offsets[1] - offsets[0], most = fewest;
   for (int64_t e = 1; e < experts; ++e) {
     fewest = std::min<int64_t>(fewest, offsets[e + 1] - offsets[e]);
@@ -78,6 +92,7 @@ void recordRouting(const int32_t *offsets, int64_t experts) {
   ++s.routings;
   s.experts += experts;
   s.rows += offsets[experts];
+  s.dropped += dropped;
 }
 
 } // namespace
@@ -94,61 +109,61 @@ void zrt_moe_take_stats(void *out) {
 
 void zrt_moe_route(int32_t dtype, const void *logits, const void *bias, void *weight, void *expert, void *row,
                    void *offsets, int64_t tokens, int64_t experts, int64_t topK, int32_t sigmoid, int32_t normalize,
-                   double scale) {
+                   double scale, double capacityFactor) {
   TraceScope trace("zrt_moe_route", TraceTrack::Compute);
   checkRouting("zrt_moe_route", tokens, experts, topK);
-  const MoeRouting r = routingOf(tokens, experts, topK, sigmoid, normalize, scale);
+  if (!(capacityFactor >= 0))
+    fatal("zrt_moe_route", "capacity factor %g: 0 (dropless) or positive", capacityFactor);
+  const MoeRouting r = routingOf(tokens, experts, topK, sigmoid, normalize, scale, capacityFactor);
+  int64_t dropped = 0;
   ZRT_TYPED("zrt_moe_route", dtype,
-            moeRoute(in<T>(logits), in<T>(bias), r, out<int32_t>(expert), out<T>(weight), out<int32_t>(offsets),
-                     out<int32_t>(row)));
-  recordRouting(static_cast<const int32_t *>(offsets), experts);
+            dropped = moeRoute(in<T>(logits), in<T>(bias), r, out<int32_t>(expert), out<T>(weight),
+                               out<int32_t>(offsets), out<int32_t>(row)));
+  recordRouting(static_cast<const int32_t *>(offsets), experts, dropped);
 }
 
-void zrt_moe_route_grad(int32_t dtype, const void *dweight, const void *logits, const void *expert, void *dlogits,
-                        int64_t tokens, int64_t experts, int64_t topK, int32_t sigmoid, int32_t normalize,
-                        double scale) {
+void zrt_moe_route_grad(int32_t dtype, const void *dweight, const void *logits, const void *expert, const void *row,
+                        void *dlogits, int64_t tokens, int64_t experts, int64_t topK, int32_t sigmoid,
+                        int32_t normalize, double scale) {
   TraceScope trace("zrt_moe_route_grad", TraceTrack::Compute);
   checkRouting("zrt_moe_route_grad", tokens, experts, topK);
-  const auto *chosen = static_cast<const int32_t *>(expert);
-  for (int64_t i = 0; i < tokens * topK; ++i)
-    if (chosen[i] < 0 || chosen[i] >= experts)
-      fatal("zrt_moe_route_grad", "choice %lld names expert %d of %lld", static_cast<long long>(i), chosen[i],
-            static_cast<long long>(experts));
+  checkExperts("zrt_moe_route_grad", expert, tokens * topK, experts);
   const MoeRouting r = routingOf(tokens, experts, topK, sigmoid, normalize, scale);
   ZRT_TYPED("zrt_moe_route_grad", dtype,
-            moeRouteGrad(in<T>(dweight), in<T>(logits), chosen, r, out<T>(dlogits)));
+            moeRouteGrad(in<T>(dweight), in<T>(logits), in<int32_t>(expert), in<int32_t>(row), r, out<T>(dlogits)));
 }
 
 void zrt_moe_dispatch(int32_t dtype, const void *x, const void *row, void *xs, int64_t tokens, int64_t topK,
-                      int64_t cols) {
+                      int64_t cols, int64_t rows) {
   TraceScope trace("zrt_moe_dispatch", TraceTrack::Compute);
-  checkRows("zrt_moe_dispatch", row, tokens, topK);
-  ZRT_TYPED("zrt_moe_dispatch", dtype, moeDispatch(in<T>(x), in<int32_t>(row), tokens, topK, cols, out<T>(xs)));
+  checkRows("zrt_moe_dispatch", row, tokens, topK, rows);
+  ZRT_TYPED("zrt_moe_dispatch", dtype,
+            moeDispatch(in<T>(x), in<int32_t>(row), tokens, topK, cols, rows, out<T>(xs)));
 }
 
 void zrt_moe_dispatch_grad(int32_t dtype, const void *dxs, const void *row, void *dx, int64_t tokens, int64_t topK,
-                           int64_t cols) {
+                           int64_t cols, int64_t rows) {
   TraceScope trace("zrt_moe_dispatch_grad", TraceTrack::Compute);
-  checkRows("zrt_moe_dispatch_grad", row, tokens, topK);
+  checkRows("zrt_moe_dispatch_grad", row, tokens, topK, rows);
   ZRT_TYPED("zrt_moe_dispatch_grad", dtype,
             moeDispatchGrad(in<T>(dxs), in<int32_t>(row), tokens, topK, cols, out<T>(dx)));
 }
 
 void zrt_moe_combine(int32_t dtype, const void *ys, const void *weight, const void *row, void *y, int64_t tokens,
-                     int64_t topK, int64_t cols) {
+                     int64_t topK, int64_t cols, int64_t rows) {
   TraceScope trace("zrt_moe_combine", TraceTrack::Compute);
-  checkRows("zrt_moe_combine", row, tokens, topK);
+  checkRows("zrt_moe_combine", row, tokens, topK, rows);
   ZRT_TYPED("zrt_moe_combine", dtype,
             moeCombine(in<T>(ys), in<T>(weight), in<int32_t>(row), tokens, topK, cols, out<T>(y)));
 }
 
 void zrt_moe_combine_grad(int32_t dtype, const void *dy, const void *ys, const void *weight, const void *row,
-                          void *dys, void *dweight, int64_t tokens, int64_t topK, int64_t cols) {
+                          void *dys, void *dweight, int64_t tokens, int64_t topK, int64_t cols, int64_t rows) {
   TraceScope trace("zrt_moe_combine_grad", TraceTrack::Compute);
-  checkRows("zrt_moe_combine_grad", row, tokens, topK);
+  checkRows("zrt_moe_combine_grad", row, tokens, topK, rows);
   ZRT_TYPED("zrt_moe_combine_grad", dtype,
-            moeCombineGrad(in<T>(dy), in<T>(ys), in<T>(weight), in<int32_t>(row), tokens, topK, cols, out<T>(dys),
-                           out<T>(dweight)));
+            moeCombineGrad(in<T>(dy), in<T>(ys), in<T>(weight), in<int32_t>(row), tokens, topK, cols, rows,
+                           out<T>(dys), out<T>(dweight)));
 }
 
 void zrt_grouped_matmul(int32_t dtype, const void *xs, const void *w, const void *offsets, void *o, int64_t rows,
@@ -156,7 +171,7 @@ void zrt_grouped_matmul(int32_t dtype, const void *xs, const void *w, const void
   TraceScope trace("zrt_grouped_matmul", TraceTrack::Compute);
   checkOffsets("zrt_grouped_matmul", offsets, experts, rows);
   ZRT_TYPED("zrt_grouped_matmul", dtype,
-            groupedMatmul(in<T>(xs), in<T>(w), in<int32_t>(offsets), experts, k, n, out<T>(o)));
+            groupedMatmul(in<T>(xs), in<T>(w), in<int32_t>(offsets), experts, rows, k, n, out<T>(o)));
 }
 
 void zrt_grouped_matmul_grad(int32_t dtype, const void *dout, const void *xs, const void *w, const void *offsets,
@@ -164,30 +179,30 @@ void zrt_grouped_matmul_grad(int32_t dtype, const void *dout, const void *xs, co
   TraceScope trace("zrt_grouped_matmul_grad", TraceTrack::Compute);
   checkOffsets("zrt_grouped_matmul_grad", offsets, experts, rows);
   ZRT_TYPED("zrt_grouped_matmul_grad", dtype,
-            groupedMatmulGrad(in<T>(dout), in<T>(xs), in<T>(w), in<int32_t>(offsets), experts, k, n, out<T>(dxs),
-                              out<T>(dw)));
+            groupedMatmulGrad(in<T>(dout), in<T>(xs), in<T>(w), in<int32_t>(offsets), experts, rows, k, n,
+                              out<T>(dxs), out<T>(dw)));
 }
 
-void zrt_moe_aux_loss(int32_t dtype, const void *logits, const void *offsets, void *loss, int64_t tokens,
+void zrt_moe_aux_loss(int32_t dtype, const void *logits, const void *expert, void *loss, int64_t tokens,
                       int64_t experts, int64_t topK, int32_t sigmoid, double coef) {
   TraceScope trace("zrt_moe_aux_loss", TraceTrack::Compute);
   checkRouting("zrt_moe_aux_loss", tokens, experts, topK);
-  checkOffsets("zrt_moe_aux_loss", offsets, experts, tokens * topK);
+  checkExperts("zrt_moe_aux_loss", expert, tokens * topK, experts);
   const MoeRouting r = routingOf(tokens, experts, topK, sigmoid, 0, 1.0);
   ZRT_TYPED("zrt_moe_aux_loss", dtype,
             *static_cast<float *>(loss) = static_cast<float>(
-                moeAuxLoss(in<T>(logits), in<int32_t>(offsets), r, coef, 0.0, static_cast<T *>(nullptr))));
+                moeAuxLoss(in<T>(logits), in<int32_t>(expert), r, coef, 0.0, static_cast<T *>(nullptr))));
 }
 
-void zrt_moe_aux_loss_grad(int32_t dtype, const void *dloss, const void *logits, const void *offsets, void *dlogits,
+void zrt_moe_aux_loss_grad(int32_t dtype, const void *dloss, const void *logits, const void *expert, void *dlogits,
                            int64_t tokens, int64_t experts, int64_t topK, int32_t sigmoid, double coef) {
   TraceScope trace("zrt_moe_aux_loss_grad", TraceTrack::Compute);
   checkRouting("zrt_moe_aux_loss_grad", tokens, experts, topK);
-  checkOffsets("zrt_moe_aux_loss_grad", offsets, experts, tokens * topK);
+  checkExperts("zrt_moe_aux_loss_grad", expert, tokens * topK, experts);
   const MoeRouting r = routingOf(tokens, experts, topK, sigmoid, 0, 1.0);
   const double seed = *static_cast<const float *>(dloss);
   ZRT_TYPED("zrt_moe_aux_loss_grad", dtype,
-            moeAuxLoss(in<T>(logits), in<int32_t>(offsets), r, coef, seed, out<T>(dlogits)));
+            moeAuxLoss(in<T>(logits), in<int32_t>(expert), r, coef, seed, out<T>(dlogits)));
 }
 
 void zrt_moe_z_loss(int32_t dtype, const void *logits, void *loss, int64_t tokens, int64_t experts, double coef) {

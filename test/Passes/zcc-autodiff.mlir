@@ -180,7 +180,7 @@ zc.forward @moe(%x0: tensor<2x3x8xf32>, %t: tensor<2x3x8xf32>) -> tensor<f32> {
   %h = zc.grouped_matmul %xs, %ew, %o : tensor<12x8xf32>, tensor<4x8x8xf32>, tensor<5xi32> -> tensor<12x8xf32>
   %y = zc.moe_combine %h, %w, %rows : tensor<12x8xf32>, tensor<2x3x2xf32>, tensor<2x3x2xi32> -> tensor<2x3x8xf32>
   %l = zc.mse %y, %t : tensor<2x3x8xf32> -> tensor<f32>
-  %aux = zc.moe_aux_loss %logits, %o top_k 2 coef 0.01 : tensor<2x3x4xf32>, tensor<5xi32> -> tensor<f32>
+  %aux = zc.moe_aux_loss %logits, %e coef 0.01 : tensor<2x3x4xf32>, tensor<2x3x2xi32> -> tensor<f32>
   %z = zc.moe_z_loss %logits coef 0.001 : tensor<2x3x4xf32> -> tensor<f32>
   %la = zc.add %l, %aux : tensor<f32>
   %lz = zc.add %la, %z : tensor<f32>
@@ -188,12 +188,12 @@ zc.forward @moe(%x0: tensor<2x3x8xf32>, %t: tensor<2x3x8xf32>) -> tensor<f32> {
 }
 // CHECK: %[[W:.+]], %[[E:.+]], %[[ROWS:.+]], %[[O:.+]] = zc.moe_route
 // CHECK: %[[DZ:.+]] = zc.moe_z_loss_grad %{{.+}}, %[[LOGITS:.+]] coef 1.000000e-03 : tensor<2x3x4xf32>
-// CHECK: %[[DA:.+]] = zc.moe_aux_loss_grad %{{.+}}, %[[LOGITS]], %[[O]] top_k 2 coef 1.000000e-02 : tensor<2x3x4xf32>, tensor<5xi32>
+// CHECK: %[[DA:.+]] = zc.moe_aux_loss_grad %{{.+}}, %[[LOGITS]], %[[E]] coef 1.000000e-02 : tensor<2x3x4xf32>, tensor<2x3x2xi32>
 // CHECK: %[[S1:.+]] = zc.add %[[DZ]], %[[DA]]
 // CHECK: %[[DYS:.+]], %[[DW:.+]] = zc.moe_combine_grad %{{.+}}, %{{.+}}, %[[W]], %[[ROWS]]
 // CHECK: %[[DXS:.+]], %[[DEW:.+]] = zc.grouped_matmul_grad %[[DYS]], %{{.+}}, %{{.+}}, %[[O]]
 // CHECK: zc.moe_dispatch_grad %[[DXS]], %[[ROWS]] : tensor<12x8xf32>, tensor<2x3x2xi32> -> tensor<2x3x8xf32>
-// CHECK: %[[DR:.+]] = zc.moe_route_grad %[[DW]], %[[LOGITS]], %[[E]] top_k 2 normalize
+// CHECK: %[[DR:.+]] = zc.moe_route_grad %[[DW]], %[[LOGITS]], %[[E]], %[[ROWS]] top_k 2 normalize
 // CHECK: zc.add %[[S1]], %[[DR]]
 // CHECK-DAG: zc.grad_accumulate @experts, %[[DEW]]
 // CHECK-DAG: zc.grad_accumulate @router

@@ -79,6 +79,10 @@ class Envelope:
     def __init__(self, what, centre, samples, floor, factor=FACTOR):
         self.what, self.centre, self.floor, self.factor = what, list(centre), floor, factor
         widest, self.bounds, self.widths = 0.0, [], []
+        # A reference run that diverged would widen nothing (NaN compares false): refuse it.
+        for curve in [self.centre] + [list(s) for s in samples]:
+            if any(not math.isfinite(v) for v in curve):
+                sys.exit(f"FAIL: a PyTorch reference run's {what} is not finite: {curve}")
         for i, c in enumerate(self.centre):
             widest = max([widest] + [relative(s[i], c) for s in samples])
             self.widths.append(widest)

@@ -209,37 +209,64 @@ def llama_loss(w, tokens, targets, heads):
 OPTIMIZER = {"kind": "adamw"}
 
 # The sparse MoE MLP of the model file (examples/gen_llama.py --experts): read_moe_settings.
-MOE = {"top_k": 2, "normalize": True, "aux": 0.0, "z": 0.0, "shards": 1}
+MOE = {"top_k": 2, "normalize": True, "aux": 0.0, "z": 0.0, "shards": 1, "capacity_factor": 0.0, "dropped": 0}
 
 def read_moe_settings(path):
     text = open(path).read()
-    route = re.search(r"zc\.moe_route \S+ top_k (\d+)( normalize)?", text)
+    route = re.search(r"zc\.moe_route \S+ top_k (\d+)( normalize)?( capacity_factor ([0-9.e+-]+))?", text)
     if route:
         MOE["top_k"], MOE["normalize"] = int(route.group(1)), bool(route.group(2))
+        MOE["capacity_factor"] = float(route.group(4)) if route.group(4) else 0.0
     aux = re.search(r"zc\.moe_aux_loss .* coef ([0-9.e+-]+)", text)
     z = re.search(r"zc\.moe_z_loss .* coef ([0-9.e+-]+)", text)
     MOE["aux"] = float(aux.group(1)) if aux else 0.0
     MOE["z"] = float(z.group(1)) if z else 0.0
 
+def kept_by_capacity(chosen, experts, capacity):
+    """DeepSpeed's top-k gating with a capacity (GShard's order): each expert keeps its first
+    `capacity` choices taking every token's first choice in token order, then the second ones, ...
+    chosen: [N, K] expert ids of one routing. Returns [N, K] bools."""
+    counts = torch.zeros(experts, dtype=torch.int64)
+    kept = torch.zeros(chosen.shape, dtype=torch.bool)
+    for j in range(chosen.shape[1]):
+        onehot = F.one_hot(chosen[:, j], experts)
+        place = ((onehot.cumsum(0) - 1 + counts) * onehot).sum(1)
+        kept[:, j] = place < capacity
+        counts += onehot.sum(0)
+    return kept
+
 def sparse_moe(h, router, gate, up, down):
     """Hugging Face's MixtralSparseMoeBlock on [B, T, C] (softmax router, top-k, renormalized unless
     the model says otherwise, SwiGLU experts; every expert computed densely and the chosen ones
-    gathered: the same values as the sparse loop), and this layer's Switch load-balancing loss and
-    router z-loss, each computed over one data-parallel rank's rows and averaged over the ranks."""
+    gathered: the same values as the sparse loop), with a capacity DeepSpeed's gating (each
+    data-parallel rank's routing keeps its experts' first choices: kept_by_capacity; the kept
+    weights renormalized), and this layer's Switch load-balancing loss (from the choices before
+    any drop, as DeepSpeed counts them) and router z-loss, each over one data-parallel rank's rows
+    and averaged over the ranks. The dropped choices add to MOE["dropped"]."""
     B, T, C = h.shape
     E, K = router.shape[1], MOE["top_k"]
     logits = h @ router
     probs = torch.softmax(logits, dim=-1)
     top, chosen = torch.topk(probs, K, dim=-1)
+    rows = B // MOE["shards"]
+    kept = torch.ones(chosen.shape, dtype=torch.bool)
+    if MOE["capacity_factor"]:
+        tokens = rows * T
+        capacity = max(1, math.ceil(MOE["capacity_factor"] * tokens * K / E - 1e-9))
+        for r in range(MOE["shards"]):
+            part = kept_by_capacity(chosen[r * rows:(r + 1) * rows].reshape(tokens, K), E, capacity)
+            kept[r * rows:(r + 1) * rows] = part.reshape(rows, T, K)
+        MOE["dropped"] += int((~kept).sum())
+    top = top * kept
     if MOE["normalize"]:
-        top = top / top.sum(-1, keepdim=True)
+        # A token whose choices all dropped keeps weights of 0 (0 / tiny, not 0 / 0).
+        top = top / top.sum(-1, keepdim=True).clamp_min(torch.finfo(top.dtype).tiny)
     every = torch.einsum("btc,ecf->ebtf", h, gate)
     every = F.silu(every) * torch.einsum("btc,ecf->ebtf", h, up)
     every = torch.einsum("ebtf,efc->btec", every, down)  # [B, T, E, C]
     picked = torch.gather(every, 2, chosen[..., None].expand(B, T, K, C))
     y = (picked * top[..., None]).sum(2)
     extra = torch.zeros((), dtype=h.dtype)
-    rows = B // MOE["shards"]
     for r in range(MOE["shards"]):
         p, c = probs[r * rows:(r + 1) * rows], chosen[r * rows:(r + 1) * rows]
         if MOE["aux"]:
@@ -270,10 +297,12 @@ def initial_weights(params, seed):
 # ---------------------------------------------------------------------------------------------
 
 class TorchRun:
-    """One PyTorch training run's per-step losses and gradient norms, final weights, step times and
-    validation losses ({step: mean loss})."""
-    def __init__(self, losses, norms, final, seconds, val_losses):
+    """One PyTorch training run's per-step losses and gradient norms, final weights, step times,
+    validation losses ({step: mean loss}) and, for a MoE model with a capacity, the choices its
+    routings dropped each step."""
+    def __init__(self, losses, norms, final, seconds, val_losses, dropped=None):
         self.losses, self.norms, self.final, self.seconds, self.val_losses = losses, norms, final, seconds, val_losses
+        self.dropped = dropped or []
 
 
 def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip, evaluation=None,
@@ -292,13 +321,15 @@ def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip,
         opt = torch.optim.SGD(groups, lr=lr, momentum=0.9)
     else:
         opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-6 if defect == "adam-epsilon" else 1e-8)
-    losses, norms, seconds, val_losses = [], [], [], {}
+    losses, norms, seconds, val_losses, dropped = [], [], [], {}, []
     for step in range(steps):
         x, y = data.batch(step * batch, batch)
         start = time.perf_counter()
         for t in w.values():
             t.grad = None
+        MOE["dropped"] = 0
         per_token = LOSSES[kind](w, cast(x), y, heads)
+        dropped.append(MOE["dropped"])
         loss = per_token.mean()
         # dropped-term: the gradient of the mean without its last term (the loss logged is whole).
         objective = per_token[:-1].sum() / per_token.numel() if defect == "dropped-term" else loss
@@ -317,7 +348,10 @@ def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip,
                     hx, hy = held_out.batch(i * batch, batch)
                     total += LOSSES[kind](w, cast(hx), hy, heads).mean().item()
             val_losses[step + 1] = total / iters
-    return TorchRun(losses, norms, {n: t.detach().double() for n, t in w.items()}, seconds, val_losses)
+    return TorchRun(losses, norms, {n: t.detach().double() for n, t in w.items()}, seconds, val_losses, dropped)
+
+# The last train_zcc run's --log-json records (its MoE routing counts: moe_dropped).
+ZCC_LOG = {"records": []}
 
 def train_zcc(zcc, model, params, weights, steps, lr, ranks, zero_stage, precision, data_flags, work,
               compile_flags=()):
@@ -334,6 +368,7 @@ def train_zcc(zcc, model, params, weights, steps, lr, ranks, zero_stage, precisi
         cmd = ["mpirun", "-np", str(ranks)] + cmd
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=600)
     records = [json.loads(line) for line in open(log)]
+    ZCC_LOG["records"] = records
     raw = np.fromfile(final, dtype="<f4")
     out, offset = {}, 0
     for name, shape in params:
@@ -461,6 +496,14 @@ def main():
     for failure, _, _ in found:
         if failure:
             sys.exit(failure)
+    # With a capacity: the same choices dropped each step as the rule's implementation here
+    # (kept_by_capacity), counted (train.bin logs every step: --log-every 1).
+    if MOE["capacity_factor"]:
+        logged = [r.get("moe_dropped") for r in ZCC_LOG["records"]]
+        if logged != centre.dropped:
+            sys.exit(f"FAIL: train.bin dropped {logged} choices per step, DeepSpeed's rule in PyTorch {centre.dropped}")
+        if not any(centre.dropped):
+            sys.exit("FAIL: the capacity dropped no choice: the test does not exercise it")
     (_, worst, loss_ratio), (_, worst_norm, _) = found[0], found[1]
     worst_weights, weights_ratio = found[-1][1], found[-1][2]
     clipped = sum(1 for n in centre.norms if args.grad_clip > 0 and n > args.grad_clip)
@@ -472,7 +515,9 @@ def main():
           f"worst relative loss difference {worst:.2e} ({loss_ratio:.2f} of its bound; {losses_env.summary()}), "
           f"final weights {worst_weights:.2e} ({weights_ratio:.2f} of {weights_bound:.1e}); grad clip "
           f"{args.grad_clip}: active on {clipped} of {args.steps} steps, worst grad_norm difference {worst_norm:.2e}"
-          f"{f'; val_loss at {len(val)} steps, worst {found[2][1]:.2e}' if val else ''}; median step "
+          f"{f'; val_loss at {len(val)} steps, worst {found[2][1]:.2e}' if val else ''}"
+          f"{f'; the same choices dropped at the capacity, {sum(centre.dropped)} in all' if MOE['capacity_factor'] else ''}"
+          f"; median step "
           f"zcc {median(seconds):.2f} ms, PyTorch fp32 ({args.time_threads} thread(s)) {median(samples[0].seconds):.2f} ms")
 
 if __name__ == "__main__":

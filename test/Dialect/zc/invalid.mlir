@@ -1539,15 +1539,41 @@ func.func @f(%l: tensor<2x4x4xf32>) {
 
 func.func @f(%dw: tensor<2x4x3xf32>, %l: tensor<2x4x4xf32>, %e: tensor<2x4x2xi32>) {
   // expected-error @+1 {{'zc.moe_route_grad' op grad must be 'tensor<2x4x2xf32>', got 'tensor<2x4x3xf32>'}}
-  %d = zc.moe_route_grad %dw, %l, %e top_k 2 : tensor<2x4x3xf32>, tensor<2x4x4xf32>, tensor<2x4x2xi32>
+  %d = zc.moe_route_grad %dw, %l, %e, %e top_k 2 : tensor<2x4x3xf32>, tensor<2x4x4xf32>, tensor<2x4x2xi32>
+  return
+}
+
+// -----
+
+func.func @f(%l: tensor<2x4x4xf32>) {
+  // expected-error @+1 {{'zc.moe_route' op capacity_factor must be positive and finite (leave it out for dropless routing)}}
+  %w, %e, %r, %o = zc.moe_route %l top_k 2 capacity_factor 0.0 : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>, %l: tensor<2x4x4xf32>) {
+  %w, %e, %r, %o = zc.moe_route %l top_k 2 capacity_factor 0.5 : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
+  // expected-error @+1 {{'zc.moe_dispatch' op the dispatched rows must be 'tensor<8x8xf32>', got 'tensor<16x8xf32>'}}
+  %xs = zc.moe_dispatch %x, %r : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4x8xf32>, %l: tensor<2x4x4xf32>) {
+  %w, %e, %r, %o = zc.moe_route %l top_k 2 : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
+  // expected-error @+1 {{'zc.moe_dispatch' op the dispatched rows must be 'tensor<16x8xf32>', got 'tensor<8x8xf32>'}}
+  %xs = zc.moe_dispatch %x, %r : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<8x8xf32>
   return
 }
 
 // -----
 
 func.func @f(%x: tensor<2x4x8xf32>, %r: tensor<2x4x2xi32>) {
-  // expected-error @+1 {{'zc.moe_dispatch' op the dispatched rows must be 'tensor<16x8xf32>', got 'tensor<8x8xf32>'}}
-  %xs = zc.moe_dispatch %x, %r : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<8x8xf32>
+  // expected-error @+1 {{'zc.moe_dispatch' op the dispatched rows must be 'tensor<16x8xf32>', got 'tensor<20x8xf32>'}}
+  %xs = zc.moe_dispatch %x, %r : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<20x8xf32>
   return
 }
 
@@ -1601,7 +1627,8 @@ func.func @f(%ys: tensor<16x8xf32>, %w: tensor<2x4x2xf32>, %r: tensor<2x4x3xi32>
 
 // -----
 
-func.func @f(%dy: tensor<2x4x8xf32>, %ys: tensor<12x8xf32>, %w: tensor<2x4x2xf32>, %r: tensor<2x4x2xi32>) {
+func.func @f(%dy: tensor<2x4x8xf32>, %ys: tensor<12x8xf32>, %l: tensor<2x4x4xf32>) {
+  %w, %e, %r, %o = zc.moe_route %l top_k 2 : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
   // expected-error @+1 {{'zc.moe_combine_grad' op the dispatched rows must be 'tensor<16x8xf32>', got 'tensor<12x8xf32>'}}
   %dys, %dw = zc.moe_combine_grad %dy, %ys, %w, %r : tensor<2x4x8xf32>, tensor<12x8xf32>, tensor<2x4x2xf32>, tensor<2x4x2xi32>
   return
@@ -1609,17 +1636,17 @@ func.func @f(%dy: tensor<2x4x8xf32>, %ys: tensor<12x8xf32>, %w: tensor<2x4x2xf32
 
 // -----
 
-func.func @f(%l: tensor<8xf32>, %o: tensor<9xi32>) {
+func.func @f(%l: tensor<8xf32>, %e: tensor<9xi32>) {
   // expected-error @+1 {{'zc.moe_aux_loss' op logits must be [tokens..., experts], got 'tensor<8xf32>'}}
-  %a = zc.moe_aux_loss %l, %o top_k 2 coef 0.01 : tensor<8xf32>, tensor<9xi32> -> tensor<f32>
+  %a = zc.moe_aux_loss %l, %e coef 0.01 : tensor<8xf32>, tensor<9xi32> -> tensor<f32>
   return
 }
 
 // -----
 
-func.func @f(%d: tensor<f32>, %l: tensor<2x4x4xf32>, %o: tensor<4xi32>) {
-  // expected-error @+1 {{'zc.moe_aux_loss_grad' op offsets must be 'tensor<5xi32>', got 'tensor<4xi32>'}}
-  %g = zc.moe_aux_loss_grad %d, %l, %o top_k 2 coef 0.01 : tensor<2x4x4xf32>, tensor<4xi32>
+func.func @f(%d: tensor<f32>, %l: tensor<2x4x4xf32>, %e: tensor<2x5x2xi32>) {
+  // expected-error @+1 {{'zc.moe_aux_loss_grad' op experts 'tensor<2x5x2xi32>' must be the routing's choices [tokens..., k] of the 'tensor<2x4x4xf32>' logits}}
+  %g = zc.moe_aux_loss_grad %d, %l, %e coef 0.01 : tensor<2x4x4xf32>, tensor<2x5x2xi32>
   return
 }
 

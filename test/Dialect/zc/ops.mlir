@@ -595,12 +595,18 @@ func.func @moe(%x: tensor<2x4x8xf32>, %router: tensor<8x4xf32>, %w1: tensor<4x8x
   %dys, %dw = zc.moe_combine_grad %dy, %dxs, %w, %r : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4x2xf32>, tensor<2x4x2xi32>
   // CHECK: zc.moe_dispatch_grad %{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
   %dx = zc.moe_dispatch_grad %dys, %r : tensor<16x8xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
-  // CHECK: zc.moe_route_grad %{{.+}}, %{{.+}}, %{{.+}} top_k 2 normalize : tensor<2x4x2xf32>, tensor<2x4x4xf32>, tensor<2x4x2xi32>
-  %dl = zc.moe_route_grad %dw, %logits, %e top_k 2 normalize : tensor<2x4x2xf32>, tensor<2x4x4xf32>, tensor<2x4x2xi32>
-  // CHECK: zc.moe_aux_loss %{{.+}}, %{{.+}} top_k 2 coef 2.000000e-02 : tensor<2x4x4xf32>, tensor<5xi32> -> tensor<f32>
-  %aux = zc.moe_aux_loss %logits, %o top_k 2 coef 0.02 : tensor<2x4x4xf32>, tensor<5xi32> -> tensor<f32>
-  // CHECK: zc.moe_aux_loss_grad %{{.+}}, %{{.+}}, %{{.+}} top_k 3 coef 1.000000e-03 sigmoid : tensor<2x4x4xf32>, tensor<5xi32>
-  %dla = zc.moe_aux_loss_grad %seed, %logits, %o3 top_k 3 coef 0.001 sigmoid : tensor<2x4x4xf32>, tensor<5xi32>
+  // CHECK: zc.moe_route_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} top_k 2 normalize : tensor<2x4x2xf32>, tensor<2x4x4xf32>, tensor<2x4x2xi32>
+  %dl = zc.moe_route_grad %dw, %logits, %e, %r top_k 2 normalize : tensor<2x4x2xf32>, tensor<2x4x4xf32>, tensor<2x4x2xi32>
+  // CHECK: zc.moe_aux_loss %{{.+}}, %{{.+}} coef 2.000000e-02 : tensor<2x4x4xf32>, tensor<2x4x2xi32> -> tensor<f32>
+  %aux = zc.moe_aux_loss %logits, %e coef 0.02 : tensor<2x4x4xf32>, tensor<2x4x2xi32> -> tensor<f32>
+  // CHECK: zc.moe_aux_loss_grad %{{.+}}, %{{.+}}, %{{.+}} coef 1.000000e-03 sigmoid : tensor<2x4x4xf32>, tensor<2x4x3xi32>
+  %dla = zc.moe_aux_loss_grad %seed, %logits, %e3 coef 0.001 sigmoid : tensor<2x4x4xf32>, tensor<2x4x3xi32>
+  // A capacity of ceil(1.0 x 8 x 2 / 4) = 4 rows an expert: 16 dispatched rows; 0.5: 2 each, 8 rows.
+  // CHECK: zc.moe_route %{{.+}} top_k 2 normalize capacity_factor 5.000000e-01 : tensor<2x4x4xf32>
+  %wc, %ec, %rc, %oc = zc.moe_route %logits top_k 2 normalize capacity_factor 0.5
+      : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
+  // CHECK: zc.moe_dispatch %{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<8x8xf32>
+  %xc = zc.moe_dispatch %x, %rc : tensor<2x4x8xf32>, tensor<2x4x2xi32> -> tensor<8x8xf32>
   // CHECK: zc.moe_z_loss %{{.+}} coef 1.000000e-03 : tensor<2x4x4xf32> -> tensor<f32>
   %z = zc.moe_z_loss %logits coef 0.001 : tensor<2x4x4xf32> -> tensor<f32>
   // CHECK: zc.moe_z_loss_grad %{{.+}}, %{{.+}} coef 1.000000e-03 : tensor<2x4x4xf32>

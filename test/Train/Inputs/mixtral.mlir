@@ -56,7 +56,7 @@ zc.forward @llama(%tokens: tensor<8x32xi32>, %targets: tensor<8x32xi32>) -> tens
   %h0_experts_down_w = zc.param_ref @h0_experts_down_w : tensor<8x48x64xf32>
   %h0_edown = zc.grouped_matmul %h0_eglu, %h0_experts_down_w, %h0_offs : tensor<512x48xf32>, tensor<8x48x64xf32>, tensor<9xi32> -> tensor<512x64xf32>
   %h0_moe = zc.moe_combine %h0_edown, %h0_w, %h0_rows : tensor<512x64xf32>, tensor<8x32x2xf32>, tensor<8x32x2xi32> -> tensor<8x32x64xf32>
-  %h0_aux = zc.moe_aux_loss %h0_logits, %h0_offs top_k 2 coef 2.000000e-02 : tensor<8x32x8xf32>, tensor<9xi32> -> tensor<f32>
+  %h0_aux = zc.moe_aux_loss %h0_logits, %h0_ex coef 2.000000e-02 : tensor<8x32x8xf32>, tensor<8x32x2xi32> -> tensor<f32>
   %h0_z = zc.moe_z_loss %h0_logits coef 1.000000e-03 : tensor<8x32x8xf32> -> tensor<f32>
   %h0_out = zc.add %h0_res1, %h0_moe : tensor<8x32x64xf32>
   // Block 1: x + o(attention(rope(q), rope(k), v)) of rmsnorm(x), then x + down(silu(gate) * up).
@@ -88,7 +88,7 @@ zc.forward @llama(%tokens: tensor<8x32xi32>, %targets: tensor<8x32xi32>) -> tens
   %h1_experts_down_w = zc.param_ref @h1_experts_down_w : tensor<8x48x64xf32>
   %h1_edown = zc.grouped_matmul %h1_eglu, %h1_experts_down_w, %h1_offs : tensor<512x48xf32>, tensor<8x48x64xf32>, tensor<9xi32> -> tensor<512x64xf32>
   %h1_moe = zc.moe_combine %h1_edown, %h1_w, %h1_rows : tensor<512x64xf32>, tensor<8x32x2xf32>, tensor<8x32x2xi32> -> tensor<8x32x64xf32>
-  %h1_aux = zc.moe_aux_loss %h1_logits, %h1_offs top_k 2 coef 2.000000e-02 : tensor<8x32x8xf32>, tensor<9xi32> -> tensor<f32>
+  %h1_aux = zc.moe_aux_loss %h1_logits, %h1_ex coef 2.000000e-02 : tensor<8x32x8xf32>, tensor<8x32x2xi32> -> tensor<f32>
   %h1_z = zc.moe_z_loss %h1_logits coef 1.000000e-03 : tensor<8x32x8xf32> -> tensor<f32>
   %h1_out = zc.add %h1_res1, %h1_moe : tensor<8x32x64xf32>
   %norm_g = zc.param_ref @norm_g : tensor<64xf32>
