@@ -180,6 +180,29 @@ void BM_zrt_attention_window(benchmark::State &state) {
   state.SetLabel(std::string(backward ? "backward" : "forward") + " T=4096 window " + (W ? std::to_string(W) : "none"));
 }
 
+// A MoE layer's expert products as zrt_grouped_matmul runs them (bench/moe_bench.py's model: 8
+// SwiGLU experts of [512, 1792], 4 x 256 tokens x top 2 = 2048 dispatched rows), forward [rows, K]
+// x [K, N] per expert, against one dense product of the same FLOPs ([2048, 512] x [512, 1792]).
+// Argument: 0 every expert 256 rows; 1 a skewed routing (rows 2^-(e+1) of them, the rest to the
+// last: 1024, 512, ..., 16, 16); 2 the dense product. f32.
+void BM_moe_expert_products(benchmark::State &state) {
+  constexpr int64_t kExperts = 8, kRows = 2048, K = 512, N = 1792;
+  std::vector<float> xs(kRows * K, 0.5f), w(kExperts * K * N, 0.25f), out(kRows * N);
+  std::vector<int32_t> offsets(kExperts + 1, 0);
+  for (int64_t e = 0; e < kExperts; ++e)
+    offsets[e + 1] = offsets[e] + (state.range(0) == 1 ? (e + 1 < kExperts ? int32_t(kRows >> (e + 1)) : 0)
+                                                       : int32_t(kRows / kExperts));
+  offsets[kExperts] = kRows;
+  for (auto _ : state) {
+    if (state.range(0) == 2)
+      zrt_matmul(ZRT_DTYPE_F32, xs.data(), w.data(), out.data(), 1, kRows, N, K, 0, 0, 0);
+    else
+      zrt_grouped_matmul(ZRT_DTYPE_F32, xs.data(), w.data(), offsets.data(), out.data(), kRows, kExperts, K, N);
+  }
+  state.counters["flops"] = benchmark::Counter(2.0 * kRows * K * N * state.iterations(), benchmark::Counter::kIsRate);
+  state.SetLabel(state.range(0) == 2 ? "dense 2048x1792x512" : state.range(0) == 1 ? "8 experts, skewed" : "8 experts, even");
+}
+
 BENCHMARK(BM_zrt_matmul_f32)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_blas_sgemm)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_onednn_f32_primitive)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
@@ -192,5 +215,6 @@ BENCHMARK(BM_memcpy)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_add_f32)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_gelu_f32)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_adamw_f32)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_moe_expert_products)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_attention_window)->ArgsProduct({{0, 1024, 256}, {0, 1}})->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();
