@@ -14,7 +14,8 @@ Until zcc-import writes these graphs from a PyTorch model, this is how a Llama r
 With --experts E the MLP is a Mixtral sparse MoE block (MixtralSparseMoeBlock): a router
 [C, E], each token's --top-k experts by softmax score, renormalized over the k
 (--no-normalize: Qwen's norm_topk_prob false), SwiGLU experts of --ffn each, combined by the
-weights, dropless or with --capacity-factor (GShard's and DeepSpeed's token dropping); each layer adds its load-balancing loss (--aux-coef, Mixtral's router_aux_loss_coef)
+weights, dropless or with --capacity-factor (GShard's and DeepSpeed's token dropping), optionally
+group-limited (--groups, --topk-groups: DeepSeek-V3's n_group and topk_group); each layer adds its load-balancing loss (--aux-coef, Mixtral's router_aux_loss_coef)
 and with --z-coef the router z-loss to the model's loss, Megatron-LM's per-layer form.
 
     python3 examples/gen_llama.py --experts 8 --top-k 2 --ffn 128 > mixtral.mlir
@@ -106,6 +107,8 @@ def emit(args):
         norm = " normalize" if args.normalize else ""
         if args.capacity_factor:
             norm += f" capacity_factor {args.capacity_factor:e}"
+        if args.groups > 1:
+            norm += f" groups {args.groups} topk_groups {args.topk_groups}"
         i(f"%{h}_w, %{h}_ex, %{h}_rows, %{h}_offs = zc.moe_route %{h}_logits top_k {K}{norm} : {act(E)} -> "
           f"{act(K)}, {idx(K)}, {idx(K)}, tensor<{E + 1}xi32>")
         i(f"%{h}_xs = zc.moe_dispatch %{src}, %{h}_rows : {x3}, {idx(K)} -> {rowsOf(C)}")
@@ -188,6 +191,9 @@ def main():
     ap.add_argument("--no-normalize", dest="normalize", action="store_false",
                     help="keep the chosen softmax scores as they are (norm_topk_prob false)")
     ap.add_argument("--aux-coef", type=float, default=0.02, help="router_aux_loss_coef (0: none)")
+    ap.add_argument("--groups", type=int, default=1,
+                    help="group-limited routing (DeepSeek-V3's n_group): the experts in G groups")
+    ap.add_argument("--topk-groups", type=int, default=1, help="the best groups a token chooses among (topk_group)")
     ap.add_argument("--capacity-factor", type=float, default=0.0,
                     help="each expert keeps ceil(f tokens k / E) rows, the rest dropped (GShard, DeepSpeed); "
                          "0: dropless")

@@ -39,7 +39,9 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
         call(b, "zrt_moe_route",
              {dtype(b, o.getLogits()), p[0], bias, results[0], results[1], results[2], results[3], I64(tokens),
               I64(experts), I64(static_cast<int64_t>(o.getTopK())), I32(o.getSigmoid()), I32(o.getNormalize()),
-              F64(o.getScale()), constF64(b, o.getCapacityFactorOrZero())});
+              F64(o.getScale()), constF64(b, o.getCapacityFactorOrZero()),
+              I64(static_cast<int64_t>(o.getGroups().value_or(1))),
+              I64(static_cast<int64_t>(o.getTopkGroups().value_or(1)))});
         return success();
       })
       .Case([&](MoeRouteGradOp o) {

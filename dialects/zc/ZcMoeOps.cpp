@@ -111,6 +111,20 @@ LogicalResult MoeRouteOp::verify() {
     return emitOpError("scale must be positive and finite");
   if (getCapacityFactor() && !(getCapacityFactorOrZero() > 0 && std::isfinite(getCapacityFactorOrZero())))
     return emitOpError("capacity_factor must be positive and finite (leave it out for dropless routing)");
+  if (static_cast<bool>(getGroups()) != static_cast<bool>(getTopkGroups()))
+    return emitOpError("groups and topk_groups come together (DeepSeek-V3's n_group and topk_group)");
+  if (getGroups()) {
+    const int64_t experts = logits.getShape().back(), groups = static_cast<int64_t>(*getGroups()),
+                  kept = static_cast<int64_t>(*getTopkGroups());
+    if (experts % groups != 0 || experts / groups < 2)
+      return emitOpError() << "groups " << groups << " must divide the " << experts
+                           << " experts into groups of at least 2 (a group scores its two best)";
+    if (kept > groups)
+      return emitOpError() << "topk_groups " << kept << " exceeds the " << groups << " groups";
+    if (k > kept * (experts / groups))
+      return emitOpError() << "top_k " << k << " exceeds the " << kept * (experts / groups)
+                           << " experts of the topk_groups " << kept << " groups";
+  }
   if (Value bias = getBias())
     if (failed(expectType(*this, "bias", bias.getType(),
                           RankedTensorType::get({logits.getShape().back()}, logits.getElementType()))))

@@ -56,16 +56,21 @@ def ZC_MoeRouteOp : ZC_MoeOp<"moe_route"> {
         : tensor<8x64x8xf32> -> tensor<8x64x2xf32>, tensor<8x64x2xi32>, tensor<8x64x2xi32>, tensor<9xi32>
     %w, %e, %r, %o = zc.moe_route %logits top_k 2 normalize capacity_factor 1.25
         : tensor<8x64x8xf32> -> tensor<8x64x2xf32>, tensor<8x64x2xi32>, tensor<8x64x2xi32>, tensor<9xi32>
+    %w, %e, %r, %o = zc.moe_route %logits bias %b : tensor<8xf32> top_k 2 sigmoid normalize scale 2.5
+        groups 4 topk_groups 2
+        : tensor<8x64x8xf32> -> tensor<8x64x2xf32>, tensor<8x64x2xi32>, tensor<8x64x2xi32>, tensor<9xi32>
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$logits, Optional<ZC_FloatTensor>:$bias,
                        ConfinedAttr<I64Attr, [IntPositive]>:$top_k, UnitAttr:$sigmoid, UnitAttr:$normalize,
-                       DefaultValuedAttr<F64Attr, "1.0">:$scale, OptionalAttr<F64Attr>:$capacity_factor);
+                       DefaultValuedAttr<F64Attr, "1.0">:$scale, OptionalAttr<F64Attr>:$capacity_factor,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$groups,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$topk_groups);
   let results = (outs ZC_FloatTensor:$weights, ZC_IndexTensor:$experts, ZC_IndexTensor:$rows,
                       ZC_IndexTensor:$offsets);
   let assemblyFormat = [{
     $logits (`bias` $bias^ `:` type($bias))? `top_k` $top_k (`sigmoid` $sigmoid^)? (`normalize` $normalize^)?
-    (`scale` $scale^)? (`capacity_factor` $capacity_factor^)?
+    (`scale` $scale^)? (`capacity_factor` $capacity_factor^)? (`groups` $groups^)? (`topk_groups` $topk_groups^)?
     attr-dict `:` type($logits) `->` type($weights) `,` type($experts) `,` type($rows) `,` type($offsets)
   }];
   let extraClassDeclaration = [{

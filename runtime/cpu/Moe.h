@@ -41,6 +41,8 @@ struct MoeRouting {
   bool renormalize = true;    // the kept weights divided by their sum (Mixtral; Qwen's norm_topk_prob)
   double scale = 1.0;         // the routed scaling factor (DeepSeek-V3's 2.5)
   double capacityFactor = 0;  // 0: dropless; else each expert keeps moeCapacity(...) rows
+  int64_t groups = 1;         // DeepSeek-V3's group-limited routing: E / groups experts a group, and
+  int64_t topkGroups = 1;     // each token chooses among its topkGroups best groups' (groups 1: all)
   int64_t capacity() const { return moeCapacity(tokens, experts, topK, capacityFactor); }
 };
 
@@ -63,10 +65,33 @@ template <class T, class A> void moeScores(const T *l, int64_t experts, MoeScore
   }
 }
 
+/// The k best of the n candidates `allowed` by `key` (descending; ties to the lower index) into
+/// `out` [k]; returns how many (fewer where fewer are allowed). By insertion: k is small (1-8 of up
+/// to a few hundred).
+template <class Key, class Allowed> int64_t topKOf(int64_t n, int64_t k, Key key, Allowed allowed, int32_t *out) {
+  int64_t have = 0;
+  for (int64_t e = 0; e < n; ++e) {
+    if (!allowed(e))
+      continue;
+    int64_t at = have;
+    while (at > 0 && key(out[at - 1]) < key(e))
+      --at;
+    if (at >= k)
+      continue;
+    for (int64_t i = std::min(have, k - 1); i > at; --i)
+      out[i] = out[i - 1];
+    out[at] = static_cast<int32_t>(e);
+    have = std::min(have + 1, k);
+  }
+  return have;
+}
+
 /// Each token's k experts (the highest scores, plus `bias` [E] where given, which only chooses;
 /// ties to the lower expert) in `expert` [T, k] (descending), their weights in `weight` [T, k]
 /// (0 for a dropped choice); `offsets` [E + 1] where each expert's rows start in the dispatched
 /// order (offsets[E]: the kept rows), `rowOf` [T, k] each choice's row there, -1 if dropped.
+/// With r.groups > 1 (DeepSeek-V3's group-limited routing) a group's score is the sum of its two
+/// best choice scores, and a token chooses among the experts of its r.topkGroups best groups.
 /// Rows go to an expert in priority order: every token's first choice in token order, then the
 /// second choices, ... (GShard's and DeepSpeed's order), so with a capacity the later choices
 /// and tokens are the ones dropped. Returns the dropped choices.
@@ -75,24 +100,32 @@ int64_t moeRoute(const T *logits, const T *bias, const MoeRouting &r, int32_t *e
                  int32_t *rowOf) {
   using A = Acc<T>;
   const int64_t E = r.experts, K = r.topK, capacity = r.capacity();
+  const int64_t G = r.groups > 1 ? r.groups : 1, perGroup = E / G;
   parallelFor(r.tokens, 64, [&](int64_t t) {
-    A *s = threadWorkspace<A>(E);
+    A *s = threadWorkspace<A>(E + G), *groupScore = s + E;
     moeScores(logits + t * E, E, r.score, s);
-    // Top-k by insertion (k is small: 1-8 of up to a few hundred experts).
-    int32_t *chosen = expert + t * K;
-    int64_t have = 0;
     auto key = [&](int64_t e) { return s[e] + (bias ? static_cast<A>(bias[e]) : A(0)); };
-    for (int64_t e = 0; e < E; ++e) {
-      int64_t at = have;
-      while (at > 0 && key(chosen[at - 1]) < key(e))
-        --at;
-      if (at >= K)
-        continue;
-      for (int64_t i = std::min(have, K - 1); i > at; --i)
-        chosen[i] = chosen[i - 1];
-      chosen[at] = static_cast<int32_t>(e);
-      have = std::min(have + 1, K);
+    auto every = [](int64_t) { return true; };
+    int32_t *chosen = expert + t * K;
+    if (G == 1) {
+      topKOf(E, K, key, every, chosen);
+      return;
     }
+    int32_t *best = threadWorkspace<int32_t>(G + 2), *two = best + G;
+    for (int64_t g = 0; g < G; ++g) {
+      const int64_t n = topKOf(perGroup, 2, [&](int64_t i) { return key(g * perGroup + i); }, every, two);
+      groupScore[g] = 0;
+      for (int64_t i = 0; i < n; ++i)
+        groupScore[g] += key(g * perGroup + two[i]);
+    }
+    const int64_t kept = topKOf(G, r.topkGroups, [&](int64_t g) { return groupScore[g]; }, every, best);
+    auto inKeptGroup = [&](int64_t e) {
+      for (int64_t i = 0; i < kept; ++i)
+        if (best[i] == e / perGroup)
+          return true;
+      return false;
+    };
+    topKOf(E, K, key, inKeptGroup, chosen);
   });
   // The layout: each choice's place among its expert's, in priority order (one serial pass over
   // the T k ids); kept while it is within the capacity.

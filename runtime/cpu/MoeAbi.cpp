@@ -109,12 +109,20 @@ void zrt_moe_take_stats(void *out) {
 
 void zrt_moe_route(int32_t dtype, const void *logits, const void *bias, void *weight, void *expert, void *row,
                    void *offsets, int64_t tokens, int64_t experts, int64_t topK, int32_t sigmoid, int32_t normalize,
-                   double scale, double capacityFactor) {
+                   double scale, double capacityFactor, int64_t groups, int64_t topkGroups) {
   TraceScope trace("zrt_moe_route", TraceTrack::Compute);
   checkRouting("zrt_moe_route", tokens, experts, topK);
   if (!(capacityFactor >= 0))
     fatal("zrt_moe_route", "capacity factor %g: 0 (dropless) or positive", capacityFactor);
-  const MoeRouting r = routingOf(tokens, experts, topK, sigmoid, normalize, scale, capacityFactor);
+  // Group-limited routing: whole groups of at least two experts, enough kept for the k choices.
+  if (groups < 1 || experts % groups != 0 || (groups > 1 && experts / groups < 2) || topkGroups < 1 ||
+      topkGroups > groups || (groups > 1 && topK > topkGroups * (experts / groups)))
+    fatal("zrt_moe_route", "%lld experts in %lld groups, choosing %lld among the best %lld groups' experts",
+          static_cast<long long>(experts), static_cast<long long>(groups), static_cast<long long>(topK),
+          static_cast<long long>(topkGroups));
+  MoeRouting r = routingOf(tokens, experts, topK, sigmoid, normalize, scale, capacityFactor);
+  r.groups = groups;
+  r.topkGroups = topkGroups;
   int64_t dropped = 0;
   ZRT_TYPED("zrt_moe_route", dtype,
             dropped = moeRoute(in<T>(logits), in<T>(bias), r, out<int32_t>(expert), out<T>(weight),

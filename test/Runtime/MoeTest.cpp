@@ -55,6 +55,31 @@ Routed route(const Vec &logits, const Vec *bias, const MoeRouting &r) {
   return out;
 }
 
+/// `ids` by `key`, highest first (ties keep their order: the lower expert first).
+template <class Key> std::vector<int32_t> byKey(std::vector<int32_t> ids, Key key) {
+  std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return key(a) > key(b); });
+  return ids;
+}
+
+std::vector<int32_t> firstIds(int64_t n) {
+  std::vector<int32_t> ids(n);
+  std::iota(ids.begin(), ids.end(), 0);
+  return ids;
+}
+
+/// Token t chose the first k of `want`, weighted by their scores (renormalized over them where the
+/// routing renormalizes) times `scale`.
+void expectChosen(const Routed &got, const MoeRouting &r, int64_t t, const std::vector<int32_t> &want, double scale) {
+  double sum = 0;
+  for (int64_t j = 0; j < r.topK; ++j)
+    sum += got.scores[t * r.experts + want[j]];
+  for (int64_t j = 0; j < r.topK; ++j) {
+    EXPECT_EQ(got.expert[t * r.topK + j], want[j]) << "token " << t << " choice " << j;
+    const double s = got.scores[t * r.experts + want[j]];
+    EXPECT_NEAR(got.weight[t * r.topK + j], scale * (r.renormalize ? s / sum : s), 1e-12);
+  }
+}
+
 class Routings : public ::testing::TestWithParam<std::tuple<MoeScore, bool, bool>> {};
 INSTANTIATE_TEST_SUITE_P(Moe, Routings,
                          ::testing::Combine(::testing::Values(MoeScore::Softmax, MoeScore::Sigmoid),
@@ -77,17 +102,10 @@ TEST_P(Routings, ChooseTheTopKAndGroupTheRowsByExpert) {
   const Routed got = route(logits, biased ? &bias : nullptr, r);
   std::vector<int64_t> seen(r.tokens * r.topK, 0);
   for (int64_t t = 0; t < r.tokens; ++t) {
-    std::vector<int32_t> order(r.experts);
-    std::iota(order.begin(), order.end(), 0);
     auto key = [&](int32_t e) { return got.scores[t * r.experts + e] + (biased ? bias[e] : 0.0); };
-    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return key(a) > key(b); });
-    double sum = 0;
-    for (int64_t j = 0; j < r.topK; ++j)
-      sum += got.scores[t * r.experts + order[j]];
+    const std::vector<int32_t> order = byKey(firstIds(r.experts), key);
+    expectChosen(got, r, t, order, 2.5);
     for (int64_t j = 0; j < r.topK; ++j) {
-      EXPECT_EQ(got.expert[t * r.topK + j], order[j]) << "token " << t << " choice " << j;
-      const double s = got.scores[t * r.experts + order[j]];
-      EXPECT_NEAR(got.weight[t * r.topK + j], 2.5 * (renormalize ? s / sum : s), 1e-12);
       const int64_t row = got.rowOf[t * r.topK + j];
       ASSERT_GE(row, got.offsets[order[j]]);
       ASSERT_LT(row, got.offsets[order[j] + 1]);
@@ -102,6 +120,45 @@ TEST_P(Routings, ChooseTheTopKAndGroupTheRowsByExpert) {
     for (int64_t b = 0; b < r.tokens * r.topK; ++b)
       if (got.expert[a] == got.expert[b] && std::make_pair(a % r.topK, a / r.topK) < std::make_pair(b % r.topK, b / r.topK))
         EXPECT_LT(got.rowOf[a], got.rowOf[b]);
+}
+
+// DeepSeek-V3's group-limited routing (n_group, topk_group): a group scores the sum of its two
+// best choice scores (score plus bias); each token takes its k among the experts of its best
+// groups. Against a brute force over sorted lists.
+TEST_P(Routings, GroupLimitedRoutingChoosesInTheBestGroups) {
+  const MoeScore score = std::get<0>(GetParam());
+  const bool renormalize = std::get<1>(GetParam()), biased = std::get<2>(GetParam());
+  MoeRouting r{29, 12, 3, score, renormalize, 2.5};
+  r.groups = 4; // 3 experts a group
+  r.topkGroups = 2;
+  const Vec logits = randomVec(r.tokens * r.experts, 28, -3, 3), bias = randomVec(r.experts, 29, -0.3, 0.3);
+  const Routed got = route(logits, biased ? &bias : nullptr, r);
+  const int64_t perGroup = r.experts / r.groups;
+  int64_t outsideTheFlatTopK = 0;
+  for (int64_t t = 0; t < r.tokens; ++t) {
+    auto key = [&](int64_t e) { return got.scores[t * r.experts + e] + (biased ? bias[e] : 0.0); };
+    std::vector<double> groupScore(r.groups);
+    for (int64_t g = 0; g < r.groups; ++g) {
+      std::vector<double> keys;
+      for (int64_t i = 0; i < perGroup; ++i)
+        keys.push_back(key(g * perGroup + i));
+      std::sort(keys.rbegin(), keys.rend());
+      groupScore[g] = keys[0] + keys[1];
+    }
+    std::vector<int> groups(r.groups);
+    std::iota(groups.begin(), groups.end(), 0);
+    std::stable_sort(groups.begin(), groups.end(), [&](int a, int b) { return groupScore[a] > groupScore[b]; });
+    std::vector<int32_t> inGroups;
+    for (int64_t e = 0; e < r.experts; ++e)
+      for (int64_t i = 0; i < r.topkGroups; ++i)
+        if (groups[i] == e / perGroup)
+          inGroups.push_back(int32_t(e));
+    const std::vector<int32_t> allowed = byKey(inGroups, key), flat = byKey(firstIds(r.experts), key);
+    expectChosen(got, r, t, allowed, 2.5);
+    for (int64_t j = 0; j < r.topK; ++j)
+      outsideTheFlatTopK += std::find(flat.begin(), flat.begin() + r.topK, allowed[j]) == flat.begin() + r.topK;
+  }
+  EXPECT_GT(outsideTheFlatTopK, 0) << "the groups must change some token's choice for the test to mean anything";
 }
 
 /// DeepSpeed's top-k gating with a capacity, written here: each expert keeps its first C choices

@@ -209,7 +209,8 @@ def llama_loss(w, tokens, targets, heads):
 OPTIMIZER = {"kind": "adamw"}
 
 # The sparse MoE MLP of the model file (examples/gen_llama.py --experts): read_moe_settings.
-MOE = {"top_k": 2, "normalize": True, "aux": 0.0, "z": 0.0, "shards": 1, "capacity_factor": 0.0, "dropped": 0}
+MOE = {"top_k": 2, "normalize": True, "aux": 0.0, "z": 0.0, "shards": 1, "capacity_factor": 0.0, "dropped": 0,
+       "groups": 1, "topk_groups": 1}
 
 def read_moe_settings(path):
     text = open(path).read()
@@ -217,6 +218,8 @@ def read_moe_settings(path):
     if route:
         MOE["top_k"], MOE["normalize"] = int(route.group(1)), bool(route.group(2))
         MOE["capacity_factor"] = float(route.group(4)) if route.group(4) else 0.0
+    groups = re.search(r"zc\.moe_route .* groups (\d+) topk_groups (\d+)", text)
+    MOE["groups"], MOE["topk_groups"] = (int(groups.group(1)), int(groups.group(2))) if groups else (1, 1)
     aux = re.search(r"zc\.moe_aux_loss .* coef ([0-9.e+-]+)", text)
     z = re.search(r"zc\.moe_z_loss .* coef ([0-9.e+-]+)", text)
     MOE["aux"] = float(aux.group(1)) if aux else 0.0
@@ -238,7 +241,8 @@ def kept_by_capacity(chosen, experts, capacity):
 def sparse_moe(h, router, gate, up, down):
     """Hugging Face's MixtralSparseMoeBlock on [B, T, C] (softmax router, top-k, renormalized unless
     the model says otherwise, SwiGLU experts; every expert computed densely and the chosen ones
-    gathered: the same values as the sparse loop), with a capacity DeepSpeed's gating (each
+    gathered: the same values as the sparse loop), group-limited as DeepSeek-V3's router where the
+    model says so, with a capacity DeepSpeed's gating (each
     data-parallel rank's routing keeps its experts' first choices: kept_by_capacity; the kept
     weights renormalized), and this layer's Switch load-balancing loss (from the choices before
     any drop, as DeepSpeed counts them) and router z-loss, each over one data-parallel rank's rows
@@ -247,7 +251,16 @@ def sparse_moe(h, router, gate, up, down):
     E, K = router.shape[1], MOE["top_k"]
     logits = h @ router
     probs = torch.softmax(logits, dim=-1)
-    top, chosen = torch.topk(probs, K, dim=-1)
+    choice = probs
+    if MOE["groups"] > 1:  # DeepSeek-V3's group-limited routing (its get_topk_indices): the best groups' experts
+        G = MOE["groups"]
+        group_scores = probs.view(B, T, G, E // G).topk(2, dim=-1).values.sum(-1)
+        best = torch.topk(group_scores, MOE["topk_groups"], dim=-1).indices
+        keep = torch.zeros(B, T, G, dtype=torch.bool).scatter_(-1, best, True)
+        keep = keep[..., None].expand(B, T, G, E // G).reshape(B, T, E)
+        choice = probs.masked_fill(~keep, float("-inf"))
+    chosen = torch.topk(choice, K, dim=-1).indices
+    top = torch.gather(probs, -1, chosen)
     rows = B // MOE["shards"]
     kept = torch.ones(chosen.shape, dtype=torch.bool)
     if MOE["capacity_factor"]:

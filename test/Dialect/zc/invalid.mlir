@@ -1545,6 +1545,30 @@ func.func @f(%dw: tensor<2x4x3xf32>, %l: tensor<2x4x4xf32>, %e: tensor<2x4x2xi32
 
 // -----
 
+func.func @f(%l: tensor<2x4x6xf32>) {
+  // expected-error @+1 {{'zc.moe_route' op groups 4 must divide the 6 experts into groups of at least 2 (a group scores its two best)}}
+  %w, %e, %r, %o = zc.moe_route %l top_k 2 groups 4 topk_groups 2 : tensor<2x4x6xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<7xi32>
+  return
+}
+
+// -----
+
+func.func @f(%l: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'zc.moe_route' op top_k 3 exceeds the 2 experts of the topk_groups 1 groups}}
+  %w, %e, %r, %o = zc.moe_route %l top_k 3 groups 4 topk_groups 1 : tensor<2x4x8xf32> -> tensor<2x4x3xf32>, tensor<2x4x3xi32>, tensor<2x4x3xi32>, tensor<9xi32>
+  return
+}
+
+// -----
+
+func.func @f(%l: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'zc.moe_route' op groups and topk_groups come together (DeepSeek-V3's n_group and topk_group)}}
+  %w, %e, %r, %o = zc.moe_route %l top_k 2 groups 4 : tensor<2x4x8xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<9xi32>
+  return
+}
+
+// -----
+
 func.func @f(%l: tensor<2x4x4xf32>) {
   // expected-error @+1 {{'zc.moe_route' op capacity_factor must be positive and finite (leave it out for dropless routing)}}
   %w, %e, %r, %o = zc.moe_route %l top_k 2 capacity_factor 0.0 : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>

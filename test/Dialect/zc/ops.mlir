@@ -580,6 +580,9 @@ func.func @moe(%x: tensor<2x4x8xf32>, %router: tensor<8x4xf32>, %w1: tensor<4x8x
   // CHECK: zc.moe_route %{{.+}} top_k 2 normalize : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
   %w, %e, %r, %o = zc.moe_route %logits top_k 2 normalize
       : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
+  // CHECK: zc.moe_route %{{.+}} top_k 1 sigmoid normalize groups 2 topk_groups 1 : tensor<2x4x4xf32>
+  %wg, %eg, %rg, %og = zc.moe_route %logits top_k 1 sigmoid normalize groups 2 topk_groups 1
+      : tensor<2x4x4xf32> -> tensor<2x4x1xf32>, tensor<2x4x1xi32>, tensor<2x4x1xi32>, tensor<5xi32>
   // CHECK: zc.moe_route %{{.+}} bias %{{.+}} : tensor<4xf32> top_k 3 sigmoid scale 2.500000e+00 : tensor<2x4x4xf32>
   %w3, %e3, %r3, %o3 = zc.moe_route %logits bias %bias : tensor<4xf32> top_k 3 sigmoid scale 2.5
       : tensor<2x4x4xf32> -> tensor<2x4x3xf32>, tensor<2x4x3xi32>, tensor<2x4x3xi32>, tensor<5xi32>
