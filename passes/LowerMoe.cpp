@@ -26,13 +26,11 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
   auto I64 = [&](int64_t v) { return constI64(b, v); };
   auto I32 = [&](int64_t v) { return constI32(b, v); };
   auto F64 = [&](APFloat v) { return constF64(b, v.convertToDouble()); };
-  // [tokens..., last] -> (tokens, last)
-  auto tokensAnd = [](Value v) { return rowsCols(v); };
   // The dispatched tensor's rows (tokens x top_k, or fewer with a capacity: zrt/MoeLayout.h).
   auto dispatched = [](Value v) { return tensorOf(v).getDimSize(0); };
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](MoeRouteOp o) {
-        auto [tokens, experts] = tokensAnd(o.getLogits());
+        auto [tokens, experts] = rowsCols(o.getLogits());
         // p: logits, [bias], weights, experts, rows, offsets.
         Value bias = o.getBias() ? p[1] : Value(LLVM::ZeroOp::create(b, ptrType));
         ArrayRef<Value> results = p.take_back(4);
@@ -45,32 +43,32 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
         return success();
       })
       .Case([&](MoeRouteGradOp o) {
-        auto [tokens, experts] = tokensAnd(o.getLogits());
+        auto [tokens, experts] = rowsCols(o.getLogits());
         call(b, "zrt_moe_route_grad",
              {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], p[4], I64(tokens), I64(experts),
               I64(static_cast<int64_t>(o.getTopK())), I32(o.getSigmoid()), I32(o.getNormalize()), F64(o.getScale())});
         return success();
       })
       .Case([&](MoeDispatchOp o) {
-        auto [tokens, topK] = tokensAnd(o.getRows());
+        auto [tokens, topK] = rowsCols(o.getRows());
         call(b, "zrt_moe_dispatch", {dtype(b, o.getInput()), p[0], p[1], p[2], I64(tokens), I64(topK),
                                      I64(rowsCols(o.getInput()).second), I64(dispatched(o.getResult()))});
         return success();
       })
       .Case([&](MoeDispatchGradOp o) {
-        auto [tokens, topK] = tokensAnd(o.getRows());
+        auto [tokens, topK] = rowsCols(o.getRows());
         call(b, "zrt_moe_dispatch_grad", {dtype(b, o.getGrad()), p[0], p[1], p[2], I64(tokens), I64(topK),
                                           I64(rowsCols(o.getGrad()).second), I64(dispatched(o.getGrad()))});
         return success();
       })
       .Case([&](MoeCombineOp o) {
-        auto [tokens, topK] = tokensAnd(o.getRows());
+        auto [tokens, topK] = rowsCols(o.getRows());
         call(b, "zrt_moe_combine", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], I64(tokens), I64(topK),
                                     I64(rowsCols(o.getInput()).second), I64(dispatched(o.getInput()))});
         return success();
       })
       .Case([&](MoeCombineGradOp o) {
-        auto [tokens, topK] = tokensAnd(o.getRows());
+        auto [tokens, topK] = rowsCols(o.getRows());
         call(b, "zrt_moe_combine_grad", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], p[4], p[5], I64(tokens),
                                          I64(topK), I64(rowsCols(o.getInput()).second),
                                          I64(dispatched(o.getInput()))});
@@ -97,25 +95,25 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
         return success();
       })
       .Case([&](MoeAuxLossOp o) {
-        auto [tokens, experts] = tokensAnd(o.getLogits());
+        auto [tokens, experts] = rowsCols(o.getLogits());
         call(b, "zrt_moe_aux_loss", {dtype(b, o.getLogits()), p[0], p[1], p[2], I64(tokens), I64(experts),
                                      I64(rowsCols(o.getExperts()).second), I32(o.getSigmoid()), F64(o.getCoef())});
         return success();
       })
       .Case([&](MoeAuxLossGradOp o) {
-        auto [tokens, experts] = tokensAnd(o.getLogits());
+        auto [tokens, experts] = rowsCols(o.getLogits());
         call(b, "zrt_moe_aux_loss_grad",
              {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(tokens), I64(experts),
               I64(rowsCols(o.getExperts()).second), I32(o.getSigmoid()), F64(o.getCoef())});
         return success();
       })
       .Case([&](MoeZLossOp o) {
-        auto [tokens, experts] = tokensAnd(o.getLogits());
+        auto [tokens, experts] = rowsCols(o.getLogits());
         call(b, "zrt_moe_z_loss", {dtype(b, o.getLogits()), p[0], p[1], I64(tokens), I64(experts), F64(o.getCoef())});
         return success();
       })
       .Case([&](MoeZLossGradOp o) {
-        auto [tokens, experts] = tokensAnd(o.getLogits());
+        auto [tokens, experts] = rowsCols(o.getLogits());
         call(b, "zrt_moe_z_loss_grad",
              {dtype(b, o.getLogits()), p[0], p[1], p[2], I64(tokens), I64(experts), F64(o.getCoef())});
         return success();

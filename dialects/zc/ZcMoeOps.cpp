@@ -146,10 +146,8 @@ LogicalResult MoeRouteGradOp::verify() {
   RankedTensorType chosen = withLastAxis(logits, k, logits.getElementType());
   if (failed(expectType(*this, "grad", getGrad().getType(), chosen)))
     return failure();
-  Type ids = chosen.clone(IntegerType::get(getContext(), 32));
-  if (failed(expectType(*this, "experts", getExperts().getType(), ids)))
-    return failure();
-  return expectType(*this, "rows", getRows().getType(), ids);
+  // rows has the experts' type (AllTypesMatch).
+  return expectType(*this, "experts", getExperts().getType(), chosen.clone(IntegerType::get(getContext(), 32)));
 }
 
 LogicalResult MoeDispatchOp::verify() {
