@@ -349,11 +349,21 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       })
       .Case([&](ConcatOp o) {
         int64_t rank = tensorOf(o.getResult()).getRank(), offset = 0;
+        // i32 ids (MoE choices) are copied as two bf16 halves each: the copy kernels' element
+        // types are f32 and bf16, and a bf16 copy moves its 16 bits as they are, where an f32
+        // copy of an id's bits would only happen to.
+        int64_t halves = tensorOf(o.getResult()).getElementType().isInteger(32) ? 2 : 1;
+        Value type = halves == 1 ? dt : I32(1 /* bf16 */);
+        auto shapeInHalves = [&](Value v) {
+          SmallVector<int64_t> shape(tensorOf(v).getShape());
+          shape.back() *= halves;
+          return i64Array(b, shape);
+        };
         Value out = p.back();
         for (auto [i, input] : llvm::enumerate(o.getInputs())) {
           SmallVector<int64_t> offsets(rank, 0);
-          offsets[o.getAxis()] = offset;
-          call(b, "zrt_insert", {dt, p[i], shapeOf(b, input), out, shapeOf(b, o.getResult()),
+          offsets[o.getAxis()] = offset * (o.getAxis() == rank - 1 ? halves : 1);
+          call(b, "zrt_insert", {type, p[i], shapeInHalves(input), out, shapeInHalves(o.getResult()),
                                  I32(rank), i64Array(b, offsets)});
           offset += tensorOf(input).getDimSize(o.getAxis());
         }

@@ -34,14 +34,22 @@ bool isF32Tensor(Type type) {
 /// fp32 (Megatron-LM's --moe-router-dtype fp32): bf16 logits tie at bf16's 8 bits, and each tie
 /// chooses an expert by rounding. The product reads bf16 activations and weights cast up (exact),
 /// so only its sums run in fp32; the routing's weights go low where the combine reads them.
+/// The layers' logits joined for one load-balancing loss over all their tokens (Hugging Face's
+/// pooled form) are the routers' too.
+bool feedsOnlyRouters(Value value) {
+  return !value.use_empty() && llvm::all_of(value.getUsers(), [](Operation *user) {
+    if (auto join = dyn_cast<ConcatOp>(user))
+      return feedsOnlyRouters(join.getResult());
+    return isa<MoeRouteOp, MoeAuxLossOp, MoeZLossOp>(user);
+  });
+}
+
 bool isRouterOp(Operation *op) {
   if (isa<MoeRouteOp, MoeAuxLossOp, MoeZLossOp>(op))
     return true;
-  auto product = dyn_cast<MatmulOp>(op);
-  return product && !product.getResult().use_empty() &&
-         llvm::all_of(product.getResult().getUsers(), [](Operation *user) {
-           return isa<MoeRouteOp, MoeAuxLossOp, MoeZLossOp>(user);
-         });
+  if (isa<MatmulOp, ConcatOp>(op))
+    return feedsOnlyRouters(op->getResult(0));
+  return false;
 }
 
 /// Ops whose operands and results are left in the precision they have.

@@ -227,6 +227,17 @@ FailureOr<Partition> partition(ForwardOp forward, int64_t stages, int64_t chunks
     if (s + 1 < stages)
       p.crossing.push_back(crossing.lookup(p.begin[s + 1]));
   }
+  // Few cut points (a value that every block feeds, such as a MoE load-balancing loss pooled over
+  // all the layers, ties the blocks together) can leave one stage with most of the work: say so
+  // rather than run a pipeline whose other ranks wait.
+  double total = prefix[n], costliest = *std::max_element(p.cost.begin(), p.cost.end());
+  if (stages > 1 && total > 0 && costliest > 1.5 * total / stages)
+    forward.emitWarning() << (chunks > 1 ? "the " + std::to_string(stages) + " virtual stages"
+                                         : "--pp " + std::to_string(stages))
+                          << ": the costliest stage does "
+                          << static_cast<int64_t>(std::lround(100 * costliest / total)) << "% of the work: the forward has only " << m - 2
+                          << " places where one activation crosses (values that several blocks feed tie them "
+                             "together; a MoE model: zcc-import --moe-aux-loss per-layer)";
   return p;
 }
 

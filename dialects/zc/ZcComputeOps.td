@@ -428,7 +428,8 @@ def ZC_ConcatOp : ZC_ComputeOp<"concat"> {
   let summary = "Joins tensors along one axis";
   let description = [{
     All inputs have the result's rank and element type and agree on every
-    axis but `axis`, whose sizes add up to the result's.
+    axis but `axis`, whose sizes add up to the result's. Values (f32, bf16) or i32 ids
+    (MoE layers' choices, pooled over the layers for one load-balancing loss); ids get no gradient.
 
     Example:
 
@@ -436,9 +437,9 @@ def ZC_ConcatOp : ZC_ComputeOp<"concat"> {
     %qkv = zc.concat %q, %k, %v axis 2 : tensor<8x64x128xf32>, tensor<8x64x128xf32>, tensor<8x64x128xf32> -> tensor<8x64x384xf32>
     ```
   }];
-  let arguments = (ins Variadic<ZC_FloatTensor>:$inputs,
+  let arguments = (ins Variadic<ZC_JoinTensor>:$inputs,
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$axis);
-  let results = (outs ZC_FloatTensor:$result);
+  let results = (outs ZC_JoinTensor:$result);
   let assemblyFormat = "$inputs `axis` $axis attr-dict `:` type($inputs) `->` type($result)";
   let hasVerifier = 1;
 }

@@ -51,6 +51,9 @@ def ZC_FloatTensor : StaticShapeTensorOf<[F32, BF16]>;
 def ZC_CommTensor : StaticShapeTensorOf<[F32, BF16, I8]>;
 // What a pipeline stage keeps for its backward: activations, and a MoE layer's routing.
 def ZC_StashTensor : StaticShapeTensorOf<[F32, BF16, I32]>;
+// What zc.concat joins: values, or i32 ids (the MoE layers' choices, pooled for Hugging Face's
+// load-balancing loss over every layer's tokens).
+def ZC_JoinTensor : StaticShapeTensorOf<[F32, BF16, I32]>;
 // Token ids and class labels.
 def ZC_IndexTensor : StaticShapeTensorOf<[I32]>;
 // A loss: a 0-d f32 tensor (losses accumulate in f32 whatever the inputs).

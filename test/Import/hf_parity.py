@@ -3,13 +3,14 @@
 
   hf_parity.py BIN_DIR (--hf-config CONFIG | --module FILE:FACTORY) --data FILE [--steps 20] [--tolerance 1e-4]
                [--np N] [--zero-stage S] [--precision fp32|bf16] [--batch B] [--context T] [--round-trip]
-               [--planted-defect dropped-term|adam-epsilon|frozen-bias]
+               [--optimizer adamw|sgd] [--moe-aux-loss pooled|per-layer] [--zcc-flags '--tp 2'] [--planted-defect dropped-term|adam-epsilon|frozen-bias]
 
 zcc-import writes model.mlir and the model's initial weights (its own initialization, --seed); train.bin
 starts from them (--init). PyTorch trains the very same nn.Module (the Hugging Face class the config
 names, built by the importer's code) from the same weights, with torch.optim.AdamW set as zcc's
 (weight decay 0.01 on matrices, none on vectors), on the batches train.bin reads (--data: bytes as
-tokens, torch_reference.TextData). The per-step losses must stay within the bounds of
+tokens, torch_reference.TextData); a MoE model's load-balancing loss (output_router_logits) is each
+data-parallel rank's, over its part of the batch, as under DDP or FSDP. The per-step losses must stay within the bounds of
 test/Train/reference_spread.py around PyTorch's float64 run: --tolerance (relative), or 10x the widest
 of PyTorch's own fp32 runs from weights one ulp apart, whichever is larger. --planted-defect D runs no
 train.bin: a PyTorch fp32 run with defect D must break those bounds.
@@ -51,9 +52,13 @@ def tied_names(mlir):
     return out
 
 
-def train_torch(source, state, data, batch, steps, lr, dtype=torch.float32, defect=None):
+def train_torch(source, state, data, batch, steps, lr, dtype=torch.float32, defect=None, optimizer="adamw",
+                shards=1):
     """Per-step losses of the model trained in PyTorch from `state` (its initial weights) in `dtype`
-    (float64: the reference's centre), with one of reference_spread.DEFECTS planted if given."""
+    (float64: the reference's centre), with one of reference_spread.DEFECTS planted if given.
+    shards: the data-parallel ranks whose losses are each their own (a MoE model's load-balancing
+    loss over each rank's tokens, as under DDP or FSDP): the batch split into that many, each part's
+    objective averaged."""
     model = source.build()
     model.load_state_dict(state, strict=False)  # a tied head: its alias is absent
     model = model.to(dtype).train()
@@ -63,17 +68,26 @@ def train_torch(source, state, data, batch, steps, lr, dtype=torch.float32, defe
     groups = [{"params": decay, "weight_decay": 0.01}]
     if defect != "frozen-bias":
         groups.append({"params": no_decay, "weight_decay": 0.0})
-    opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-6 if defect == "adam-epsilon" else 1e-8)
+    if optimizer == "sgd":  # zcc --optimizer sgd: momentum 0.9, coupled weight decay, as torch.optim.SGD
+        opt = torch.optim.SGD(groups, lr=lr, momentum=0.9)
+    else:
+        opt = torch.optim.AdamW(groups, lr=lr, betas=(0.9, 0.999), eps=1e-6 if defect == "adam-epsilon" else 1e-8)
     losses = []
     for step in range(steps):
         x, y = data.batch(step * batch, batch)
         for p in params.values():
             p.grad = None
-        # CausalLMLoss's mean cross-entropy, per token and in the run's dtype.
-        logits = source.forward_logits(model, x)
-        per_token = F.cross_entropy(logits.to(dtype).reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="none")
-        loss = per_token.mean()
-        objective = per_token[:-1].sum() / per_token.numel() if defect == "dropped-term" else loss
+        # CausalLMLoss's mean cross-entropy, per token and in the run's dtype, plus what the model
+        # adds to it (a MoE family's load-balancing loss), each data-parallel rank's.
+        objective = loss = 0.0
+        for xs, ys in zip(x.chunk(shards), y.chunk(shards)):
+            logits, extra = source.forward(model, xs)
+            per_token = F.cross_entropy(logits.to(dtype).reshape(-1, logits.shape[-1]), ys.reshape(-1),
+                                        reduction="none")
+            ce, extra = per_token.mean(), 0.0 if extra is None else extra.to(dtype)
+            trained = per_token[:-1].sum() / per_token.numel() if defect == "dropped-term" else ce
+            loss = loss + (ce + extra) / shards
+            objective = objective + (trained + extra) / shards
         objective.backward()
         # zcc's default --grad-clip 1.0, as nanoGPT's and torchtitan's clip_grad_norm_.
         torch.nn.utils.clip_grad_norm_(list(params.values()), 1.0)
@@ -119,7 +133,11 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--context", type=int, default=64)
     ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--optimizer", choices=["adamw", "sgd"], default="adamw",
+                    help="zcc --optimizer; sgd for MoE routers, whose near-ties Adam's first steps flip")
     ap.add_argument("--round-trip", action="store_true")
+    ap.add_argument("--moe-aux-loss", choices=["pooled", "per-layer"], default="pooled", help="zcc-import's")
+    ap.add_argument("--zcc-flags", default="", help="more zcc flags, a mesh for one ('--tp 2')")
     ap.add_argument("--reference-cache", help="a folder where the PyTorch reference runs are kept and reused")
     ap.add_argument("--planted-defect", choices=sorted(DEFECTS),
                     help="run no train.bin: hold a PyTorch fp32 run with this defect to the bounds; passes if caught")
@@ -129,23 +147,34 @@ def main():
     os.environ.setdefault("ZRT_MATMUL_TUNE", "off")
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                       OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    source = HuggingFaceSource(args.hf_config) if args.hf_config else ModuleSource(args.module)
+    source = HuggingFaceSource(args.hf_config, args.moe_aux_loss) if args.hf_config else ModuleSource(args.module)
     tools = {t: os.path.join(args.bin_dir, t) for t in ("zcc", "zcc-ckpt")}
 
     with tempfile.TemporaryDirectory() as work:
         model, weights, exe = (os.path.join(work, f) for f in ("model.mlir", "init.safetensors", "train.bin"))
-        spec = ["--hf-config", args.hf_config] if args.hf_config else ["--module", args.module]
+        spec = ["--hf-config", args.hf_config, "--moe-aux-loss", args.moe_aux_loss] if args.hf_config \
+            else ["--module", args.module]
         import_model(spec + ["--batch", str(args.batch), "--context", str(args.context), "-o", model,
                              "--weights-out", weights])
         # The float64 centre and the fp32 bundle's width around it (reference_spread.py).
         data, initial = TextData(args.data, args.context), load_file(weights)
-        train = lambda state, **kw: train_torch(source, state, data, args.batch, args.steps, args.lr, **kw)
+        # A MoE model's load-balancing loss is each rank's: the reference then depends on the ranks.
+        args.zcc_flags = args.zcc_flags.split()
+        model_parallel = 1
+        for flag in ("--tp", "--pp", "--cp"):
+            if flag in args.zcc_flags:
+                model_parallel *= int(args.zcc_flags[args.zcc_flags.index(flag) + 1])
+        shards = args.np // model_parallel if getattr(source, "router_aux_coef", 0) else 1
+        train = lambda state, **kw: train_torch(source, state, data, args.batch, args.steps, args.lr,
+                                                optimizer=args.optimizer, shards=shards, **kw)
         # Shared by the variants of one model (--reference-cache): np, ZeRO stage, precision are train.bin's.
         # The model file names its own path: the source it was imported from stands for it.
         source_file = args.hf_config or args.module.rsplit(":", 1)[0]
         inputs = dict(source=file_digest(source_file), spec=spec, transformers=transformers.__version__,
                       weights=file_digest(weights), data=file_digest(args.data),
                       steps=args.steps, lr=args.lr, batch=args.batch, context=args.context)
+        if args.optimizer != "adamw" or shards > 1:
+            inputs.update(optimizer=args.optimizer, shards=shards)
         reference = cached(args.reference_cache, inputs, [__file__],
                            lambda: [train(initial, dtype=torch.float64)] + [train(s) for s in samples_of(initial)])
         centre = reference[0]
@@ -158,7 +187,7 @@ def main():
             return
 
         run([tools["zcc"], model, "-o", exe, "--world-size", str(args.np), "--zero-stage", str(args.zero_stage),
-             "--precision", args.precision])
+             "--precision", args.precision, "--optimizer", args.optimizer] + args.zcc_flags)
         log, ckpt = os.path.join(work, "log.jsonl"), os.path.join(work, "ckpt")
         cmd = [exe, "--data", args.data, "--steps", str(args.steps), "--lr", str(args.lr), "--log-every", "1",
                "--log-json", log, "--init", weights]

@@ -524,6 +524,14 @@ func.func @f(%a: tensor<2x4xf32>, %b: tensor<2x4xf32>) {
 
 // -----
 
+func.func @f(%a: tensor<2x4xf32>, %b: tensor<2x4xi32>) {
+  // expected-error @+1 {{'zc.concat' op input #1 'tensor<2x4xi32>' must have the result's rank and element type}}
+  %0 = zc.concat %a, %b axis 1 : tensor<2x4xf32>, tensor<2x4xi32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<2x4xf32>) {
   // expected-error @+1 {{'zc.concat' op axis 2 is out of range for rank 2}}
   %0 = zc.concat %a axis 2 : tensor<2x4xf32> -> tensor<2x4xf32>

@@ -69,6 +69,14 @@ func.func @shapes(%x: tensor<2x6x8xf32>, %y: tensor<2x6x4xf32>) {
   return
 }
 
+// i32 ids join too (MoE layers' choices pooled for one load-balancing loss).
+// CHECK-LABEL: func.func @join_ids
+func.func @join_ids(%a: tensor<2x16x2xi32>, %b: tensor<2x16x2xi32>) {
+  // CHECK: zc.concat %{{.+}}, %{{.+}} axis 1 : tensor<2x16x2xi32>, tensor<2x16x2xi32> -> tensor<2x32x2xi32>
+  %0 = zc.concat %a, %b axis 1 : tensor<2x16x2xi32>, tensor<2x16x2xi32> -> tensor<2x32x2xi32>
+  return
+}
+
 // -----
 
 // Tests that matmul round-trips with transposes, batching and a shared 2-D rhs.

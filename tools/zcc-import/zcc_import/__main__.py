@@ -31,6 +31,10 @@ def parse_args(argv):
                          "for train.bin --init")
     ap.add_argument("--seed", type=int, default=0, help="torch.manual_seed before the model initializes (default 0)")
     ap.add_argument("--name", default=None, help="the zc.forward's name (default: the model class)")
+    ap.add_argument("--moe-aux-loss", choices=["pooled", "per-layer"], default="pooled",
+                    help="a MoE config's load-balancing loss (output_router_logits): pooled, Hugging Face's over "
+                         "every layer's tokens at once (default); per-layer, each layer's summed, as Megatron-LM "
+                         "and DeepSpeed-MoE (pipelines: pooled ties every MoE layer to one stage)")
     ap.add_argument("--list-ops", action="store_true", help="print what the importer maps, and exit")
     args = ap.parse_args(argv)
     if not args.list_ops and not (args.hf_config or args.module):
@@ -87,7 +91,7 @@ def run(args):
     from .source import HuggingFaceSource, ModuleSource, skeleton, tied_aliases, weighted
 
     started = time.time()
-    source = HuggingFaceSource(args.hf_config) if args.hf_config else ModuleSource(args.module)
+    source = HuggingFaceSource(args.hf_config, args.moe_aux_loss) if args.hf_config else ModuleSource(args.module)
     model = skeleton(source)
     aliases = tied_aliases(model)
     model_class = type(model).__name__

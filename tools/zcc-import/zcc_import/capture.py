@@ -10,6 +10,7 @@ import re
 
 import torch
 
+from . import moe
 from .source import CausalLMLoss, ImportError_, located
 
 # Ops that read only the shape/dtype of their tensor input: their result folds even when the
@@ -68,7 +69,15 @@ def capture(source, model, batch, context):
     # The real buffers, by fully qualified name; the export sees them on meta like the rest.
     real_buffers = {name: b.detach().clone() for name, b in model.named_buffers(remove_duplicate=False)}
     model.to("meta")
-    exported = export(source, model, batch, context)
+    # MoE experts and the load-balancing loss as leaf ops (moe.py); the model is the skeleton's.
+    moe.leaf_experts(model, source.label)
+    restore = moe.leaf_balancing_loss(model)
+    try:
+        exported = export(source, model, batch, context)
+        constants = folded_at_small_batch(source, model, exported, batch, context, real_buffers)
+    finally:
+        if restore:
+            restore()
 
     canonical = {}
     first = {}
@@ -85,7 +94,6 @@ def capture(source, model, batch, context):
             shapes[name] = tuple(node.meta["val"].shape)
         elif spec.kind.name == "USER_INPUT":
             inputs[node] = "tokens" if not inputs else "targets"
-    constants = folded_at_small_batch(source, model, exported, batch, context, real_buffers)
     if constants is None:
         constants = input_values(exported, real_buffers)
         fold(exported.graph_module, graph, constants)
@@ -166,6 +174,8 @@ def on_cpu(sub):
 
 FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(.*)')
 TORCH_DIR = os.path.dirname(torch.__file__)
+# The importer's own frames (the wrapper's loss, moe.py's leaf experts) say nothing about the model.
+IMPORTER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def source_line(node):
@@ -173,7 +183,7 @@ def source_line(node):
     trace = node.meta.get("stack_trace") or ""
     frames = FRAME.findall(trace)
     for path, line, _, code in reversed(frames):
-        if not path.startswith(TORCH_DIR) and not path.endswith("zcc_import/source.py"):
+        if not path.startswith((TORCH_DIR, IMPORTER_DIR)):
             return short_path(path), int(line), code.strip()
     return None
 

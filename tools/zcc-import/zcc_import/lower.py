@@ -15,7 +15,7 @@ import operator
 
 import torch
 
-from . import patterns
+from . import lower_moe, patterns
 from .capture import source_line
 from .mlir import Emitter, Tensor, number, symbol
 from .source import ImportError_
@@ -63,6 +63,7 @@ class Lowering:
         self.inputs = {}       # "tokens"/"targets" -> Tensor
         self.reshapes = {}     # (tensor name, shape) -> Tensor
         self.causal_masks = {}  # mask node -> its window (patterns.mask_window), None if not causal
+        self.routes = {}       # router logits' tensor name -> (top_k, its choices): lower_moe.py
         for node, role in captured.inputs.items():
             shape = tuple(node.meta["val"].shape)
             self.inputs[role] = Tensor("%" + role, shape, "i32")
@@ -399,11 +400,12 @@ def lower_softmax(self, node):
 def binary(zc_op):
     def lower(self, node):
         if zc_op == "add":
-            rotary = patterns.match_rotary(self, node)
-            if rotary is not None:
-                return rotary
+            for match in (patterns.match_rotary, lower_moe.match_loss_sum):
+                result = match(self, node)
+                if result is not None:
+                    return result
         if zc_op == "mul":
-            for match in (patterns.match_rmsnorm, patterns.match_gelu_tanh):
+            for match in (patterns.match_rmsnorm, patterns.match_gelu_tanh, lower_moe.match_scaled_balancing_loss):
                 result = match(self, node)
                 if result is not None:
                     return result
@@ -701,9 +703,13 @@ HANDLERS = {
     aten.cat.default: lower_cat,
     aten.scaled_dot_product_attention.default: lower_sdpa,
     aten.cross_entropy_loss.default: lower_cross_entropy,
+    torch.ops.zcc.moe_experts.default: lower_moe.lower_moe_experts,
+    torch.ops.zcc.load_balancing_loss.default: lower_moe.lower_balancing_loss,
 }
 
-KNOWN = set(HANDLERS) | IDENTITY | RESHAPES | set(PATTERN_ONLY) | {aten.t.default}
+# The router's ops are read by lower_moe.router from the experts they feed.
+ROUTER_ONLY = {aten.topk.default, aten.sum.dim_IntList, aten.div_.Tensor}
+KNOWN = set(HANDLERS) | IDENTITY | RESHAPES | set(PATTERN_ONLY) | ROUTER_ONLY | {aten.t.default}
 
 # What the importer maps (zcc-import --list-ops prints it; the README lists it).
 MAPPED = {
@@ -725,6 +731,9 @@ MAPPED = {
     "aten.transpose / permute": "nothing (attention's head layout), or zc.transpose",
     "aten.slice / split / chunk / unbind / cat": "zc.slice / zc.concat",
     "aten.cross_entropy_loss (mean)": "zc.cross_entropy",
+    "a MoE block: softmax top-k router (renormalized or not) + SwiGLU experts [E, 2F, C], [E, C, F]":
+        "zc.moe_route, moe_dispatch, grouped_matmul, moe_combine",
+    "Hugging Face's load_balancing_loss_func (output_router_logits)": "zc.moe_aux_loss over every layer's tokens",
     "aten.dropout (p = 0), to(float32), contiguous, clone, alias, detach": "nothing",
     "ops on constants only (arange, masks, rotary tables)": "folded at import",
 }

@@ -43,7 +43,7 @@ class HuggingFaceSource:
     """--hf-config config.json: the model class the config names (architectures[0]) or the
     causal-LM class of its model_type, built from the config alone (no hub access)."""
 
-    def __init__(self, config_path):
+    def __init__(self, config_path, moe_aux_loss="pooled"):
         try:
             import transformers
         except ModuleNotFoundError:
@@ -67,7 +67,22 @@ class HuggingFaceSource:
         # written out in ATen ops, which the importer recognizes too (patterns.py).
         self.label = f"{config_path} ({values['model_type']})"
         self.config._attn_implementation = "sdpa" if self.model_class()._supports_sdpa else "eager"
+        # MoE experts: their own loop over the experts (the capture replaces it: moe.py), which
+        # runs in every dtype; torch's grouped_mm path takes no float64 (the tests' reference).
+        if hasattr(self.config, "_experts_implementation"):
+            self.config._experts_implementation = "eager"
         self.init_std = getattr(self.config, "initializer_range", 0.02)
+        # A MoE family trains with its load-balancing loss when the config asks for the router
+        # logits (output_router_logits), as its ForCausalLM does: loss + router_aux_loss_coef x aux.
+        # "pooled": Hugging Face's load_balancing_loss_func over every layer's tokens at once;
+        # "per-layer": each layer's own, summed (Megatron-LM's and DeepSpeed-MoE's form), which
+        # ties no layer to another, so a pipeline can cut between them.
+        self.router_aux_coef = 0.0
+        if moe_aux_loss not in ("pooled", "per-layer"):
+            raise ImportError_(f"--moe-aux-loss {moe_aux_loss}: expected pooled or per-layer")
+        self.moe_aux_loss = moe_aux_loss
+        if getattr(self.config, "output_router_logits", False):
+            self.router_aux_coef = float(getattr(self.config, "router_aux_loss_coef", 0.0) or 0.0)
 
     def model_class(self):
         import transformers
@@ -84,7 +99,22 @@ class HuggingFaceSource:
         return model.float()
 
     def forward_logits(self, model, tokens):
-        return model(input_ids=tokens, use_cache=False).logits
+        return self.forward(model, tokens)[0]
+
+    def forward(self, model, tokens):
+        """(logits, the term the model adds to its loss besides the cross-entropy, or None)."""
+        if not self.router_aux_coef:
+            return model(input_ids=tokens, use_cache=False).logits, None
+        out = model(input_ids=tokens, use_cache=False, output_router_logits=True)
+        if self.moe_aux_loss == "pooled":
+            return out.logits, self.router_aux_coef * out.aux_loss
+        pooled = sys.modules[type(model).__module__].load_balancing_loss_func
+        terms = [self.router_aux_coef * pooled((layer,), model.num_experts, model.num_experts_per_tok)
+                 for layer in out.router_logits]
+        aux = terms[0]
+        for term in terms[1:]:  # no 0 + ...: the capture maps sums of losses, not of a loss and a scalar
+            aux = aux + term
+        return out.logits, aux
 
 
 class ModuleSource:
@@ -119,6 +149,9 @@ class ModuleSource:
         out = model(tokens)
         return out.logits if hasattr(out, "logits") else out
 
+    def forward(self, model, tokens):
+        return self.forward_logits(model, tokens), None
+
 
 @contextlib.contextmanager
 def located(what):
@@ -145,15 +178,17 @@ def located(what):
 
 
 class CausalLMLoss(nn.Module):
-    """What zcc trains: the model's logits and the mean cross-entropy against the next tokens."""
+    """What zcc trains: the mean cross-entropy of the model's logits against the next tokens, plus
+    what the model adds to it (a MoE family's load-balancing loss)."""
 
     def __init__(self, source, model):
         super().__init__()
         self.source, self.model = source, model
 
     def forward(self, tokens, targets):
-        logits = self.source.forward_logits(self.model, tokens)
-        return nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        logits, extra = self.source.forward(self.model, tokens)
+        loss = nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        return loss if extra is None else loss + extra
 
 
 def skeleton(source):
