@@ -483,7 +483,7 @@ void keepForwardOnly(ForwardOp forward) {
 /// forward-only function sends its output on, and the last stage's eval computes the loss.
 void addEvaluation(ForwardOp forward) {
   auto ret = cast<ReturnOp>(forward.getBody().front().getTerminator());
-  if (ret.getOperand(0).getDefiningOp<StageOutputOp>())
+  if (stageObjective(ret.getOperand(0)))
     return;
   cloneForward(forward, (forward.getSymName() + "_eval").str(), "eval", /*after=*/true);
 }

@@ -115,6 +115,19 @@ inline int64_t pipelineChunks(ModuleOp module) {
   return chunks ? chunks.getInt() : 1;
 }
 
+/// A non-last pipeline stage's zc.stage_output: its returned objective, or one of the terms that
+/// objective adds (the stage's own losses beside it, a MoE layer's load-balancing loss); null where
+/// there is none (the last stage).
+inline StageOutputOp stageObjective(Value objective) {
+  if (auto out = objective.getDefiningOp<StageOutputOp>())
+    return out;
+  if (auto sum = objective.getDefiningOp<AddOp>())
+    for (Value term : sum->getOperands())
+      if (StageOutputOp out = stageObjective(term))
+        return out;
+  return {};
+}
+
 /// Where virtual stage `stage` of a pipelined module's pipeline runs: its pipeline rank (of
 /// `ranks`) and which of that rank's chunks it is (the schedule's placement: Megatron's loop, or
 /// ZB-V's V). Stage s itself, chunk 0, where the module is no stage.

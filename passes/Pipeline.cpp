@@ -266,6 +266,53 @@ double predictedBubble(ArrayRef<double> forward, ArrayRef<double> weight, int64_
       .bubble;
 }
 
+/// The terms of the returned loss where it is a sum of 0-d losses (the cross-entropy and each MoE
+/// layer's load-balancing and z-losses, added at the end): the sum's adds are erased, so no term
+/// crosses a cut on its way to them, and the terms are returned for each stage to add its own.
+/// One term (a dense model's loss) stays as it is.
+SmallVector<Value> separateLossTerms(ForwardOp forward) {
+  auto ret = cast<ReturnOp>(forward.getBody().front().getTerminator());
+  auto isLossSum = [](Value v) {
+    auto add = v.getDefiningOp<AddOp>();
+    return add && add->hasOneUse() && tensorOf(add.getResult()).getRank() == 0;
+  };
+  SmallVector<Value> terms, pending{ret.getOperand(0)};
+  SmallVector<Operation *> sums;
+  while (!pending.empty()) {
+    Value v = pending.pop_back_val();
+    if (!isLossSum(v) && v != ret.getOperand(0)) {
+      terms.push_back(v);
+      continue;
+    }
+    if (!isLossSum(v))
+      return {v};
+    sums.push_back(v.getDefiningOp());
+    for (Value operand : llvm::reverse(v.getDefiningOp()->getOperands()))
+      pending.push_back(operand);
+  }
+  // A term read twice (x + x) stays one stage's twice; a term that is not a loss's 0-d f32 (a
+  // block argument) keeps the sum whole.
+  if (llvm::any_of(terms, [](Value t) { return !t.getDefiningOp(); }))
+    return {ret.getOperand(0)};
+  ret->setOperand(0, terms.front());
+  for (Operation *sum : sums) // the root first: each then has no user left
+    sum->erase();
+  // A router's losses written after the model's (an importer emits them where the sum needs them)
+  // move up to right after what they read, so each falls in its layer's stage.
+  for (Value term : terms) {
+    Operation *loss = term.getDefiningOp();
+    if (!isa<MoeAuxLossOp, MoeZLossOp>(loss))
+      continue;
+    Operation *latest = nullptr;
+    for (Value operand : loss->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && (!latest || latest->isBeforeInBlock(def)))
+        latest = def;
+    if (latest && latest->getBlock() == loss->getBlock())
+      loss->moveAfter(latest);
+  }
+  return terms;
+}
+
 struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePass> {
   using Base::Base;
 
@@ -303,6 +350,9 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
   }
 
   LogicalResult keepStage(ModuleOp module, ForwardOp forward) {
+    // The model's losses besides the last one's (a MoE layer's load-balancing and z-losses) are
+    // each their stage's: summed into the returned loss at the end, they would cross every cut.
+    SmallVector<Value> lossTerms = separateLossTerms(forward);
     FailureOr<Partition> plan = partition(forward, stages, chunks);
     if (failed(plan))
       return failure();
@@ -372,6 +422,9 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
       crossing.replaceUsesWithIf(input, [&](OpOperand &use) { return stageOfOp(use.getOwner()) == s; });
     }
     auto ret = cast<ReturnOp>(body.getTerminator());
+    // This stage's objective: the stage's output against its gradient (not the last), plus the
+    // losses computed here. Each stage's step returns its own terms; train.bin adds the stages'.
+    SmallVector<Value> objective;
     if (!last) {
       Value output = plan->crossing[s];
       (void)forward.insertArgument(
@@ -379,10 +432,19 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
           b.getDictionaryAttr(b.getNamedAttr("zc.input", b.getStringAttr("activation_grad"))), output.getLoc());
       BlockArgument grad = body.getArguments().back();
       ob.setInsertionPoint(ret);
-      Value objective =
-          StageOutputOp::create(ob, output.getLoc(), ret.getOperand(0).getType(), output, grad).getResult();
-      ret->setOperand(0, objective);
+      objective.push_back(
+          StageOutputOp::create(ob, output.getLoc(), ret.getOperand(0).getType(), output, grad).getResult());
     }
+    for (Value term : lossTerms)
+      if (stageOfOp(term.getDefiningOp()) == s)
+        objective.push_back(term);
+    if (objective.empty())
+      return forward.emitOpError("--pp ") << P << ": the last stage computes none of the model's losses";
+    ob.setInsertionPoint(ret);
+    Value total = objective.front();
+    for (Value term : ArrayRef<Value>(objective).drop_front())
+      total = AddOp::create(ob, term.getLoc(), total.getType(), total, term).getResult();
+    ret->setOperand(0, total);
     // Parameter reads another stage's op made: this stage reads them again.
     for (int64_t i = 0; i < static_cast<int64_t>(ops.size()); ++i) {
       auto ref = dyn_cast<ParamRefOp>(ops[i]);
@@ -430,7 +492,7 @@ struct ZccPipelineStagePass : zc::impl::ZccPipelineStageBase<ZccPipelineStagePas
       twin.setSymName((forward.getSymName() + "_stage_forward").str());
       twin->setAttr("zc.forward_only", b.getUnitAttr());
       auto twinReturn = cast<ReturnOp>(twin.getBody().front().getTerminator());
-      auto objective = twinReturn.getOperand(0).getDefiningOp<StageOutputOp>();
+      StageOutputOp objective = stageObjective(twinReturn.getOperand(0));
       ob.setInsertionPoint(twinReturn);
       PipeSendOp::create(ob, twinReturn.getLoc(), objective.getOutput(), static_cast<uint64_t>(s + 1));
     }

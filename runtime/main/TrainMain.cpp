@@ -420,9 +420,9 @@ int main(int argc, char **argv) {
             work('F', a, [&] { return c.forward(c.arena, in.data()); });
         } else {
           receives->wait(j);
-          const double loss = work('B', a, [&] { return c.step(c.arena, in.data()); });
-          if (c.stage == stages - 1)
-            lossSum += loss;
+          // Each stage's step returns the losses it computes: the last stage's the model's, an
+          // earlier one's its MoE layers' load-balancing and z-losses (0 where it has none).
+          lossSum += work('B', a, [&] { return c.step(c.arena, in.data()); });
         }
       }
       pipelineSchedule = std::chrono::duration<double>(std::chrono::steady_clock::now() - scheduleStart).count();
@@ -493,14 +493,14 @@ int main(int argc, char **argv) {
       if (!(valLoss >= run.bestValLoss)) // the first, or a lower one
         run.bestValLoss = valLoss;
     }
-    // The logged loss is the global batch's mean (the last pipeline stage computes it; the
-    // tensor-parallel ranks of a stage hold the same).
+    // The logged loss is the global batch's mean (the pipeline stages' losses added: the last
+    // stage's and the MoE layers' of earlier ones; the tensor-parallel ranks of a stage hold the same).
     float loss = static_cast<float>(lossSum / K), mean = loss;
     double pipelineSpan = 0; // the longest rank's schedule this step
     if (stages > 1) {
-      // One reduction: the last stages' losses, and every rank's schedule span in its own slot.
+      // One reduction: the stages' losses, and every rank's schedule span in its own slot.
       std::vector<float> mine(1 + model.worldSize, 0.0f), sum(1 + model.worldSize, 0.0f);
-      mine[0] = holdsLast ? loss : 0.0f;
+      mine[0] = loss;
       mine[1 + rank] = static_cast<float>(pipelineSchedule);
       zrt_host_all_reduce(ZRT_AXIS_WORLD, mine.data(), sum.data(), static_cast<int64_t>(sum.size()), 0);
       mean = sum[0] / static_cast<float>(dataRanks * model.tp);
