@@ -290,7 +290,7 @@ public:
           if (!active(o.getInput()) && !active(o.getWeight()))
             return success();
           auto g = GroupedMatmulGradOp::create(b, o.getInput().getType(), o.getWeight().getType(), dy, o.getInput(),
-                                               o.getWeight(), o.getOffsets());
+                                               o.getWeight(), o.getOffsets(), o.getTransposeRhs());
           give(o.getInput(), [&] { return g.getInputGrad(); });
           give(o.getWeight(), [&] { return g.getWeightGrad(); });
           return success();

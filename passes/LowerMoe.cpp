@@ -17,6 +17,16 @@ using namespace mlir;
 using namespace mlir::zc;
 using namespace mlir::zc::lowering;
 
+namespace {
+/// A grouped product's experts E, inner size K and output size N: the rows are [R, K], the
+/// weights [E, K, N] or, transposed, [E, N, K] (either way each expert's K x N values).
+std::tuple<int64_t, int64_t, int64_t> groupedDims(Value input, Value weight) {
+  ArrayRef<int64_t> w = tensorOf(weight).getShape();
+  const int64_t K = tensorOf(input).getDimSize(1);
+  return {w[0], K, w[1] * w[2] / K};
+}
+} // namespace
+
 bool mlir::zc::lowering::isMoeOp(Operation *op) {
   return isa<MoeRouteOp, MoeRouteGradOp, MoeDispatchOp, MoeDispatchGradOp, GroupedMatmulOp, GroupedMatmulGradOp,
              MoeCombineOp, MoeCombineGradOp, MoeAuxLossOp, MoeAuxLossGradOp, MoeZLossOp, MoeZLossGradOp>(op);
@@ -75,23 +85,26 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
         return success();
       })
       .Case([&](GroupedMatmulOp o) {
-        ArrayRef<int64_t> w = tensorOf(o.getWeight()).getShape();
-        const int64_t rows = tensorOf(o.getInput()).getDimSize(0);
-        call(b, "zrt_grouped_matmul", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], I64(rows), I64(w[0]),
-                                       I64(w[1]), I64(w[2])});
+        const int64_t rows = tensorOf(o.getInput()).getDimSize(0), t = o.getTransposeRhs();
+        auto [E, K, N] = groupedDims(o.getInput(), o.getWeight());
+        call(b, "zrt_grouped_matmul", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], I64(rows), I64(E), I64(K),
+                                       I64(N), I32(t)});
         // Each expert's product in the plan at the balanced row count (zrt/MoeLayout.h).
-        const int64_t code = dtypeCode(tensorOf(o.getInput()).getElementType()), even = zrt::plannedExpertRows(rows, w[0]);
-        matmuls.insert({"matmul", {code, 1, even, w[2], w[1], 0, 0, 0}});
+        const int64_t code = dtypeCode(tensorOf(o.getInput()).getElementType()), even = zrt::plannedExpertRows(rows, E);
+        matmuls.insert({"matmul", {code, 1, even, N, K, 0, t, 0}});
         return success();
       })
       .Case([&](GroupedMatmulGradOp o) {
-        ArrayRef<int64_t> w = tensorOf(o.getWeight()).getShape();
-        const int64_t rows = tensorOf(o.getInput()).getDimSize(0);
+        const int64_t rows = tensorOf(o.getInput()).getDimSize(0), t = o.getTransposeRhs();
+        auto [E, K, N] = groupedDims(o.getInput(), o.getWeight());
         call(b, "zrt_grouped_matmul_grad", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], p[4], p[5], I64(rows),
-                                            I64(w[0]), I64(w[1]), I64(w[2])});
-        const int64_t code = dtypeCode(tensorOf(o.getInput()).getElementType()), even = zrt::plannedExpertRows(rows, w[0]);
-        matmuls.insert({"matmul", {code, 1, even, w[1], w[2], 0, 1, 0}}); // d rows = d out x W[e]^T
-        matmuls.insert({"matmul", {code, 1, w[1], w[2], even, 1, 0, 0}}); // d W[e] = rows^T x d out
+                                            I64(E), I64(K), I64(N), I32(t)});
+        const int64_t code = dtypeCode(tensorOf(o.getInput()).getElementType()), even = zrt::plannedExpertRows(rows, E);
+        matmuls.insert({"matmul", {code, 1, even, K, N, 0, 1 - t, 0}}); // d rows = d out x W[e]^T (or x W[e])
+        if (t)
+          matmuls.insert({"matmul", {code, 1, N, K, even, 1, 0, 0}}); // d W[e] = d out^T x rows
+        else
+          matmuls.insert({"matmul", {code, 1, K, N, even, 1, 0, 0}}); // d W[e] = rows^T x d out
         return success();
       })
       .Case([&](MoeAuxLossOp o) {

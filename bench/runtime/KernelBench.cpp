@@ -197,7 +197,7 @@ void BM_moe_expert_products(benchmark::State &state) {
     if (state.range(0) == 2)
       zrt_matmul(ZRT_DTYPE_F32, xs.data(), w.data(), out.data(), 1, kRows, N, K, 0, 0, 0);
     else
-      zrt_grouped_matmul(ZRT_DTYPE_F32, xs.data(), w.data(), offsets.data(), out.data(), kRows, kExperts, K, N);
+      zrt_grouped_matmul(ZRT_DTYPE_F32, xs.data(), w.data(), offsets.data(), out.data(), kRows, kExperts, K, N, 0);
   }
   state.counters["flops"] = benchmark::Counter(2.0 * kRows * K * N * state.iterations(), benchmark::Counter::kIsRate);
   state.SetLabel(state.range(0) == 2 ? "dense 2048x1792x512" : state.range(0) == 1 ? "8 experts, skewed" : "8 experts, even");

@@ -73,18 +73,22 @@ LogicalResult verifyDispatched(Operation *op, RankedTensorType dispatched, Ranke
 
 /// The grouped product's operands: rows [M, K], weight [E, K, N], offsets [E + 1], result [M, N].
 LogicalResult verifyGrouped(Operation *op, RankedTensorType input, RankedTensorType weight,
-                            RankedTensorType offsets, RankedTensorType result) {
+                            RankedTensorType offsets, RankedTensorType result, bool transposed) {
   if (input.getRank() != 2)
     return op->emitOpError() << "input must be the dispatched rows [rows, K], got " << input;
-  if (weight.getRank() != 3 || weight.getDimSize(1) != input.getDimSize(1))
-    return op->emitOpError() << "weight must be [experts, " << input.getDimSize(1) << ", N], got " << weight;
+  const int64_t kAxis = transposed ? 2 : 1, nAxis = transposed ? 1 : 2;
+  if (weight.getRank() != 3 || weight.getDimSize(kAxis) != input.getDimSize(1))
+    return op->emitOpError() << "weight must be [experts, "
+                             << (transposed ? "N, " + std::to_string(input.getDimSize(1))
+                                            : std::to_string(input.getDimSize(1)) + ", N")
+                             << "]" << (transposed ? " (transpose_rhs)" : "") << ", got " << weight;
   if (failed(verifySameElementType(op, {input, weight, result})))
     return failure();
   if (failed(expectType(op, "offsets", offsets,
                         RankedTensorType::get({weight.getDimSize(0) + 1}, offsets.getElementType()))))
     return failure();
   return expectType(op, "result", result,
-                    RankedTensorType::get({input.getDimSize(0), weight.getDimSize(2)}, input.getElementType()));
+                    RankedTensorType::get({input.getDimSize(0), weight.getDimSize(nAxis)}, input.getElementType()));
 }
 
 /// offsets [E + 1] for logits [S..., E].
@@ -160,12 +164,12 @@ LogicalResult MoeDispatchGradOp::verify() {
 
 LogicalResult GroupedMatmulOp::verify() {
   return verifyGrouped(*this, tensorOf(getInput()), tensorOf(getWeight()), tensorOf(getOffsets()),
-                       tensorOf(getResult()));
+                       tensorOf(getResult()), getTransposeRhs());
 }
 
 LogicalResult GroupedMatmulGradOp::verify() {
   return verifyGrouped(*this, tensorOf(getInput()), tensorOf(getWeight()), tensorOf(getOffsets()),
-                       tensorOf(getGrad()));
+                       tensorOf(getGrad()), getTransposeRhs());
 }
 
 /// moe_combine and its gradient: input [R, C], weights [S..., k] of input's element type,

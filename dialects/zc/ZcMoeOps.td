@@ -142,18 +142,22 @@ def ZC_GroupedMatmulOp : ZC_MoeOp<"grouped_matmul"> {
   let summary = "Each expert's rows times that expert's weight";
   let description = [{
     `input` `[M, K]` holds the rows of each expert `e` at `[offsets[e], offsets[e + 1])`;
-    `weight` is `[E, K, N]`; `result[i] = input[i] x weight[e]` for the expert `e` whose rows
-    hold `i`: one product per expert at its real row count (the runtime's matmul paths), not
-    one per token. `offsets` is moe_route's `[E + 1]`.
+    `weight` is `[E, K, N]`, or with `transpose_rhs` `[E, N, K]` (each expert a linear layer's
+    `[out, in]`, Hugging Face's layout); `result[i] = input[i] x weight[e]` (`x weight[e]^T`) for
+    the expert `e` whose rows hold `i`: one product per expert at its real row count (the
+    runtime's matmul paths), not one per token. `offsets` is moe_route's `[E + 1]`.
 
     ```mlir
     %g = zc.grouped_matmul %xs, %w1, %o : tensor<1024x32xf32>, tensor<8x32x64xf32>, tensor<9xi32> -> tensor<1024x64xf32>
+    %u = zc.grouped_matmul %xs, %w3, %o transpose_rhs : tensor<1024x32xf32>, tensor<8x64x32xf32>, tensor<9xi32> -> tensor<1024x64xf32>
     ```
   }];
-  let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$weight, ZC_IndexTensor:$offsets);
+  let arguments = (ins ZC_FloatTensor:$input, ZC_FloatTensor:$weight, ZC_IndexTensor:$offsets,
+                       UnitAttr:$transpose_rhs);
   let results = (outs ZC_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight `,` $offsets attr-dict `:` type($input) `,` type($weight) `,` type($offsets) `->` type($result)
+    $input `,` $weight `,` $offsets (`transpose_rhs` $transpose_rhs^)? attr-dict `:` type($input) `,` type($weight) `,`
+    type($offsets) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -163,7 +167,8 @@ def ZC_GroupedMatmulGradOp : ZC_MoeOp<"grouped_matmul_grad", [AllTypesMatch<["in
   let summary = "Gradient of grouped_matmul with respect to its rows and its weights";
   let description = [{
     Per expert: `d input = grad x weight[e]^T` on its rows, `d weight[e] = input^T x grad` over
-    them (zero for an expert no row reached).
+    them (zero for an expert no row reached); with `transpose_rhs` (weights `[E, N, K]`)
+    `d input = grad x weight[e]` and `d weight[e] = grad^T x input`.
 
     ```mlir
     %dxs, %dw = zc.grouped_matmul_grad %dg, %xs, %w1, %o
@@ -171,11 +176,11 @@ def ZC_GroupedMatmulGradOp : ZC_MoeOp<"grouped_matmul_grad", [AllTypesMatch<["in
     ```
   }];
   let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$input, ZC_FloatTensor:$weight,
-                       ZC_IndexTensor:$offsets);
+                       ZC_IndexTensor:$offsets, UnitAttr:$transpose_rhs);
   let results = (outs ZC_FloatTensor:$input_grad, ZC_FloatTensor:$weight_grad);
   let assemblyFormat = [{
-    $grad `,` $input `,` $weight `,` $offsets attr-dict `:` type($grad) `,` type($input) `,` type($weight) `,`
-    type($offsets)
+    $grad `,` $input `,` $weight `,` $offsets (`transpose_rhs` $transpose_rhs^)? attr-dict `:` type($grad) `,`
+    type($input) `,` type($weight) `,` type($offsets)
   }];
   let hasVerifier = 1;
 }

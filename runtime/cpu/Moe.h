@@ -291,33 +291,40 @@ void moeCombineGrad(const T *dy, const T *ys, const T *weight, const int32_t *ro
   zeroUnkeptRows(dys, keptChoices(rowOf, tokens * topK), rows, cols);
 }
 
-/// out [rows, N] = xs [rows, K] x W[e] ([K, N]) for each expert e's rows [offsets[e],
-/// offsets[e + 1]): one product per expert with rows, at its row count, on the path the matmul
-/// plan chose for the balanced count of the `rows` (zrt/MoeLayout.h); the rows past
+/// out [rows, N] = xs [rows, K] x W[e] ([K, N]; with transposeRhs W[e] is [N, K], a linear
+/// layer's [out, in], and the product reads it transposed) for each expert e's rows
+/// [offsets[e], offsets[e + 1]): one product per expert with rows, at its row count, on the path
+/// the matmul plan chose for the balanced count of the `rows` (zrt/MoeLayout.h); the rows past
 /// offsets[experts] (capacity mode) zero.
 template <class T>
 void groupedMatmul(const T *xs, const T *w, const int32_t *offsets, int64_t experts, int64_t rows, int64_t k,
-                   int64_t n, T *out) {
+                   int64_t n, T *out, bool transposeRhs = false) {
   const int64_t even = plannedExpertRows(rows, experts);
   for (int64_t e = 0; e < experts; ++e)
     if (const int64_t count = offsets[e + 1] - offsets[e]; count > 0)
       matmulPlannedAs(xs + offsets[e] * k, w + e * k * n, out + offsets[e] * n,
-                      MatmulShape{1, count, n, k, false, false, false}, MatmulShape{1, even, n, k, false, false, false});
+                      MatmulShape{1, count, n, k, false, transposeRhs, false},
+                      MatmulShape{1, even, n, k, false, transposeRhs, false});
   zeroUnkeptRows(out, offsets[experts], rows, n);
 }
 
 /// dxs [rows, K] = dout x W[e]^T per expert (the rows past offsets[experts] zero); dw [E, K, N] =
-/// xs^T x dout per expert (zero for an expert no row reached). Either output may be null.
+/// xs^T x dout per expert (zero for an expert no row reached). With transposeRhs (W[e] [N, K]):
+/// dxs = dout x W[e], dw[e] = dout^T x xs. Either output may be null.
 template <class T>
 void groupedMatmulGrad(const T *dout, const T *xs, const T *w, const int32_t *offsets, int64_t experts, int64_t rows,
-                       int64_t k, int64_t n, T *dxs, T *dw) {
+                       int64_t k, int64_t n, T *dxs, T *dw, bool transposeRhs = false) {
   const int64_t even = plannedExpertRows(rows, experts);
   for (int64_t e = 0; e < experts; ++e) {
     const int64_t count = offsets[e + 1] - offsets[e];
     if (dxs && count > 0)
       matmulPlannedAs(dout + offsets[e] * n, w + e * k * n, dxs + offsets[e] * k,
-                      MatmulShape{1, count, k, n, false, true, false}, MatmulShape{1, even, k, n, false, true, false});
-    if (dw && count > 0)
+                      MatmulShape{1, count, k, n, false, !transposeRhs, false},
+                      MatmulShape{1, even, k, n, false, !transposeRhs, false});
+    if (dw && count > 0 && transposeRhs)
+      matmulPlannedAs(dout + offsets[e] * n, xs + offsets[e] * k, dw + e * k * n,
+                      MatmulShape{1, n, k, count, true, false, false}, MatmulShape{1, n, k, even, true, false, false});
+    else if (dw && count > 0)
       matmulPlannedAs(xs + offsets[e] * k, dout + offsets[e] * n, dw + e * k * n,
                       MatmulShape{1, k, n, count, true, false, false}, MatmulShape{1, k, n, even, true, false, false});
     else if (dw)

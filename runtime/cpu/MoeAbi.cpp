@@ -175,20 +175,22 @@ void zrt_moe_combine_grad(int32_t dtype, const void *dy, const void *ys, const v
 }
 
 void zrt_grouped_matmul(int32_t dtype, const void *xs, const void *w, const void *offsets, void *o, int64_t rows,
-                        int64_t experts, int64_t k, int64_t n) {
+                        int64_t experts, int64_t k, int64_t n, int32_t transposeRhs) {
   TraceScope trace("zrt_grouped_matmul", TraceTrack::Compute);
   checkOffsets("zrt_grouped_matmul", offsets, experts, rows);
   ZRT_TYPED("zrt_grouped_matmul", dtype,
-            groupedMatmul(in<T>(xs), in<T>(w), in<int32_t>(offsets), experts, rows, k, n, out<T>(o)));
+            groupedMatmul(in<T>(xs), in<T>(w), in<int32_t>(offsets), experts, rows, k, n, out<T>(o),
+                          transposeRhs != 0));
 }
 
 void zrt_grouped_matmul_grad(int32_t dtype, const void *dout, const void *xs, const void *w, const void *offsets,
-                             void *dxs, void *dw, int64_t rows, int64_t experts, int64_t k, int64_t n) {
+                             void *dxs, void *dw, int64_t rows, int64_t experts, int64_t k, int64_t n,
+                             int32_t transposeRhs) {
   TraceScope trace("zrt_grouped_matmul_grad", TraceTrack::Compute);
   checkOffsets("zrt_grouped_matmul_grad", offsets, experts, rows);
   ZRT_TYPED("zrt_grouped_matmul_grad", dtype,
             groupedMatmulGrad(in<T>(dout), in<T>(xs), in<T>(w), in<int32_t>(offsets), experts, rows, k, n,
-                              out<T>(dxs), out<T>(dw)));
+                              out<T>(dxs), out<T>(dw), transposeRhs != 0));
 }
 
 void zrt_moe_aux_loss(int32_t dtype, const void *logits, const void *expert, void *loss, int64_t tokens,

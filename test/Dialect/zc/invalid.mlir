@@ -1635,6 +1635,14 @@ func.func @f(%xs: tensor<16x8xf32>, %w: tensor<4x7x6xf32>, %o: tensor<5xi32>) {
 
 // -----
 
+func.func @f(%xs: tensor<16x8xf32>, %w: tensor<4x8x6xf32>, %o: tensor<5xi32>) {
+  // expected-error @+1 {{'zc.grouped_matmul' op weight must be [experts, N, 8] (transpose_rhs), got 'tensor<4x8x6xf32>'}}
+  %g = zc.grouped_matmul %xs, %w, %o transpose_rhs : tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
 func.func @f(%xs: tensor<16x8xf32>, %w: tensor<4x8x6xf32>, %o: tensor<4xi32>) {
   // expected-error @+1 {{'zc.grouped_matmul' op offsets must be 'tensor<5xi32>', got 'tensor<4xi32>'}}
   %g = zc.grouped_matmul %xs, %w, %o : tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<4xi32> -> tensor<16x6xf32>

@@ -583,7 +583,7 @@ module {
 // Tests that the Mixture-of-Experts ops and their gradients round-trip (examples/gen_llama.py --experts).
 // CHECK-LABEL: func.func @moe
 func.func @moe(%x: tensor<2x4x8xf32>, %router: tensor<8x4xf32>, %w1: tensor<4x8x6xf32>, %bias: tensor<4xf32>,
-               %dy: tensor<2x4x8xf32>, %seed: tensor<f32>) -> tensor<f32> {
+               %dy: tensor<2x4x8xf32>, %seed: tensor<f32>, %w1t: tensor<4x6x8xf32>) -> tensor<f32> {
   %logits = zc.matmul %x, %router : tensor<2x4x8xf32>, tensor<8x4xf32> -> tensor<2x4x4xf32>
   // CHECK: zc.moe_route %{{.+}} top_k 2 normalize : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
   %w, %e, %r, %o = zc.moe_route %logits top_k 2 normalize
@@ -600,6 +600,11 @@ func.func @moe(%x: tensor<2x4x8xf32>, %router: tensor<8x4xf32>, %w1: tensor<4x8x
   %g = zc.grouped_matmul %xs, %w1, %o : tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32> -> tensor<16x6xf32>
   // CHECK: zc.grouped_matmul_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x6xf32>, tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32>
   %dxs, %dw1 = zc.grouped_matmul_grad %g, %xs, %w1, %o : tensor<16x6xf32>, tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32>
+  // Each expert's weight a linear layer's [out, in] (Hugging Face's experts).
+  // CHECK: zc.grouped_matmul %{{.+}}, %{{.+}}, %{{.+}} transpose_rhs : tensor<16x8xf32>, tensor<4x6x8xf32>, tensor<5xi32> -> tensor<16x6xf32>
+  %gt = zc.grouped_matmul %xs, %w1t, %o transpose_rhs : tensor<16x8xf32>, tensor<4x6x8xf32>, tensor<5xi32> -> tensor<16x6xf32>
+  // CHECK: zc.grouped_matmul_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} transpose_rhs : tensor<16x6xf32>, tensor<16x8xf32>, tensor<4x6x8xf32>, tensor<5xi32>
+  %dxst, %dw1t = zc.grouped_matmul_grad %gt, %xs, %w1t, %o transpose_rhs : tensor<16x6xf32>, tensor<16x8xf32>, tensor<4x6x8xf32>, tensor<5xi32>
   // CHECK: zc.moe_combine %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x8xf32>, tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
   %y = zc.moe_combine %dxs, %w, %r : tensor<16x8xf32>, tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x8xf32>
   // CHECK: zc.moe_combine_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<16x8xf32>, tensor<2x4x2xf32>, tensor<2x4x2xi32>

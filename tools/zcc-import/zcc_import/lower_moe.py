@@ -13,13 +13,13 @@ and writes the layer as zc's:
 
     %w, %experts, %rows, %offsets = zc.moe_route %logits top_k k [normalize]
     %xs = zc.moe_dispatch %x, %rows
-    %gu = zc.grouped_matmul %xs, transpose(gate_up_proj), %offsets      [R, 2F]: gate, then up
-    %ys = zc.grouped_matmul (act(gate) * up), transpose(down_proj), %offsets
+    %gu = zc.grouped_matmul %xs, %gate_up_proj, %offsets transpose_rhs    [R, 2F]: gate, then up
+    %ys = zc.grouped_matmul (act(gate) * up), %down_proj, %offsets transpose_rhs
     %y  = zc.moe_combine %ys, %w, %rows
 
-Hugging Face keeps each expert's weights as a linear layer's, `[E, out, in]`; zc's grouped product
-reads `[E, in, out]`, so each step transposes them (the parameters keep the model's names and shapes,
-for the checkpoint's way back). A router that is not this rule is refused with its line.
+Hugging Face keeps each expert's weights as a linear layer's, `[E, out, in]`, which the grouped
+product reads as they are (`transpose_rhs`); the parameters keep the model's names and shapes, for
+the checkpoint's way back. A router that is not this rule is refused with its line.
 """
 import torch
 
@@ -97,19 +97,17 @@ def route(self, node, lg, k, normalize):
     return weights, experts, rows, offsets
 
 
-def transposed_experts(self, node, param_node):
-    """An experts' weight [E, out, in] (Hugging Face's) as the grouped product's [E, in, out]."""
-    w = self.tensor(param_node)
+def experts_weight(self, param_node):
+    """An experts' weight [E, out, in] (Hugging Face's), which the grouped product reads transposed."""
     self.note_role(param_node, "weight")
-    E, out, inner = w.shape
-    return self.emit.op(f"{node.name}_{w.base.name[1:]}_t", (E, inner, out),
-                        f"zc.transpose {w.base.name} [0, 2, 1] : {w.base.type} -> {Tensor('', (E, inner, out)).type}")
+    return self.tensor(param_node).base
 
 
 def grouped(self, hint, xs, w, offsets):
-    shape = (xs.shape[0], w.shape[2])
-    return self.emit.op(hint, shape, f"zc.grouped_matmul {xs.name}, {w.name}, {offsets.name} : {xs.type}, {w.type}, "
-                                     f"{offsets.type} -> {Tensor('', shape).type}")
+    """Each expert's rows times its [out, in] weight, read transposed."""
+    shape = (xs.shape[0], w.shape[1])
+    return self.emit.op(hint, shape, f"zc.grouped_matmul {xs.name}, {w.name}, {offsets.name} transpose_rhs : "
+                                     f"{xs.type}, {w.type}, {offsets.type} -> {Tensor('', shape).type}")
 
 
 def lower_moe_experts(self, node):
@@ -128,7 +126,7 @@ def lower_moe_experts(self, node):
     C = x.shape[-1]
     xs = self.emit.op(node.name + "_xs", (R, C), f"zc.moe_dispatch {x.name}, {rows.name} : {x.type}, {rows.type} -> "
                                                  f"{Tensor('', (R, C)).type}")
-    gu = grouped(self, node.name + "_gate_up", xs, transposed_experts(self, node, gate_up), offsets)
+    gu = grouped(self, node.name + "_gate_up", xs, experts_weight(self, gate_up), offsets)
     F = gu.shape[1] // 2
     gate = self.emit.op(node.name + "_gate", (R, F), f"zc.slice {gu.name} [0, 0] : {gu.type} -> "
                                                      f"{Tensor('', (R, F)).type}")
@@ -136,7 +134,7 @@ def lower_moe_experts(self, node):
                                                  f"{Tensor('', (R, F)).type}")
     a = self.emit.op(node.name + "_act", (R, F), f"zc.{act} {gate.name} : {gate.type}")
     h = self.emit.op(node.name + "_glu", (R, F), f"zc.mul {a.name}, {up.name} : {a.type}")
-    ys = grouped(self, node.name + "_down", h, transposed_experts(self, node, down), offsets)
+    ys = grouped(self, node.name + "_down", h, experts_weight(self, down), offsets)
     y = self.emit.op(node.name, x.shape, f"zc.moe_combine {ys.name}, {w.name}, {rows.name} : {ys.type}, {w.type}, "
                                          f"{rows.type} -> {x.type}")
     return View(y, xv.shape)
