@@ -304,6 +304,15 @@ public:
           give(o.getWeights(), [&] { return g.getWeightsGrad(); });
           return success();
         })
+        .Case([&](MoeSharedGateOp o) {
+          if (!active(o.getShared()) && !active(o.getGate()))
+            return success();
+          auto g = MoeSharedGateGradOp::create(b, o.getShared().getType(), o.getGate().getType(), dy, o.getShared(),
+                                               o.getGate());
+          give(o.getShared(), [&] { return g.getSharedGrad(); });
+          give(o.getGate(), [&] { return g.getGateGrad(); });
+          return success();
+        })
         .Case([&](MoeAuxLossOp o) {
           give(o.getLogits(), [&] {
             return Value(MoeAuxLossGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(), o.getExperts(),

@@ -29,7 +29,8 @@ std::tuple<int64_t, int64_t, int64_t> groupedDims(Value input, Value weight) {
 
 bool mlir::zc::lowering::isMoeOp(Operation *op) {
   return isa<MoeRouteOp, MoeRouteGradOp, MoeDispatchOp, MoeDispatchGradOp, GroupedMatmulOp, GroupedMatmulGradOp,
-             MoeCombineOp, MoeCombineGradOp, MoeAuxLossOp, MoeAuxLossGradOp, MoeZLossOp, MoeZLossGradOp>(op);
+             MoeCombineOp, MoeCombineGradOp, MoeSharedGateOp, MoeSharedGateGradOp, MoeAuxLossOp, MoeAuxLossGradOp,
+             MoeZLossOp, MoeZLossGradOp>(op);
 }
 
 LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p) {
@@ -105,6 +106,17 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
           matmuls.insert({"matmul", {code, 1, N, K, even, 1, 0, 0}}); // d W[e] = d out^T x rows
         else
           matmuls.insert({"matmul", {code, 1, K, N, even, 1, 0, 0}}); // d W[e] = rows^T x d out
+        return success();
+      })
+      .Case([&](MoeSharedGateOp o) {
+        auto [tokens, cols] = rowsCols(o.getShared());
+        call(b, "zrt_moe_shared_gate", {dtype(b, o.getShared()), p[0], p[1], p[2], I64(tokens), I64(cols)});
+        return success();
+      })
+      .Case([&](MoeSharedGateGradOp o) {
+        auto [tokens, cols] = rowsCols(o.getShared());
+        call(b, "zrt_moe_shared_gate_grad",
+             {dtype(b, o.getShared()), p[0], p[1], p[2], p[3], p[4], I64(tokens), I64(cols)});
         return success();
       })
       .Case([&](MoeAuxLossOp o) {

@@ -56,7 +56,7 @@ std::optional<TokenWise> tokenWise(Operation *op, int64_t axis) {
     return axis < tensorOf(v).getRank() - axes;
   };
   return TypeSwitch<Operation *, std::optional<TokenWise>>(op)
-      .Case<AddOp, SubOp, MulOp>([](Operation *) { return TokenWise{{0, 1}, {}}; })
+      .Case<AddOp, SubOp, MulOp, MoeSharedGateOp>([](Operation *) { return TokenWise{{0, 1}, {}}; })
       .Case<ScaleOp, ReluOp, GeluOp, SiluOp, CastOp>([](Operation *) { return TokenWise{{0}, {}}; })
       .Case([&](SoftmaxOp o) -> std::optional<TokenWise> {
         if (!trailing(o.getResult(), 1))

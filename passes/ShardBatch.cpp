@@ -128,6 +128,7 @@ FailureOr<Type> inferResult(Operation *op, RankedTensorType oldResult, int64_t p
         shape.back() = oldResult.getShape().back();
         return Type(oldResult.clone(shape));
       })
+      .Case([&](MoeSharedGateOp o) -> FailureOr<Type> { return Type(tensorOf(o.getShared())); })
       .Case<MoeAuxLossOp, MoeZLossOp>([&](Operation *) -> FailureOr<Type> { return Type(oldResult); })
       .Default([](Operation *o) -> FailureOr<Type> {
         return o->emitOpError("has no batch-splitting rule");

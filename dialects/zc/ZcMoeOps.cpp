@@ -201,6 +201,23 @@ static LogicalResult verifyAuxOperands(Operation *op, RankedTensorType logits, R
   return verifyLogits(op, logits, experts.getShape().back());
 }
 
+/// moe_shared_gate and its gradient: the gate one value per token of the shared output.
+static LogicalResult verifySharedGate(Operation *op, RankedTensorType shared, RankedTensorType gate) {
+  SmallVector<int64_t> perToken(shared.getShape());
+  if (perToken.empty())
+    return op->emitOpError() << "shared must be [tokens..., C], got " << shared;
+  perToken.back() = 1;
+  return expectType(op, "gate", gate, shared.clone(perToken));
+}
+
+LogicalResult MoeSharedGateOp::verify() {
+  return verifySharedGate(*this, tensorOf(getShared()), tensorOf(getGate()));
+}
+
+LogicalResult MoeSharedGateGradOp::verify() {
+  return verifySharedGate(*this, tensorOf(getShared()), tensorOf(getGate()));
+}
+
 LogicalResult MoeAuxLossOp::verify() {
   return verifyAuxOperands(*this, tensorOf(getLogits()), tensorOf(getExperts()));
 }

@@ -225,6 +225,39 @@ def ZC_MoeCombineGradOp : ZC_MoeOp<"moe_combine_grad", [AllTypesMatch<["input", 
   let hasVerifier = 1;
 }
 
+def ZC_MoeSharedGateOp : ZC_MoeOp<"moe_shared_gate", [AllTypesMatch<["shared", "result"]>]> {
+  let summary = "A shared expert's output scaled by its token's sigmoid gate (Qwen2-MoE)";
+  let description = [{
+    `result[s] = shared[s] * sigmoid(gate[s])`: `shared` `[S..., C]` (the shared expert's
+    output), `gate` `[S..., 1]` (its gate's logit, one per token; Qwen2-MoE's
+    `shared_expert_gate`), computed in f32.
+
+    ```mlir
+    %y = zc.moe_shared_gate %shared, %g : tensor<8x64x32xf32>, tensor<8x64x1xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$shared, ZC_FloatTensor:$gate);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = "$shared `,` $gate attr-dict `:` type($shared) `,` type($gate)";
+  let hasVerifier = 1;
+}
+
+def ZC_MoeSharedGateGradOp : ZC_MoeOp<"moe_shared_gate_grad", [AllTypesMatch<["grad", "shared", "shared_grad"]>,
+                                                               AllTypesMatch<["gate", "gate_grad"]>]> {
+  let summary = "Gradient of moe_shared_gate with respect to the shared output and the gate";
+  let description = [{
+    `d shared[s] = grad[s] sigmoid(gate[s])`, `d gate[s] = <grad[s], shared[s]> sigmoid'(gate[s])`.
+
+    ```mlir
+    %ds, %dg = zc.moe_shared_gate_grad %dy, %shared, %g : tensor<8x64x32xf32>, tensor<8x64x1xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$grad, ZC_FloatTensor:$shared, ZC_FloatTensor:$gate);
+  let results = (outs ZC_FloatTensor:$shared_grad, ZC_FloatTensor:$gate_grad);
+  let assemblyFormat = "$grad `,` $shared `,` $gate attr-dict `:` type($shared) `,` type($gate)";
+  let hasVerifier = 1;
+}
+
 def ZC_MoeAuxLossOp : ZC_MoeOp<"moe_aux_loss"> {
   let summary = "The load-balancing auxiliary loss (Switch Transformer, Mixtral)";
   let description = [{

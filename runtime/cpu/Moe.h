@@ -291,6 +291,34 @@ void moeCombineGrad(const T *dy, const T *ys, const T *weight, const int32_t *ro
   zeroUnkeptRows(dys, keptChoices(rowOf, tokens * topK), rows, cols);
 }
 
+/// y [T, C] = shared [T, C] x sigmoid(gate [T, 1]): Qwen2-MoE's gated shared expert.
+template <class T>
+void moeSharedGate(const T *shared, const T *gate, int64_t tokens, int64_t cols, T *y) {
+  using A = Acc<T>;
+  parallelFor(tokens, 64, [&](int64_t t) {
+    const A s = A(1) / (A(1) + std::exp(-static_cast<A>(gate[t])));
+    for (int64_t c = 0; c < cols; ++c)
+      y[t * cols + c] = T(static_cast<A>(shared[t * cols + c]) * s);
+  });
+}
+
+/// dshared = dy sigmoid(gate), dgate = <dy, shared> sigmoid(gate) (1 - sigmoid(gate)), per token.
+template <class T>
+void moeSharedGateGrad(const T *dy, const T *shared, const T *gate, int64_t tokens, int64_t cols, T *dshared,
+                       T *dgate) {
+  using A = Acc<T>;
+  parallelFor(tokens, 64, [&](int64_t t) {
+    const A s = A(1) / (A(1) + std::exp(-static_cast<A>(gate[t])));
+    A dot = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      const A g = static_cast<A>(dy[t * cols + c]);
+      dot += g * static_cast<A>(shared[t * cols + c]);
+      dshared[t * cols + c] = T(g * s);
+    }
+    dgate[t] = T(dot * s * (A(1) - s));
+  });
+}
+
 /// out [rows, N] = xs [rows, K] x W[e] ([K, N]; with transposeRhs W[e] is [N, K], a linear
 /// layer's [out, in], and the product reads it transposed) for each expert e's rows
 /// [offsets[e], offsets[e + 1]): one product per expert with rows, at its row count, on the path

@@ -174,6 +174,18 @@ void zrt_moe_combine_grad(int32_t dtype, const void *dy, const void *ys, const v
                            out<T>(dys), out<T>(dweight)));
 }
 
+void zrt_moe_shared_gate(int32_t dtype, const void *shared, const void *gate, void *o, int64_t tokens, int64_t cols) {
+  TraceScope trace("zrt_moe_shared_gate", TraceTrack::Compute);
+  ZRT_TYPED("zrt_moe_shared_gate", dtype, moeSharedGate(in<T>(shared), in<T>(gate), tokens, cols, out<T>(o)));
+}
+
+void zrt_moe_shared_gate_grad(int32_t dtype, const void *dy, const void *shared, const void *gate, void *dshared,
+                              void *dgate, int64_t tokens, int64_t cols) {
+  TraceScope trace("zrt_moe_shared_gate_grad", TraceTrack::Compute);
+  ZRT_TYPED("zrt_moe_shared_gate_grad", dtype,
+            moeSharedGateGrad(in<T>(dy), in<T>(shared), in<T>(gate), tokens, cols, out<T>(dshared), out<T>(dgate)));
+}
+
 void zrt_grouped_matmul(int32_t dtype, const void *xs, const void *w, const void *offsets, void *o, int64_t rows,
                         int64_t experts, int64_t k, int64_t n, int32_t transposeRhs) {
   TraceScope trace("zrt_grouped_matmul", TraceTrack::Compute);

@@ -84,7 +84,7 @@ def train_torch(source, state, data, batch, steps, lr, dtype=torch.float32, defe
             logits, extra = source.forward(model, xs)
             per_token = F.cross_entropy(logits.to(dtype).reshape(-1, logits.shape[-1]), ys.reshape(-1),
                                         reduction="none")
-            ce, extra = per_token.mean(), 0.0 if extra is None else extra.to(dtype)
+            ce, extra = per_token.mean(), 0.0 if extra is None or defect == "no-aux-loss" else extra.to(dtype)
             trained = per_token[:-1].sum() / per_token.numel() if defect == "dropped-term" else ce
             loss = loss + (ce + extra) / shards
             objective = objective + (trained + extra) / shards

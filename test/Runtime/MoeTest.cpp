@@ -313,6 +313,26 @@ TEST(Moe, GroupedMatmulIsEachRowTimesItsExpertAndItsGradsMatch) {
   expectGradientsMatch("grouped matmul", {xs, w}, fwd, dout, {dxs, dw}, {0, 1});
 }
 
+// Qwen2-MoE's gated shared expert: each token's output times the sigmoid of its gate logit; both
+// gradients against finite differences (gate logits of both signs and large, where sigmoid saturates).
+TEST(Moe, SharedGateIsTheOutputTimesTheSigmoidOfItsGateAndItsGradsMatch) {
+  const int64_t T = 7, C = 5;
+  const Vec shared = randomVec(T * C, 31), gate = randomVec(T, 32, -6, 6), dy = randomVec(T * C, 33);
+  Vec y(T * C);
+  moeSharedGate(shared.data(), gate.data(), T, C, y.data());
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t c = 0; c < C; ++c)
+      EXPECT_NEAR(y[t * C + c], shared[t * C + c] / (1 + std::exp(-gate[t])), 1e-12);
+  Vec dshared(shared.size()), dgate(gate.size());
+  moeSharedGateGrad(dy.data(), shared.data(), gate.data(), T, C, dshared.data(), dgate.data());
+  auto fwd = [&](const std::vector<Vec> &in) {
+    Vec o(T * C);
+    moeSharedGate(in[0].data(), in[1].data(), T, C, o.data());
+    return o;
+  };
+  expectGradientsMatch("moe shared gate", {shared, gate}, fwd, dy, {dshared, dgate}, {0, 1});
+}
+
 // transpose_rhs: each expert's weight a linear layer's [N, K] (Hugging Face's experts): the
 // product reads it transposed, its gradients are the transposed layout's (against finite
 // differences), an expert no row reached gets a zero weight gradient.

@@ -45,6 +45,7 @@ DEFECTS = {
     "dropped-term": "each gradient misses the batch's last token (sample): a reduction one short",
     "adam-epsilon": "AdamW's epsilon 1e-6 instead of 1e-8",
     "frozen-bias": "the 1-D parameters (biases, norm gains) are never updated",
+    "no-aux-loss": "a MoE model trained without its load-balancing loss (output_router_logits ignored)",
 }
 
 

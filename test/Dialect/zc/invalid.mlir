@@ -1635,6 +1635,22 @@ func.func @f(%xs: tensor<16x8xf32>, %w: tensor<4x7x6xf32>, %o: tensor<5xi32>) {
 
 // -----
 
+func.func @f(%x: tensor<2x4x8xf32>, %g: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'zc.moe_shared_gate' op gate must be 'tensor<2x4x1xf32>', got 'tensor<2x4x8xf32>'}}
+  %y = zc.moe_shared_gate %x, %g : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%dy: tensor<2x4x8xf32>, %x: tensor<2x4x8xf32>, %g: tensor<2x4x2xf32>) {
+  // expected-error @+1 {{'zc.moe_shared_gate_grad' op gate must be 'tensor<2x4x1xf32>', got 'tensor<2x4x2xf32>'}}
+  %dx, %dg = zc.moe_shared_gate_grad %dy, %x, %g : tensor<2x4x8xf32>, tensor<2x4x2xf32>
+  return
+}
+
+// -----
+
 func.func @f(%xs: tensor<16x8xf32>, %w: tensor<4x8x6xf32>, %o: tensor<5xi32>) {
   // expected-error @+1 {{'zc.grouped_matmul' op weight must be [experts, N, 8] (transpose_rhs), got 'tensor<4x8x6xf32>'}}
   %g = zc.grouped_matmul %xs, %w, %o transpose_rhs : tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32> -> tensor<16x8xf32>

@@ -583,7 +583,8 @@ module {
 // Tests that the Mixture-of-Experts ops and their gradients round-trip (examples/gen_llama.py --experts).
 // CHECK-LABEL: func.func @moe
 func.func @moe(%x: tensor<2x4x8xf32>, %router: tensor<8x4xf32>, %w1: tensor<4x8x6xf32>, %bias: tensor<4xf32>,
-               %dy: tensor<2x4x8xf32>, %seed: tensor<f32>, %w1t: tensor<4x6x8xf32>) -> tensor<f32> {
+               %dy: tensor<2x4x8xf32>, %seed: tensor<f32>, %w1t: tensor<4x6x8xf32>,
+               %gl: tensor<2x4x1xf32>) -> tensor<f32> {
   %logits = zc.matmul %x, %router : tensor<2x4x8xf32>, tensor<8x4xf32> -> tensor<2x4x4xf32>
   // CHECK: zc.moe_route %{{.+}} top_k 2 normalize : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
   %w, %e, %r, %o = zc.moe_route %logits top_k 2 normalize
@@ -600,6 +601,10 @@ func.func @moe(%x: tensor<2x4x8xf32>, %router: tensor<8x4xf32>, %w1: tensor<4x8x
   %g = zc.grouped_matmul %xs, %w1, %o : tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32> -> tensor<16x6xf32>
   // CHECK: zc.grouped_matmul_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x6xf32>, tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32>
   %dxs, %dw1 = zc.grouped_matmul_grad %g, %xs, %w1, %o : tensor<16x6xf32>, tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32>
+  // CHECK: zc.moe_shared_gate %{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<2x4x1xf32>
+  %sg = zc.moe_shared_gate %x, %gl : tensor<2x4x8xf32>, tensor<2x4x1xf32>
+  // CHECK: zc.moe_shared_gate_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<2x4x1xf32>
+  %dsx, %dgl = zc.moe_shared_gate_grad %dy, %x, %gl : tensor<2x4x8xf32>, tensor<2x4x1xf32>
   // Each expert's weight a linear layer's [out, in] (Hugging Face's experts).
   // CHECK: zc.grouped_matmul %{{.+}}, %{{.+}}, %{{.+}} transpose_rhs : tensor<16x8xf32>, tensor<4x6x8xf32>, tensor<5xi32> -> tensor<16x6xf32>
   %gt = zc.grouped_matmul %xs, %w1t, %o transpose_rhs : tensor<16x8xf32>, tensor<4x6x8xf32>, tensor<5xi32> -> tensor<16x6xf32>

@@ -43,6 +43,7 @@ PATTERN_ONLY = {
     aten.tanh.default: "the tanh form of GELU or attention's logit soft-capping",
     aten.neg.default: "the rotary embedding's rotate_half",
     aten.masked_fill.Scalar: "written-out causal attention's mask",
+    aten.sigmoid.default: "a MoE shared expert's gate, sigmoid(gate) * shared (Qwen2-MoE)",
 }
 
 
@@ -405,7 +406,8 @@ def binary(zc_op):
                 if result is not None:
                     return result
         if zc_op == "mul":
-            for match in (patterns.match_rmsnorm, patterns.match_gelu_tanh, lower_moe.match_scaled_balancing_loss):
+            for match in (patterns.match_rmsnorm, patterns.match_gelu_tanh, lower_moe.match_scaled_balancing_loss,
+                          lower_moe.match_shared_gate):
                 result = match(self, node)
                 if result is not None:
                     return result
@@ -734,6 +736,7 @@ MAPPED = {
     "a MoE block: softmax top-k router (renormalized or not) + SwiGLU experts [E, 2F, C], [E, C, F]":
         "zc.moe_route, moe_dispatch, grouped_matmul, moe_combine",
     "Hugging Face's load_balancing_loss_func (output_router_logits)": "zc.moe_aux_loss over every layer's tokens",
+    "sigmoid(x @ w[1, C]) * shared (Qwen2-MoE's shared expert gate)": "zc.moe_shared_gate",
     "aten.dropout (p = 0), to(float32), contiguous, clone, alias, detach": "nothing",
     "ops on constants only (arange, masks, rotary tables)": "folded at import",
 }

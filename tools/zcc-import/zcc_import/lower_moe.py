@@ -192,6 +192,26 @@ def match_scaled_balancing_loss(self, node):
     return None
 
 
+def match_shared_gate(self, node):
+    """sigmoid(gate) * shared, one gate logit per token ([..., 1]) scaling the token's shared
+    expert output (Qwen2-MoE's shared_expert_gate): zc.moe_shared_gate."""
+    a, b = node.args[0], node.args[1]
+    for gate, shared in ((a, b), (b, a)):
+        gate = patterns.strip(gate)
+        if not patterns.is_op(gate, aten.sigmoid.default) or not isinstance(shared, torch.fx.Node):
+            continue
+        sv, gv = self.tensor(shared), self.tensor(gate.args[0])
+        if tuple(gv.shape) != tuple(sv.shape[:-1]) + (1,):
+            self.fail(node, f"a sigmoid gate {list(gv.shape)} of {list(sv.shape)}: zc's shared-expert gate is one "
+                            f"logit per token")
+        x, g = self.rows(sv, node.name), self.rows(gv, node.name)
+        if g.shape != x.shape[:-1] + (1,):
+            g = self.reshape(g, x.shape[:-1] + (1,), node.name)
+        y = self.emit.op(node.name, x.shape, f"zc.moe_shared_gate {x.name}, {g.name} : {x.type}, {g.type}")
+        return View(y, sv.shape)
+    return None
+
+
 def match_loss_sum(self, node):
     """The model's losses added (the cross-entropy and a load-balancing loss): zc.add of 0-d f32."""
     a, b = (self.value(x) if isinstance(x, torch.fx.Node) else None for x in node.args[:2])
