@@ -285,32 +285,40 @@ TEST(Moe, DispatchAndCombineGradsMatchFiniteDifferences) {
   }
 }
 
-// One product per expert at its row count equals each row times its expert's weight; an expert
-// no row reached gets a zero weight gradient.
+// One product per expert at its row count equals each row times its expert's weight, stored [K, N]
+// or, with transpose_rhs, a linear layer's [N, K] (Hugging Face's experts); its gradients against
+// finite differences; an expert no row reached gets a zero weight gradient.
 TEST(Moe, GroupedMatmulIsEachRowTimesItsExpertAndItsGradsMatch) {
   const int64_t E = 4, K = 6, N = 5;
   const std::vector<int32_t> offsets{0, 3, 3, 7, 8}; // expert 1 gets no row
-  const Vec xs = randomVec(8 * K, 15), w = randomVec(E * K * N, 16), dout = randomVec(8 * N, 17);
-  Vec out(8 * N);
-  groupedMatmul(xs.data(), w.data(), offsets.data(), E, 8, K, N, out.data());
-  for (int64_t e = 0; e < E; ++e)
-    for (int64_t i = offsets[e]; i < offsets[e + 1]; ++i)
-      for (int64_t n = 0; n < N; ++n) {
-        double want = 0;
-        for (int64_t k = 0; k < K; ++k)
-          want += xs[i * K + k] * w[(e * K + k) * N + n];
-        EXPECT_NEAR(out[i * N + n], want, 1e-12);
-      }
-  Vec dxs(xs.size()), dw(w.size(), 7.0);
-  groupedMatmulGrad(dout.data(), xs.data(), w.data(), offsets.data(), E, 8, K, N, dxs.data(), dw.data());
-  for (int64_t i = 0; i < K * N; ++i)
-    EXPECT_EQ(dw[1 * K * N + i], 0.0);
-  auto fwd = [&](const std::vector<Vec> &in) {
-    Vec o(8 * N);
-    groupedMatmul(in[0].data(), in[1].data(), offsets.data(), E, 8, K, N, o.data());
-    return o;
-  };
-  expectGradientsMatch("grouped matmul", {xs, w}, fwd, dout, {dxs, dw}, {0, 1});
+  for (bool transposed : {false, true}) {
+    SCOPED_TRACE(transposed ? "transpose_rhs" : "[K, N]");
+    const Vec xs = randomVec(8 * K, 15), w = randomVec(E * K * N, 16), dout = randomVec(8 * N, 17);
+    auto weight = [&](int64_t e, int64_t k, int64_t n) {
+      return transposed ? w[(e * N + n) * K + k] : w[(e * K + k) * N + n];
+    };
+    Vec out(8 * N);
+    groupedMatmul(xs.data(), w.data(), offsets.data(), E, 8, K, N, out.data(), transposed);
+    for (int64_t e = 0; e < E; ++e)
+      for (int64_t i = offsets[e]; i < offsets[e + 1]; ++i)
+        for (int64_t n = 0; n < N; ++n) {
+          double want = 0;
+          for (int64_t k = 0; k < K; ++k)
+            want += xs[i * K + k] * weight(e, k, n);
+          EXPECT_NEAR(out[i * N + n], want, 1e-12);
+        }
+    Vec dxs(xs.size()), dw(w.size(), 7.0);
+    groupedMatmulGrad(dout.data(), xs.data(), w.data(), offsets.data(), E, 8, K, N, dxs.data(), dw.data(),
+                      transposed);
+    for (int64_t i = 0; i < K * N; ++i)
+      EXPECT_EQ(dw[1 * K * N + i], 0.0);
+    auto fwd = [&](const std::vector<Vec> &in) {
+      Vec o(8 * N);
+      groupedMatmul(in[0].data(), in[1].data(), offsets.data(), E, 8, K, N, o.data(), transposed);
+      return o;
+    };
+    expectGradientsMatch("grouped matmul", {xs, w}, fwd, dout, {dxs, dw}, {0, 1});
+  }
 }
 
 // Qwen2-MoE's gated shared expert: each token's output times the sigmoid of its gate logit; both
@@ -331,35 +339,6 @@ TEST(Moe, SharedGateIsTheOutputTimesTheSigmoidOfItsGateAndItsGradsMatch) {
     return o;
   };
   expectGradientsMatch("moe shared gate", {shared, gate}, fwd, dy, {dshared, dgate}, {0, 1});
-}
-
-// transpose_rhs: each expert's weight a linear layer's [N, K] (Hugging Face's experts): the
-// product reads it transposed, its gradients are the transposed layout's (against finite
-// differences), an expert no row reached gets a zero weight gradient.
-TEST(Moe, GroupedMatmulOfTransposedWeightsIsEachRowTimesItsExpertAndItsGradsMatch) {
-  const int64_t E = 4, K = 6, N = 5;
-  const std::vector<int32_t> offsets{0, 3, 3, 7, 8};
-  const Vec xs = randomVec(8 * K, 25), w = randomVec(E * N * K, 26), dout = randomVec(8 * N, 27);
-  Vec out(8 * N);
-  groupedMatmul(xs.data(), w.data(), offsets.data(), E, 8, K, N, out.data(), /*transposeRhs=*/true);
-  for (int64_t e = 0; e < E; ++e)
-    for (int64_t i = offsets[e]; i < offsets[e + 1]; ++i)
-      for (int64_t n = 0; n < N; ++n) {
-        double want = 0;
-        for (int64_t k = 0; k < K; ++k)
-          want += xs[i * K + k] * w[(e * N + n) * K + k];
-        EXPECT_NEAR(out[i * N + n], want, 1e-12);
-      }
-  Vec dxs(xs.size()), dw(w.size(), 7.0);
-  groupedMatmulGrad(dout.data(), xs.data(), w.data(), offsets.data(), E, 8, K, N, dxs.data(), dw.data(), true);
-  for (int64_t i = 0; i < K * N; ++i)
-    EXPECT_EQ(dw[1 * K * N + i], 0.0);
-  auto fwd = [&](const std::vector<Vec> &in) {
-    Vec o(8 * N);
-    groupedMatmul(in[0].data(), in[1].data(), offsets.data(), E, 8, K, N, o.data(), true);
-    return o;
-  };
-  expectGradientsMatch("grouped matmul transpose_rhs", {xs, w}, fwd, dout, {dxs, dw}, {0, 1});
 }
 
 // Mixtral's load_balancing_loss_func for one layer: E sum_e f_e P_e; its gradient through the
