@@ -6,7 +6,10 @@ experts of 1792, top 2 renormalized, the load-balancing loss at 0.001 (Mixtral's
 router_aux_loss_coef), context 256, vocabulary 256, batch 4; fp32, AdamW, one process with every
 core (train.bin's OpenMP threads; torch.set_num_threads).
 
-  zcc:      examples/gen_llama.py --experts 8 ..., compiled by zcc, train.bin's median step_ms;
+  zcc:      examples/gen_llama.py --experts 8 ..., compiled by zcc, train.bin's median step_ms; and
+            the same config.json through zcc-import (Hugging Face's layout: the experts' [E, out, in]
+            weights read transposed, the load-balancing loss pooled over the layers as
+            load_balancing_loss_func), so both of zcc's paths are timed;
   PyTorch:  Hugging Face's MixtralForCausalLM from the same config (its own MoE block, SDPA
             attention, output_router_logits for the same loss), torch.optim.AdamW (foreach),
             eager and under torch.compile; the faster is the peer (median step after warm-up).
@@ -68,7 +71,7 @@ def cpu_name():
     return platform.processor()
 
 
-def zcc_step(build, steps, threads, work):
+def generated_model(work):
     model = os.path.join(work, "moe.mlir")
     s = SHAPE
     with open(model, "w") as f:
@@ -77,6 +80,26 @@ def zcc_step(build, steps, threads, work):
                         "--experts", str(s["experts"]), "--top-k", str(s["top_k"]), "--ffn", str(s["ffn"]),
                         "--context", str(s["context"]), "--vocab", str(s["vocab"]), "--batch", str(s["batch"]),
                         "--aux-coef", str(s["aux"])], stdout=f, check=True)
+    return model
+
+
+def imported_model(build, work):
+    """The peer's MixtralConfig as a config.json, through zcc-import."""
+    s = SHAPE
+    config, model = os.path.join(work, "config.json"), os.path.join(work, "imported.mlir")
+    with open(config, "w") as f:
+        json.dump(dict(model_type="mixtral", vocab_size=s["vocab"], hidden_size=s["dim"], intermediate_size=s["ffn"],
+                       num_hidden_layers=s["layers"], num_attention_heads=s["heads"],
+                       num_key_value_heads=s["kv_heads"], num_local_experts=s["experts"],
+                       num_experts_per_tok=s["top_k"], max_position_embeddings=s["context"],
+                       router_aux_loss_coef=s["aux"], output_router_logits=True, tie_word_embeddings=False,
+                       router_jitter_noise=0.0, sliding_window=None), f)
+    subprocess.run([os.path.join(build, "bin/zcc-import"), "--hf-config", config, "--batch", str(s["batch"]),
+                    "--context", str(s["context"]), "-o", model], check=True, stdout=subprocess.DEVNULL)
+    return model
+
+
+def zcc_step(build, model, steps, threads, work):
     exe, log = os.path.join(work, "train.bin"), os.path.join(work, "log.jsonl")
     subprocess.run([os.path.join(build, "bin/zcc"), model, "-o", exe], check=True)
     data = os.path.join(work, "text.txt")
@@ -112,8 +135,12 @@ def main():
         print(f"grouped product ({label}): {ratio:.2f} of a dense product of the same FLOPs "
               f"({dense / 1e9:.1f} GFLOP/s)")
     with tempfile.TemporaryDirectory() as work:
-        zcc_ms, last = zcc_step(args.build, args.steps, args.threads, work)
+        zcc_ms, last = zcc_step(args.build, generated_model(work), args.steps, args.threads, work)
+        imported_ms, imported_last = zcc_step(args.build, imported_model(args.build, work), args.steps, args.threads,
+                                              work)
     print(f"zcc:     {zcc_ms:8.1f} ms/step  {tokens / zcc_ms * 1e3:8.0f} tokens/s  (loss {last['loss']:.3f})")
+    print(f"zcc, imported by zcc-import: {imported_ms:8.1f} ms/step  {tokens / imported_ms * 1e3:8.0f} tokens/s  "
+          f"(loss {imported_last['loss']:.3f})")
     peers = {}
     for name, compiled in (("eager", "0"), ("torch.compile", "1")):
         run = subprocess.run([args.python, "-c", PEER, json.dumps(SHAPE), str(args.steps), compiled,
@@ -127,7 +154,8 @@ def main():
               f"(torch {p['torch']}, transformers {p['transformers']}, experts {p['experts']}, loss {p['loss']:.3f})")
     if peers:
         best = min(peers, key=lambda n: peers[n]["median_ms"])
-        print(f"zcc / PyTorch ({best}, the faster): {zcc_ms / peers[best]['median_ms']:.2f}x the step time")
+        print(f"zcc / PyTorch ({best}, the faster): {zcc_ms / peers[best]['median_ms']:.2f}x the step time; "
+              f"imported {imported_ms / peers[best]['median_ms']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -158,9 +158,21 @@ struct ZccPipelineKeepPass : zc::impl::ZccPipelineKeepBase<ZccPipelineKeepPass> 
     PipeSendOp::create(fb, sendLoc, map.lookup(output), nextStage);
     for (auto [value, index] : stashes)
       PipeStashOp::create(fb, value.getLoc(), map.lookup(value), fBody.getArgument(index));
-    // The forward's result is never read (a stage before the last has no loss): its objective.
-    Operation *objective = fb.clone(*boundary, map);
-    func::ReturnOp::create(fb, step.getLoc(), objective->getResults());
+    // The forward's result: its objective (0) plus the losses this stage computes (its MoE routers'),
+    // which the validation loss adds over the stages; training reads them from B.
+    Value result = fb.clone(*boundary, map)->getResult(0);
+    SmallVector<Value> pending{cast<func::ReturnOp>(body.getTerminator()).getOperand(0)};
+    while (!pending.empty()) {
+      Value v = pending.pop_back_val();
+      if (auto sum = v.getDefiningOp<AddOp>(); sum && !inForward(sum)) { // the objective's sum, after F
+        pending.append(sum->operand_begin(), sum->operand_end());
+        continue;
+      }
+      if (v != boundary.getResult())
+        if (Value term = map.lookupOrNull(v))
+          result = AddOp::create(fb, v.getLoc(), result.getType(), result, term).getResult();
+    }
+    func::ReturnOp::create(fb, step.getLoc(), result);
 
     // B: the step without its forward. Its objective's output operand is never read (a stage
     // before the last returns 0): the received gradient stands in for the forward's output.

@@ -147,7 +147,6 @@ int main(int argc, char **argv) {
   const int64_t pipeRank = zrt_mesh_rank(ZRT_AXIS_PIPELINE);
   std::vector<StageProgram> held =
       rankPrograms(stageModels, chunks, pipeRank, arena, stages > 1 ? zcc_stages : nullptr, zcc_step, zcc_eval);
-  const bool holdsLast = held.back().stage == stages - 1; // the loss is computed here
   const ModelInfo &model = held[0].model;
   const auto updateFunction = stages > 1 ? nullptr : zcc_update;
   const int rank = zrt_rank();
@@ -340,8 +339,9 @@ int main(int argc, char **argv) {
   };
   // The validation loss: the forward only, over --eval-iters global batches of the held-out
   // rows (the same ones each time), each of K micro-batches as in training; a pipeline's
-  // stages run their forward-only functions in order and the last one the loss. The mean
-  // over the data-parallel ranks (every rank gets it).
+  // stages run their forward-only functions in order and the last one the loss, each earlier one
+  // returning its MoE routers' losses (0 without). The mean over the data-parallel ranks (every
+  // rank gets it).
   auto validationLoss = [&]() -> double {
     double sum = 0;
     for (int64_t batch = 0; batch < flags.evalIters; ++batch)
@@ -355,12 +355,12 @@ int main(int argc, char **argv) {
           if (c.stage == stages - 1)
             sum += c.eval(c.arena, in.data());
           else
-            c.forward(c.arena, in.data());
+            sum += c.forward(c.arena, in.data());
         }
         if (stages > 1)
           zrt_pipe_flush();
       }
-    float mine = holdsLast ? static_cast<float>(sum / double(flags.evalIters * K)) : 0.0f, total = 0;
+    float mine = static_cast<float>(sum / double(flags.evalIters * K)), total = 0;
     zrt_host_all_reduce(ZRT_AXIS_WORLD, &mine, &total, 1, 0);
     return total / static_cast<float>(dataRanks * model.tp);
   };
