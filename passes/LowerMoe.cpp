@@ -19,11 +19,10 @@ using namespace mlir::zc::lowering;
 
 namespace {
 /// A grouped product's experts E, inner size K and output size N: the rows are [R, K], the
-/// weights [E, K, N] or, transposed, [E, N, K] (either way each expert's K x N values).
-std::tuple<int64_t, int64_t, int64_t> groupedDims(Value input, Value weight) {
+/// weights [E, K, N] or, transposed, [E, N, K].
+std::tuple<int64_t, int64_t, int64_t> groupedDims(Value input, Value weight, bool transposed) {
   ArrayRef<int64_t> w = tensorOf(weight).getShape();
-  const int64_t K = tensorOf(input).getDimSize(1);
-  return {w[0], K, w[1] * w[2] / K};
+  return {w[0], tensorOf(input).getDimSize(1), transposed ? w[1] : w[2]};
 }
 } // namespace
 
@@ -87,7 +86,7 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
       })
       .Case([&](GroupedMatmulOp o) {
         const int64_t rows = tensorOf(o.getInput()).getDimSize(0), t = o.getTransposeRhs();
-        auto [E, K, N] = groupedDims(o.getInput(), o.getWeight());
+        auto [E, K, N] = groupedDims(o.getInput(), o.getWeight(), t);
         call(b, "zrt_grouped_matmul", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], I64(rows), I64(E), I64(K),
                                        I64(N), I32(t)});
         // Each expert's product in the plan at the balanced row count (zrt/MoeLayout.h).
@@ -97,7 +96,7 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
       })
       .Case([&](GroupedMatmulGradOp o) {
         const int64_t rows = tensorOf(o.getInput()).getDimSize(0), t = o.getTransposeRhs();
-        auto [E, K, N] = groupedDims(o.getInput(), o.getWeight());
+        auto [E, K, N] = groupedDims(o.getInput(), o.getWeight(), t);
         call(b, "zrt_grouped_matmul_grad", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], p[4], p[5], I64(rows),
                                             I64(E), I64(K), I64(N), I32(t)});
         const int64_t code = dtypeCode(tensorOf(o.getInput()).getElementType()), even = zrt::plannedExpertRows(rows, E);

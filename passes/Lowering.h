@@ -53,6 +53,8 @@ inline std::pair<int64_t, int64_t> rowsCols(Value v) {
 
 /// zc.moe_*, zc.grouped_matmul and their gradients: lowered by Lowering::lowerMoe.
 bool isMoeOp(Operation *op);
+/// Gradient accumulation, the update, the gradient norm and the offload swaps: Lowering::lowerUpdate.
+bool isUpdateOp(Operation *op);
 
 class Lowering {
 public:
@@ -274,6 +276,9 @@ private:
   LogicalResult lowerMatmul(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p);
   /// The Mixture-of-Experts ops (LowerMoe.cpp).
   LogicalResult lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p);
+  /// The training state's ops: gradients, the update, the offload swaps (LowerUpdate.cpp); `dt` is
+  /// the first operand's dtype code (lowerOp's).
+  LogicalResult lowerUpdate(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p, Value dt);
 
   ModuleOp module;
   const MemoryPlan &plan;

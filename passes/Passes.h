@@ -115,16 +115,29 @@ inline int64_t pipelineChunks(ModuleOp module) {
   return chunks ? chunks.getInt() : 1;
 }
 
+/// The terms of a sum of 0-d losses (the cross-entropy plus each MoE layer's load-balancing and
+/// z-losses; a pipeline stage's objective plus its routers' losses), left to right: `v` itself where
+/// it is no zc.add of 0-d tensors read once. `adds` collects the sum's adds, the root first.
+inline void lossSumTerms(Value v, SmallVectorImpl<Value> &terms, SmallVectorImpl<Operation *> *adds = nullptr) {
+  auto add = v.getDefiningOp<AddOp>();
+  if (!add || !add->hasOneUse() || tensorOf(add.getResult()).getRank() != 0) {
+    terms.push_back(v);
+    return;
+  }
+  if (adds)
+    adds->push_back(add);
+  for (Value operand : add->getOperands())
+    lossSumTerms(operand, terms, adds);
+}
+
 /// A non-last pipeline stage's zc.stage_output: its returned objective, or one of the terms that
-/// objective adds (the stage's own losses beside it, a MoE layer's load-balancing loss); null where
-/// there is none (the last stage).
+/// objective adds (the stage's own losses beside it); null where there is none (the last stage).
 inline StageOutputOp stageObjective(Value objective) {
-  if (auto out = objective.getDefiningOp<StageOutputOp>())
-    return out;
-  if (auto sum = objective.getDefiningOp<AddOp>())
-    for (Value term : sum->getOperands())
-      if (StageOutputOp out = stageObjective(term))
-        return out;
+  SmallVector<Value> terms;
+  lossSumTerms(objective, terms);
+  for (Value term : terms)
+    if (auto out = term.getDefiningOp<StageOutputOp>())
+      return out;
   return {};
 }
 

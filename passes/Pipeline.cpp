@@ -272,27 +272,12 @@ double predictedBubble(ArrayRef<double> forward, ArrayRef<double> weight, int64_
 /// One term (a dense model's loss) stays as it is.
 SmallVector<Value> separateLossTerms(ForwardOp forward) {
   auto ret = cast<ReturnOp>(forward.getBody().front().getTerminator());
-  auto isLossSum = [](Value v) {
-    auto add = v.getDefiningOp<AddOp>();
-    return add && add->hasOneUse() && tensorOf(add.getResult()).getRank() == 0;
-  };
-  SmallVector<Value> terms, pending{ret.getOperand(0)};
+  SmallVector<Value> terms;
   SmallVector<Operation *> sums;
-  while (!pending.empty()) {
-    Value v = pending.pop_back_val();
-    if (!isLossSum(v) && v != ret.getOperand(0)) {
-      terms.push_back(v);
-      continue;
-    }
-    if (!isLossSum(v))
-      return {v};
-    sums.push_back(v.getDefiningOp());
-    for (Value operand : llvm::reverse(v.getDefiningOp()->getOperands()))
-      pending.push_back(operand);
-  }
+  lossSumTerms(ret.getOperand(0), terms, &sums);
   // A term read twice (x + x) stays one stage's twice; a term that is not a loss's 0-d f32 (a
   // block argument) keeps the sum whole.
-  if (llvm::any_of(terms, [](Value t) { return !t.getDefiningOp(); }))
+  if (sums.empty() || llvm::any_of(terms, [](Value t) { return !t.getDefiningOp(); }))
     return {ret.getOperand(0)};
   ret->setOperand(0, terms.front());
   for (Operation *sum : sums) // the root first: each then has no user left

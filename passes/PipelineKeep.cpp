@@ -161,17 +161,11 @@ struct ZccPipelineKeepPass : zc::impl::ZccPipelineKeepBase<ZccPipelineKeepPass> 
     // The forward's result: its objective (0) plus the losses this stage computes (its MoE routers'),
     // which the validation loss adds over the stages; training reads them from B.
     Value result = fb.clone(*boundary, map)->getResult(0);
-    SmallVector<Value> pending{cast<func::ReturnOp>(body.getTerminator()).getOperand(0)};
-    while (!pending.empty()) {
-      Value v = pending.pop_back_val();
-      if (auto sum = v.getDefiningOp<AddOp>(); sum && !inForward(sum)) { // the objective's sum, after F
-        pending.append(sum->operand_begin(), sum->operand_end());
-        continue;
-      }
-      if (v != boundary.getResult())
-        if (Value term = map.lookupOrNull(v))
-          result = AddOp::create(fb, v.getLoc(), result.getType(), result, term).getResult();
-    }
+    SmallVector<Value> terms;
+    lossSumTerms(cast<func::ReturnOp>(body.getTerminator()).getOperand(0), terms);
+    for (Value term : terms)
+      if (Value inF = term != boundary.getResult() ? map.lookupOrNull(term) : Value())
+        result = AddOp::create(fb, term.getLoc(), result.getType(), result, inF).getResult();
     func::ReturnOp::create(fb, step.getLoc(), result);
 
     // B: the step without its forward. Its objective's output operand is never read (a stage

@@ -21,6 +21,8 @@ Hugging Face keeps each expert's weights as a linear layer's, `[E, out, in]`, wh
 product reads as they are (`transpose_rhs`); the parameters keep the model's names and shapes, for
 the checkpoint's way back. A router that is not this rule is refused with its line.
 """
+import operator
+
 import torch
 
 from . import moe, patterns  # moe: registers the zcc:: ops this lowers
@@ -33,7 +35,6 @@ DIVIDE = (aten.div.Tensor, aten.div_.Tensor)
 
 
 def is_getitem(node, index):
-    import operator
     return (isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target is operator.getitem
             and node.args[1] == index)
 
@@ -86,13 +87,14 @@ def route(self, node, lg, k, normalize):
     """zc.moe_route: (weights, experts, rows, offsets)."""
     E = lg.shape[-1]
     lead = lg.shape[:-1]
-    names = [self.emit.fresh(f"{node.name}_{part}") for part in ("w", "experts", "rows", "offsets")]
-    weights, experts, rows = Tensor(names[0], lead + (k,)), Tensor(names[1], lead + (k,), "i32"), \
-        Tensor(names[2], lead + (k,), "i32")
-    offsets = Tensor(names[3], (E + 1,), "i32")
+    fresh = lambda part: self.emit.fresh(f"{node.name}_{part}")
+    weights = Tensor(fresh("w"), lead + (k,))
+    experts, rows = Tensor(fresh("experts"), lead + (k,), "i32"), Tensor(fresh("rows"), lead + (k,), "i32")
+    offsets = Tensor(fresh("offsets"), (E + 1,), "i32")
+    results = (weights, experts, rows, offsets)
     flag = " normalize" if normalize else ""
-    self.emit.raw(f"{', '.join(names)} = zc.moe_route {lg.name} top_k {k}{flag} : {lg.type} -> {weights.type}, "
-                  f"{experts.type}, {rows.type}, {offsets.type}")
+    self.emit.raw(f"{', '.join(t.name for t in results)} = zc.moe_route {lg.name} top_k {k}{flag} : {lg.type} -> "
+                  f"{', '.join(t.type for t in results)}")
     self.routes[lg.name] = (k, experts)
     return weights, experts, rows, offsets
 

@@ -18,6 +18,8 @@ import sys
 import torch
 import torch.nn as nn
 
+from .source import ImportError_
+
 # transformers' experts layout flags (integrations/moe.py, use_experts_implementation) and the values
 # the lowering reads: [gate; up] concatenated, each [out, in], no biases, a gate, no norm after.
 LAYOUT = {"is_concatenated": True, "is_transposed": False, "has_bias": False, "has_gate": True,
@@ -76,7 +78,6 @@ def activation_name(module, label):
         act = module.act_fn
         if act is fn or type(act).__name__.lower().startswith(name) or getattr(act, "__name__", "") == name:
             return name
-    from .source import ImportError_
     raise ImportError_(f"{label}: the experts' activation {type(module.act_fn).__name__} has no zc form for "
                        f"the experts (zc's experts gate with {', '.join(ACTIVATIONS)})")
 
@@ -87,14 +88,12 @@ def leaf_experts(model, label):
     count = 0
     for name, module in model.named_modules():
         if getattr(module, "jitter_noise", 0):
-            from .source import ImportError_
             raise ImportError_(f"{label}: {name} has router_jitter_noise {module.jitter_noise}: zc's router has "
                                f"no jitter noise; set the config's router_jitter_noise to 0")
         if not is_experts(module):
             continue
         layout = {flag: getattr(module, flag, default) for flag, default in LAYOUT.items()}
         if layout != LAYOUT:
-            from .source import ImportError_
             odd = ", ".join(f"{flag}={value}" for flag, value in layout.items() if value != LAYOUT[flag])
             raise ImportError_(f"{label}: {name} ({type(module).__name__}) keeps its experts' weights with {odd}: "
                                f"zc imports [E, 2F, C] gate-then-up and [E, C, F] weights without biases or norms")
@@ -118,7 +117,6 @@ def leaf_balancing_loss(model):
 
     def pooled(gate_logits, num_experts=None, top_k=2, attention_mask=None):
         if attention_mask is not None:
-            from .source import ImportError_
             raise ImportError_("the load-balancing loss with an attention mask: zc trains unpadded batches")
         return torch.ops.zcc.load_balancing_loss(list(gate_logits), int(num_experts), int(top_k))
     family.load_balancing_loss_func = pooled
