@@ -304,6 +304,20 @@ public:
           give(o.getWeights(), [&] { return g.getWeightsGrad(); });
           return success();
         })
+        // Expert parallelism's exchanges are permutations of rows across the expert group:
+        // each one's gradient is the other, with the same counts.
+        .Case([&](EpDispatchOp o) {
+          give(o.getInput(), [&] {
+            return Value(EpCombineOp::create(b, o.getInput().getType(), dy, o.getCounts(), o.getRanksAttr()));
+          });
+          return success();
+        })
+        .Case([&](EpCombineOp o) {
+          give(o.getInput(), [&] {
+            return Value(EpDispatchOp::create(b, o.getInput().getType(), dy, o.getCounts(), o.getRanksAttr()));
+          });
+          return success();
+        })
         .Case([&](MoeSharedGateOp o) {
           if (!active(o.getShared()) && !active(o.getGate()))
             return success();

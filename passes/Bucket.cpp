@@ -62,6 +62,8 @@ std::optional<std::pair<Key, int64_t>> classify(Operation *op) {
   if (isa<GatherParamOp, AllGatherParamOp>(op)) {
     ParamOp param = paramOf(op);
     ParamSharding s = ParamSharding::of(param);
+    if (s.axis != MeshAxis::data) // an expert weight's shards: over the ranks holding its experts
+      return std::nullopt;
     Type element = param.getTensorType().getElementType();
     return std::pair{Key{isa<GatherParamOp>(op) ? Kind::GatherParam : Kind::RefreshParam, 0, s.ranks, element},
                      s.paddedElements() * elementBytes(element)};

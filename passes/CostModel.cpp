@@ -125,10 +125,17 @@ double mlir::zc::estimatedFlops(Operation *op) {
     return gemm(mm.getLhs(), mm.getDpre(), 3);
   // A MoE layer's experts: each dispatched row times its expert's weight, 2 rows K N in all
   // whatever the routing; the gradient's two products twice that.
+  // Under expert parallelism the rows are the received tensors' bound; a balanced routing brings
+  // each rank as many rows as it dispatched (zc.ep_counts' `dispatched`).
+  auto received = [](Value offsets, Value rows) {
+    auto counts = offsets.getDefiningOp<EpCountsOp>();
+    const double bound = tensorOf(rows).getDimSize(0);
+    return counts ? double(counts.getDispatched()) / bound : 1.0;
+  };
   if (auto mm = dyn_cast<GroupedMatmulOp>(op))
-    return gemm(mm.getInput(), mm.getResult(), 0);
+    return received(mm.getOffsets(), mm.getInput()) * gemm(mm.getInput(), mm.getResult(), 0);
   if (auto mm = dyn_cast<GroupedMatmulGradOp>(op))
-    return 2 * gemm(mm.getInput(), mm.getGrad(), 0);
+    return received(mm.getOffsets(), mm.getInput()) * 2 * gemm(mm.getInput(), mm.getGrad(), 0);
   // The head's three products (logits, the input's and the weight's gradients) and its loss.
   if (auto head = dyn_cast<MatmulCrossEntropyOp>(op)) {
     double x = tensorOf(head.getInput()).getNumElements(), w = tensorOf(head.getWeight()).getNumElements();

@@ -29,9 +29,24 @@ struct ZccDataParallelPass : zc::impl::ZccDataParallelBase<ZccDataParallelPass> 
         uses.push_back(&use);
       ImplicitLocOpBuilder b(ref.getLoc(), ref->getBlock(), std::next(ref->getIterator()));
       Value grad = ref.getResult();
-      if (ranks > 1)
+      // An expert weight's gradient: its tokens came from every rank of its expert group, so
+      // the mean over all data-parallel ranks is the sum over the ranks holding the same
+      // experts (data ranks / ep of them), over data ranks.
+      auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(ref, ref.getParamAttr());
+      const int64_t ep = param ? expertRanksOf(param) : 1;
+      if (ep > 1 && ranks % ep != 0) {
+        ref.emitOpError() << "--ep " << ep << " does not divide the " << ranks << " data-parallel ranks";
+        return signalPassFailure();
+      }
+      if (ep > 1) {
+        if (ranks > ep)
+          grad = AllReduceOp::create(b, grad.getType(), ReduceKind::avg, grad, static_cast<uint64_t>(ranks / ep),
+                                     MeshAxis::expert_data);
+        grad = ScaleOp::create(b, grad.getType(), grad, b.getF64FloatAttr(1.0 / ep));
+      } else if (ranks > 1) {
         grad = AllReduceOp::create(b, grad.getType(), ReduceKind::avg, grad,
                                    static_cast<uint64_t>(ranks));
+      }
       if (microBatches > 1) // the buffer holds the sum of K micro-batch means
         grad = ScaleOp::create(b, grad.getType(), grad, b.getF64FloatAttr(1.0 / microBatches));
       for (OpOperand *use : uses)

@@ -59,8 +59,8 @@ struct ZccGradClipPass : zc::impl::ZccGradClipBase<ZccGradClipPass> {
         return signalPassFailure();
       }
       double replicas = 1;
-      if (!ParamSharding::of(param).partitioned())
-        replicas *= static_cast<double>(dataRanks); // every data-parallel rank updates the whole tensor
+      if (!ParamSharding::of(param).partitioned()) // every data-parallel rank updates the whole tensor (an
+        replicas *= static_cast<double>(dataRanks / expertRanksOf(param)); // expert weight: those with its experts
       if (!param->hasAttr("zc.tp_split"))
         replicas *= static_cast<double>(tensorParallel); // every tensor-parallel rank keeps it whole
       if (param->hasAttr("zc.pipeline_tied"))

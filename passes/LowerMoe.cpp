@@ -29,7 +29,7 @@ std::tuple<int64_t, int64_t, int64_t> groupedDims(Value input, Value weight, boo
 bool mlir::zc::lowering::isMoeOp(Operation *op) {
   return isa<MoeRouteOp, MoeRouteGradOp, MoeDispatchOp, MoeDispatchGradOp, GroupedMatmulOp, GroupedMatmulGradOp,
              MoeCombineOp, MoeCombineGradOp, MoeSharedGateOp, MoeSharedGateGradOp, MoeAuxLossOp, MoeAuxLossGradOp,
-             MoeZLossOp, MoeZLossGradOp>(op);
+             MoeZLossOp, MoeZLossGradOp, EpCountsOp, EpDispatchOp, EpCombineOp>(op);
 }
 
 LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p) {
@@ -105,6 +105,24 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
           matmuls.insert({"matmul", {code, 1, N, K, even, 1, 0, 0}}); // d W[e] = d out^T x rows
         else
           matmuls.insert({"matmul", {code, 1, K, N, even, 1, 0, 0}}); // d W[e] = rows^T x d out
+        return success();
+      })
+      .Case([&](EpCountsOp o) {
+        const int64_t experts = tensorOf(o.getOffsets()).getDimSize(0) - 1;
+        call(b, "zrt_ep_counts", {p[0], p[1], p[2], I64(experts), I64(static_cast<int64_t>(o.getRanks())),
+                                  I64(static_cast<int64_t>(o.getRows())), I64(static_cast<int64_t>(o.getMaxRows()))});
+        return success();
+      })
+      .Case<EpDispatchOp, EpCombineOp>([&](Operation *op) {
+        // p: the rows, the counts, the result; the local rows are the dispatching side's.
+        const bool dispatch = isa<EpDispatchOp>(op);
+        Value local = dispatch ? op->getOperand(0) : op->getResult(0);
+        Value received = dispatch ? op->getResult(0) : op->getOperand(0);
+        const int64_t experts = tensorOf(op->getOperand(1)).getDimSize(1) - 1;
+        const int64_t ranks = tensorOf(op->getOperand(1)).getDimSize(0);
+        call(b, dispatch ? "zrt_ep_dispatch" : "zrt_ep_combine",
+             {dtype(b, local), p[0], p[1], p[2], I64(dispatched(local)), I64(rowsCols(local).second), I64(experts),
+              I64(ranks), I64(dispatched(received))});
         return success();
       })
       .Case([&](MoeSharedGateOp o) {

@@ -515,7 +515,10 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       .Case([&](ReduceScatterOp o) {
         int64_t shard = numel(o.getResult()), total = numel(o.getInput());
         int64_t ranks = static_cast<int64_t>(o.getRanks());
-        if (o.getAxis() != MeshAxis::data)
+        if (o.getAxis() != MeshAxis::data && total != shard * ranks) // an expert weight's padded shards
+          call(b, "zrt_reduce_scatter_padded_on", {I32(static_cast<int32_t>(o.getAxis())), dt, p[0], p[1], I64(shard),
+                                                   I64(total), I32(o.getKind() == ReduceKind::avg)});
+        else if (o.getAxis() != MeshAxis::data)
           call(b, "zrt_reduce_scatter_on", {I32(static_cast<int32_t>(o.getAxis())), dt, p[0], p[1], I64(shard),
                                             I32(o.getKind() == ReduceKind::avg)});
         else if (total == shard * ranks)
@@ -561,18 +564,27 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
       })
       .Case([&](GatherParamOp o) {
         auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(o, o.getParamAttr());
-        call(b, "zrt_all_gather", {dtype(b, o.getResult()), persistent(plan.paramOffset, o.getParamAttr()), p[0],
-                                   I64(ParamSharding::of(param).shardElements())});
+        ParamSharding s = ParamSharding::of(param);
+        Value shard = persistent(plan.paramOffset, o.getParamAttr());
+        if (s.axis == MeshAxis::data)
+          call(b, "zrt_all_gather", {dtype(b, o.getResult()), shard, p[0], I64(s.shardElements())});
+        else // an expert weight: over the ranks holding its experts
+          call(b, "zrt_all_gather_on", {I32(static_cast<int32_t>(s.axis)), dtype(b, o.getResult()), shard, p[0],
+                                        I64(s.shardElements())});
         return success();
       })
       .Case([&](AllGatherParamOp o) {
         auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(o, o.getParamAttr());
         RankedTensorType type = param.getTensorType();
-        int64_t shard = ParamSharding::of(param).shardElements();
+        ParamSharding s = ParamSharding::of(param);
+        int64_t shard = s.shardElements();
         Value whole = persistent(plan.paramOffset, o.getParamAttr());
-        call(b, "zrt_all_gather", {constI32(b, dtypeCode(type.getElementType())),
-                                   rankShard(b, whole, shard * (type.getElementTypeBitWidth() / 8)),
-                                   whole, I64(shard)});
+        Value own = rankShard(b, whole, shard * (type.getElementTypeBitWidth() / 8), s.axis);
+        if (s.axis == MeshAxis::data)
+          call(b, "zrt_all_gather", {constI32(b, dtypeCode(type.getElementType())), own, whole, I64(shard)});
+        else
+          call(b, "zrt_all_gather_on", {I32(static_cast<int32_t>(s.axis)), constI32(b, dtypeCode(type.getElementType())),
+                                        own, whole, I64(shard)});
         return success();
       })
       .Case([&](PackOp o) {

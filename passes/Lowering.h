@@ -129,8 +129,8 @@ private:
 
   /// This rank's shard of a buffer of whole shards: base + rank * shardBytes, where rank is
   /// the coordinate on the data-parallel axis (ZeRO shards over it).
-  Value rankShard(ImplicitLocOpBuilder &b, Value base, int64_t shardBytes) {
-    Value rank = LLVM::SExtOp::create(b, i64, call(b, "zrt_mesh_rank", {constI32(b, 0 /*ZRT_AXIS_DATA*/)}));
+  Value rankShard(ImplicitLocOpBuilder &b, Value base, int64_t shardBytes, MeshAxis axis = MeshAxis::data) {
+    Value rank = LLVM::SExtOp::create(b, i64, call(b, "zrt_mesh_rank", {constI32(b, static_cast<int32_t>(axis))}));
     Value offset = LLVM::MulOp::create(b, rank, constI64(b, shardBytes));
     return LLVM::GEPOp::create(b, ptrType, i8, base, ValueRange{offset});
   }
@@ -154,7 +154,8 @@ private:
     ParamSharding sharding = ParamSharding::of(param);
     if (!sharding.partitioned() || sharding.param)
       return base;
-    return rankShard(b, base, sharding.shardElements() * (param.getTensorType().getElementTypeBitWidth() / 8));
+    return rankShard(b, base, sharding.shardElements() * (param.getTensorType().getElementTypeBitWidth() / 8),
+                     sharding.axis);
   }
 
   /// `ptr` advanced by `bytes`.

@@ -142,6 +142,9 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
     // Pipeline parallelism: the first and last stage both hold it; train.bin sums its gradient.
     if (param->hasAttr("zc.pipeline_tied"))
       (*params.back().getAsObject())["pipeline_tied"] = true;
+    // Expert parallelism: "shape" is this expert rank's experts (zcc-expert-parallel).
+    if (int64_t ep = expertRanksOf(param); ep > 1)
+      (*params.back().getAsObject())["ep_split"] = llvm::json::Object{{"ranks", ep}};
     // Tensor parallelism: "shape" is this rank's part; the split says which (zcc-tensor-parallel).
     if (auto split = param->getAttrOfType<DictionaryAttr>("zc.tp_split")) {
       auto segments = split.getAs<DenseI64ArrayAttr>("segments");
@@ -203,13 +206,19 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
       return cp.getAs<IntegerAttr>("ranks").getInt();
     return 1;
   };
+  auto expertRanks = [](ModuleOp m) -> int64_t {
+    if (auto ep = m->getAttrOfType<DictionaryAttr>("zc.expert_parallel"))
+      return ep.getAs<IntegerAttr>("ranks").getInt();
+    return 1;
+  };
   llvm::json::Object model{
       {"format", 1},
       {"model", step.getSymName().drop_back(strlen("_step")).str()},
       {"world_size", static_cast<int64_t>(ranks)},
       {"micro_batches", static_cast<int64_t>(microBatches)},
       // Rank order: tensor fastest, then context, then data, then pipeline (Megatron's).
-      {"mesh", llvm::json::Object{{"tp", tensorParallel}, {"pp", pipelineParallel}, {"cp", contextRanks(module)}}},
+      {"mesh", llvm::json::Object{{"tp", tensorParallel}, {"pp", pipelineParallel}, {"cp", contextRanks(module)},
+                                  {"ep", expertRanks(module)}}},
       {"arena_bytes", plan.totalBytes()},
       {"persistent_bytes", plan.persistentBytes},
       {"scratch_bytes", plan.scratchBytes},

@@ -197,6 +197,34 @@ def ZccPipelineSplitBackward : Pass<"zcc-pipeline-split-backward", "mlir::Module
   let dependentDialects = ["::mlir::zc::ZcDialect", "::mlir::arith::ArithDialect"];
 }
 
+def ZccExpertParallel : Pass<"zcc-expert-parallel", "mlir::ModuleOp"> {
+  let summary = "Shards the experts over the expert-parallel ranks; tokens reach them by all-to-alls";
+  let description = [{
+    Expert parallelism (GShard, DeepSpeed-MoE, Megatron-Core's --expert-model-parallel-size),
+    after zcc-shard-batch: each of the `ranks` consecutive data-parallel ranks of an expert
+    group holds E / ranks of every MoE layer's experts. Each layer's routing stays on its rank;
+    zc.ep_counts exchanges the routings' offsets, zc.ep_dispatch sends each dispatched row to
+    the rank of its expert, the expert products (zc.grouped_matmul and the row-wise ops between
+    them) run there on the rows received, laid out by local expert, and zc.ep_combine sends
+    their outputs back before zc.moe_combine. The received tensors are planned at a bound
+    (zrt::moeReceivedRows: every source's rows, the capacity, or `max-rows-per-expert`). The
+    expert weights get their local type `[E / ranks, ...]` and `zc.ep_split = {ranks}`: their
+    gradients are reduced over the ranks that hold the same experts (zcc-data-parallel,
+    zcc-zero). A model without MoE layers, or one whose experts' rows reach an op with no
+    row-wise rule, is an error.
+
+    ```mlir
+    // ranks=2: zc.param @w : tensor<8x64x48xf32>  ->  tensor<4x64x48xf32> {zc.ep_split = {ranks = 2}}
+    ```
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", "1", "Expert-parallel ranks">,
+    Option<"maxRowsPerExpert", "max-rows-per-expert", "int64_t", "0",
+           "Most rows one expert receives in one routing (0: the worst case)">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccShardBatch : Pass<"zcc-shard-batch", "mlir::ModuleOp"> {
   let summary = "Gives each rank and micro-batch its slice of the global batch";
   let description = [{

@@ -54,6 +54,19 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
           "is not planned; use ZeRO-1 or 2 over the data-parallel ranks (as DeepSpeed's pipeline engine)";
   else if (options.gradAccum < 1)
     os << "--grad-accum must be at least 1, got " << options.gradAccum;
+  else if (options.expertParallel < 1 || dataParallelRanks(options) % options.expertParallel != 0)
+    os << "--ep " << options.expertParallel << " must divide the " << dataParallelRanks(options)
+       << " data-parallel ranks (--world-size / (--tp x --pp)): an expert group is ep of them";
+  else if (options.moeMaxTokensPerExpert < 0 || (options.moeMaxTokensPerExpert > 0 && options.expertParallel == 1))
+    os << "--moe-max-tokens-per-expert bounds the rows an expert-parallel rank receives: it needs --ep > 1 and a "
+          "positive count";
+  else if (options.expertParallel > 1 && (options.pipelineParallel > 1 || options.contextParallel > 1))
+    os << "--ep with --pp or --cp is not supported yet: expert parallelism runs over data parallelism, with --tp "
+          "and ZeRO 1-3";
+  else if (options.expertParallel > 1 &&
+           (options.zeroQuantizedWeights || options.zeroHpzPartitionSize > 1 || options.zeroQuantizedGradients ||
+            options.offloadOptimizer != "none" || options.offloadActivations != "none" || !options.compression.empty()))
+    os << "--ep with ZeRO++, offload or --compression is not supported yet";
   else if (options.zeroStage < 0 || options.zeroStage > 3)
     os << "--zero-stage must be 0, 1, 2 or 3, got " << options.zeroStage;
   else if ((options.zeroQuantizedWeights || options.zeroHpzPartitionSize > 1) && options.zeroStage != 3)
@@ -209,6 +222,10 @@ void mlir::zc::buildZccPipeline(OpPassManager &pm, const ZccPipelineOptions &opt
   //    (after the batch and the stage are fixed: the split is of the local tensors).
   if (options.tensorParallel > 1 && options.sequenceParallel)
     pm.addPass(createZccSequenceParallel({options.tensorParallel}));
+  // Expert parallelism: each rank of an expert group holds 1/ep of the experts; the rows of
+  //    each rank's micro-batch go to them and back.
+  if (options.expertParallel > 1)
+    pm.addPass(createZccExpertParallel({options.expertParallel, options.moeMaxTokensPerExpert}));
   // 3. bf16 compute from fp32 master weights, decided before autodiff so the
   //    backward pass inherits it.
   if (options.precision == "bf16")

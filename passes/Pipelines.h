@@ -25,6 +25,16 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
   Option<std::string> contextParallelMode{*this, "cp-mode",
                                           llvm::cl::desc("Attention over the context ranks: ulysses or auto"),
                                           llvm::cl::init("auto")};
+  Option<int64_t> expertParallel{
+      *this, "ep",
+      llvm::cl::desc("Expert-parallel ranks: consecutive data-parallel ranks each holding 1/ep of every MoE layer's "
+                     "experts"),
+      llvm::cl::init(1)};
+  Option<int64_t> moeMaxTokensPerExpert{
+      *this, "moe-max-tokens-per-expert",
+      llvm::cl::desc("With ep > 1: the most rows one expert receives in one routing, the bound its received "
+                     "tensors are planned at (0: the worst case)"),
+      llvm::cl::init(0)};
   Option<int64_t> pipelineParallel{*this, "pp", llvm::cl::desc("Pipeline stages (the mesh's slowest axis)"),
                                    llvm::cl::init(1)};
   Option<std::string> pipelineSchedule{

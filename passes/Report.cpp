@@ -33,6 +33,9 @@ struct Plan {
   int64_t regatherBytes = 0, gradSumBytes = 0;
   // Context parallelism's exchanges (Ulysses' all-to-alls over the context group).
   int64_t contextAllToAlls = 0, contextCommBytes = 0;
+  // Expert parallelism: its all-to-alls and the counts' all-gathers, at a balanced routing (each
+  // rank receives what it dispatches; the real bytes follow the routing).
+  int64_t expertAllToAlls = 0, expertAllGathers = 0, expertCommBytes = 0;
   // Pipeline stages: activations and their gradients sent, the tied parameters' gradient sums.
   int64_t pipelineSends = 0, pipelineBytes = 0;
   // hpZ's secondary parameter shards (zcc-zero-pp), not optimizer state.
@@ -105,6 +108,23 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan, const std::opt
         bytes += ranks * (block + kv * 4);
       plan.contextCommBytes += times * bytes;
       plan.commBytes += times * bytes;
+    } else if (auto counts = dyn_cast<EpCountsOp>(op)) { // every rank's offsets, one int32 each
+      const int64_t ranks = static_cast<int64_t>(counts.getRanks());
+      const int64_t bytes = times * (ranks - 1) * tensorOf(counts.getOffsets()).getNumElements() * 4;
+      plan.allGathers += times;
+      plan.expertAllGathers += times;
+      plan.commBytes += bytes;
+      plan.expertCommBytes += bytes;
+    } else if (isa<EpDispatchOp, EpCombineOp>(op)) { // the rows of the other ranks' experts, balanced
+      auto counts = op->getOperand(1).getDefiningOp<EpCountsOp>();
+      const int64_t ranks = op->getAttrOfType<IntegerAttr>("ranks").getInt();
+      RankedTensorType local = tensorOf(isa<EpDispatchOp>(op) ? op->getOperand(0) : op->getResult(0));
+      const int64_t rows = counts ? static_cast<int64_t>(counts.getDispatched()) : local.getDimSize(0);
+      const int64_t bytes = times * (ranks - 1) * rows / ranks * local.getDimSize(1) * elementBytes(local);
+      plan.allToAlls += times;
+      plan.expertAllToAlls += times;
+      plan.commBytes += bytes;
+      plan.expertCommBytes += bytes;
     } else if (isa<CpToHeadsOp, CpToTokensOp>(op)) { // each rank sends all but its own of `ranks` blocks
       auto ranks = op->getAttrOfType<IntegerAttr>("ranks").getInt();
       RankedTensorType in = tensorOf(op->getOperand(0));
@@ -331,6 +351,9 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Plan plan;
+    int64_t expertRanks = 1;
+    if (auto ep = module->getAttrOfType<DictionaryAttr>("zc.expert_parallel"))
+      expertRanks = ep.getAs<IntegerAttr>("ranks").getInt();
     int64_t contextRanks = 1;
     std::string contextMode = "none";
     if (auto cp = module->getAttrOfType<DictionaryAttr>("zc.context_parallel")) {
@@ -479,6 +502,11 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
         mesh["cp"] = contextRanks;
       llvm::json::Object report{
           {"mesh", std::move(mesh)},
+          {"expert_parallel", llvm::json::Object{{"ranks", expertRanks},
+                                                 {"all_to_all", plan.expertAllToAlls},
+                                                 {"all_gather", plan.expertAllGathers},
+                                                 {"comm_bytes", plan.expertCommBytes},
+                                                 {"routing", "balanced"}}},
           {"context_parallel", llvm::json::Object{{"all_to_all", plan.contextAllToAlls},
                                                   {"comm_bytes", plan.contextCommBytes},
                                                   {"mode", contextMode}}},
@@ -580,6 +608,10 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
              << worldSize / (tensorParallel * pipelineParallel) << " (" << worldSize
              << " ranks; tensor fastest, then data, then pipeline)\n";
       }
+      if (expertRanks > 1)
+        os << "  expert parallelism         ep " << expertRanks << " (groups of consecutive data-parallel ranks): "
+           << "all_to_all " << plan.expertAllToAlls << ", all_gather " << plan.expertAllGathers << ", comm_bytes "
+           << plan.expertCommBytes << " at a balanced routing\n";
       os
          << "  param_bytes                " << plan.paramBytes << "\n"
          << "  grad_bytes                 " << plan.gradBytes << "\n"

@@ -51,7 +51,7 @@ void mlir::zc::expandParamGathers(Block &block) {
     ArrayAttr names = b.getArrayAttr({name});
     Value own = PackShardsOp::create(b, op->getLoc(), RankedTensorType::get({s.shardElements()}, element), names);
     Value all = AllGatherOp::create(b, op->getLoc(), RankedTensorType::get({s.paddedElements()}, element), own,
-                                    s.ranks);
+                                    s.ranks, s.axis);
     if (auto gather = dyn_cast<GatherParamOp>(op))
       gather.getResult().replaceAllUsesWith(
           UnpackOp::create(b, op->getLoc(), TypeRange{gather.getType()}, all, s.ranks).getResult(0));

@@ -78,14 +78,14 @@ void gatherAroundUses(ParamOp param, func::FuncOp step, Operation *backwardStart
 
 /// Stage >= 2: each micro-batch's gradient is reduce-scattered as soon as it is
 /// final and only the shard is accumulated.
-void reduceScatterWhenFinal(GradAccumulateOp acc, int64_t ranks, RankedTensorType shardType) {
+void reduceScatterWhenFinal(GradAccumulateOp acc, int64_t ranks, MeshAxis axis, RankedTensorType shardType) {
   Value grad = acc.getGrad();
   Operation *def = grad.getDefiningOp();
   OpBuilder b(acc);
   if (def && def->getBlock() == acc->getBlock())
     b.setInsertionPointAfter(def);
   Value shard = ReduceScatterOp::create(b, acc.getLoc(), shardType, ReduceKind::avg, grad,
-                                        static_cast<uint64_t>(ranks));
+                                        static_cast<uint64_t>(ranks), axis);
   GradAccumulateOp::create(b, acc.getLoc(), acc.getParamAttr(), shard, acc.getOverwriteAttr());
   acc.erase();
 }
@@ -133,10 +133,26 @@ struct ZccZeroPass : zc::impl::ZccZeroBase<ZccZeroPass> {
       if (!acc || !ref || !optimizerOp)
         continue; // no gradient: the optimizer pass left it alone, so do we
 
+      // An expert weight (zcc-expert-parallel) is sharded over the ranks holding the same
+      // experts, and its average over them is the data-parallel mean times ep (zcc-data-parallel).
+      const int64_t ep = expertRanksOf(param);
+      if (ep > 1 && ranks % ep != 0) {
+        param.emitOpError() << "--ep " << ep << " does not divide the " << ranks << " data-parallel ranks";
+        return signalPassFailure();
+      }
+      const int64_t groupRanks = ranks / ep;
+      const MeshAxis axis = ep > 1 ? MeshAxis::expert_data : MeshAxis::data;
+      const double scale = 1.0 / static_cast<double>(microBatches * ep);
+      if (groupRanks == 1) { // each expert on one rank of the data axis: nothing to partition
+        ImplicitLocOpBuilder b(ref.getLoc(), ref->getBlock(), std::next(ref->getIterator()));
+        optimizerOp->setOperand(0, ScaleOp::create(b, ref.getType(), ref.getResult(), b.getF64FloatAttr(scale)));
+        continue;
+      }
+
       // The layout decision.
       bool shardGrad = stage >= 2;
       bool shardParam = stage == 3 && param.getTensorType().getNumElements() > persistenceThreshold;
-      param->setAttr(ParamSharding::kShards, builder.getI64IntegerAttr(ranks));
+      param->setAttr(ParamSharding::kShards, builder.getI64IntegerAttr(groupRanks));
       if (shardGrad)
         param->setAttr(ParamSharding::kShardGrad, builder.getUnitAttr());
       if (shardParam)
@@ -156,7 +172,7 @@ struct ZccZeroPass : zc::impl::ZccZeroBase<ZccZeroPass> {
           gatherAroundUses(param, forward, nullptr);
       }
       if (shardGrad)
-        reduceScatterWhenFinal(acc, ranks, shardType);
+        reduceScatterWhenFinal(acc, groupRanks, axis, shardType);
 
       // The update: this rank's shard of the averaged gradient, then the optimizer on it.
       ImplicitLocOpBuilder b(ref.getLoc(), ref->getBlock(), std::next(ref->getIterator()));
@@ -166,10 +182,10 @@ struct ZccZeroPass : zc::impl::ZccZeroBase<ZccZeroPass> {
         grad = ref.getResult();
       } else {
         grad = ReduceScatterOp::create(b, shardType, ReduceKind::avg, ref.getResult(),
-                                       static_cast<uint64_t>(ranks));
+                                       static_cast<uint64_t>(groupRanks), axis);
       }
-      if (microBatches > 1) // the buffer holds the sum of K micro-batch means
-        grad = ScaleOp::create(b, shardType, grad, b.getF64FloatAttr(1.0 / microBatches));
+      if (scale != 1.0) // the buffer holds the sum of K micro-batch means (and an expert's, x ep)
+        grad = ScaleOp::create(b, shardType, grad, b.getF64FloatAttr(scale));
       optimizerOp->setOperand(0, grad);
       if (!shardParam) {
         b.setInsertionPointAfter(optimizerOp);

@@ -26,6 +26,10 @@ int64_t Mesh::groupSize(MeshAxis axis) const {
   case MeshAxis::node: return nodeRanks;
   case MeshAxis::cross: return cp * dp / nodeRanks;
   case MeshAxis::hpz: return hpz;
+  // Expert parallelism's groups inside the data axis: ep consecutive ranks, and those with the
+  // same place in theirs.
+  case MeshAxis::expert: return ep;
+  case MeshAxis::expert_data: return cp * dp / ep;
   }
   return 1;
 }
@@ -39,6 +43,8 @@ int64_t Mesh::stride(MeshAxis axis) const {
   case MeshAxis::node:
   case MeshAxis::hpz: return tp; // consecutive data ranks
   case MeshAxis::cross: return tp * nodeRanks; // the same place on each node
+  case MeshAxis::expert: return tp;
+  case MeshAxis::expert_data: return tp * ep;
   }
   return 1;
 }

@@ -38,13 +38,14 @@ struct Mesh {
   /// ZeRO++'s groups inside the data axis: data ranks per node (the compiled --ranks-per-node)
   /// and hpZ's group (1: none).
   int64_t nodeRanks = 1, hpz = 1;
+  int64_t ep = 1; // expert-parallel ranks: consecutive data ranks holding different experts
   int64_t world() const { return tp * cp * dp * pp; }
   /// The mesh zcc's pipeline options describe (dp: the ranks that read different rows of the batch).
   static Mesh of(const mlir::zc::ZccPipelineOptions &o, int64_t interleave = 1) {
     const int64_t dp = mlir::zc::batchRanks(o);
     const int64_t nodeRanks = o.ranksPerNode > 0 ? std::min<int64_t>(o.ranksPerNode, dp) : dp;
     return {o.tensorParallel, o.contextParallel, dp, o.pipelineParallel, interleave, nodeRanks,
-            std::max<int64_t>(1, o.zeroHpzPartitionSize)};
+            std::max<int64_t>(1, o.zeroHpzPartitionSize), std::max<int64_t>(1, o.expertParallel)};
   }
   /// Ranks in a group of `axis` and the distance between consecutive ones. The data axis'
   /// groups span data x context ranks (ZeRO and the gradient average cover both).

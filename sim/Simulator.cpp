@@ -90,6 +90,18 @@ std::optional<CollectiveCall> collectiveOf(Operation *op) {
     return call(Collective::AllToAll, bytesOf(o.getInput().getType()), false);
   if (auto o = dyn_cast<AllToAllStartOp>(op))
     return call(Collective::AllToAll, bytesOf(o.getInput().getType()), true);
+  // Expert parallelism: the counts' all-gather, and the rows' all-to-alls at a balanced routing
+  // (each rank receives the rows it dispatched: zc.ep_counts' `dispatched`).
+  if (auto counts = dyn_cast<EpCountsOp>(op))
+    return CollectiveCall{Collective::AllGather, MeshAxis::expert, ranksOf(op),
+                          bytesOf(counts.getOffsets().getType()), false};
+  if (isa<EpDispatchOp, EpCombineOp>(op)) {
+    auto counts = op->getOperand(1).getDefiningOp<EpCountsOp>();
+    RankedTensorType local = tensorOf(isa<EpDispatchOp>(op) ? op->getOperand(0) : op->getResult(0));
+    const double rows = counts ? double(counts.getDispatched()) : double(local.getDimSize(0));
+    return CollectiveCall{Collective::AllToAll, MeshAxis::expert, ranksOf(op),
+                          rows * local.getDimSize(1) * local.getElementTypeBitWidth() / 8, false};
+  }
   if (isa<CpToHeadsOp, CpToTokensOp>(op))
     return CollectiveCall{Collective::AllToAll, MeshAxis::context, ranksOf(op), bytesOf(op->getOperand(0).getType()),
                           false};

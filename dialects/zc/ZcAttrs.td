@@ -100,8 +100,14 @@ def ZC_AxisContext : I32EnumAttrCase<"context", 5>;
 def ZC_AxisNode : I32EnumAttrCase<"node", 6>;
 def ZC_AxisCross : I32EnumAttrCase<"cross", 7>;
 def ZC_AxisHpz : I32EnumAttrCase<"hpz", 8>;
+// Expert parallelism's groups inside the data axis (zrt_set_experts): the ep consecutive ranks
+// that hold different experts and exchange tokens, and the ranks that hold the same experts (their
+// gradients' data-parallel group).
+def ZC_AxisExpert : I32EnumAttrCase<"expert", 9>;
+def ZC_AxisExpertData : I32EnumAttrCase<"expert_data", 10>;
 def ZC_MeshAxisEnum : I32EnumAttr<"MeshAxis", "An axis of the device mesh",
-    [ZC_AxisData, ZC_AxisTensor, ZC_AxisPipeline, ZC_AxisContext, ZC_AxisNode, ZC_AxisCross, ZC_AxisHpz]> {
+    [ZC_AxisData, ZC_AxisTensor, ZC_AxisPipeline, ZC_AxisContext, ZC_AxisNode, ZC_AxisCross, ZC_AxisHpz,
+     ZC_AxisExpert, ZC_AxisExpertData]> {
   let cppNamespace = "::mlir::zc";
   let genSpecializedAttr = 0;
 }

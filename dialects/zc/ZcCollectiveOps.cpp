@@ -77,7 +77,8 @@ LogicalResult verifyReduceScatterShapes(Operation *op, RankedTensorType input, R
 } // namespace
 
 LogicalResult ReduceScatterOp::verify() {
-  if (getAxis() != MeshAxis::data) // activations, never ZeRO's padded shards
+  // Sequence parallelism's activations; the data axis' (and an expert weight's group's) ZeRO shards.
+  if (getAxis() != MeshAxis::data && getAxis() != MeshAxis::expert_data)
     return verifySequenceShard(*this, tensorOf(getResult()), tensorOf(getInput()), getRanks());
   return verifyReduceScatterShapes(*this, tensorOf(getInput()), tensorOf(getResult()), getRanks());
 }

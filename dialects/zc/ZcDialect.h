@@ -113,6 +113,9 @@ struct ParamSharding {
                                        kShardParam = "zc.shard_param";
   int64_t elements = 0, ranks = 1;
   bool grad = false, param = false;
+  /// The group the shards and the gradient's average span: the data axis, or for an expert
+  /// weight split by expert parallelism the ranks holding the same experts.
+  MeshAxis axis = MeshAxis::data;
 
   static ParamSharding of(ParamOp param);
   bool partitioned() const { return ranks > 1; }
@@ -123,6 +126,14 @@ struct ParamSharding {
   int64_t gradStorage() const { return grad ? shardElements() : paddedElements(); }
   int64_t stateStorage() const { return shardElements(); }
 };
+
+/// Expert parallelism (zcc-expert-parallel): an expert weight holds E / ranks of the experts
+/// (`zc.ep_split = {ranks}`), expert rank r the r-th consecutive part of axis 0. Its gradient
+/// is averaged over the data-parallel ranks holding the same experts (data ranks / ranks of
+/// them: MeshAxis::expert_data), ZeRO shards it over those.
+inline constexpr llvm::StringLiteral kEpSplitAttr = "zc.ep_split";
+/// The expert-parallel ranks `param` is split over (1: not an expert weight, or ep 1).
+int64_t expertRanksOf(ParamOp param);
 
 /// Offload (zcc-offload): a zc.state's or a sharded zc.param's `zc.tier` ("host" or "nvme";
 /// absent: the arena), and the module's `zc.offload = {tier, slots, slot_bytes, param_slots,

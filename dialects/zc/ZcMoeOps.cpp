@@ -225,3 +225,38 @@ LogicalResult MoeAuxLossOp::verify() {
 LogicalResult MoeAuxLossGradOp::verify() {
   return verifyAuxOperands(*this, tensorOf(getLogits()), tensorOf(getExperts()));
 }
+
+LogicalResult EpCountsOp::verify() {
+  RankedTensorType offsets = tensorOf(getOffsets());
+  const int64_t ranks = static_cast<int64_t>(getRanks());
+  if (offsets.getRank() != 1 || offsets.getDimSize(0) < 2)
+    return emitOpError() << "offsets must be moe_route's [experts + 1], got " << offsets;
+  const int64_t experts = offsets.getDimSize(0) - 1;
+  if (experts % ranks != 0)
+    return emitOpError() << experts << " experts do not divide over " << ranks << " expert-parallel ranks";
+  if (failed(expectType(*this, "all", getAll().getType(), offsets.clone({ranks, experts + 1}))))
+    return failure();
+  return expectType(*this, "local_offsets", getLocalOffsets().getType(), offsets.clone({experts / ranks + 1}));
+}
+
+/// ep_dispatch and ep_combine: `local` [R, C] on the dispatching rank, `received` [M, C] on the
+/// experts' rank, the counts [ranks, E + 1] of an ep_counts over as many ranks.
+static LogicalResult verifyExchange(Operation *op, RankedTensorType local, RankedTensorType received, Value counts,
+                                    int64_t ranks) {
+  RankedTensorType c = tensorOf(counts);
+  if (c.getRank() != 2 || c.getDimSize(0) != ranks || c.getDimSize(1) < 2)
+    return op->emitOpError() << "counts must be a zc.ep_counts' `all` [" << ranks << ", experts + 1], got " << c;
+  if (local.getRank() != 2 || received.getRank() != 2 || local.getDimSize(1) != received.getDimSize(1))
+    return op->emitOpError() << "the rows must be [rows, C] on both sides, got " << local << " and " << received;
+  return verifySameElementType(op, {local, received});
+}
+
+LogicalResult EpDispatchOp::verify() {
+  return verifyExchange(*this, tensorOf(getInput()), tensorOf(getResult()), getCounts(),
+                        static_cast<int64_t>(getRanks()));
+}
+
+LogicalResult EpCombineOp::verify() {
+  return verifyExchange(*this, tensorOf(getResult()), tensorOf(getInput()), getCounts(),
+                        static_cast<int64_t>(getRanks()));
+}

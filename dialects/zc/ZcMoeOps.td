@@ -329,4 +329,81 @@ def ZC_MoeZLossGradOp : ZC_MoeOp<"moe_z_loss_grad", [AllTypesMatch<["logits", "r
   let assemblyFormat = "$grad `,` $logits `coef` $coef attr-dict `:` type($logits)";
 }
 
+//===----------------------------------------------------------------------===//
+// Expert parallelism (zcc-expert-parallel, --ep): each of the ep ranks of an expert group holds
+// E / ep of the experts and the tokens go to them and back by all-to-alls of variable counts.
+// Collectives: not Pure (never recomputed, never merged away on one rank only).
+//===----------------------------------------------------------------------===//
+
+def ZC_EpCountsOp : ZC_Op<"ep_counts"> {
+  let summary = "Every expert-group rank's routing offsets, and this rank's experts' received rows";
+  let description = [{
+    An all-gather over the expert group of each rank's moe_route `offsets` `[E + 1]`: `all`
+    `[ranks, E + 1]`, from which every rank knows what each rank sends to each (rank `s` sends
+    rank `r` its rows of experts `[r E / ranks, (r + 1) E / ranks)`, one contiguous block), and
+    `local_offsets` `[E / ranks + 1]`: the rows this rank's experts receive, grouped by local
+    expert, each expert's rows in source-rank order (what ep_dispatch lays out). The received
+    rows must fit the dispatched tensor ep_dispatch writes (`rows`, its bound); with
+    `max_rows` an expert receiving more than that many stops the run naming
+    `--moe-max-tokens-per-expert`, before anything is written. `dispatched` is the rows each
+    rank dispatches: what one receives when the routing is balanced (the cost model's and the
+    report's expectation; the plan holds `rows`).
+
+    ```mlir
+    %all, %local = zc.ep_counts %offs ranks 2 rows 1024 dispatched 512
+        : tensor<9xi32> -> tensor<2x9xi32>, tensor<5xi32>
+    ```
+  }];
+  let arguments = (ins ZC_IndexTensor:$offsets, ConfinedAttr<I64Attr, [IntPositive]>:$ranks,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$rows, ConfinedAttr<I64Attr, [IntPositive]>:$dispatched,
+                       DefaultValuedAttr<I64Attr, "0">:$max_rows);
+  let results = (outs ZC_IndexTensor:$all, ZC_IndexTensor:$local_offsets);
+  let assemblyFormat = [{
+    $offsets `ranks` $ranks `rows` $rows `dispatched` $dispatched (`max_rows` $max_rows^)? attr-dict `:`
+    type($offsets) `->` type($all) `,`
+    type($local_offsets)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_EpDispatchOp : ZC_Op<"ep_dispatch"> {
+  let summary = "The dispatched rows to the ranks that hold their experts (all-to-all)";
+  let description = [{
+    `input` `[R, C]`, moe_dispatch's rows grouped by (global) expert; `counts` ep_counts'
+    `all`. Rank `s`'s rows of rank `r`'s experts go to rank `r`, which lays them out by local
+    expert, each expert's rows in source-rank order: `result` `[M, C]` grouped as ep_counts'
+    `local_offsets`, the rows past them zero. `M` is the plan's bound on the rows received.
+    Linear: its gradient is ep_combine of the gradient.
+
+    ```mlir
+    %xr = zc.ep_dispatch %xs, %all ranks 2 : tensor<512x64xf32>, tensor<2x9xi32> -> tensor<1024x64xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_IndexTensor:$counts, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $counts `ranks` $ranks attr-dict `:` type($input) `,` type($counts) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_EpCombineOp : ZC_Op<"ep_combine"> {
+  let summary = "The experts' output rows back to the ranks their tokens came from (all-to-all)";
+  let description = [{
+    The inverse of ep_dispatch: `input` `[M, C]` laid out as ep_dispatch's result, `result`
+    `[R, C]` in moe_dispatch's order on the rank that dispatched the rows (the rows past
+    `offsets[E]` zero). Its gradient is ep_dispatch of the gradient.
+
+    ```mlir
+    %ys = zc.ep_combine %yr, %all ranks 2 : tensor<1024x64xf32>, tensor<2x9xi32> -> tensor<512x64xf32>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_IndexTensor:$counts, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $counts `ranks` $ranks attr-dict `:` type($input) `,` type($counts) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ZC_MOE_OPS_TD

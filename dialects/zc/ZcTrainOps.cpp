@@ -17,7 +17,15 @@ ParamSharding ParamSharding::of(ParamOp param) {
     s.ranks = std::max<int64_t>(1, ranks.getInt());
   s.grad = s.partitioned() && param->hasAttr(kShardGrad);
   s.param = s.partitioned() && param->hasAttr(kShardParam);
+  if (expertRanksOf(param) > 1)
+    s.axis = MeshAxis::expert_data;
   return s;
+}
+
+int64_t mlir::zc::expertRanksOf(ParamOp param) {
+  auto split = param->getAttrOfType<DictionaryAttr>(kEpSplitAttr);
+  auto ranks = split ? split.getAs<IntegerAttr>("ranks") : IntegerAttr();
+  return ranks ? std::max<int64_t>(1, ranks.getInt()) : 1;
 }
 
 namespace {

@@ -97,6 +97,19 @@ struct DriverOptions {
                "rank (default: Megatron-LM's sequence parallelism, --sequence-parallel: each holds 1/tp of the "
                "tokens)"),
       cl::cat(category)};
+  cl::opt<int64_t> expertParallel{
+      "ep",
+      cl::desc("Expert-parallel ranks (Megatron-Core's --expert-model-parallel-size, DeepSpeed-MoE's ep_size): "
+               "each of ep consecutive data-parallel ranks holds 1/ep of every MoE layer's experts, and the tokens "
+               "reach them by all-to-alls; the experts' gradients and ZeRO shards span the data-parallel ranks "
+               "holding the same experts"),
+      cl::init(1), cl::cat(category)};
+  cl::opt<int64_t> moeMaxTokensPerExpert{
+      "moe-max-tokens-per-expert",
+      cl::desc("With --ep: the most rows one expert receives in one routing (from every rank of its group), the "
+               "bound the memory plan holds for them; a step that exceeds it stops with an error naming this flag "
+               "(default: the worst case, every token of the group)"),
+      cl::init(0), cl::cat(category)};
   cl::opt<int64_t> pipelineParallel{
       "pp",
       cl::desc("Pipeline stages (DeepSpeed's PipelineModule num_stages, Megatron's "
@@ -437,6 +450,8 @@ int zcc::runZccMain(int argc, char **argv) {
   pipeline.zeroStage = options.zeroStage;
   pipeline.tensorParallel = options.tensorParallel;
   pipeline.pipelineParallel = options.pipelineParallel;
+  pipeline.expertParallel = options.expertParallel;
+  pipeline.moeMaxTokensPerExpert = options.moeMaxTokensPerExpert;
   // Interleaved 1F1B: p x v virtual stages, each compiled as a stage of its own (stage c p + r is
   // rank r's chunk c) and linked into one executable. The simulator compiles them as a p x v
   // pipeline of one chunk each (sim/Planner.cpp) and runs the interleaved table over them.

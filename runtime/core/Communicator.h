@@ -94,6 +94,12 @@ public:
     this->recv(recv, bytes, from);
     flushSends();
   }
+  /// An all-to-all of variable counts (MPI_Alltoallv; expert parallelism's token exchange):
+  /// `sendUnits[p]` units of `unitBytes` go to rank p, from `send`'s blocks in rank order, and
+  /// `recvUnits[p]` arrive from rank p into `recv`'s blocks in rank order. Every rank's
+  /// sendUnits[p] must be rank p's recvUnits[this rank]. This default sends point to point.
+  virtual void allToAllv(const void *send, const int64_t *sendUnits, void *recv, const int64_t *recvUnits,
+                         int64_t unitBytes);
   /// Stops every rank of the job; never returns.
   [[noreturn]] virtual void abortAll(int exitCode) = 0;
   virtual void finalize() = 0;

@@ -270,6 +270,33 @@ public:
               static_cast<long long>(-reduced[i + 4]), static_cast<long long>(reduced[i]));
   }
 
+  /// MPI_Alltoallv in units of one contiguous datatype of `unitBytes` (a row), so the counts
+  /// are rows, not bytes, and stay within MPI's int.
+  void allToAllv(const void *send, const int64_t *sendUnits, void *recv, const int64_t *recvUnits,
+                 int64_t unitBytes) override {
+    const char *call = "zrt_all_to_all_v";
+    constexpr int64_t kMaxUnits = INT32_MAX;
+    if (unitBytes < 1 || unitBytes > kMaxUnits)
+      fatal(call, "a unit of %lld bytes: 1 to %lld", static_cast<long long>(unitBytes),
+            static_cast<long long>(kMaxUnits));
+    std::vector<int> sc(size_), sd(size_), rc(size_), rd(size_);
+    int64_t sendAt = 0, recvAt = 0;
+    for (int p = 0; p < size_; ++p) {
+      if (sendAt + sendUnits[p] > kMaxUnits || recvAt + recvUnits[p] > kMaxUnits)
+        fatal(call, "more than %lld units of %lld bytes in one exchange", static_cast<long long>(kMaxUnits),
+              static_cast<long long>(unitBytes));
+      sc[p] = static_cast<int>(sendUnits[p]), sd[p] = static_cast<int>(sendAt);
+      rc[p] = static_cast<int>(recvUnits[p]), rd[p] = static_cast<int>(recvAt);
+      sendAt += sendUnits[p], recvAt += recvUnits[p];
+    }
+    MPI_Datatype unit;
+    mpiCheck(MPI_Type_contiguous(static_cast<int>(unitBytes), MPI_BYTE, &unit), call);
+    mpiCheck(MPI_Type_commit(&unit), call);
+    const int status = MPI_Alltoallv(send, sc.data(), sd.data(), unit, recv, rc.data(), rd.data(), unit, comm_);
+    MPI_Type_free(&unit);
+    mpiCheck(status, call);
+  }
+
   /// MPI_Isend from a copy: the caller may reuse `buf` at once, and a send never waits for its
   /// receiver (two neighbours sending to each other at once cannot deadlock). Completed sends
   /// are reaped on every call; bytes above MPI's int count go as several messages.

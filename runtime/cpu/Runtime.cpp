@@ -48,6 +48,9 @@ struct RuntimeState {
   std::unique_ptr<Communicator> context;      // ZRT_AXIS_CONTEXT (zrt_set_context); null: alone in it
   // ZeRO++'s groups inside the data axis (zrt_set_hierarchy): ZRT_AXIS_NODE, _CROSS, _HPZ.
   std::unique_ptr<Communicator> node, cross, hpz;
+  // Expert parallelism's groups inside the data axis (zrt_set_experts): ZRT_AXIS_EXPERT and
+  // ZRT_AXIS_EXPERT_DATA. Null: this rank alone, and the data axis.
+  std::unique_ptr<Communicator> expert, expertData;
   // The world ranks of each group's members, by group rank (the link counters' nodes), and the
   // world ranks per physical node.
   std::unordered_map<const Communicator *, std::vector<int>> members;
@@ -121,9 +124,15 @@ Communicator *groupOf(RuntimeState &s, int32_t axis, const char *call) {
   }
   if (axis == ZRT_AXIS_CONTEXT)
     return s.context ? s.context.get() : s.alone.get();
+  if (axis == ZRT_AXIS_EXPERT)
+    return s.expert ? s.expert.get() : s.alone.get();
+  if (axis == ZRT_AXIS_EXPERT_DATA && s.expertData)
+    return s.expertData.get();
+  if (axis == ZRT_AXIS_EXPERT_DATA)
+    axis = ZRT_AXIS_DATA;
   if (axis < 0 || axis > ZRT_AXIS_PIPELINE)
     fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context, 6 node, "
-                "7 cross, 8 hpz)", axis);
+                "7 cross, 8 hpz, 9 expert, 10 expert data)", axis);
   if (s.axes[axis])
     return s.axes[axis].get();
   return axis == ZRT_AXIS_DATA ? s.comm.get() : s.alone.get();
@@ -285,6 +294,37 @@ void meshAllGather(int32_t axis, const float *send, float *recv, int64_t count) 
 void meshAllReduce(int32_t axis, float *buffer, int64_t count) {
   runBlocking(args(Collective::AllReduce, ZRT_DTYPE_F32, buffer, buffer, count, 0, 0, -1, axis));
 }
+// For expert parallelism (ExpertParallel.cpp): rows of `rowBytes` to and from each rank of
+// `axis` (Communicator::allToAllv), after the collectives issued before it, counted as an
+// all-to-all (the rows sent to the other ranks, by link).
+void meshAllToAllv(int32_t axis, const char *call, const void *send, const int64_t *sendRows, void *recv,
+                   const int64_t *recvRows, int64_t rowBytes) {
+  RuntimeState &s = current(call);
+  Communicator *comm = groupOf(s, axis, call);
+  const int ranks = comm->size(), me = comm->rank();
+  const std::vector<int> nodes = nodesOf(s, comm);
+  int64_t sent = 0;
+  for (int p = 0; p < ranks; ++p) {
+    if (p == me)
+      continue;
+    const int64_t bytes = sendRows[p] * rowBytes;
+    sent += bytes;
+    (nodes[p] == nodes[me] ? s.counters.bytes_in_node : s.counters.bytes_cross_node) += bytes;
+  }
+  const int kind = static_cast<int>(Collective::AllToAll);
+  s.counters.calls[kind] += 1;
+  s.counters.bytes_sent[kind] += sent;
+  const int64_t sequence = ++s.sequence[comm];
+  const bool check = s.checkAgreement && ranks > 1;
+  TraceScope trace(call, TraceTrack::Communication, sent);
+  s.counters.wait_seconds += s.stream->runInline([&] {
+    if (check) // the same call on every rank of the group (the counts differ: the row size agrees)
+      comm->checkAgreement(CollectiveArgs{Collective::AllToAll, ZRT_DTYPE_I8, send, recv, rowBytes, false, 0, -1,
+                                          axis},
+                           sequence);
+    comm->allToAllv(send, sendRows, recv, recvRows, rowBytes);
+  });
+}
 } // namespace zrt::cpu
 
 extern "C" {
@@ -391,6 +431,24 @@ void zrt_set_context(int32_t cp) {
   const int coordinate = data->rank();
   s.context = data->split(coordinate / cp, coordinate % cp);
   recordMembers(s, s.context.get());
+}
+void zrt_set_experts(int32_t ep) {
+  RuntimeState &s = current("zrt_set_experts");
+  Communicator *data = groupOf(s, ZRT_AXIS_DATA, "zrt_set_experts");
+  if (ep < 1 || data->size() % ep != 0)
+    fatal("zrt_set_experts", "%d expert-parallel ranks do not divide the %d ranks of the data axis", ep, data->size());
+  if (s.expert || s.expertData)
+    fatal("zrt_set_experts", "called twice");
+  if (ep == 1)
+    return;
+  s.stream->drain(); // splitting is collective: nothing may be in flight
+  // Consecutive data coordinates form an expert group (DeepSpeed-MoE's and Megatron-Core's
+  // order: expert parallelism inside data parallelism).
+  const int d = data->rank();
+  s.expert = data->split(d / ep, d % ep);
+  s.expertData = data->split(d % ep, d / ep);
+  recordMembers(s, s.expert.get());
+  recordMembers(s, s.expertData.get());
 }
 void zrt_set_hierarchy(int32_t nodeSize, int32_t hpz, int32_t linkNodeSize) {
   RuntimeState &s = current("zrt_set_hierarchy");
@@ -558,6 +616,12 @@ void zrt_all_gather_on(int32_t axis, int32_t dtype, const void *send, void *recv
 void zrt_reduce_scatter_on(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count,
                            int32_t average) {
   runBlocking(args(Collective::ReduceScatter, dtype, send, recv, count, average, 0, -1, axis));
+}
+void zrt_reduce_scatter_padded_on(int32_t axis, int32_t dtype, const void *send, void *recv, int64_t count,
+                                  int64_t total, int32_t average) {
+  if (total < 0)
+    fatal("zrt_reduce_scatter_padded_on", "negative element count %lld", static_cast<long long>(total));
+  runBlocking(args(Collective::ReduceScatter, dtype, send, recv, count, average, 0, total, axis));
 }
 void zrt_take_shard(int32_t axis, int32_t dtype, const void *whole, void *part, int64_t count) {
   if (count < 0)

@@ -279,6 +279,11 @@ void zrt_set_context(int32_t cp) {
   r.context = r.comm->split(color, coordinate % cp);
   recordMembers(r, r.context.get(), color, coordinate % cp);
 }
+void zrt_set_experts(int32_t ep) {
+  current("zrt_set_experts");
+  if (ep != 1) // zcc refuses MoE models for --target cuda; a program that asks anyway stops here
+    fatal("zrt_set_experts", "expert parallelism (ep %d) is not supported by the CUDA backend yet", ep);
+}
 void zrt_set_hierarchy(int32_t nodeSize, int32_t hpz, int32_t linkNodeSize) {
   CudaRuntime &r = current("zrt_set_hierarchy");
   const int dp = r.meshSize[ZRT_AXIS_DATA], d = r.meshRank[ZRT_AXIS_DATA];
@@ -439,9 +444,15 @@ struct MeshPlace {
 // groups as the CPU backend's: this rank alone (rank 0 of 1) where the group was not formed.
 MeshPlace meshPlace(const char *call, int32_t axis) {
   CudaRuntime &r = current(call);
+  // Expert parallelism's groups: without it (zrt_set_experts refuses ep > 1 here) this rank alone
+  // holds its experts, and the ranks holding the same ones are the data axis.
+  if (axis == ZRT_AXIS_EXPERT)
+    return {0, 1};
+  if (axis == ZRT_AXIS_EXPERT_DATA)
+    axis = ZRT_AXIS_DATA;
   if (axis < 0 || axis > ZRT_AXIS_HPZ)
     fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context, 6 node, "
-                "7 cross, 8 hpz)", axis);
+                "7 cross, 8 hpz, 9 expert, 10 expert data)", axis);
   if (axis == ZRT_AXIS_WORLD)
     return {r.rank, r.ranks};
   if (axis <= ZRT_AXIS_PIPELINE)

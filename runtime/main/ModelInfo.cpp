@@ -22,6 +22,7 @@ ModelInfo parseModelInfo(const char *text) {
       info.tp = j.at("mesh").value("tp", int64_t(1));
       info.pp = j.at("mesh").value("pp", int64_t(1));
       info.cp = j.at("mesh").value("cp", int64_t(1));
+      info.ep = j.at("mesh").value("ep", int64_t(1));
     if (j.contains("hierarchy")) {
       info.ranksPerNode = j.at("hierarchy").at("ranks_per_node").get<int64_t>();
       info.hpz = j.at("hierarchy").at("hpz").get<int64_t>();
@@ -82,6 +83,12 @@ ModelInfo parseModelInfo(const char *text) {
             whole != param.shape[param.tpAxis] * param.tpRanks)
           fatal("zcc_model_json", "parameter %s: tp_split does not match its shape", param.name.c_str());
         param.wholeShape[param.tpAxis] = whole;
+      }
+      if (p.contains("ep_split")) {
+        param.epRanks = p.at("ep_split").at("ranks").get<int64_t>();
+        if (param.epRanks < 1 || param.shape.empty() || param.tensorParallel())
+          fatal("zcc_model_json", "parameter %s: ep_split needs an unsplit [experts, ...] tensor", param.name.c_str());
+        param.wholeShape[0] *= param.epRanks;
       }
       param.pipelineTied = p.value("pipeline_tied", false);
       param.shards = p.value("shards", int64_t(1));

@@ -44,6 +44,14 @@ struct ParamInfo {
   int64_t tpAxis = -1, tpRanks = 1;
   std::vector<int64_t> tpSegments;
   std::vector<int64_t> wholeShape;
+  // Expert parallelism (zcc --ep): an expert weight's `shape` is [E / epRanks, ...], expert rank
+  // r's consecutive part of axis 0; ZeRO shards it over the ranks holding the same experts.
+  int64_t epRanks = 1;
+  bool expertParallel() const { return epRanks > 1; }
+  /// The zrt_axis its ZeRO shards span: the data axis, or an expert weight's ZRT_AXIS_EXPERT_DATA.
+  int32_t shardAxis() const { return expertParallel() ? 10 /*ZRT_AXIS_EXPERT_DATA*/ : 0 /*ZRT_AXIS_DATA*/; }
+  /// The index in the whole tensor of element `i` of expert rank `e`'s part.
+  int64_t expertWholeIndex(int64_t i, int e) const { return expertParallel() ? e * elements() + i : i; }
   int64_t elements() const { return product(shape); }
   int64_t wholeElements() const { return product(wholeShape); }
   bool tensorParallel() const { return tpAxis >= 0; }
@@ -133,6 +141,7 @@ struct ModelInfo {
   /// The device mesh: tp x cp x data-parallel ranks x pp (tensor fastest, then context, then
   /// data, then pipeline). The data axis' groups span data x context ranks.
   int64_t tp = 1, pp = 1, cp = 1;
+  int64_t ep = 1; // expert-parallel ranks: consecutive data-axis ranks holding different experts
   /// Mixture-of-Experts layers (zc.moe_route per micro-batch) this program runs; 0: none.
   int64_t moeLayers = 0;
   /// ZeRO++ (zcc-zero-pp): the ranks per node the program's hops assume (0: no hierarchy) and

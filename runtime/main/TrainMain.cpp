@@ -121,6 +121,7 @@ int main(int argc, char **argv) {
   char *arena = static_cast<char *>(zrt_init(stageModels[0].worldSize, arenaBytes));
   zrt_set_mesh(static_cast<int32_t>(stageModels[0].tp), static_cast<int32_t>(stageModels[0].pp));
   zrt_set_context(static_cast<int32_t>(stageModels[0].cp));
+  zrt_set_experts(static_cast<int32_t>(stageModels[0].ep));
   {
     // ZeRO++'s groups (the node size the program was compiled for) and where the nodes really
     // are, for the link counters. In-node hops that cross nodes still give the same results:

@@ -19,9 +19,10 @@ namespace {
 /// Stores the elements of the whole tensor this rank keeps (`wholeAt(i)` gives element
 /// i of the whole tensor): the parameter buffer in its dtype, and the master copy in fp32.
 template <class WholeAt> void store(const ParamInfo &p, WholeAt wholeAt) {
-  const int rank = zrt_mesh_rank(ZRT_AXIS_DATA), tensorRank = zrt_mesh_rank(ZRT_AXIS_TENSOR);
-  // Element i of this rank's tensor-parallel part.
-  auto valueAt = [&](int64_t i) { return wholeAt(p.wholeIndex(i, tensorRank)); };
+  const int rank = zrt_mesh_rank(p.shardAxis()), tensorRank = zrt_mesh_rank(ZRT_AXIS_TENSOR);
+  const int expertRank = zrt_mesh_rank(ZRT_AXIS_EXPERT);
+  // Element i of this rank's tensor-parallel (or expert-parallel) part.
+  auto valueAt = [&](int64_t i) { return wholeAt(p.expertWholeIndex(p.wholeIndex(i, tensorRank), expertRank)); };
   Slice s = p.stored(rank);
   if (p.dtype == "bf16") {
     std::vector<bf16> w(s.count);
@@ -136,7 +137,7 @@ std::vector<float> readParamValues(const ParamInfo &p) {
   }
   std::vector<float> shard(p.shardElements), gathered(p.shards * p.shardElements);
   readModelState(tier, offset, shard.data(), p.shardElements * 4);
-  zrt_host_all_gather(ZRT_AXIS_DATA, shard.data(), gathered.data(), p.shardElements);
+  zrt_host_all_gather(p.shardAxis(), shard.data(), gathered.data(), p.shardElements);
   gathered.resize(p.elements());
   return gathered;
 }
@@ -145,6 +146,12 @@ void writeWeights(const ModelInfo &model, const std::string &path) {
   std::vector<std::vector<float>> whole;
   for (const ParamInfo &p : model.params) {
     std::vector<float> part = readParamValues(p);
+    if (p.expertParallel()) { // every expert rank's experts, in order
+      std::vector<float> values(p.wholeElements());
+      zrt_host_all_gather(ZRT_AXIS_EXPERT, part.data(), values.data(), static_cast<int64_t>(part.size()));
+      whole.push_back(std::move(values));
+      continue;
+    }
     if (!p.tensorParallel()) {
       whole.push_back(std::move(part));
       continue;

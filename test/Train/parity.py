@@ -7,7 +7,8 @@ Same model, seed and global batch: the loss curve must not depend on the world s
 usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE [--norm-tolerance X] [--cuda-on-cpu-link SCRIPT] DATA-FLAGS... -- CONFIG...
 CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism is what N leaves),
 ",sched=1f1b|zb-h1|interleaved-1f1b|zbv" (zcc --pp-schedule), ",interleave=V" (zcc --pp-interleave),
-",sp=0" (zcc --no-sequence-parallel), ",cp=C" (zcc --cp: each sequence's tokens over C ranks), ",cpmode=ring|ulysses" (zcc --cp-mode),
+",sp=0" (zcc --no-sequence-parallel), ",ep=E" (zcc --ep: experts over E data-parallel ranks), ",maxtok=N"
+(zcc --moe-max-tokens-per-expert), ",cp=C" (zcc --cp: each sequence's tokens over C ranks), ",cpmode=ring|ulysses" (zcc --cp-mode),
 ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
 ",recompute=selective|op|full", ",headchunk=SIZE" (zcc --head-chunk), ",offload=cpu|nvme" (zcc
 --offload-optimizer; nvme: the store in the test's temporary directory), ",param=cpu|nvme" (zcc
@@ -69,6 +70,8 @@ def build(zcc, model, fields, work, cuda_link):
                    + (["--no-sequence-parallel"] if fields.get("sp") == "0" else [])
                    + (ZEROPP_FLAGS if "zeropp" in fields else [])
                    + (["--cp", fields["cp"]] if "cp" in fields else [])
+                   + (["--ep", fields["ep"]] if "ep" in fields else [])
+                   + (["--moe-max-tokens-per-expert", fields["maxtok"]] if "maxtok" in fields else [])
                    + (["--cp-mode", fields["cpmode"]] if "cpmode" in fields else [])
                    + (["--head-chunk", fields["headchunk"]] if "headchunk" in fields else [])
                    + (["--offload-optimizer", fields["offload"], "--nvme-path", work] if "offload" in fields else [])

@@ -38,6 +38,23 @@ inline int64_t plannedExpertRows(int64_t rows, int64_t experts) {
   return even > 0 ? even : 1;
 }
 
+/// Expert parallelism: the rows one rank of `ranks` receives for its experts / ranks experts,
+/// the bound its received tensors are planned at. Each of the ranks sends it at most its
+/// `dispatched` rows, and at most `tokens` (dropless: a token chooses an expert once) or the
+/// capacity per expert; with a declared bound (`maxPerExpert` > 0, --moe-max-tokens-per-expert)
+/// at most that many per expert, checked when the counts are exchanged.
+inline int64_t moeReceivedRows(int64_t dispatched, int64_t tokens, int64_t experts, int64_t topK,
+                               double capacityFactor, int64_t ranks, int64_t maxPerExpert) {
+  const int64_t local = experts / (ranks > 0 ? ranks : 1), capacity = moeCapacity(tokens, experts, topK, capacityFactor);
+  const int64_t perSource = capacity > 0 && capacity < tokens ? capacity : tokens;
+  int64_t rows = ranks * dispatched;
+  if (local * ranks * perSource < rows)
+    rows = local * ranks * perSource;
+  if (maxPerExpert > 0 && local * maxPerExpert < rows)
+    rows = local * maxPerExpert;
+  return rows > 0 ? rows : 1;
+}
+
 } // namespace zrt
 
 #endif // ZRT_MOELAYOUT_H

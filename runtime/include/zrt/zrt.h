@@ -35,7 +35,13 @@ typedef enum zrt_axis {
   /// before zrt_set_hierarchy.
   ZRT_AXIS_NODE = 6,
   ZRT_AXIS_CROSS = 7,
-  ZRT_AXIS_HPZ = 8
+  ZRT_AXIS_HPZ = 8,
+  /// Expert parallelism (zrt_set_experts): the ep consecutive ranks of the data axis that hold
+  /// different experts and exchange their tokens, and the data-axis ranks with this rank's place
+  /// in its expert group (they hold the same experts: their gradients' group). This rank alone,
+  /// and the data axis, before zrt_set_experts.
+  ZRT_AXIS_EXPERT = 9,
+  ZRT_AXIS_EXPERT_DATA = 10
 } zrt_axis;
 
 /// What a pipeline message carries (zrt_pipe_send, zrt_pipe_recv): a stage's output activation, on
