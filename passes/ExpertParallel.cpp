@@ -53,7 +53,10 @@ struct ZccExpertParallelPass : zc::impl::ZccExpertParallelBase<ZccExpertParallel
     SmallVector<MoeRouteOp> routes;
     module.walk([&](MoeRouteOp route) { routes.push_back(route); });
     if (routes.empty()) {
-      module.emitError() << "--ep " << ranks << ": the model has no MoE layer (zc.moe_route) whose experts to split";
+      Operation *at = module;
+      module.walk([&](ForwardOp forward) { at = forward; });
+      at->emitError() << "--ep " << static_cast<int64_t>(ranks)
+                      << ": the model has no MoE layer (zc.moe_route) whose experts to split";
       return signalPassFailure();
     }
     if (ranks == 1)
@@ -87,7 +90,7 @@ struct ZccExpertParallelPass : zc::impl::ZccExpertParallelBase<ZccExpertParallel
     RankedTensorType offsetsType = tensorOf(route.getOffsets());
     const int64_t E = offsetsType.getDimSize(0) - 1;
     if (E % ranks != 0)
-      return route.emitOpError() << "--ep " << ranks << " does not divide this layer's " << E << " experts";
+      return route.emitOpError() << "--ep " << static_cast<int64_t>(ranks) << " does not divide this layer's " << E << " experts";
     const int64_t tokens = tensorOf(route.getLogits()).getNumElements() / E, dispatched = route.getDispatchedRows();
     const int64_t received = zrt::moeReceivedRows(dispatched, tokens, E, static_cast<int64_t>(route.getTopK()),
                                                   route.getCapacityFactorOrZero(), ranks, maxRowsPerExpert);
@@ -147,7 +150,7 @@ struct ZccExpertParallelPass : zc::impl::ZccExpertParallelBase<ZccExpertParallel
           rowValues.insert(grouped.getResult());
           continue;
         }
-        if (failed(followRowWise(user, v, rowValues)))
+        if (failed(followRowWise(user, v, route.getDispatchedRows(), rowValues)))
           return failure();
       }
     }
@@ -162,12 +165,12 @@ struct ZccExpertParallelPass : zc::impl::ZccExpertParallelBase<ZccExpertParallel
 
   /// A row-wise op of experts' rows: its result has the received rows too. Every tensor
   /// operand must hold experts' rows (a replicated one would be read at other tokens' rows).
-  LogicalResult followRowWise(Operation *user, Value v, llvm::SetVector<Value> &rowValues) {
+  LogicalResult followRowWise(Operation *user, Value v, int64_t dispatched, llvm::SetVector<Value> &rowValues) {
     const int64_t rows = tensorOf(v).getDimSize(0);
     bool rowWise = isa<AddOp, SubOp, MulOp, ScaleOp, ReluOp, GeluOp, SiluOp>(user);
-    if (auto slice = dyn_cast<SliceOp>(user))
-      rowWise = slice.getOffsets()[0] == 0 && tensorOf(slice.getResult()).getDimSize(0) ==
-                                                   tensorOf(slice.getInput()).getDimSize(0);
+    if (auto slice = dyn_cast<SliceOp>(user)) // every row: a slice of the features (a fused gate/up's halves)
+      rowWise = slice.getOffsets()[0] == 0 &&
+                llvm::is_contained({dispatched, rows}, tensorOf(slice.getResult()).getDimSize(0));
     if (!rowWise || user->getNumResults() != 1)
       return user->emitOpError("zcc-expert-parallel: reads the experts' dispatched rows but has no row-wise rule "
                                "(the rows on an expert's rank are other ranks' tokens)");

@@ -170,6 +170,8 @@ nlohmann::json layoutJson(const ModelInfo &m, int64_t base = 0) {
                                                        : nlohmann::json()},
                       {"file_offset", at},
                       {"bytes", p.paramStorageBytes}});
+    if (p.expertParallel())
+      params.back()["ep_split"] = {{"ranks", p.epRanks}};
     at += p.paramStorageBytes;
   }
   nlohmann::json states = nlohmann::json::array();
@@ -186,6 +188,8 @@ nlohmann::json layoutJson(const ModelInfo &m, int64_t base = 0) {
   nlohmann::json mesh = {{"tp", m.tp}, {"pp", m.pp}, {"dp", m.dataParallel()}};
   if (m.cp > 1)
     mesh["cp"] = m.cp;
+  if (m.ep > 1) // expert parallelism: an expert weight's file part is expert rank r's experts
+    mesh["ep"] = m.ep;
   nlohmann::json layout = {{"params", params}, {"states", states}, {"rank_file_bytes", at - base}, {"mesh", mesh}};
   if (m.chunks > 1) { // interleaved: virtual stage s is chunk s / pp of pipeline rank s % pp
     layout["mesh"]["chunks"] = m.chunks;

@@ -101,6 +101,10 @@ def whole_tensor(files, offset, storage_bytes, dtype, elements, shards, shard_el
 def mesh_of(layout_or_model, world_size):
     """(tp, pp, dp) of a checkpoint's layout or a train.bin's description (none: all data parallel)."""
     mesh = layout_or_model.get("mesh", {})
+    if mesh.get("ep", 1) > 1:
+        sys.exit(f"zcc-ckpt: expert parallelism (ep {mesh['ep']}): each rank's file holds its expert group "
+                 "place's experts, which zcc-ckpt cannot reshard or consolidate yet; resume on the same mesh "
+                 "(train.bin --ckpt-dir), or export the weights with train.bin --export-weights")
     tp, pp = mesh.get("tp", 1), mesh.get("pp", 1)
     return tp, pp, world_size // (tp * pp)
 
