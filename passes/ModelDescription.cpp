@@ -217,8 +217,7 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
       {"world_size", static_cast<int64_t>(ranks)},
       {"micro_batches", static_cast<int64_t>(microBatches)},
       // Rank order: tensor fastest, then context, then data, then pipeline (Megatron's).
-      {"mesh", llvm::json::Object{{"tp", tensorParallel}, {"pp", pipelineParallel}, {"cp", contextRanks(module)},
-                                  {"ep", expertRanks(module)}}},
+      {"mesh", llvm::json::Object{{"tp", tensorParallel}, {"pp", pipelineParallel}, {"cp", contextRanks(module)}}},
       {"arena_bytes", plan.totalBytes()},
       {"persistent_bytes", plan.persistentBytes},
       {"scratch_bytes", plan.scratchBytes},
@@ -226,6 +225,9 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
       {"states", std::move(states)},
       {"inputs", std::move(inputs)},
       {"optimizer", std::move(optimizer)}};
+  // Expert parallelism (zcc-expert-parallel): recorded only then, so other meshes read as before.
+  if (int64_t ep = expertRanks(module); ep > 1)
+    (*model.getObject("mesh"))["ep"] = ep;
   // Offload (zcc-offload): each tier's bytes, and where the NVMe store goes by default.
   if (plan.hostTierBytes || plan.nvmeTierBytes) {
     llvm::json::Object tiers{{"host_bytes", plan.hostTierBytes}, {"nvme_bytes", plan.nvmeTierBytes}};
