@@ -24,6 +24,8 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <cmath>
+
 namespace mlir::zc {
 #define GEN_PASS_DEF_ZCCEXPERTPARALLEL
 #include "passes/Passes.h.inc"
@@ -46,12 +48,24 @@ struct ZccExpertParallelPass : zc::impl::ZccExpertParallelBase<ZccExpertParallel
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (ranks < 1 || maxRowsPerExpert < 0) {
-      module.emitError("zcc-expert-parallel: ranks must be positive and max-rows-per-expert non-negative");
+    std::optional<ExpertBound> parsed = ExpertBound::parse(maxRowsPerExpert);
+    if (ranks < 1 || !parsed) {
+      module.emitError("zcc-expert-parallel: ranks must be positive and max-rows-per-expert N or Fx, got '")
+          << maxRowsPerExpert << "'";
       return signalPassFailure();
     }
+    bound = *parsed;
     SmallVector<MoeRouteOp> routes;
     module.walk([&](MoeRouteOp route) { routes.push_back(route); });
+    Builder b(module.getContext());
+    // The mesh's expert axis, for the model description (train.bin's zrt_set_experts): on every
+    // stage's, one without MoE layers too (its ranks are in expert groups all the same).
+    if (ranks > 1)
+      module->setAttr("zc.expert_parallel",
+                      b.getDictionaryAttr({b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks))}));
+    // A pipeline stage (zcc-pipeline-stage) may hold no MoE layer; the whole model must.
+    if (routes.empty() && module->hasAttr("zc.pipeline"))
+      return;
     if (routes.empty()) {
       Operation *at = module;
       module.walk([&](ForwardOp forward) { at = forward; });
@@ -65,7 +79,6 @@ struct ZccExpertParallelPass : zc::impl::ZccExpertParallelBase<ZccExpertParallel
       if (failed(splitLayer(route)))
         return signalPassFailure();
     // The expert weights' local types, on the symbols and on every read.
-    Builder b(module.getContext());
     DenseMap<StringAttr, RankedTensorType> local;
     for (ParamOp param : module.getOps<ParamOp>())
       if (experts.contains(param.getSymNameAttr())) {
@@ -80,9 +93,6 @@ struct ZccExpertParallelPass : zc::impl::ZccExpertParallelBase<ZccExpertParallel
       if (auto it = local.find(ref.getNameAttr().getAttr()); it != local.end())
         ref.getResult().setType(it->second);
     });
-    // The mesh's expert axis, for the model description (train.bin's zrt_set_experts).
-    module->setAttr("zc.expert_parallel",
-                    b.getDictionaryAttr({b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks))}));
   }
 
   /// One MoE layer: the exchanges around its expert products.
@@ -92,14 +102,16 @@ struct ZccExpertParallelPass : zc::impl::ZccExpertParallelBase<ZccExpertParallel
     if (E % ranks != 0)
       return route.emitOpError() << "--ep " << static_cast<int64_t>(ranks) << " does not divide this layer's " << E << " experts";
     const int64_t tokens = tensorOf(route.getLogits()).getNumElements() / E, dispatched = route.getDispatchedRows();
+    // The balanced count: the group's dispatched rows spread over the experts.
+    const int64_t maxRows = bound.rowsFor((ranks * dispatched + E - 1) / E);
     const int64_t received = zrt::moeReceivedRows(dispatched, tokens, E, static_cast<int64_t>(route.getTopK()),
-                                                  route.getCapacityFactorOrZero(), ranks, maxRowsPerExpert);
+                                                  route.getCapacityFactorOrZero(), ranks, maxRows);
     OpBuilder b(route->getContext());
     b.setInsertionPointAfter(route);
     auto counts = EpCountsOp::create(b, route.getLoc(), offsetsType.clone({ranks, E + 1}),
                                      offsetsType.clone({E / ranks + 1}), route.getOffsets(),
                                      static_cast<uint64_t>(ranks), static_cast<uint64_t>(received),
-                                     static_cast<uint64_t>(dispatched), static_cast<uint64_t>(maxRowsPerExpert));
+                                     static_cast<uint64_t>(dispatched), static_cast<uint64_t>(maxRows));
     Value all = counts.getAll(), localOffsets = counts.getLocalOffsets();
 
     SmallVector<MoeDispatchOp> dispatches;
@@ -187,8 +199,30 @@ struct ZccExpertParallelPass : zc::impl::ZccExpertParallelBase<ZccExpertParallel
     return success();
   }
 
+  ExpertBound bound;                         // max-rows-per-expert, parsed
   llvm::SmallDenseSet<StringAttr> experts; // the split weights
   DenseSet<Operation *> followed;          // the row-wise ops whose results hold experts' rows
 };
 
 } // namespace
+
+std::optional<ExpertBound> ExpertBound::parse(llvm::StringRef text) {
+  ExpertBound b;
+  text = text.trim();
+  if (text.empty())
+    return b;
+  if (text.consume_back("x") || text.consume_back("X")) {
+    if (text.getAsDouble(b.factor) || !(b.factor >= 1) || !std::isfinite(b.factor))
+      return std::nullopt; // under the balanced count every step would stop
+    return b;
+  }
+  if (text.getAsInteger(10, b.rows) || b.rows < 0)
+    return std::nullopt;
+  return b;
+}
+
+int64_t ExpertBound::rowsFor(int64_t balanced) const {
+  if (factor > 0)
+    return static_cast<int64_t>(std::ceil(factor * double(balanced) - 1e-9));
+  return rows;
+}

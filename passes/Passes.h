@@ -39,6 +39,17 @@ constexpr llvm::StringLiteral kRecomputedAttr = "zc.recomputed";
 
 /// The function autodiff (`zc.role = "step"`) or the optimizer (`"update"`)
 /// wrote, or null.
+/// Expert parallelism's declared bound on the rows one expert receives in one routing
+/// (zcc --moe-max-tokens-per-expert): "" or "0" none (the worst case), "N" rows, or "Fx" F times
+/// the balanced count (the group's dispatched rows over the experts). False: not of these forms.
+struct ExpertBound {
+  int64_t rows = 0;
+  double factor = 0;
+  static std::optional<ExpertBound> parse(llvm::StringRef text);
+  /// The rows for a layer whose balanced count is `balanced` (0: no bound).
+  int64_t rowsFor(int64_t balanced) const;
+};
+
 /// The blocking ZeRO gathers (zc.gather_param, zc.all_gather_param) as pack_shards +
 /// all_gather (+ unpack / unpack_params): the form zcc-schedule splits and zcc-zero-pp rewrites.
 void expandParamGathers(Block &block);

@@ -219,8 +219,9 @@ def ZccExpertParallel : Pass<"zcc-expert-parallel", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", "1", "Expert-parallel ranks">,
-    Option<"maxRowsPerExpert", "max-rows-per-expert", "int64_t", "0",
-           "Most rows one expert receives in one routing (0: the worst case)">,
+    Option<"maxRowsPerExpert", "max-rows-per-expert", "std::string", "\"\"",
+           "Most rows one expert receives in one routing: N, or Fx (F times the balanced count); empty: the "
+           "worst case">,
   ];
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }

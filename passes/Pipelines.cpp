@@ -57,12 +57,13 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
   else if (options.expertParallel < 1 || dataParallelRanks(options) % options.expertParallel != 0)
     os << "--ep " << options.expertParallel << " must divide the " << dataParallelRanks(options)
        << " data-parallel ranks (--world-size / (--tp x --pp)): an expert group is ep of them";
-  else if (options.moeMaxTokensPerExpert < 0 || (options.moeMaxTokensPerExpert > 0 && options.expertParallel == 1))
-    os << "--moe-max-tokens-per-expert bounds the rows an expert-parallel rank receives: it needs --ep > 1 and a "
-          "positive count";
-  else if (options.expertParallel > 1 && (options.pipelineParallel > 1 || options.contextParallel > 1))
-    os << "--ep with --pp or --cp is not supported yet: expert parallelism runs over data parallelism, with --tp "
-          "and ZeRO 1-3";
+  else if (!ExpertBound::parse(options.moeMaxTokensPerExpert))
+    os << "--moe-max-tokens-per-expert is N (rows) or Fx (F >= 1 times the balanced count), got '"
+       << options.moeMaxTokensPerExpert << "'";
+  else if (ExpertBound::parse(options.moeMaxTokensPerExpert)->rowsFor(1) > 0 && options.expertParallel == 1)
+    os << "--moe-max-tokens-per-expert bounds the rows an expert-parallel rank receives: it needs --ep > 1";
+  else if (options.expertParallel > 1 && options.contextParallel > 1)
+    os << "--ep with --cp is not supported: no rule splits the routing along the tokens";
   else if (options.expertParallel > 1 &&
            (options.zeroQuantizedWeights || options.zeroHpzPartitionSize > 1 || options.zeroQuantizedGradients ||
             options.offloadOptimizer != "none" || options.offloadActivations != "none" || !options.compression.empty()))

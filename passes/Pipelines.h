@@ -30,11 +30,11 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
       llvm::cl::desc("Expert-parallel ranks: consecutive data-parallel ranks each holding 1/ep of every MoE layer's "
                      "experts"),
       llvm::cl::init(1)};
-  Option<int64_t> moeMaxTokensPerExpert{
+  Option<std::string> moeMaxTokensPerExpert{
       *this, "moe-max-tokens-per-expert",
       llvm::cl::desc("With ep > 1: the most rows one expert receives in one routing, the bound its received "
-                     "tensors are planned at (0: the worst case)"),
-      llvm::cl::init(0)};
+                     "tensors are planned at: N rows, or Fx (F times the balanced count); empty: the worst case"),
+      llvm::cl::init("")};
   Option<int64_t> pipelineParallel{*this, "pp", llvm::cl::desc("Pipeline stages (the mesh's slowest axis)"),
                                    llvm::cl::init(1)};
   Option<std::string> pipelineSchedule{

@@ -88,6 +88,8 @@ std::string PlanChoice::describe() const {
                                 microBatchSize, microBatches, recompute);
   if (pp > 1)
     s += ", " + schedule;
+  if (ep > 1)
+    s += ", ep " + std::to_string(ep);
   if (offloadOptimizer != "none")
     s += ", optimizer on " + offloadOptimizer;
   if (zeroPlusPlus)
@@ -109,10 +111,12 @@ namespace {
 struct ModelFacts {
   int64_t batch = 0, context = 0;
   double paramElements = 0, forwardMatmulFlops = 0, modelFlops = 0, tokens = 0;
+  double expertParamElements = 0; // of them, the experts' weights (what --ep splits)
   double attentionFlops = 0; // the forward's causal attention, its causal half (flash)
   double matmulInputElements = 0; // what the weight gradients read: every forward matmul's input (each once)
   double matmulOutputElements = 0; // and the gradients of every forward matmul's output
   int64_t blocks = 0;              // the attention blocks (layers) a pipeline splits
+  int64_t experts = 0;             // a MoE model's experts per layer (the fewest): what --ep divides
 };
 
 ModelFacts factsOf(ModuleOp model) {
@@ -123,6 +127,10 @@ ModelFacts factsOf(ModuleOp model) {
       f.context = tokens.getDimSize(1);
     }
     DenseSet<Value> counted; // an input two products read (a gate's and an up projection's) is kept once
+    forward.walk([&](MoeRouteOp route) {
+      const int64_t e = tensorOf(route.getOffsets()).getDimSize(0) - 1;
+      f.experts = f.experts ? std::min(f.experts, e) : e;
+    });
     forward.walk([&](Operation *op) {
       if (isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulCrossEntropyLossOp, GroupedMatmulOp>(op)) {
         f.forwardMatmulFlops += estimatedFlops(op);
@@ -136,8 +144,16 @@ ModelFacts factsOf(ModuleOp model) {
       }
     });
   }
-  for (ParamOp param : model.getOps<ParamOp>())
+  DenseSet<StringAttr> experts;
+  model.walk([&](GroupedMatmulOp g) {
+    if (auto ref = g.getWeight().getDefiningOp<ParamRefOp>())
+      experts.insert(ref.getNameAttr().getAttr());
+  });
+  for (ParamOp param : model.getOps<ParamOp>()) {
     f.paramElements += double(param.getTensorType().getNumElements());
+    if (experts.contains(param.getSymNameAttr()))
+      f.expertParamElements += double(param.getTensorType().getNumElements());
+  }
   f.modelFlops = modelFlopsPerStep(model);
   f.tokens = tokensPerStep(model);
   return f;
@@ -148,21 +164,23 @@ ModelFacts factsOf(ModuleOp model) {
 /// copy and the moments 12 B, as the compiled plan keeps them), sharded by ZeRO over the data x
 /// context ranks and split over tensor x pipeline ranks (at least: norms and biases are
 /// replicated).
-double modelStateLowerBound(const PlanChoice &c, double params, bool bf16) {
-  const double perDevice = params / double(c.tp * c.pp), shards = double(c.dp * c.cp);
-  double weights = bf16 ? 2 : 4, grads = bf16 ? 2 : 4, states = bf16 ? 12 : 8;
-  if (c.zeroStage >= 1)
-    states /= shards;
-  if (c.zeroStage >= 2)
-    grads /= shards;
-  if (c.zeroStage >= 3)
-    weights /= shards;
+double modelStateLowerBound(const PlanChoice &c, double params, double expertParams, bool bf16) {
+  const double shards = double(c.dp * c.cp);
+  // An expert weight (--ep): each rank E / ep of it, ZeRO's shards of that over dp / ep ranks,
+  // so what ZeRO shards is 1/dp of it either way, and the rest 1/ep.
+  auto perDevice = [&](double bytesPerElement, bool sharded) {
+    const double dense = (params - expertParams) * (sharded ? bytesPerElement / shards : bytesPerElement);
+    const double expert = expertParams * bytesPerElement / (sharded ? shards : double(c.ep));
+    return (dense + expert) / double(c.tp * c.pp);
+  };
+  const double weight = bf16 ? 2 : 4, grad = bf16 ? 2 : 4, state = bf16 ? 12 : 8;
+  double bytes = perDevice(weight, c.zeroStage >= 3) + perDevice(grad, c.zeroStage >= 2);
+  if (c.offloadOptimizer == "none")
+    bytes += perDevice(state, c.zeroStage >= 1);
   // hpZ's copy: the parameters over the ranks of a node (at least 1/dp of them).
   if (c.zeroPlusPlus)
-    weights += (bf16 ? 2.0 : 4.0) / shards;
-  if (c.offloadOptimizer != "none")
-    states = 0;
-  return perDevice * (weights + grads + states);
+    bytes += params / double(c.tp * c.pp) * (bf16 ? 2.0 : 4.0) / shards;
+  return bytes;
 }
 
 /// What each chunk of each pipeline rank holds at once, in micro-batches (the schedule's
@@ -360,11 +378,21 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
                       // stage >= 1); more chunks than blocks only adds sends and arenas.
                       if (v > 1 && facts.blocks > 0 && pp * v > facts.blocks)
                         continue;
-                      PlanOutcome o;
-                      o.plan = {tp, cp, pp, dp, v, zero, b, micro, compiled, recompute, offload, schedule,
-                                zeroPlusPlus};
-                      o.lowerBoundSeconds = stepLowerBound(o.plan, facts, scale, cluster, bf16);
-                      candidates.push_back(std::move(o));
+                      // Expert parallelism (a MoE model): groups of ep data-parallel ranks
+                      // inside a node, dividing the experts (Megatron-Core: EP within NVLink).
+                      for (int64_t ep : powersOfTwo(std::min(dp, cluster.devicesPerNode / tp))) {
+                        if (ep > 1 && (facts.experts == 0 || facts.experts % ep || dp % ep || cp > 1 || zeroPlusPlus ||
+                                       std::string(offload) != "none"))
+                          continue;
+                        PlanOutcome o;
+                        o.plan = {tp, cp, pp, dp, v, zero, b, micro, compiled, recompute, offload, schedule,
+                                  zeroPlusPlus};
+                        o.plan.ep = ep;
+                        if (ep > 1)
+                          o.plan.expertBound = request.base.moeMaxTokensPerExpert;
+                        o.lowerBoundSeconds = stepLowerBound(o.plan, facts, scale, cluster, bf16);
+                        candidates.push_back(std::move(o));
+                      }
                     }
                   }
                 }
@@ -385,8 +413,8 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
   // Recomputation and offload trade time for memory: a plan that recomputes more, or offloads,
   // than a twin that fits is never faster, so it is not evaluated (nor listed).
   auto twinKey = [](const PlanChoice &p) {
-    return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}/{6}/{7}/{8}", p.tp, p.cp, p.pp, p.dp, p.zeroStage, p.microBatchSize,
-                         p.zeroPlusPlus, p.schedule, p.interleave)
+    return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}/{6}/{7}/{8}/{9}", p.tp, p.cp, p.pp, p.dp, p.zeroStage,
+                         p.microBatchSize, p.zeroPlusPlus, p.schedule, p.interleave, p.ep)
         .str();
   };
   // Recomputation in increasing amounts (op recomputes selective's values and more), then
@@ -402,7 +430,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
   // offload do not change it): the kept activations the memory bound of its interleaved and
   // zero-bubble twins counts (keptPerBlock), which the matmul inputs alone would undercount.
   auto pipelineTwin = [](const PlanChoice &p) {
-    return llvm::formatv("{0}/{1}/{2}/{3}/{4}", p.tp, p.cp, p.pp, p.microBatchSize, p.recompute).str();
+    return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}", p.tp, p.cp, p.pp, p.microBatchSize, p.recompute, p.ep).str();
   };
   std::map<std::string, double> keptPerBlock;
   std::vector<bool> evaluated(candidates.size(), false);
@@ -425,7 +453,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
       }
     }
     const auto kept = keptPerBlock.find(pipelineTwin(c.plan));
-    const double memoryBound = modelStateLowerBound(c.plan, facts.paramElements, bf16) +
+    const double memoryBound = modelStateLowerBound(c.plan, facts.paramElements, facts.expertParamElements, bf16) +
                                activationLowerBound(c.plan, facts, bf16, kept == keptPerBlock.end() ? 0.0 : kept->second);
     if (memoryBound + SimResult::kReservedBytes > budget) {
       ++result.overMemory;
@@ -438,7 +466,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
           return small.tp == p.tp && small.cp == p.cp && small.pp == p.pp && small.zeroStage == p.zeroStage &&
                  small.recompute == p.recompute && small.offloadOptimizer == p.offloadOptimizer &&
                  small.zeroPlusPlus == p.zeroPlusPlus && small.schedule == p.schedule &&
-                 small.interleave == p.interleave && small.microBatchSize <= p.microBatchSize;
+                 small.interleave == p.interleave && small.ep == p.ep && small.microBatchSize <= p.microBatchSize;
         })) {
       ++result.overMemory;
       return;
@@ -449,6 +477,9 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     o.tensorParallel = c.plan.tp;
     o.contextParallel = c.plan.cp;
     o.pipelineParallel = c.plan.pp;
+    o.expertParallel = c.plan.ep;
+    if (c.plan.ep == 1) // the user's bound on what an expert receives: only with expert parallelism
+      o.moeMaxTokensPerExpert = "";
     o.zeroStage = c.plan.zeroStage;
     o.gradAccum = c.plan.compileMicroBatches;
     o.recompute = c.plan.recompute;
@@ -520,6 +551,14 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
   for (size_t i = 0; i < candidates.size() && error.empty(); ++i) {
     if (evaluated[i])
       continue;
+    // The time limit: the plans left all bound at or above this one's step (they are sorted).
+    if (request.timeLimitSeconds > 0 && !result.best.empty() &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > request.timeLimitSeconds) {
+      result.timedOut = true;
+      result.untried = static_cast<int64_t>(std::count(evaluated.begin() + i, evaluated.end(), false));
+      result.untriedBoundSeconds = candidates[i].lowerBoundSeconds;
+      break;
+    }
     if (result.best.size() >= request.keep && candidates[i].lowerBoundSeconds > result.best.back().result.stepSeconds) {
       result.boundedOut = static_cast<int64_t>(std::count(evaluated.begin() + i, evaluated.end(), false));
       break;
@@ -569,6 +608,8 @@ llvm::json::Value zcc::sim::planJson(const PlanOutcome &choice, const Cluster &c
       {"cp", c.cp},
       {"pp", c.pp},
       {"dp", c.dp},
+      {"ep", c.ep},
+      {"moe_max_tokens_per_expert", c.expertBound},
       {"zero_stage", c.zeroStage},
       {"micro_batch_size", c.microBatchSize},
       {"micro_batches", c.microBatches},
@@ -636,6 +677,14 @@ llvm::Error zcc::sim::applyPlanFile(llvm::StringRef path, ZccPipelineOptions &op
     return fail("\"pp_schedule\" must be a string");
   else
     options.pipelineSchedule = "1f1b";
+  // Expert parallelism (plans written before it: absent, none).
+  int64_t ep = 1;
+  if (root->get("ep"))
+    if (llvm::Error e = integer("ep", ep))
+      return e;
+  options.expertParallel = ep;
+  if (std::optional<llvm::StringRef> bound = root->getString("moe_max_tokens_per_expert"))
+    options.moeMaxTokensPerExpert = bound->str();
   // Interleaved 1F1B's chunks per rank (plans written before it: absent, one).
   int64_t chunks = 1;
   if (root->get("pp_interleave"))

@@ -54,6 +54,8 @@ struct PlanChoice {
   /// ZeRO++ over nodes of the cluster's devices (qwZ, hpZ inside a node, qgZ): ZeRO-3 on a mesh
   /// of data-parallel ranks only, across nodes.
   bool zeroPlusPlus = false;
+  int64_t ep = 1; // expert-parallel ranks among the dp (a MoE model's)
+  std::string expertBound; // with ep > 1: the user's --moe-max-tokens-per-expert
   std::string describe() const;
 };
 
@@ -71,12 +73,16 @@ struct PlannerRequest {
   int64_t memoryBudget = 0; // bytes per device; 0: the cluster's device memory
   size_t keep = 10;
   bool verbose = false; // each evaluated plan on stderr (ZCC_PLAN_VERBOSE=1)
+  double timeLimitSeconds = 0; // stop compiling plans past this (0: none), keeping the best found
 };
 
 struct PlannerResult {
   std::vector<PlanOutcome> best; // fastest first
   int64_t enumerated = 0, compiled = 0, failedToCompile = 0, overMemory = 0, dominated = 0, boundedOut = 0;
   double seconds = 0;
+  bool timedOut = false;           // the time limit stopped the search
+  int64_t untried = 0;             // ... with these plans left
+  double untriedBoundSeconds = 0;  // ... the least step bound among them
 };
 
 /// Searches the plans for `request.nodes` nodes of `cluster`. Fails (with `error`) where no

@@ -29,6 +29,7 @@ void Breakdown::add(const Breakdown &o, double times) {
   exposedTensor += times * o.exposedTensor;
   exposedContext += times * o.exposedContext;
   exposedPipeline += times * o.exposedPipeline;
+  exposedExpert += times * o.exposedExpert;
 }
 
 std::vector<Breakdown::Named> Breakdown::named() const {
@@ -38,6 +39,7 @@ std::vector<Breakdown::Named> Breakdown::named() const {
           {"exposed_comm_tensor", "exposed comm: tensor", "exposed tensor-parallel communication", exposedTensor},
           {"exposed_comm_context", "exposed comm: context", "exposed context-parallel communication", exposedContext},
           {"exposed_comm_pipeline", "exposed comm: pipeline", "exposed pipeline sends", exposedPipeline},
+          {"exposed_comm_expert", "exposed comm: expert", "exposed expert-parallel all-to-alls", exposedExpert},
           {"pipeline_bubble", "pipeline bubble", "pipeline bubble", bubble},
           {"offload", "offload", "offload transfers", offload},
           {"optimizer", "optimizer", "optimizer step", optimizer}};
@@ -184,8 +186,11 @@ FunctionTime timeFunction(func::FuncOp fn, const ClusterCost &cost, bool isUpdat
       return;
     if (isUpdate) // the update's waits are the optimizer's
       parts.optimizer += seconds;
-    else if (axis == MeshAxis::data || axis == MeshAxis::node || axis == MeshAxis::cross || axis == MeshAxis::hpz)
-      parts.exposedData += seconds; // ZeRO++'s groups are the data axis'
+    else if (axis == MeshAxis::data || axis == MeshAxis::node || axis == MeshAxis::cross || axis == MeshAxis::hpz ||
+             axis == MeshAxis::expert_data)
+      parts.exposedData += seconds; // ZeRO++'s groups, and the experts' gradient groups, are the data axis'
+    else if (axis == MeshAxis::expert)
+      parts.exposedExpert += seconds;
     else if (axis == MeshAxis::tensor)
       parts.exposedTensor += seconds;
     else if (axis == MeshAxis::context)
@@ -496,6 +501,7 @@ llvm::json::Value SimResult::toJson() const {
                                   {"dp", mesh.dp},
                                   {"pp", mesh.pp},
                                   {"interleave", mesh.interleave},
+                                  {"ep", mesh.ep},
                                   {"ranks", mesh.world()}}},
       {"micro_batches", microBatches},
       {"precision", bf16 ? "bf16" : "fp32"},
@@ -514,11 +520,12 @@ llvm::json::Value SimResult::toJson() const {
 
 void SimResult::print(llvm::raw_ostream &os) const {
   const double gib = double(1 << 30);
-  os << llvm::formatv("zcc simulation on {0}: tp {1} x cp {2} x pp {3}{4} x dp {5} = {6} devices, {7}, {8} "
+  os << llvm::formatv("zcc simulation on {0}: tp {1} x cp {2} x pp {3}{4} x dp {5}{10} = {6} devices, {7}, {8} "
                       "micro-batch{9} per step\n",
                       cluster, mesh.tp, mesh.cp, mesh.pp,
                       mesh.interleave > 1 ? " (" + std::to_string(mesh.interleave) + " virtual stages)" : "", mesh.dp,
-                      mesh.world(), bf16 ? "bf16" : "fp32", microBatches, microBatches == 1 ? "" : "es");
+                      mesh.world(), bf16 ? "bf16" : "fp32", microBatches, microBatches == 1 ? "" : "es",
+                      mesh.ep > 1 ? " (ep " + std::to_string(mesh.ep) + ")" : "");
   // Milliseconds for steps under a second (the models of the test suite, CPU runs).
   const bool ms = stepSeconds < 1;
   const double unit = ms ? 1e3 : 1;

@@ -35,8 +35,11 @@ namespace zcc::sim {
 struct Breakdown {
   double compute = 0, recompute = 0, optimizer = 0, bubble = 0, offload = 0;
   double exposedData = 0, exposedTensor = 0, exposedContext = 0, exposedPipeline = 0;
+  double exposedExpert = 0; // expert parallelism's all-to-alls (the expert axis)
   void add(const Breakdown &other, double times = 1);
-  double exposedComm() const { return exposedData + exposedTensor + exposedContext + exposedPipeline; }
+  double exposedComm() const {
+    return exposedData + exposedTensor + exposedContext + exposedPipeline + exposedExpert;
+  }
   double total() const { return compute + recompute + optimizer + bubble + offload + exposedComm(); }
 
   /// Each part with its JSON key and its words, in the order reports list them.

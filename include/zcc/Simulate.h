@@ -19,6 +19,7 @@ struct SimulateFlags {
   std::string planFile;      // where --plan auto writes its choice
   std::string jsonReport;    // --report=json's file ("-": stdout), or empty
   int64_t nodes = 0;         // --nodes
+  double planSeconds = 60;   // --plan-seconds (0: no limit)
   int64_t globalBatch = 0;   // --global-batch (sequences)
   int64_t interleave = 1;    // --pp-interleave
   std::string schedule;      // --pp-schedule (the stages of an interleaved one compile as 1F1B or zb-h1)

@@ -12,6 +12,7 @@
 #include "zcc/Simulate.h"
 #include "zcc/StageLink.h"
 
+#include "passes/Passes.h"
 #include "passes/Pipelines.h"
 #include "runtime/main/PipelineSchedule.h"
 #include "sim/Planner.h"
@@ -104,12 +105,14 @@ struct DriverOptions {
                "reach them by all-to-alls; the experts' gradients and ZeRO shards span the data-parallel ranks "
                "holding the same experts"),
       cl::init(1), cl::cat(category)};
-  cl::opt<int64_t> moeMaxTokensPerExpert{
+  cl::opt<std::string> moeMaxTokensPerExpert{
       "moe-max-tokens-per-expert",
       cl::desc("With --ep: the most rows one expert receives in one routing (from every rank of its group), the "
-               "bound the memory plan holds for them; a step that exceeds it stops with an error naming this flag "
-               "(default: the worst case, every token of the group)"),
-      cl::init(0), cl::cat(category)};
+               "bound the memory plan holds for them: N rows, or Fx, F (>= 1) times the balanced count (the "
+               "group's dispatched rows over the experts; DeepSpeed's and GShard's capacity factor, for the "
+               "received rows). A step that exceeds it stops with an error naming this flag (default: the worst "
+               "case, every token of the group)"),
+      cl::init(""), cl::cat(category)};
   cl::opt<int64_t> pipelineParallel{
       "pp",
       cl::desc("Pipeline stages (DeepSpeed's PipelineModule num_stages, Megatron's "
@@ -284,6 +287,11 @@ struct DriverOptions {
                "(default plan.json); FILE: compile the plan FILE names (world size, mesh, ZeRO stage, micro-batches, "
                "recompute, offload, precision)"),
       cl::value_desc("auto|FILE"), cl::init(""), cl::cat(category)};
+  cl::opt<double> planSeconds{
+      "plan-seconds",
+      cl::desc("With --plan auto: the search's time limit in seconds (default 60; 0: none). It compiles the plans "
+               "in the order of their step's lower bound and stops there with the best found, saying so"),
+      cl::init(60), cl::cat(category)};
   cl::opt<int64_t> nodes{"nodes", cl::desc("With --plan auto: nodes of --cluster to plan for"), cl::init(0),
                          cl::cat(category)};
   cl::opt<int64_t> globalBatch{
@@ -532,10 +540,17 @@ int zcc::runZccMain(int argc, char **argv) {
       llvm::errs() << "zcc: error: " << llvm::toString(std::move(e)) << "\n";
       return 1;
     }
-  std::string problem = zc::checkPipelineOptions(pipeline);
+  // --plan auto applies --moe-max-tokens-per-expert to the plans it tries with expert parallelism.
+  zc::ZccPipelineOptions checked;
+  checked.copyOptionValuesFrom(pipeline);
+  if (planAuto && pipeline.expertParallel == 1 && zc::ExpertBound::parse(pipeline.moeMaxTokensPerExpert))
+    checked.moeMaxTokensPerExpert = "";
+  std::string problem = zc::checkPipelineOptions(checked);
   if (problem.empty() && (options.simulate || planAuto) && options.cluster.empty())
     problem = std::string(planAuto ? "--plan auto" : "--simulate") +
               " needs --cluster (dgx-a100-80g, dgx-a100-40g, dgx-h100, or a cluster JSON file)";
+  if (problem.empty() && planAuto && !(options.planSeconds >= 0))
+    problem = "--plan-seconds must be >= 0 (0: no limit), got " + std::to_string(options.planSeconds);
   if (problem.empty() && planAuto && options.nodes < 1)
     problem = "--plan auto needs --nodes N (N >= 1): the nodes of --cluster to plan for";
   if (problem.empty() && options.ppInterleave < 1)
@@ -595,6 +610,15 @@ int zcc::runZccMain(int argc, char **argv) {
     return 1;
   if (options.target == "cuda" && failed(refuseOpsWithoutCudaKernels(*module)))
     return 1;
+  // --ep splits experts: the whole model must have some (a pipeline stage may have none).
+  if (pipeline.expertParallel > 1 && !module->walk([](zc::MoeRouteOp) { return WalkResult::interrupt(); })
+                                          .wasInterrupted()) {
+    Operation *at = module->getOperation();
+    module->walk([&](zc::ForwardOp forward) { at = forward; });
+    at->emitError() << "--ep " << static_cast<int64_t>(pipeline.expertParallel)
+                    << ": the model has no MoE layer (zc.moe_route) whose experts to split";
+    return 1;
+  }
   if (options.simulate || planAuto) {
     zcc::SimulateFlags flags;
     flags.cluster = options.cluster;
@@ -603,6 +627,7 @@ int zcc::runZccMain(int argc, char **argv) {
     flags.traceFile = options.simTrace;
     flags.planFile = options.output == "-" ? "plan.json" : options.output.getValue();
     flags.nodes = options.nodes;
+    flags.planSeconds = options.planSeconds;
     flags.globalBatch = options.globalBatch;
     flags.interleave = pipeline.pipelineChunks; // the flag's, or a plan file's
     flags.schedule = pipeline.pipelineSchedule;

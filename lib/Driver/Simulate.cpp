@@ -92,6 +92,7 @@ int planAutomatically(ModuleOp model, const zc::ZccPipelineOptions &pipeline, co
   request.globalBatch = flags.globalBatch;
   request.memoryBudget = pipeline.memoryBudget;
   request.verbose = std::getenv("ZCC_PLAN_VERBOSE") != nullptr;
+  request.timeLimitSeconds = flags.planSeconds;
   std::string error;
   FailureOr<PlannerResult> planned = planAuto(request, cluster, error);
   if (failed(planned)) {
@@ -105,6 +106,11 @@ int planAutomatically(ModuleOp model, const zc::ZccPipelineOptions &pipeline, co
                       flags.nodes, cluster.name, flags.nodes * cluster.devicesPerNode, pipeline.precision.getValue(),
                       planned->enumerated, planned->compiled, planned->overMemory, planned->failedToCompile,
                       planned->dominated, planned->boundedOut, planned->seconds);
+  if (planned->timedOut)
+    os << llvm::formatv("  stopped at --plan-seconds {0}: {1} plans not tried (each bounded at or above {2:F3} s a "
+                        "step; the best found is {3:F3} s)\n",
+                        flags.planSeconds, planned->untried, planned->untriedBoundSeconds,
+                        planned->best.front().result.stepSeconds);
   os << llvm::formatv("  {0,-2} {1,-86} {2,9} {3,11} {4,6} {5,9}\n", "#", "plan", "step (s)", "tokens/s", "MFU",
                       "GiB/dev");
   for (auto [i, o] : llvm::enumerate(planned->best))

@@ -33,6 +33,20 @@ struct Exchange {
   int64_t block(int64_t s, int64_t p) const {
     return all[s * (experts + 1) + (p + 1) * local()] - all[s * (experts + 1) + p * local()];
   }
+  /// The received layout, in order: for each local expert j, each source rank s's rows of it,
+  /// `fn(s, n)` with their count n (ep_dispatch writes them so, ep_combine reads them back).
+  template <class Fn> void forEachReceivedRun(Fn fn) const {
+    for (int64_t j = 0; j < local(); ++j)
+      for (int64_t s = 0; s < ranks; ++s)
+        fn(s, rows(s, me * local() + j));
+  }
+  /// Where each source rank's block starts among `perSource` rows (the rows by source, in order).
+  static std::vector<int64_t> blockStarts(const std::vector<int64_t> &perSource) {
+    std::vector<int64_t> at(perSource.size(), 0);
+    for (size_t p = 1; p < perSource.size(); ++p)
+      at[p] = at[p - 1] + perSource[p - 1];
+    return at;
+  }
   /// Rows the experts of rank `p` receive in all.
   int64_t received(int64_t p) const {
     int64_t n = 0;
@@ -85,9 +99,8 @@ void zrt_ep_counts(const void *offsets, void *all, void *localOffsets, int64_t e
     if (got > maxRows)
       fatal(call,
             "expert %lld received %lld rows in one routing, over the %lld the memory plan holds "
-            "(zcc --moe-max-tokens-per-expert %lld): compile with a larger bound, or without it (the worst case)",
-            static_cast<long long>(e), static_cast<long long>(got), static_cast<long long>(maxRows),
-            static_cast<long long>(maxRows));
+            "(zcc --moe-max-tokens-per-expert): compile with a larger bound, or without it (the worst case)",
+            static_cast<long long>(e), static_cast<long long>(got), static_cast<long long>(maxRows));
   }
   for (int64_t p = 0; p < ranks; ++p)
     if (x.received(p) > rows)
@@ -125,16 +138,12 @@ void zrt_ep_dispatch(int32_t dtype, const void *xs, const void *all, void *xr, i
                      static_cast<int64_t>(rowBytes));
   TraceScope trace("zrt_ep_dispatch layout", TraceTrack::Compute);
   char *out = static_cast<char *>(xr);
-  std::vector<int64_t> sourceAt(ranks, 0);
-  for (int64_t p = 1; p < ranks; ++p)
-    sourceAt[p] = sourceAt[p - 1] + recvRows[p - 1];
+  std::vector<int64_t> sourceAt = Exchange::blockStarts(recvRows);
   int64_t at = 0;
-  for (int64_t j = 0; j < x.local(); ++j)
-    for (int64_t s = 0; s < ranks; ++s) {
-      const int64_t n = x.rows(s, x.me * x.local() + j);
-      std::memcpy(out + at * rowBytes, bySource.data() + sourceAt[s] * rowBytes, n * rowBytes);
-      sourceAt[s] += n, at += n;
-    }
+  x.forEachReceivedRun([&](int64_t s, int64_t n) {
+    std::memcpy(out + at * rowBytes, bySource.data() + sourceAt[s] * rowBytes, n * rowBytes);
+    sourceAt[s] += n, at += n;
+  });
   std::memset(out + at * rowBytes, 0, (rows - at) * rowBytes);
 }
 
@@ -160,16 +169,12 @@ void zrt_ep_combine(int32_t dtype, const void *yr, const void *all, void *ys, in
   {
     TraceScope trace("zrt_ep_combine layout", TraceTrack::Compute);
     const char *in = static_cast<const char *>(yr);
-    std::vector<int64_t> sourceAt(ranks, 0);
-    for (int64_t p = 1; p < ranks; ++p)
-      sourceAt[p] = sourceAt[p - 1] + sendRows[p - 1];
+    std::vector<int64_t> sourceAt = Exchange::blockStarts(sendRows);
     int64_t at = 0;
-    for (int64_t j = 0; j < x.local(); ++j)
-      for (int64_t s = 0; s < ranks; ++s) {
-        const int64_t n = x.rows(s, x.me * x.local() + j);
-        std::memcpy(bySource.data() + sourceAt[s] * rowBytes, in + at * rowBytes, n * rowBytes);
-        sourceAt[s] += n, at += n;
-      }
+    x.forEachReceivedRun([&](int64_t s, int64_t n) {
+      std::memcpy(bySource.data() + sourceAt[s] * rowBytes, in + at * rowBytes, n * rowBytes);
+      sourceAt[s] += n, at += n;
+    });
   }
   cpu::meshAllToAllv(ZRT_AXIS_EXPERT, call, bySource.data(), sendRows.data(), ys, recvRows.data(),
                      static_cast<int64_t>(rowBytes));

@@ -8,14 +8,15 @@
 // CUDA: mixtral.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'zc.moe_route' has no CUDA kernel yet: Mixture-of-Experts models train with --target cpu for now
 // RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 2 --cp 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=CP
 // CP: mixtral.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'zc.moe_route' op cannot run on a part of the sequence (--cp 2): no rule splits it along the tokens
-// Expert parallelism: a group must divide the data-parallel ranks, pipelines and context
-// parallelism do not compose with it yet, the bound needs it, and a model must have experts.
+// Expert parallelism: a group must divide the data-parallel ranks, context parallelism does not
+// compose with it, the bound needs it, and a model must have experts (a pipeline's too).
 // RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 2 --ep 3 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-DIVIDE
 // EP-DIVIDE: zcc: error: --ep 3 must divide the 2 data-parallel ranks (--world-size / (--tp x --pp))
-// RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 4 --pp 2 --ep 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-PP
-// EP-PP: zcc: error: --ep with --pp or --cp is not supported yet
+// RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 4 --cp 2 --ep 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-CP
+// EP-CP: zcc: error: --ep with --cp is not supported: no rule splits the routing along the tokens
 // RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 2 --moe-max-tokens-per-expert 10 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-BOUND
 // EP-BOUND: zcc: error: --moe-max-tokens-per-expert bounds the rows an expert-parallel rank receives: it needs --ep > 1
 // RUN: not zcc %zcc_src_root/examples/gpt.mlir --world-size 2 --ep 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-DENSE
+// RUN: not zcc %zcc_src_root/examples/gpt.mlir --world-size 4 --pp 2 --ep 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-DENSE
 // EP-DENSE: gpt.mlir:{{[0-9]+}}:{{[0-9]+}}: error: --ep 2: the model has no MoE layer (zc.moe_route) whose experts to split
 // RUN: test ! -e %t.bin

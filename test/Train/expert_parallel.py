@@ -12,6 +12,7 @@ On 4 ranks, for ep 1, 2 and 4 at ZeRO 0-3 (every parameter sharded at ZeRO-3:
 - the memory plan is what the steps write (train.bin's high-water mark within 1% of the plan);
 - the report's expert traffic is its formula at a balanced routing (2 exchanges forward and 2
   backward per layer, (ep - 1) / ep of the dispatched rows each, and the counts' all-gathers);
+- the same at ep 2 x pp 2 (1F1B and ZB-H1);
 - a checkpoint of an ep mesh resumes on it to the losses of the run without a stop;
 - a step that exceeds --moe-max-tokens-per-expert stops every rank with an error naming the flag,
   before its first step is logged.
@@ -93,6 +94,22 @@ def main():
                       f"gathered peak {report['gathered_param_peak_bytes']} B, arena {planned} B planned, "
                       f"{measured} B written, expert traffic {traffic['comm_bytes']} B a step (balanced)")
 
+        # A pipeline of ep meshes (each stage's experts over its data-parallel ranks): the rank
+        # holding most plans what it writes.
+        for schedule in ("1f1b", "zb-h1"):
+            exe = os.path.join(work, f"train-ep2-pp2-{schedule}.bin")
+            subprocess.run([zcc, model, "-o", exe, "--world-size", str(RANKS), "--pp", "2", "--ep", "2",
+                            "--zero-stage", "1", "--pp-schedule", schedule, "--grad-accum", "2"], check=True,
+                           stderr=subprocess.DEVNULL)
+            log = os.path.join(work, f"log-pp-{schedule}.jsonl")
+            subprocess.run(["mpirun", "-np", str(RANKS), exe, "--steps", "2", "--log-every", "1", "--log-json", log]
+                           + data, check=True, stdout=subprocess.DEVNULL, timeout=600)
+            last = [json.loads(line) for line in open(log)][-1]
+            planned, measured = last["planned_arena_bytes"], last["measured_arena_bytes"]
+            if not (0.99 * planned <= measured <= planned):
+                failures.append(f"ep 2 x pp 2 {schedule}: wrote up to {measured} B of a {planned} B plan")
+            print(f"ep 2 x pp 2 ({schedule}, ZeRO-1): arena {planned} B planned, {measured} B written")
+
         # A checkpoint of an ep mesh resumes on it to the same losses as the run without a stop.
         exe = os.path.join(work, "train-ep2-z3.bin")
         ck = os.path.join(work, "ck")
@@ -116,7 +133,8 @@ def main():
         done = subprocess.run(["mpirun", "-np", str(RANKS), exe, "--steps", "2", "--log-every", "1",
                                "--log-json", log] + data, capture_output=True, text=True, timeout=600)
         steps = [line for line in open(log)] if os.path.exists(log) else []
-        if done.returncode == 0 or "--moe-max-tokens-per-expert 1" not in done.stderr or steps:
+        if done.returncode == 0 or "over the 1 the memory plan holds (zcc --moe-max-tokens-per-expert)" not in \
+                done.stderr or steps:
             failures.append(f"over the bound: exit {done.returncode}, {len(steps)} steps logged, stderr "
                             f"{done.stderr[-400:]!r}")
         else:

@@ -101,10 +101,6 @@ def whole_tensor(files, offset, storage_bytes, dtype, elements, shards, shard_el
 def mesh_of(layout_or_model, world_size):
     """(tp, pp, dp) of a checkpoint's layout or a train.bin's description (none: all data parallel)."""
     mesh = layout_or_model.get("mesh", {})
-    if mesh.get("ep", 1) > 1:
-        sys.exit(f"zcc-ckpt: expert parallelism (ep {mesh['ep']}): each rank's file holds its expert group "
-                 "place's experts, which zcc-ckpt cannot reshard or consolidate yet; resume on the same mesh "
-                 "(train.bin --ckpt-dir), or export the weights with train.bin --export-weights")
     tp, pp = mesh.get("tp", 1), mesh.get("pp", 1)
     return tp, pp, world_size // (tp * pp)
 
@@ -114,13 +110,21 @@ def stage_rank(stage, pp, v_placement):
     return 2 * pp - 1 - stage if v_placement and stage >= pp else stage % pp
 
 def whole_shape(p):
-    """A parameter's whole shape: its layout's "shape" is one tensor-parallel rank's part."""
+    """A parameter's whole shape: its layout's "shape" is one tensor-parallel rank's part (or one
+    expert rank's experts)."""
     if p.get("whole_shape"):
         return p["whole_shape"]
     shape = list(p["shape"])
     if p.get("tp_split"):
         shape[p["tp_split"]["axis"]] = sum(p["tp_split"]["segments"])
+    shape[0] *= expert_ranks(p)
     return shape
+
+def expert_ranks(p):
+    """Expert parallelism (zcc --ep): an expert weight's ranks; expert rank e of them holds part e of
+    axis 0 (consecutive), data rank d is expert rank d % ep, and ZeRO shards it over the dp / ep ranks
+    with the same place (d // ep: the shard)."""
+    return p["ep_split"]["ranks"] if p.get("ep_split") else 1
 
 def part_indices(p, t):
     """Index in the whole tensor of each element of tensor rank t's part (runtime/main/ModelInfo.h)."""
@@ -187,6 +191,13 @@ def full_state_of_stage(manifest, files):
 
     def whole(p, offset, storage_bytes, dtype, sharded):
         n = numel(p["shape"])
+        ep = expert_ranks(p)
+        if ep > 1:  # each expert rank's experts from its ranks' shards, in expert order
+            values = array.array("f")
+            for e in range(ep):
+                values.extend(whole_tensor([files[rank_of(0, g * ep + e, tp, dp)] for g in range(dp // ep)], offset,
+                                           storage_bytes, dtype, n, p["shards"], p["shard_elements"], sharded))
+            return values
         parts = [whole_tensor([files[rank_of(t, d, tp, dp)] for d in range(dp)], offset, storage_bytes, dtype, n,
                               p["shards"], p["shard_elements"], sharded) for t in range(tp if p.get("tp_split") else 1)]
         if len(parts) == 1:
@@ -294,6 +305,8 @@ def layout_of(model, base=0):
                        "shard_elements": p["shard_elements"], "sharded_param": p["sharded_param"],
                        "whole_shape": whole_shape(p), "tp_split": p.get("tp_split"),
                        "file_offset": at, "bytes": p["param_storage_bytes"]})
+        if p.get("ep_split"):
+            params[-1]["ep_split"] = p["ep_split"]
         at += p["param_storage_bytes"]
     for s in model["states"]:
         states.append({"name": s["name"], "param": s["param"], "role": s["role"], "file_offset": at,
@@ -304,6 +317,8 @@ def layout_of(model, base=0):
     mesh = {"tp": tp, "pp": pp, "dp": dp}
     if model.get("mesh", {}).get("cp", 1) > 1:
         mesh["cp"] = model["mesh"]["cp"]
+    if model.get("mesh", {}).get("ep", 1) > 1:  # expert parallelism (runtime/main/Checkpoint.cpp)
+        mesh["ep"] = model["mesh"]["ep"]
     layout = {"params": params, "states": states, "rank_file_bytes": at - base, "mesh": mesh}
     chunks = model.get("pipeline", {}).get("chunks", 1)
     if chunks > 1:  # interleaved: virtual stage s is chunk s // pp of pipeline rank stage_rank(s)
@@ -344,9 +359,16 @@ def cmd_reshard(a):
         size = 4 if dtype == "f32" else 2
         n = storage_bytes // size
         t, d = rank % tp, rank // tp % dp
+        ep = expert_ranks(p)
+        if ep > 1:  # this expert rank's experts; the shard of its place among the ranks holding them
+            local = numel(p["shape"])
+            t, d = d % ep, d // ep
         key = (id(values_whole), t)
         if key not in parts:
-            parts[key] = [values_whole[w] for w in part_indices(p, t)] if p.get("tp_split") else values_whole
+            if ep > 1:
+                parts[key] = values_whole[t * local:(t + 1) * local]
+            else:
+                parts[key] = [values_whole[w] for w in part_indices(p, t)] if p.get("tp_split") else values_whole
         first = d * p["shard_elements"] if sharded else 0
         chunk = list(parts[key][first:first + n])
         chunk += [0.0] * (n - len(chunk))  # ZeRO padding

@@ -1692,6 +1692,30 @@ func.func @f(%dy: tensor<2x4x8xf32>, %ys: tensor<12x8xf32>, %l: tensor<2x4x4xf32
 
 // -----
 
+func.func @f(%o: tensor<5xi32>) {
+  // expected-error @+1 {{'zc.ep_counts' op 4 experts do not divide over 3 expert-parallel ranks}}
+  %all, %local = zc.ep_counts %o ranks 3 rows 32 dispatched 16 : tensor<5xi32> -> tensor<3x5xi32>, tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @f(%xs: tensor<16x8xf32>, %all: tensor<3x5xi32>) {
+  // expected-error @+1 {{'zc.ep_dispatch' op counts must be a zc.ep_counts' `all` [2, experts + 1], got 'tensor<3x5xi32>'}}
+  %xr = zc.ep_dispatch %xs, %all ranks 2 : tensor<16x8xf32>, tensor<3x5xi32> -> tensor<32x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%yr: tensor<32x6xf32>, %all: tensor<2x5xi32>) {
+  // expected-error @+1 {{'zc.ep_combine' op the rows must be [rows, C] on both sides, got 'tensor<16x8xf32>' and 'tensor<32x6xf32>'}}
+  %ys = zc.ep_combine %yr, %all ranks 2 : tensor<32x6xf32>, tensor<2x5xi32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
 func.func @f(%l: tensor<8xf32>, %e: tensor<9xi32>) {
   // expected-error @+1 {{'zc.moe_aux_loss' op logits must be [tokens..., experts], got 'tensor<8xf32>'}}
   %a = zc.moe_aux_loss %l, %e coef 0.01 : tensor<8xf32>, tensor<9xi32> -> tensor<f32>

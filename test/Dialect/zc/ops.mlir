@@ -601,6 +601,13 @@ func.func @moe(%x: tensor<2x4x8xf32>, %router: tensor<8x4xf32>, %w1: tensor<4x8x
   %g = zc.grouped_matmul %xs, %w1, %o : tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32> -> tensor<16x6xf32>
   // CHECK: zc.grouped_matmul_grad %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<16x6xf32>, tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32>
   %dxs, %dw1 = zc.grouped_matmul_grad %g, %xs, %w1, %o : tensor<16x6xf32>, tensor<16x8xf32>, tensor<4x8x6xf32>, tensor<5xi32>
+  // Expert parallelism over 2 ranks: 2 of the 4 experts each, the received rows at most 32.
+  // CHECK: zc.ep_counts %{{.+}} ranks 2 rows 32 dispatched 16 max_rows 10 : tensor<5xi32> -> tensor<2x5xi32>, tensor<3xi32>
+  %all, %local = zc.ep_counts %o ranks 2 rows 32 dispatched 16 max_rows 10 : tensor<5xi32> -> tensor<2x5xi32>, tensor<3xi32>
+  // CHECK: zc.ep_dispatch %{{.+}}, %{{.+}} ranks 2 : tensor<16x8xf32>, tensor<2x5xi32> -> tensor<32x8xf32>
+  %xr = zc.ep_dispatch %xs, %all ranks 2 : tensor<16x8xf32>, tensor<2x5xi32> -> tensor<32x8xf32>
+  // CHECK: zc.ep_combine %{{.+}}, %{{.+}} ranks 2 : tensor<32x8xf32>, tensor<2x5xi32> -> tensor<16x8xf32>
+  %xb = zc.ep_combine %xr, %all ranks 2 : tensor<32x8xf32>, tensor<2x5xi32> -> tensor<16x8xf32>
   // CHECK: zc.moe_shared_gate %{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<2x4x1xf32>
   %sg = zc.moe_shared_gate %x, %gl : tensor<2x4x8xf32>, tensor<2x4x1xf32>
   // CHECK: zc.moe_shared_gate_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<2x4x1xf32>
