@@ -141,7 +141,8 @@ void zrt_ep_dispatch(int32_t dtype, const void *xs, const void *all, void *xr, i
   std::vector<int64_t> sourceAt = Exchange::blockStarts(recvRows);
   int64_t at = 0;
   x.forEachReceivedRun([&](int64_t s, int64_t n) {
-    std::memcpy(out + at * rowBytes, bySource.data() + sourceAt[s] * rowBytes, n * rowBytes);
+    if (n > 0) // none received: no buffer to copy from (memcpy's pointers must not be null)
+      std::memcpy(out + at * rowBytes, bySource.data() + sourceAt[s] * rowBytes, n * rowBytes);
     sourceAt[s] += n, at += n;
   });
   std::memset(out + at * rowBytes, 0, (rows - at) * rowBytes);
@@ -172,7 +173,8 @@ void zrt_ep_combine(int32_t dtype, const void *yr, const void *all, void *ys, in
     std::vector<int64_t> sourceAt = Exchange::blockStarts(sendRows);
     int64_t at = 0;
     x.forEachReceivedRun([&](int64_t s, int64_t n) {
-      std::memcpy(bySource.data() + sourceAt[s] * rowBytes, in + at * rowBytes, n * rowBytes);
+      if (n > 0)
+        std::memcpy(bySource.data() + sourceAt[s] * rowBytes, in + at * rowBytes, n * rowBytes);
       sourceAt[s] += n, at += n;
     });
   }
