@@ -29,6 +29,13 @@ struct Exchange {
   int64_t local() const { return experts / ranks; }
   /// Rows rank `s` dispatched to expert `e`.
   int64_t rows(int64_t s, int64_t e) const { return all[s * (experts + 1) + e + 1] - all[s * (experts + 1) + e]; }
+  /// Rows expert `e` receives from the whole group.
+  int64_t toExpert(int64_t e) const {
+    int64_t n = 0;
+    for (int64_t s = 0; s < ranks; ++s)
+      n += rows(s, e);
+    return n;
+  }
   /// Rows rank `s` sends rank `p` (its rows of p's experts: one block).
   int64_t block(int64_t s, int64_t p) const {
     return all[s * (experts + 1) + (p + 1) * local()] - all[s * (experts + 1) + p * local()];
@@ -47,6 +54,22 @@ struct Exchange {
       at[p] = at[p - 1] + perSource[p - 1];
     return at;
   }
+  /// What this rank sends each rank (its rows of their experts), and receives from each (their
+  /// rows of its experts): ep_dispatch's counts, and reversed ep_combine's.
+  std::vector<int64_t> outgoing() const {
+    std::vector<int64_t> n(ranks);
+    for (int64_t p = 0; p < ranks; ++p)
+      n[p] = block(me, p);
+    return n;
+  }
+  std::vector<int64_t> incoming() const {
+    std::vector<int64_t> n(ranks);
+    for (int64_t p = 0; p < ranks; ++p)
+      n[p] = block(p, me);
+    return n;
+  }
+  /// The rows this rank dispatched (its offsets' last).
+  int64_t dispatched() const { return all[me * (experts + 1) + experts]; }
   /// Rows the experts of rank `p` receive in all.
   int64_t received(int64_t p) const {
     int64_t n = 0;
@@ -93,9 +116,7 @@ void zrt_ep_counts(const void *offsets, void *all, void *localOffsets, int64_t e
               static_cast<long long>(s), static_cast<long long>(e), o[e], o[e + 1]);
   }
   for (int64_t e = 0; e < experts && maxRows > 0; ++e) {
-    int64_t got = 0;
-    for (int64_t s = 0; s < ranks; ++s)
-      got += x.rows(s, e);
+    const int64_t got = x.toExpert(e);
     if (got > maxRows)
       fatal(call,
             "expert %lld received %lld rows in one routing, over the %lld the memory plan holds "
@@ -108,12 +129,8 @@ void zrt_ep_counts(const void *offsets, void *all, void *localOffsets, int64_t e
             static_cast<long long>(p), static_cast<long long>(x.received(p)), static_cast<long long>(rows));
   auto *local = static_cast<int32_t *>(localOffsets);
   local[0] = 0;
-  for (int64_t j = 0; j < x.local(); ++j) {
-    int64_t n = 0;
-    for (int64_t s = 0; s < ranks; ++s)
-      n += x.rows(s, x.me * x.local() + j);
-    local[j + 1] = static_cast<int32_t>(local[j] + n);
-  }
+  for (int64_t j = 0; j < x.local(); ++j)
+    local[j + 1] = static_cast<int32_t>(local[j] + x.toExpert(x.me * x.local() + j));
 }
 
 void zrt_ep_dispatch(int32_t dtype, const void *xs, const void *all, void *xr, int64_t localRows, int64_t cols,
@@ -121,16 +138,11 @@ void zrt_ep_dispatch(int32_t dtype, const void *xs, const void *all, void *xr, i
   const char *call = "zrt_ep_dispatch";
   const size_t rowBytes = elementBytes(call, dtype) * static_cast<size_t>(cols);
   Exchange x = exchangeOf(call, all, experts, ranks);
-  std::vector<int64_t> sendRows(ranks), recvRows(ranks);
-  int64_t total = 0;
-  for (int64_t p = 0; p < ranks; ++p) {
-    sendRows[p] = x.block(x.me, p);
-    recvRows[p] = x.block(p, x.me);
-    total += recvRows[p];
-  }
-  if (x.all[x.me * (experts + 1) + experts] > localRows || total > rows)
-    fatal(call, "the routing's rows (%d sent, %lld received) exceed the tensors' %lld and %lld rows",
-          x.all[x.me * (experts + 1) + experts], static_cast<long long>(total), static_cast<long long>(localRows),
+  const std::vector<int64_t> sendRows = x.outgoing(), recvRows = x.incoming();
+  const int64_t total = x.received(x.me);
+  if (x.dispatched() > localRows || total > rows)
+    fatal(call, "the routing's rows (%lld sent, %lld received) exceed the tensors' %lld and %lld rows",
+          static_cast<long long>(x.dispatched()), static_cast<long long>(total), static_cast<long long>(localRows),
           static_cast<long long>(rows));
   // Received by source rank, then laid out by local expert, each expert's rows by source.
   std::vector<char> bySource(static_cast<size_t>(total) * rowBytes);
@@ -153,14 +165,9 @@ void zrt_ep_combine(int32_t dtype, const void *yr, const void *all, void *ys, in
   const char *call = "zrt_ep_combine";
   const size_t rowBytes = elementBytes(call, dtype) * static_cast<size_t>(cols);
   Exchange x = exchangeOf(call, all, experts, ranks);
-  std::vector<int64_t> sendRows(ranks), recvRows(ranks);
-  int64_t total = 0;
-  for (int64_t p = 0; p < ranks; ++p) {
-    sendRows[p] = x.block(p, x.me); // back to where they came from
-    recvRows[p] = x.block(x.me, p);
-    total += sendRows[p];
-  }
-  const int64_t mine = x.all[x.me * (experts + 1) + experts];
+  // Back to where they came from: ep_dispatch's counts reversed.
+  const std::vector<int64_t> sendRows = x.incoming(), recvRows = x.outgoing();
+  const int64_t total = x.received(x.me), mine = x.dispatched();
   if (mine > localRows || total > rows)
     fatal(call, "the routing's rows (%lld sent back, %lld received) exceed the tensors' %lld and %lld rows",
           static_cast<long long>(total), static_cast<long long>(mine), static_cast<long long>(rows),
