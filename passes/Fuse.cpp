@@ -55,21 +55,29 @@ Value unflattened(Value v) {
 
 /// Whether `clone` computes `original`: the same value, or the same result of a copy that
 /// zcc-recompute made of its op (`zc.recomputed`, same operands up to such copies). The copy
-/// is bitwise the original: the same kernel on the same inputs.
+/// is bitwise the original: the same kernel on the same inputs. Each pair of values is compared
+/// once: under full recomputation a block's copies read each other along many paths (every
+/// residual add two), which a plain recursion walks exponentially often.
 bool sameValue(Value original, Value clone) {
-  if (original == clone)
-    return true;
-  Operation *a = original.getDefiningOp(), *b = clone.getDefiningOp();
-  if (!a || !b || !b->hasAttr(kRecomputedAttr) || a->hasAttr(kRecomputedAttr) || a->getName() != b->getName() ||
-      cast<OpResult>(original).getResultNumber() != cast<OpResult>(clone).getResultNumber() ||
-      a->getNumOperands() != b->getNumOperands() || a->getResultTypes() != b->getResultTypes())
-    return false;
-  NamedAttrList attrs(b->getAttrDictionary());
-  attrs.erase(kRecomputedAttr);
-  if (attrs.getDictionary(b->getContext()) != a->getAttrDictionary())
-    return false;
-  return llvm::all_of(llvm::zip(a->getOperands(), b->getOperands()),
-                      [](auto pair) { return sameValue(std::get<0>(pair), std::get<1>(pair)); });
+  SmallVector<std::pair<Value, Value>> work{{original, clone}};
+  DenseSet<std::pair<Value, Value>> seen;
+  while (!work.empty()) {
+    auto [x, y] = work.pop_back_val();
+    if (x == y || !seen.insert({x, y}).second)
+      continue;
+    Operation *a = x.getDefiningOp(), *b = y.getDefiningOp();
+    if (!a || !b || !b->hasAttr(kRecomputedAttr) || a->hasAttr(kRecomputedAttr) || a->getName() != b->getName() ||
+        cast<OpResult>(x).getResultNumber() != cast<OpResult>(y).getResultNumber() ||
+        a->getNumOperands() != b->getNumOperands() || a->getResultTypes() != b->getResultTypes())
+      return false;
+    NamedAttrList attrs(b->getAttrDictionary());
+    attrs.erase(kRecomputedAttr);
+    if (attrs.getDictionary(b->getContext()) != a->getAttrDictionary())
+      return false;
+    for (auto [u, v] : llvm::zip(a->getOperands(), b->getOperands()))
+      work.push_back({u, v});
+  }
+  return true;
 }
 
 /// Erases `root` if nothing reads it and it is a recomputed copy, then the copies it read that

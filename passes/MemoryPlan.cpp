@@ -1,5 +1,6 @@
 //===- MemoryPlan.cpp - arena offsets from live ranges --------------------===//
 
+#include <algorithm>
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 
@@ -367,6 +368,26 @@ const FunctionPlan *MemoryPlan::peakFunction() const {
   for (const FunctionPlan &fn : functions)
     if (!peak || fn.regionBytes > peak->regionBytes)
       peak = &fn;
+  return peak;
+}
+
+int64_t MemoryPlan::peakLiveBytes(BufferKind kind) const {
+  int64_t peak = 0;
+  for (const FunctionPlan &fn : functions) {
+    // A sweep over the buffers' live ranges: + at the first op, - after the last.
+    std::vector<std::pair<int64_t, int64_t>> changes;
+    for (const PlannedBuffer &b : fn.buffers)
+      if (b.kind == kind) {
+        changes.push_back({b.start, b.bytes});
+        changes.push_back({b.end + 1, -b.bytes});
+      }
+    std::sort(changes.begin(), changes.end()); // at one index the ends (-) come before the starts
+    int64_t live = 0;
+    for (auto [index, delta] : changes) {
+      live += delta;
+      peak = std::max(peak, live);
+    }
+  }
   return peak;
 }
 

@@ -87,6 +87,10 @@ struct MemoryPlan {
   const FunctionPlan *peakFunction() const;
   /// Live bytes by kind at op `index` of `fn` (persistent kinds included).
   std::map<BufferKind, int64_t> liveAt(const FunctionPlan &fn, int64_t index) const;
+  /// The most scratch bytes of `kind` live at once in any one planned function (activations
+  /// peak where the backward starts, not necessarily at the arena's peak). The arena holds at
+  /// least this beside its persistent region.
+  int64_t peakLiveBytes(BufferKind kind) const;
   int64_t totalBytes() const { return persistentBytes + scratchBytes; }
 };
 

@@ -431,10 +431,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
     const FunctionPlan *peak = arena->peakFunction();
     std::map<BufferKind, int64_t> breakdown = arena->liveAt(*peak, peak->peakIndex);
     // Activations alone peak where the backward pass starts, not necessarily at the arena's peak.
-    int64_t activationPeak = 0;
-    for (const FunctionPlan &fn : arena->functions)
-      for (int64_t i = 0; i < static_cast<int64_t>(fn.ops.size()); ++i)
-        activationPeak = std::max(activationPeak, arena->liveAt(fn, i).at(BufferKind::Activation));
+    int64_t activationPeak = arena->peakLiveBytes(BufferKind::Activation);
     // A pipeline stage's activations kept for its micro-batches in flight (zcc-pipeline-keep),
     // in train.bin's input slots: held through every function's peak.
     activationPeak += pipelineSlotBytes(module, "stash");

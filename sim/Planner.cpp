@@ -115,6 +115,10 @@ struct ModelFacts {
   double attentionFlops = 0; // the forward's causal attention, its causal half (flash)
   double matmulInputElements = 0; // what the weight gradients read: every forward matmul's input (each once)
   double matmulOutputElements = 0; // and the gradients of every forward matmul's output
+  // Of them, the grouped products' (a MoE layer's experts): zc.grouped_matmul_grad computes the
+  // input's and the weights' gradients in one op, in a zero-bubble stage's B, so nothing of
+  // theirs waits from B for W and their inputs wait only until B.
+  double groupedInputElements = 0, groupedOutputElements = 0;
   int64_t blocks = 0;              // the attention blocks (layers) a pipeline splits
   int64_t experts = 0;             // a MoE model's experts per layer (the fewest): what --ep divides
 };
@@ -134,10 +138,17 @@ ModelFacts factsOf(ModuleOp model) {
     forward.walk([&](Operation *op) {
       if (isa<MatmulOp, MatmulBiasOp, MatmulBiasGeluOp, MatmulCrossEntropyLossOp, GroupedMatmulOp>(op)) {
         f.forwardMatmulFlops += estimatedFlops(op);
-        if (counted.insert(op->getOperand(0)).second)
+        const bool grouped = isa<GroupedMatmulOp>(op);
+        if (counted.insert(op->getOperand(0)).second) {
           f.matmulInputElements += double(tensorOf(op->getOperand(0)).getNumElements());
-        if (auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType()))
+          if (grouped)
+            f.groupedInputElements += double(tensorOf(op->getOperand(0)).getNumElements());
+        }
+        if (auto out = dyn_cast<RankedTensorType>(op->getResult(0).getType())) {
           f.matmulOutputElements += double(out.getNumElements());
+          if (grouped)
+            f.groupedOutputElements += double(out.getNumElements());
+        }
       } else if (isa<CausalAttentionOp>(op)) {
         f.attentionFlops += ClusterCost::opFlops(op);
         ++f.blocks;
@@ -252,6 +263,10 @@ double stashPerBlock(ArrayRef<ModuleOp> stages) {
 double activationLowerBound(const PlanChoice &c, const ModelFacts &facts, bool bf16, double keptPerBlock) {
   const double perMicroBatch = double(c.microBatchSize) * (bf16 ? 2 : 4) / double(facts.batch * c.tp * c.cp);
   const double inputs = facts.matmulInputElements * perMicroBatch, outputs = facts.matmulOutputElements * perMicroBatch;
+  const double groupedInputs = facts.groupedInputElements * perMicroBatch;
+  // What W reads of B's: the products' but the grouped ones' (ModelFacts).
+  const double deferredInputs = inputs - groupedInputs,
+               deferredOutputs = outputs - facts.groupedOutputElements * perMicroBatch;
   const bool full = c.recompute == "full", none = c.recompute == "none";
   if (c.pp == 1)
     return none ? inputs : 0;
@@ -263,8 +278,10 @@ double activationLowerBound(const PlanChoice &c, const ModelFacts &facts, bool b
   std::vector<double> perBlock;
   for (const HeldMicroBatches &h : held) {
     // The last stage's B computes what its W reads: all of it waits from B.
-    const double fromW = h.fromBackward * (full || h.last ? inputs + outputs : outputs) / double(blocks);
-    const double products = none && !h.last ? h.fromForward * inputs / double(blocks) : 0.0;
+    const double fromW =
+        h.fromBackward * (full || h.last ? deferredInputs + deferredOutputs : deferredOutputs) / double(blocks);
+    const double products =
+        none && !h.last ? (h.fromForward * deferredInputs + h.untilBackward * groupedInputs) / double(blocks) : 0.0;
     perBlock.push_back(fromW + std::max(products, h.last ? 0.0 : h.untilBackward * keptPerBlock));
   }
   const int64_t fewest = blocks / chunks;
@@ -402,8 +419,11 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
       }
     }
   result.enumerated = static_cast<int64_t>(candidates.size());
+  // By the step's bound; of equal bounds, the higher ZeRO stage first (the twins' memory floors).
   std::stable_sort(candidates.begin(), candidates.end(), [](const PlanOutcome &a, const PlanOutcome &b) {
-    return a.lowerBoundSeconds < b.lowerBoundSeconds;
+    if (a.lowerBoundSeconds != b.lowerBoundSeconds)
+      return a.lowerBoundSeconds < b.lowerBoundSeconds;
+    return a.plan.zeroStage > b.plan.zeroStage;
   });
 
   // Planner compiles fail quietly (a head count a tensor split does not divide, too few cut
@@ -433,6 +453,61 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}", p.tp, p.cp, p.pp, p.microBatchSize, p.recompute, p.ep).str();
   };
   std::map<std::string, double> keptPerBlock;
+  // Each candidate's pipeline twin key, and the 1F1B candidates of each key in the search's order.
+  std::vector<std::string> twinOf(candidates.size());
+  std::map<std::string, std::vector<size_t>> oneF1BOf;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    twinOf[i] = pipelineTwin(candidates[i].plan);
+    if (candidates[i].plan.pp > 1 && candidates[i].plan.schedule == "1f1b")
+      oneF1BOf[twinOf[i]].push_back(i);
+  }
+  // What plans alike but for their ZeRO stage and offload share, read off those of them compiled
+  // (ZeRO++'s quantization adds compute: its plans read the floors, not write them): the
+  // activations a device keeps (its arenas' activation peak, its pipeline inputs in flight) and
+  // its compute (with recomputation).
+  //  - Compute: the ZeRO stages' graphs differ a little where their collectives sit (Mixtral
+  //    8x7B at ZeRO 0-3: within 2.1%), so the floor gives 5% back. Recomputing more computes
+  //    more: a twin that recomputes less bounds the step too.
+  //  - Activations: a higher ZeRO stage keeps no more (a pipeline stage's whole gradients of a
+  //    micro-batch are scratch beside its activations at ZeRO 0 and 1: Mixtral 8x7B at pp 4 x 4
+  //    keeps 23.5 GiB at ZeRO-1, 12.4 at ZeRO-2; at zb-h1 with ep, ZeRO-0 4.4% more than
+  //    ZeRO-1), so the floor is the least of the twins at this stage or above, less 3%. It is
+  //    the recomputation level's own: recomputing more need not keep less (under zero-bubble,
+  //    full recomputation's B recomputes the products' inputs and keeps them for W).
+  //  Plans of equal step bound are tried at the highest ZeRO stage first (candidates' order),
+  //  so the floors are there for the others.
+  auto floorKey = [](const PlanChoice &p) {
+    return llvm::formatv("{0}/{1}/{2}/{3}/{4}/{5}/{6}/{7}", p.tp, p.cp, p.pp, p.dp, p.microBatchSize, p.schedule,
+                         p.interleave, p.ep)
+        .str();
+  };
+  struct TwinFloors {
+    double activationBytes[4][4], computeSeconds[4]; // [ZeRO stage][recompute level]; [recompute level]
+    TwinFloors() {
+      std::fill(&activationBytes[0][0], &activationBytes[0][0] + 16, -1.0);
+      std::fill(computeSeconds, computeSeconds + 4, -1.0);
+    }
+  };
+  constexpr double kActivationMargin = 0.97, kComputeMargin = 0.95;
+  std::map<std::string, TwinFloors> twinFloors;
+  auto memoryFloor = [&](const PlanChoice &p) {
+    auto it = twinFloors.find(floorKey(p));
+    if (it == twinFloors.end())
+      return 0.0;
+    double least = -1;
+    for (int64_t z = p.zeroStage; z < 4; ++z)
+      if (double bytes = it->second.activationBytes[z][level(p) % 4]; bytes >= 0)
+        least = least < 0 ? bytes : std::min(least, bytes);
+    return std::max(0.0, least * kActivationMargin);
+  };
+  auto computeFloor = [&](const PlanChoice &p) {
+    auto it = twinFloors.find(floorKey(p));
+    double seconds = 0;
+    if (it != twinFloors.end())
+      for (int r = 0; r <= level(p) % 4; ++r)
+        seconds = std::max(seconds, it->second.computeSeconds[r] * kComputeMargin);
+    return seconds;
+  };
   std::vector<bool> evaluated(candidates.size(), false);
   std::function<void(size_t)> evaluate = [&](size_t i) {
     PlanOutcome &c = candidates[i];
@@ -440,10 +515,13 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     // An interleaved or zero-bubble plan: its 1F1B twins first, until one compiles (each is
     // simulated anyway unless the step bound prunes it), for what a block keeps.
     if (c.plan.pp > 1 && c.plan.schedule != "1f1b")
-      for (size_t j = 0; j < candidates.size() && !keptPerBlock.count(pipelineTwin(c.plan)); ++j)
-        if (!evaluated[j] && candidates[j].plan.schedule == "1f1b" &&
-            pipelineTwin(candidates[j].plan) == pipelineTwin(c.plan))
-          evaluate(j);
+      if (auto twins = oneF1BOf.find(twinOf[i]); twins != oneF1BOf.end())
+        for (size_t j : twins->second) {
+          if (keptPerBlock.count(twinOf[i]))
+            break;
+          if (!evaluated[j])
+            evaluate(j);
+        }
     if (auto twin = fittingLevel.find(twinKey(c.plan)); twin != fittingLevel.end() && twin->second < level(c.plan)) {
       int fits = twin->second, mine = level(c.plan);
       // Dominated where it recomputes at least as much and offloads at least as much.
@@ -452,9 +530,16 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
         return;
       }
     }
-    const auto kept = keptPerBlock.find(pipelineTwin(c.plan));
-    const double memoryBound = modelStateLowerBound(c.plan, facts.paramElements, facts.expertParamElements, bf16) +
-                               activationLowerBound(c.plan, facts, bf16, kept == keptPerBlock.end() ? 0.0 : kept->second);
+    // A twin's compute is slower than the tenth best step: so is this plan.
+    if (result.best.size() >= request.keep && computeFloor(c.plan) > result.best.back().result.stepSeconds) {
+      ++result.boundedOut;
+      return;
+    }
+    const auto kept = keptPerBlock.find(twinOf[i]);
+    const double stateBound = modelStateLowerBound(c.plan, facts.paramElements, facts.expertParamElements, bf16);
+    const double activationBound =
+        activationLowerBound(c.plan, facts, bf16, kept == keptPerBlock.end() ? 0.0 : kept->second);
+    const double memoryBound = stateBound + std::max(activationBound, memoryFloor(c.plan));
     if (memoryBound + SimResult::kReservedBytes > budget) {
       ++result.overMemory;
       return;
@@ -493,6 +578,18 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     setZeroPlusPlus(o, c.plan.zeroPlusPlus, cluster.devicesPerNode);
     o.memoryBudget = 0; // the planner compares the plan with the budget itself
     o.report = "";
+    // A plan zcc refuses as the user would compile it (its chunks on each rank) is not offered,
+    // though the simulation compiles the chunks as stages of their own.
+    {
+      ZccPipelineOptions asWritten;
+      asWritten.copyOptionValuesFrom(o);
+      asWritten.pipelineChunks = c.plan.interleave;
+      asWritten.pipelineSchedule = c.plan.schedule;
+      if (!checkPipelineOptions(asWritten).empty()) {
+        ++result.failedToCompile;
+        return;
+      }
+    }
     // The passes' cost model (bucket sizes) from the cluster's links for this mesh, as zcc
     // --cluster compiles the plan, unless the user gave --cost-model.
     CostModelFile costs;
@@ -514,7 +611,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     }
     if (c.plan.pp > 1 && c.plan.schedule == "1f1b")
       if (double perBlock = stashPerBlock(compiled->stages); perBlock > 0) {
-        keptPerBlock[pipelineTwin(c.plan)] = perBlock;
+        keptPerBlock[twinOf[i]] = perBlock;
         if (request.verbose)
           llvm::errs() << llvm::formatv("zcc --plan auto: {0}: a stage keeps {1:F1} MiB per block per micro-batch\n",
                                         c.plan.describe(), perBlock / double(1 << 20));
@@ -529,11 +626,23 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     c.result = simulate(compiled->stages, cluster, sim);
     if (request.verbose)
       llvm::errs() << llvm::formatv("zcc --plan auto: {0}: bound {1:F3} s, simulated {2:F3} s, {3:F4} GiB (bound "
-                                    "{5:F4} GiB) ({4:F2} s)\n",
+                                    "{5:F4} GiB: state {6:F4}, activations {7:F4}, twins' {8:F4}; activations "
+                                    "{9:F4}) ({4:F2} s)\n",
                                     c.plan.describe(), c.lowerBoundSeconds, c.result.stepSeconds,
                                     c.result.memoryBytes / double(1 << 30),
                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(),
-                                    memoryBound / double(1 << 30));
+                                    memoryBound / double(1 << 30), stateBound / double(1 << 30),
+                                    activationBound / double(1 << 30), memoryFloor(c.plan) / double(1 << 30),
+                                    double(c.result.activationBytes()) / double(1 << 30));
+    if (!c.plan.zeroPlusPlus) {
+      TwinFloors &floors = twinFloors[floorKey(c.plan)];
+      const int r = level(c.plan) % 4;
+      const double activations = double(c.result.activationBytes());
+      const double compute = c.result.parts.compute + c.result.parts.recompute;
+      double &kept = floors.activationBytes[c.plan.zeroStage][r], &computed = floors.computeSeconds[r];
+      kept = kept < 0 ? activations : std::min(kept, activations);
+      computed = computed < 0 ? compute : std::min(computed, compute);
+    }
     if (!c.result.fits(budget)) {
       ++result.overMemory;
       overBudget.push_back(c.plan);

@@ -10,9 +10,11 @@
 // recomputation, optimizer offload), orders them by a lower bound of their step time (the
 // matmuls' FLOPs at the device's best matmul rate, the 1F1B bubble, recomputation's extra
 // forward), and evaluates them in that order: compile, keep the plan only where the exact
-// memory plan fits the device, simulate. It stops once the next plan's lower bound is slower
-// than the tenth best simulated step, so the ten best are exact and the answer never depends
-// on timing.
+// memory plan fits the device, simulate. A plan compiled tells its twins at other ZeRO stages
+// and offload what their activations and compute are at least (with the margins the stages'
+// graphs differ by), so most of them are ruled out uncompiled. It stops once the next plan's
+// lower bound is slower than the tenth best simulated step, so the ten best are exact (up to
+// those margins) and the answer does not depend on timing, unless --plan-seconds stops it.
 //
 //===----------------------------------------------------------------------===//
 

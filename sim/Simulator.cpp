@@ -350,7 +350,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   r.stages.assign(p, {});
   // Alike stages share one module (compileForSimulation): each module is timed and planned once.
   DenseMap<Operation *, int64_t> seen;
-  std::vector<int64_t> arenaBytes(chunks, 0);
+  std::vector<int64_t> arenaBytes(chunks, 0), activationPeak(chunks, 0);
   for (int64_t j = 0; j < chunks; ++j) {
     ModuleOp module = stages[j];
     if (auto it = seen.find(module.getOperation()); it != seen.end()) {
@@ -360,6 +360,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
       weight[j] = weight[k];
       update[j] = update[k];
       arenaBytes[j] = arenaBytes[k];
+      activationPeak[j] = activationPeak[k];
     } else {
       seen[module.getOperation()] = j;
       func::FuncOp fwd = chunks > 1 ? functionWithRole(module, "forward") : func::FuncOp();
@@ -384,12 +385,14 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
         }
       FailureOr<MemoryPlan> arena = planMemory(module, plannedFunctions(module));
       arenaBytes[j] = succeeded(arena) ? arena->totalBytes() : 0;
+      activationPeak[j] = succeeded(arena) ? arena->peakLiveBytes(BufferKind::Activation) : 0;
     }
     StageResult &device = r.stages[rankOf[j]];
     device.forwardSeconds += forward[j].seconds;
     device.stepSeconds += step[j].seconds + weight[j].seconds;
     device.updateSeconds += update[j].seconds;
     device.arenaBytes += arenaBytes[j];
+    device.activationPeakBytes += activationPeak[j];
     device.inFlightInputBytes +=
         inFlightInputs(module, schedule, m, p, rankOf[j], v, zcc::pipeline::chunkOfStage(placement, j, p));
   }
@@ -483,6 +486,13 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   return r;
 }
 
+int64_t SimResult::activationBytes() const {
+  int64_t most = 0;
+  for (const StageResult &device : stages)
+    most = std::max(most, device.activationPeakBytes + device.inFlightInputBytes);
+  return most;
+}
+
 llvm::json::Value SimResult::toJson() const {
   llvm::json::Object breakdown;
   for (const Breakdown::Named &part : parts.named())
@@ -493,6 +503,7 @@ llvm::json::Value SimResult::toJson() const {
                                           {"step_s", s.stepSeconds},
                                           {"update_s", s.updateSeconds},
                                           {"arena_bytes", s.arenaBytes},
+                                          {"activation_peak_bytes", s.activationPeakBytes},
                                           {"in_flight_input_bytes", s.inFlightInputBytes}});
   return llvm::json::Object{
       {"cluster", cluster},

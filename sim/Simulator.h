@@ -77,6 +77,10 @@ struct SimRequest {
 struct StageResult {
   double forwardSeconds = 0, stepSeconds = 0, updateSeconds = 0;
   int64_t arenaBytes = 0, inFlightInputBytes = 0;
+  /// Of the arenas: the activations live at once at their peak (each virtual stage's, summed),
+  /// what the plan's mesh, micro-batch, schedule and recomputation decide and its ZeRO stage
+  /// and offload do not (the planner's floor for those twins).
+  int64_t activationPeakBytes = 0;
 };
 
 struct SimResult {
@@ -90,6 +94,8 @@ struct SimResult {
   double deviceMemoryBytes = 0;
   Breakdown parts;
   std::vector<StageResult> stages; // per pipeline rank (virtual stages summed)
+  /// The most any device keeps of activations, at their peak and in its inputs in flight.
+  int64_t activationBytes() const;
   std::vector<TraceEvent> trace;
 
   double tokensPerSecond() const { return tokensPerStep / stepSeconds; }
