@@ -93,12 +93,21 @@ void StepLog::write(const ModelInfo &m, const StepRecord &r, const zrt_counters 
     moe = "\"moe_tokens_min\": " + std::to_string(r.moe.fewest) + ", \"moe_tokens_mean\": " + jsonNumber(r.moe.mean) +
           ", \"moe_tokens_max\": " + std::to_string(r.moe.most) + ", \"moe_routings\": " +
           std::to_string(r.moe.routings) + ", \"moe_dropped\": " + std::to_string(r.moe.dropped) + ", ";
+  // The bytes each kind of collective sent this step (zrt_counters' kinds), beside their sum.
+  static const char *const kKinds[] = {"all_gather", "reduce_scatter", "all_reduce", "broadcast",
+                                       "all_to_all", "pipeline",       "ring"};
+  static_assert(sizeof(kKinds) / sizeof(kKinds[0]) == sizeof(now.bytes_sent) / sizeof(now.bytes_sent[0]));
+  std::string byKind = "\"comm_bytes_by_kind\": {";
+  for (size_t k = 0; k < sizeof(kKinds) / sizeof(kKinds[0]); ++k)
+    byKind += std::string(k ? ", " : "") + "\"" + kKinds[k] + "\": " +
+              std::to_string(now.bytes_sent[k] - before.bytes_sent[k]);
+  byKind += "}, ";
   if (json_)
     std::fprintf(json_,
                  "{\"step\": %lld, \"loss\": %.9g, \"lr\": %.9g, \"grad_norm\": %s, %s%s\"step_ms\": %.4f, "
                  "\"update_ms\": %.4f, "
                  "\"%s\": %.2f, "
-                 "\"peak_bytes\": %lld, \"comm_bytes\": %lld, \"comm_wait_s\": %.6f, "
+                 "\"peak_bytes\": %lld, \"comm_bytes\": %lld, %s\"comm_wait_s\": %.6f, "
                  "\"param_bytes\": %lld, \"grad_bytes\": %lld, \"optimizer_bytes\": %lld, "
                  "\"planned_arena_bytes\": %lld, \"measured_arena_bytes\": %lld, \"peak_rss_bytes\": %lld, "
                  "\"swap_read_bytes\": %lld, \"swap_write_bytes\": %lld, \"swap_wait_s\": %.6f, "
@@ -110,7 +119,7 @@ void StepLog::write(const ModelInfo &m, const StepRecord &r, const zrt_counters 
                  moe.c_str(), r.seconds * 1e3,
                  r.updateSeconds * 1e3, unit, perSecond,
                  static_cast<long long>(now.arena_bytes),
-                 static_cast<long long>(bytesSent(now) - bytesSent(before)),
+                 static_cast<long long>(bytesSent(now) - bytesSent(before)), byKind.c_str(),
                  now.wait_seconds - before.wait_seconds, static_cast<long long>(m.paramBytes),
                  static_cast<long long>(m.gradBytes), static_cast<long long>(m.optimizerBytes),
                  static_cast<long long>(m.arenaBytes),
