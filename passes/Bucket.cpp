@@ -34,13 +34,14 @@ struct Key {
 
 int64_t elementBytes(Type t) { return t.getIntOrFloatBitWidth() / 8; }
 
-ParamOp paramOf(Operation *op) {
-  auto name = op->getAttrOfType<FlatSymbolRefAttr>("param");
-  return SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, name);
+/// The parameter a gather names, from the module's symbol table (built once: a lookup from the op
+/// scans the module's ops, per gather of every function, which dominated --plan auto's compiles).
+ParamOp paramOf(Operation *op, SymbolTable &symbols) {
+  return symbols.lookup<ParamOp>(op->getAttrOfType<FlatSymbolRefAttr>("param").getAttr());
 }
 
 /// The bucket key of a collective zcc-bucket handles, and the bytes it adds.
-std::optional<std::pair<Key, int64_t>> classify(Operation *op) {
+std::optional<std::pair<Key, int64_t>> classify(Operation *op, SymbolTable &symbols) {
   if (auto rs = dyn_cast<ReduceScatterOp>(op)) {
     if (rs.getAxis() != MeshAxis::data) // sequence parallelism's: on the critical path, as the all-reduces
       return std::nullopt;
@@ -60,7 +61,7 @@ std::optional<std::pair<Key, int64_t>> classify(Operation *op) {
                      in.getNumElements() * elementBytes(in.getElementType())};
   }
   if (isa<GatherParamOp, AllGatherParamOp>(op)) {
-    ParamOp param = paramOf(op);
+    ParamOp param = paramOf(op, symbols);
     ParamSharding s = ParamSharding::of(param);
     if (s.axis != MeshAxis::data) // an expert weight's shards: over the ranks holding its experts
       return std::nullopt;
@@ -79,7 +80,8 @@ bool movable(Operation *op) {
 
 class Bucketer {
 public:
-  Bucketer(int64_t gradientBytes, int64_t gatherBytes) : gradientBytes(gradientBytes), gatherBytes(gatherBytes) {}
+  Bucketer(int64_t gradientBytes, int64_t gatherBytes, SymbolTable &symbols)
+      : gradientBytes(gradientBytes), gatherBytes(gatherBytes), symbols(symbols) {}
 
   void run(func::FuncOp fn) {
     for (Kind kind : {Kind::ReduceScatter, Kind::AllReduce, Kind::GatherParam, Kind::RefreshParam})
@@ -98,7 +100,7 @@ private:
   void bucketKind(Block &block, Kind kind) {
     SmallVector<Operation *> candidates;
     for (Operation &op : block)
-      if (auto c = classify(&op); c && c->first.kind == kind)
+      if (auto c = classify(&op, symbols); c && c->first.kind == kind)
         candidates.push_back(&op);
     int64_t limit = kind == Kind::GatherParam || kind == Kind::RefreshParam ? gatherBytes : gradientBytes;
     if (limit <= 0)
@@ -106,7 +108,7 @@ private:
     // One open group per key (kinds interleave with other keys: bf16 and f32, say).
     SmallVector<Group> open;
     for (Operation *op : candidates) {
-      std::pair<Key, int64_t> classified = *classify(op);
+      std::pair<Key, int64_t> classified = *classify(op, symbols);
       Key key = classified.first;
       int64_t bytes = classified.second;
       Group *group = llvm::find_if(open, [&](const Group &g) { return g.key == key; });
@@ -249,7 +251,7 @@ private:
   Value gatherBucket(OpBuilder &b, Location loc, const Group &group, SmallVector<Attribute> &names) {
     int64_t shard = 0;
     for (Operation *m : group.members) {
-      ParamOp param = paramOf(m);
+      ParamOp param = paramOf(m, symbols);
       names.push_back(FlatSymbolRefAttr::get(param.getSymNameAttr()));
       shard += ParamSharding::of(param).shardElements();
     }
@@ -287,6 +289,7 @@ private:
   }
 
   int64_t gradientBytes, gatherBytes;
+  SymbolTable &symbols;
 };
 
 struct ZccBucketPass : zc::impl::ZccBucketBase<ZccBucketPass> {
@@ -320,7 +323,8 @@ struct ZccBucketPass : zc::impl::ZccBucketBase<ZccBucketPass> {
     module.walk([&](AllReduceOp) { anyAllReduce = true; });
     int64_t gradient = anyAllReduce ? bytes(bucketMb, costs.allReduce, true)
                                     : bytes(bucketMb, costs.reduceScatter, false);
-    Bucketer bucketer(gradient, bytes(gatherBucketMb, costs.allGather, false));
+    SymbolTable symbols(module);
+    Bucketer bucketer(gradient, bytes(gatherBucketMb, costs.allGather, false), symbols);
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn->hasAttr("zc.role"))
         bucketer.run(fn);
