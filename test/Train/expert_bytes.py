@@ -21,6 +21,8 @@ G = ep ranks of an expert group, per step:
 """
 import json, os, re, subprocess, sys, tempfile
 
+from mesh_harness import mesh_arguments, mesh_fields, use_mpi
+
 
 def model_shape(text):
     """L, E, k, d and the batch's tokens from the model's zc.moe_route lines and router weights."""
@@ -33,12 +35,8 @@ def model_shape(text):
 
 
 def main():
-    zcc, model = sys.argv[1], sys.argv[2]
-    rest = sys.argv[3:]
-    split = rest.index("--")
-    data, meshes = rest[:split], rest[split + 1:]
-    os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                      OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
+    zcc, model, data, meshes = mesh_arguments(sys.argv)
+    use_mpi()
     text = open(model).read()
     L, E, k, d, tokens = model_shape(text)
     tied, n = re.subn(r"(@\w+_router_w : tensor<[0-9x]+xf32>) = #zc\.[a-z]+(<[^>]*>)?", r"\1 = #zc.zeros", text)
@@ -49,7 +47,7 @@ def main():
         tied_model = os.path.join(work, "tied.mlir")
         open(tied_model, "w").write(tied)
         for mesh in meshes:
-            f = dict(kv.split("=") for kv in mesh.split(","))
+            f = mesh_fields(mesh)
             ranks, G, zero = int(f["np"]), int(f["ep"]), int(f.get("zero", "0"))
             exe = os.path.join(work, f"train-{mesh.replace(',', '-').replace('=', '')}.bin")
             subprocess.run([zcc, tied_model, "-o", exe, "--world-size", str(ranks), "--ep", str(G),

@@ -17,17 +17,15 @@ usage: mesh_bytes.py ZCC MODEL.mlir DATA-FLAGS... -- MESH...   MESH: np=N,tp=T,p
 """
 import json, os, subprocess, sys, tempfile
 
+from mesh_harness import mesh_arguments, mesh_fields, use_mpi
+
 def main():
-    zcc, model = sys.argv[1], sys.argv[2]
-    rest = sys.argv[3:]
-    split = rest.index("--")
-    data, meshes = rest[:split], rest[split + 1:]
-    os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                      OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
+    zcc, model, data, meshes = mesh_arguments(sys.argv)
+    use_mpi()
     failures = []
     with tempfile.TemporaryDirectory() as work:
         for mesh in meshes:
-            f = dict(kv.split("=") for kv in mesh.split(","))
+            f = mesh_fields(mesh)
             n, tp, stage = int(f["np"]), int(f.get("tp", "1")), int(f.get("zero", "0"))
             pp = int(f.get("pp", "1"))
             dp = n // (tp * pp)
