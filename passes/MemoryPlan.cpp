@@ -1,8 +1,9 @@
 //===- MemoryPlan.cpp - arena offsets from live ranges --------------------===//
 
-#include <algorithm>
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
+
+#include <algorithm>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/MathExtras.h"

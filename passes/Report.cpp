@@ -4,6 +4,7 @@
 #include "passes/LinkModel.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
+#include "passes/ReportPredict.h"
 #include "runtime/main/PipelineSchedule.h"
 
 #include "mlir/Support/FileUtilities.h"
@@ -17,10 +18,9 @@ namespace mlir::zc {
 
 using namespace mlir;
 using namespace mlir::zc;
+using namespace mlir::zc::report;
 
 namespace {
-
-int64_t elementBytes(RankedTensorType t) { return t.getElementTypeBitWidth() / 8; }
 
 struct Plan {
   int64_t paramTensors = 0, paramBytes = 0, gradBytes = 0, optimizerBytes = 0, gatheredPeakBytes = 0;
@@ -47,9 +47,6 @@ struct Plan {
 
 /// Counts the collectives of `fn`, `times` runs of it, with the bytes a rank sends
 /// under ring algorithms (what the runtime's counters add up).
-/// The tensor an async collective's zc.wait yields.
-RankedTensorType awaitedType(Value handle) { return cast<AsyncType>(handle.getType()).getValueType(); }
-
 void countCollectives(func::FuncOp fn, int64_t times, Plan &plan, const std::optional<LinkModel> &links) {
   auto add = [&](LinkModel::Bytes b) {
     plan.inNodeBytes += b.inNode;
@@ -188,73 +185,6 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan, const std::opt
   });
 }
 
-/// Seconds of one collective under the cost model; 0 for other ops.
-double collectiveSeconds(Operation *op, const CostModel &costs) {
-  auto sent = [](RankedTensorType shard, int64_t ranks) {
-    return double(ranks - 1) * shard.getNumElements() * elementBytes(shard);
-  };
-  if (auto o = dyn_cast<AllGatherStartOp>(op))
-    return costs.allGather.seconds(sent(tensorOf(o.getInput()), o.getRanks()));
-  if (auto o = dyn_cast<AllGatherOp>(op))
-    return costs.allGather.seconds(sent(tensorOf(o.getInput()), o.getRanks()));
-  if (auto o = dyn_cast<ReduceScatterStartOp>(op))
-    return costs.reduceScatter.seconds(sent(awaitedType(o.getHandle()), o.getRanks()));
-  if (auto o = dyn_cast<ReduceScatterOp>(op))
-    return costs.reduceScatter.seconds(sent(tensorOf(o.getResult()), o.getRanks()));
-  auto allReduce = [&](RankedTensorType t, int64_t n) {
-    return costs.allReduce.seconds(2.0 * (n - 1) * t.getNumElements() * elementBytes(t) / n);
-  };
-  if (auto o = dyn_cast<AllReduceStartOp>(op))
-    return allReduce(tensorOf(o.getInput()), o.getRanks());
-  if (isa<AllToAllOp, AllToAllStartOp>(op)) { // priced as an all-gather of the blocks sent
-    RankedTensorType t = tensorOf(op->getOperand(0));
-    const double ranks = double(op->getAttrOfType<IntegerAttr>("ranks").getInt());
-    return costs.allGather.seconds((ranks - 1) / ranks * double(t.getNumElements()) * elementBytes(t));
-  }
-  if (auto o = dyn_cast<AllReduceOp>(op))
-    return allReduce(tensorOf(o.getInput()), o.getRanks());
-  if (isa<GatherParamOp, AllGatherParamOp>(op)) {
-    auto param = SymbolTable::lookupNearestSymbolFrom<ParamOp>(op, op->getAttrOfType<FlatSymbolRefAttr>("param"));
-    ParamSharding s = ParamSharding::of(param);
-    return costs.allGather.seconds(double(s.ranks - 1) * s.shardElements() *
-                                   elementBytes(param.getTensorType()));
-  }
-  return 0;
-}
-
-/// One rank's timeline of `fn`: compute ops advance the compute clock, collectives
-/// run in issue order on the communication stream, a wait (or a blocking
-/// collective) stalls compute until its transfer is done. Adds to the totals.
-void simulate(func::FuncOp fn, const CostModel &costs, int64_t times, double &compute, double &comm,
-              double &exposed) {
-  double clock = 0, stream = 0, computeHere = 0, commHere = 0, exposedHere = 0;
-  DenseMap<Value, double> finish;
-  for (Operation &op : fn.getBody().front()) {
-    double cost = collectiveSeconds(&op, costs);
-    if (isCollectiveStart(&op)) {
-      stream = std::max(stream, clock) + cost;
-      finish[op.getResult(0)] = stream;
-      commHere += cost;
-    } else if (auto wait = dyn_cast<WaitOp>(op)) {
-      double done = finish.lookup(wait.getHandle());
-      exposedHere += std::max(0.0, done - clock);
-      clock = std::max(clock, done);
-    } else if (cost > 0) { // blocking: queued behind the stream, then the compute thread waits
-      double done = std::max(stream, clock) + cost;
-      exposedHere += done - clock;
-      clock = stream = done;
-      commHere += cost;
-    } else {
-      double t = estimatedFlops(&op) / costs.computeFlopsPerSecond;
-      clock += t;
-      computeHere += t;
-    }
-  }
-  compute += times * computeHere;
-  comm += times * commHere;
-  exposed += times * exposedHere;
-}
-
 /// Interleaved pipelines: ": rank R's chunk C" of a virtual stage; "" otherwise.
 std::string chunkText(ModuleOp module, DictionaryAttr stage) {
   const int64_t chunks = pipelineChunks(module);
@@ -297,52 +227,6 @@ llvm::json::Value pipelineJson(ModuleOp module, const Plan &plan, int64_t microB
                             {"inputs", pipelineInputsJson(module)},
                             {"in_flight_input_bytes", pipelineSlotBytes(module)},
                             {"kept_activation_bytes", pipelineSlotBytes(module, "stash")}};
-}
-
-/// The NVMe swap schedule of the update (zcc-offload): bytes each way per step, and its
-/// predicted time. The disk serves one request queue, reads and writes alike; reads run
-/// `slots - 1` chunks ahead of the update, so what the update waits for is the first chunk's
-/// read and whatever transfer time its compute does not cover.
-struct SwapPlan {
-  int64_t readBytes = 0, writeBytes = 0, stepReadBytes = 0, chunks = 0, slots = 0, slotBytes = 0;
-  double transferSeconds = 0, exposedSeconds = 0;
-};
-SwapPlan swapPlan(func::FuncOp step, func::FuncOp update, const CostModel &costs, const MemoryPlan &arena,
-                  int64_t microBatches) {
-  SwapPlan p;
-  p.slots = arena.swapSlots;
-  p.slotBytes = arena.swapSlotBytes;
-  auto bytes = [](Operation *op) {
-    std::optional<Offload::Swapped> t = Offload::lookup(op, op->getAttrOfType<FlatSymbolRefAttr>("state"));
-    return Offload::swapBytes(op->getAttrOfType<IntegerAttr>("count").getInt(), t ? t->elementBytes : 4);
-  };
-  // The gathers' shards (--offload-param): read once per gather, every micro-batch; read ahead
-  // of the packs, so their time is exposed only where the step's compute does not cover it
-  // (counted in the transfer time, not in the exposed time).
-  if (step)
-    step.walk([&](SwapInOp op) { p.stepReadBytes += microBatches * bytes(op); });
-  if (!update)
-    return p;
-  double compute = 0, firstRead = -1;
-  update.walk([&](Operation *op) {
-    if (isa<SwapInOp>(op)) {
-      p.readBytes += bytes(op);
-      if (firstRead < 0)
-        firstRead = bytes(op) / costs.nvmeReadBytesPerSecond;
-    } else if (isa<SwapOutOp>(op)) {
-      p.writeBytes += bytes(op);
-    } else if (op->hasAttr("swap_slot")) {
-      p.chunks += 1;
-      auto chunk = op->getAttrOfType<DenseI64ArrayAttr>("chunk");
-      compute += estimatedFlops(op) * chunk[1] / std::max<int64_t>(1, tensorOf(op->getOperand(0)).getNumElements()) /
-                 costs.computeFlopsPerSecond;
-    }
-  });
-  p.transferSeconds = (p.readBytes + p.stepReadBytes) / costs.nvmeReadBytesPerSecond +
-                      p.writeBytes / costs.nvmeWriteBytesPerSecond;
-  if (p.chunks)
-    p.exposedSeconds = std::max(0.0, firstRead) + std::max(0.0, p.transferSeconds - compute);
-  return p;
 }
 
 struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
@@ -478,8 +362,8 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
       costs = *loaded;
     }
     double computeSeconds = 0, commSeconds = 0, exposedSeconds = 0;
-    simulate(step, costs, microBatches, computeSeconds, commSeconds, exposedSeconds);
-    simulate(update, costs, 1, computeSeconds, commSeconds, exposedSeconds);
+    predictTimeline(step, costs, microBatches, computeSeconds, commSeconds, exposedSeconds);
+    predictTimeline(update, costs, 1, computeSeconds, commSeconds, exposedSeconds);
     const SwapPlan swaps = swapPlan(step, update, costs, *arena, microBatches);
     // Activations kept in host memory go out and come back once a step, in stream order (exposed).
     const double activationTransferSeconds = 2.0 * arena->offloadedActivationBytes / costs.hostCopyBytesPerSecond;

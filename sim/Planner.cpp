@@ -322,7 +322,8 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
     const double stateBound = modelStateLowerBound(c.plan, facts.paramElements, facts.expertParamElements, bf16);
     const double activationBound =
         activationLowerBound(c.plan, facts, bf16, kept == keptPerBlock.end() ? 0.0 : kept->second);
-    const double memoryBound = stateBound + std::max(activationBound, memoryFloor(c.plan));
+    const double twinsFloor = memoryFloor(c.plan);
+    const double memoryBound = stateBound + std::max(activationBound, twinsFloor);
     if (memoryBound + SimResult::kReservedBytes > budget) {
       ++result.overMemory;
       return;
@@ -415,7 +416,7 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
                                     c.result.memoryBytes / double(1 << 30),
                                     std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count(),
                                     memoryBound / double(1 << 30), stateBound / double(1 << 30),
-                                    activationBound / double(1 << 30), memoryFloor(c.plan) / double(1 << 30),
+                                    activationBound / double(1 << 30), twinsFloor / double(1 << 30),
                                     double(c.result.activationBytes()) / double(1 << 30));
     if (!c.plan.zeroPlusPlus) {
       TwinFloors &floors = twinFloors[floorKey(c.plan)];

@@ -77,9 +77,8 @@ struct SimRequest {
 struct StageResult {
   double forwardSeconds = 0, stepSeconds = 0, updateSeconds = 0;
   int64_t arenaBytes = 0, inFlightInputBytes = 0;
-  /// Of the arenas: the activations live at once at their peak (each virtual stage's, summed),
-  /// what the plan's mesh, micro-batch, schedule and recomputation decide and its ZeRO stage
-  /// and offload do not (the planner's floor for those twins).
+  /// Of the arenas: the activations live at once at their peak (each virtual stage's, summed):
+  /// the planner's floor for the plan's twins at other ZeRO stages and offload.
   int64_t activationPeakBytes = 0;
 };
 

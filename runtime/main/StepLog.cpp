@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <set>
 #include <sys/resource.h>
 #include <utility>
@@ -96,9 +97,9 @@ void StepLog::write(const ModelInfo &m, const StepRecord &r, const zrt_counters 
   // The bytes each kind of collective sent this step (zrt_counters' kinds), beside their sum.
   static const char *const kKinds[] = {"all_gather", "reduce_scatter", "all_reduce", "broadcast",
                                        "all_to_all", "pipeline",       "ring"};
-  static_assert(sizeof(kKinds) / sizeof(kKinds[0]) == sizeof(now.bytes_sent) / sizeof(now.bytes_sent[0]));
+  static_assert(std::size(kKinds) == std::size(zrt_counters{}.bytes_sent));
   std::string byKind = "\"comm_bytes_by_kind\": {";
-  for (size_t k = 0; k < sizeof(kKinds) / sizeof(kKinds[0]); ++k)
+  for (size_t k = 0; k < std::size(kKinds); ++k)
     byKind += std::string(k ? ", " : "") + "\"" + kKinds[k] + "\": " +
               std::to_string(now.bytes_sent[k] - before.bytes_sent[k]);
   byKind += "}, ";
