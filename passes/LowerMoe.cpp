@@ -44,12 +44,24 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
         // p: logits, [bias], weights, experts, rows, offsets.
         Value bias = o.getBias() ? p[1] : Value(LLVM::ZeroOp::create(b, ptrType));
         ArrayRef<Value> results = p.take_back(4);
+        // A recomputed copy routes the same tokens again: counted once, in the log and in the
+        // balancing bias's loads. The loads are kept by the bias parameter's name, which every
+        // stage program and rank spells the same (train.bin sums them over the mesh).
+        const bool counted = !o->hasAttr(kRecomputedAttr);
+        Value biasName = Value(LLVM::ZeroOp::create(b, ptrType));
+        if (StringAttr param = o.getBiasParam(); param && counted) {
+          SmallVector<int8_t> bytes(param.getValue().begin(), param.getValue().end());
+          bytes.push_back(0);
+          biasName = constantGlobal(
+              b, DenseElementsAttr::get(RankedTensorType::get({(int64_t)bytes.size()}, b.getI8Type()),
+                                        ArrayRef<int8_t>(bytes)));
+        }
         call(b, "zrt_moe_route",
              {dtype(b, o.getLogits()), p[0], bias, results[0], results[1], results[2], results[3], I64(tokens),
               I64(experts), I64(static_cast<int64_t>(o.getTopK())), I32(o.getSigmoid()), I32(o.getNormalize()),
               F64(o.getScale()), constF64(b, o.getCapacityFactorOrZero()),
               I64(static_cast<int64_t>(o.getGroups().value_or(1))),
-              I64(static_cast<int64_t>(o.getTopkGroups().value_or(1)))});
+              I64(static_cast<int64_t>(o.getTopkGroups().value_or(1))), I32(counted), biasName});
         return success();
       })
       .Case([&](MoeRouteGradOp o) {

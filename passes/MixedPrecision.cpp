@@ -80,6 +80,23 @@ bool combinesLosses(Operation *op) {
          });
 }
 
+/// A routing's balancing bias (every read of it is a zc.moe_route's `bias`) stays fp32: train.bin
+/// moves it by steps of the update rate (1e-3), which bf16's 8 bits would round away.
+bool isExpertBias(ParamOp param, ArrayRef<ForwardOp> forwards) {
+  bool read = false, onlyBias = true;
+  for (ForwardOp forward : forwards)
+    forward.walk([&](ParamRefOp ref) {
+      if (ref.getNameAttr().getAttr() != param.getSymNameAttr())
+        return;
+      read = true;
+      for (OpOperand &use : ref.getResult().getUses()) {
+        auto route = dyn_cast<MoeRouteOp>(use.getOwner());
+        onlyBias &= route && route.getBias() == use.get() && route.getLogits() != use.get();
+      }
+    });
+  return read && onlyBias;
+}
+
 /// Stores `param` in `lowType`. Its reads in `forward` become a read of the low
 /// copy and a cast up, so the function means what it meant; convertForward then
 /// folds the casts away where a low-precision op reads them.
@@ -185,7 +202,7 @@ struct ZccMixedPrecisionPass : zc::impl::ZccMixedPrecisionBase<ZccMixedPrecision
     Type bf16 = BFloat16Type::get(&getContext());
     SmallVector<ForwardOp> forwards(module.getOps<ForwardOp>());
     for (ParamOp param : module.getOps<ParamOp>())
-      if (param.getTensorType().getElementType().isF32())
+      if (param.getTensorType().getElementType().isF32() && !isExpertBias(param, forwards))
         lowerParamStorage(param, forwards, bf16);
     for (ForwardOp forward : forwards)
       convertForward(forward, bf16);

@@ -115,6 +115,12 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
   DenseSet<StringAttr> masters;
   for (auto &entry : masterOf)
     masters.insert(entry.second);
+  // Aux-loss-free balancing: the parameters routings choose by, which train.bin moves by the loads.
+  DenseSet<StringAttr> expertBiases;
+  module.walk([&](MoeRouteOp route) {
+    if (StringAttr bias = route.getBiasParam())
+      expertBiases.insert(bias);
+  });
   for (ParamOp param : module.getOps<ParamOp>()) {
     RankedTensorType t = param.getTensorType();
     ParamSharding sharding = ParamSharding::of(param);
@@ -139,6 +145,8 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
       (*params.back().getAsObject())["master_offset"] = plan.stateOffset.lookup(master);
       (*params.back().getAsObject())["master_tier"] = plan.tierOf(master);
     }
+    if (expertBiases.contains(param.getSymNameAttr()))
+      (*params.back().getAsObject())["expert_bias"] = true;
     // Pipeline parallelism: the first and last stage both hold it; train.bin sums its gradient.
     if (param->hasAttr("zc.pipeline_tied"))
       (*params.back().getAsObject())["pipeline_tied"] = true;

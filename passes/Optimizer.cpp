@@ -110,11 +110,18 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
           overwritten.insert(name);
         }
 
+    // A routing's balancing bias gets no gradient by design: train.bin moves it (zc.moe_route).
+    DenseSet<StringAttr> expertBiases;
+    module.walk([&](MoeRouteOp route) {
+      if (StringAttr bias = route.getBiasParam())
+        expertBiases.insert(bias);
+    });
     SmallVector<ParamOp> params(module.getOps<ParamOp>());
     for (ParamOp param : params) {
       if (!accumulates.contains(param.getSymNameAttr())) {
-        param.emitWarning("'") << param.getSymName()
-                               << "' does not reach the loss: it gets no gradient and is never updated";
+        if (!expertBiases.contains(param.getSymNameAttr()))
+          param.emitWarning("'") << param.getSymName()
+                                 << "' does not reach the loss: it gets no gradient and is never updated";
         continue;
       }
       RankedTensorType type = param.getTensorType();

@@ -106,6 +106,23 @@ int64_t MoeRouteOp::getDispatchedRows() {
                                 static_cast<int64_t>(getTopK()), getCapacityFactorOrZero());
 }
 
+StringAttr MoeRouteOp::getBiasParam() {
+  Value v = getBias();
+  while (v) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return {};
+    if (auto ref = dyn_cast<ParamRefOp>(def))
+      return ref.getNameAttr().getAttr();
+    if (auto gathered = dyn_cast<GatherParamOp>(def))
+      return gathered.getParamAttr().getAttr();
+    if (!isa<CastOp, ReshapeOp>(def))
+      return {};
+    v = def->getOperand(0);
+  }
+  return {};
+}
+
 LogicalResult MoeRouteOp::verify() {
   RankedTensorType logits = tensorOf(getLogits());
   const int64_t k = static_cast<int64_t>(getTopK());

@@ -32,7 +32,10 @@ def ZC_MoeRouteOp : ZC_MoeOp<"moe_route"> {
     experts (Mixtral, Qwen, OLMoE) or, with `sigmoid`, each expert's sigmoid (DeepSeek-V3).
     Each token chooses the `top_k` highest scores (plus `bias` `[E]` where given:
     DeepSeek-V3's aux-loss-free balancing bias, which only chooses; ties go to the lower
-    expert), in descending order:
+    expert), in descending order. A `bias` that is a parameter gets no gradient: after each
+    step train.bin adds `rate x sign(mean load - load)` to it, each expert's load being the
+    choices it got over the step's micro-batches on every rank (DeepSeek-V3, section 2.1.2;
+    Megatron-Core's `--moe-router-enable-expert-bias`):
 
     - `weights` `[S..., k]`: the chosen scores, divided by their sum with `normalize`
       (Mixtral; Qwen's `norm_topk_prob`), times `scale` (DeepSeek-V3's routed scaling factor);
@@ -78,6 +81,9 @@ def ZC_MoeRouteOp : ZC_MoeOp<"moe_route"> {
     double getCapacityFactorOrZero() { return getCapacityFactor() ? getCapacityFactor()->convertToDouble() : 0.0; }
     /// The dispatched tensors' rows (zrt::moeDispatchedRows).
     int64_t getDispatchedRows();
+    /// The parameter `bias` reads (through zc.param_ref, ZeRO-3's zc.gather_param, casts and
+    /// views), or null: the bias train.bin moves after each step by the routings' loads.
+    ::mlir::StringAttr getBiasParam();
   }];
   let hasVerifier = 1;
 }

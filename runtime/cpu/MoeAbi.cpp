@@ -5,7 +5,10 @@
 #include "zrt/zrt.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "core/Error.h"
 #include "core/Trace.h"
@@ -70,6 +73,30 @@ RoutingStats &routingStats() {
   return stats;
 }
 
+/// The choices each expert got from the counted routings that chose by a bias parameter, by its
+/// name, since the last zrt_moe_take_load of it (the aux-loss-free balancing's loads).
+struct ExpertLoads {
+  std::mutex lock;
+  std::map<std::string, std::vector<int64_t>> byParam;
+};
+ExpertLoads &expertLoads() {
+  static ExpertLoads loads;
+  return loads;
+}
+
+void recordLoad(const char *biasParam, const int32_t *expert, int64_t choices, int64_t experts) {
+  ExpertLoads &l = expertLoads();
+  std::lock_guard<std::mutex> hold(l.lock);
+  std::vector<int64_t> &load = l.byParam[biasParam];
+  if (load.empty())
+    load.assign(static_cast<size_t>(experts), 0);
+  if (static_cast<int64_t>(load.size()) != experts)
+    fatal("zrt_moe_route", "bias '%s' chooses among %lld experts here and %zu elsewhere", biasParam,
+          static_cast<long long>(experts), load.size());
+  for (int64_t i = 0; i < choices; ++i)
+    ++load[static_cast<size_t>(expert[i])];
+}
+
 /// Each choice names an expert in [0, experts).
 void checkExperts(const char *call, const void *expert, int64_t choices, int64_t experts) {
   const auto *chosen = static_cast<const int32_t *>(expert);
@@ -107,9 +134,26 @@ void zrt_moe_take_stats(void *out) {
   s.routings = s.experts = s.fewest = s.most = s.rows = s.dropped = 0;
 }
 
+void zrt_moe_take_load(const void *biasParam, void *out, int64_t experts) {
+  ExpertLoads &l = expertLoads();
+  std::lock_guard<std::mutex> hold(l.lock);
+  auto *o = static_cast<float *>(out);
+  std::fill(o, o + experts, 0.0f);
+  auto it = l.byParam.find(static_cast<const char *>(biasParam));
+  if (it == l.byParam.end())
+    return;
+  if (static_cast<int64_t>(it->second.size()) != experts)
+    fatal("zrt_moe_take_load", "bias '%s' has %zu experts' loads, asked for %lld",
+          static_cast<const char *>(biasParam), it->second.size(), static_cast<long long>(experts));
+  for (int64_t e = 0; e < experts; ++e)
+    o[e] = static_cast<float>(it->second[static_cast<size_t>(e)]);
+  std::fill(it->second.begin(), it->second.end(), 0);
+}
+
 void zrt_moe_route(int32_t dtype, const void *logits, const void *bias, void *weight, void *expert, void *row,
                    void *offsets, int64_t tokens, int64_t experts, int64_t topK, int32_t sigmoid, int32_t normalize,
-                   double scale, double capacityFactor, int64_t groups, int64_t topkGroups) {
+                   double scale, double capacityFactor, int64_t groups, int64_t topkGroups, int32_t counted,
+                   const void *biasParam) {
   TraceScope trace("zrt_moe_route", TraceTrack::Compute);
   checkRouting("zrt_moe_route", tokens, experts, topK);
   if (!(capacityFactor >= 0))
@@ -127,7 +171,11 @@ void zrt_moe_route(int32_t dtype, const void *logits, const void *bias, void *we
   ZRT_TYPED("zrt_moe_route", dtype,
             dropped = moeRoute(in<T>(logits), in<T>(bias), r, out<int32_t>(expert), out<T>(weight),
                                out<int32_t>(offsets), out<int32_t>(row)));
+  if (!counted)
+    return;
   recordRouting(static_cast<const int32_t *>(offsets), experts, dropped);
+  if (biasParam) // every choice, kept or dropped: the demand on each expert
+    recordLoad(static_cast<const char *>(biasParam), static_cast<const int32_t *>(expert), tokens * topK, experts);
 }
 
 void zrt_moe_route_grad(int32_t dtype, const void *dweight, const void *logits, const void *expert, const void *row,

@@ -30,6 +30,10 @@ const char *kUsage =
     "                         nanoGPT: lr_decay_iters, Megatron: --lr-decay-iters)\n"
     "  --wsd-decay-steps N    WSD's decay length (default a fifth of the horizon; Megatron:\n"
     "                         --lr-wsd-decay-iters)\n"
+    "  --moe-bias-update-rate X  the step of a MoE routing's balancing bias (DeepSeek-V3's\n"
+    "                         aux-loss-free balancing): after each update it moves by X towards the\n"
+    "                         mean load (default 1e-3, the paper's; 0: frozen; Megatron:\n"
+    "                         --moe-router-bias-update-rate)\n"
     "  --seed N               seed of the initial weights and synthetic data (default 1337)\n"
     "  --log-every N          print a line every N steps (default 10)\n"
     "  --log-json FILE        one JSON object per logged step\n"
@@ -121,6 +125,8 @@ Flags parseFlags(int argc, char **argv) {
       }
     } else if (a == "--min-lr") {
       f.minLr = real(false, "a number >= 0");
+    } else if (a == "--moe-bias-update-rate") {
+      f.moeBiasUpdateRate = real(false, "a number >= 0");
     } else if (a == "--eval-data") f.evalData = value();
     else if (a == "--eval-every") f.evalEvery = std::max<int64_t>(1, integer());
     else if (a == "--eval-iters") f.evalIters = std::max<int64_t>(1, integer());

@@ -19,6 +19,7 @@ struct Flags {
   int64_t ranksPerNode = 0; // world ranks per physical node, for the link counters (0: the launcher's)
   uint64_t seed = 1337;
   double lr = -1, minLr = -1; // -1: lr / 10
+  double moeBiasUpdateRate = 1e-3; // the balancing bias's step (main/ExpertBias.h)
   int64_t decaySteps = -1, wsdDecaySteps = -1; // -1: the last step; WSD: a fifth of the horizon
 };
 

@@ -91,6 +91,7 @@ ModelInfo parseModelInfo(const char *text) {
         param.wholeShape[0] *= param.epRanks;
       }
       param.pipelineTied = p.value("pipeline_tied", false);
+      param.expertBias = p.value("expert_bias", false);
       param.shards = p.value("shards", int64_t(1));
       param.shardElements = p.value("shard_elements", param.elements());
       param.shardedParam = p.value("sharded_param", false);

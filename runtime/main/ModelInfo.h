@@ -38,6 +38,7 @@ struct ParamInfo {
   int64_t shards = 1, shardElements = 0, paramStorageBytes = 0, gradStorageBytes = 0;
   bool shardedParam = false;
   bool pipelineTied = false; // held by the first and the last pipeline stage
+  bool expertBias = false;   // a routing's aux-loss-free balancing bias: no gradient, moved by the loads
   // Tensor parallelism: `shape` is this rank's part of the whole tensor (`wholeShape`): axis
   // `tpAxis` is consecutive segments (`tpSegments`, whole sizes) and tensor rank t of `tpRanks`
   // holds slice t of each, in order. ZeRO then shards that part over the data-parallel ranks.

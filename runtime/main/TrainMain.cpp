@@ -17,6 +17,7 @@
 #include "core/Error.h"
 #include "core/Trace.h"
 #include "main/Data.h"
+#include "main/ExpertBias.h"
 #include "main/ModelInfo.h"
 #include "main/MoeStats.h"
 #include "main/PipelineSchedule.h"
@@ -116,6 +117,7 @@ int main(int argc, char **argv) {
           static_cast<long long>(stages), static_cast<long long>(chunks), static_cast<long long>(stageModels[0].pp));
   const int64_t arenaBytes = rankArenaBytes(stageModels, chunks);
   const bool routes = routesTokens(stageModels); // a Mixture-of-Experts model: its routings are logged
+  ExpertBiases expertBiases(stageModels);        // the routings' aux-loss-free balancing biases
   if (!flags.comm.empty()) // the CUDA backend's transport (runtime/cuda/CommChoice.h); the CPU's is MPI
     setenv("ZRT_COMM", flags.comm.c_str(), /*overwrite=*/1);
   char *arena = static_cast<char *>(zrt_init(stageModels[0].worldSize, arenaBytes));
@@ -478,6 +480,13 @@ int main(int argc, char **argv) {
       }
       zrt_graph_end(1, 0.0);
       updateSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - updateStart).count();
+    }
+    // The balancing biases move by this step's loads (every rank together); a skipped step's are dropped.
+    if (!expertBiases.empty()) {
+      if (skip || flags.moeBiasUpdateRate == 0)
+        expertBiases.discard();
+      else
+        expertBiases.update(heldModels, flags.moeBiasUpdateRate);
     }
     // The gradient's global norm the update computed (before clipping, as clip_grad_norm_ returns it).
     const double gradNorm = skip ? std::nan("") : zrt_last_grad_norm();

@@ -102,4 +102,28 @@ zc.forward @scaled(%x: tensor<3xf32>, %y: tensor<3xf32>) -> tensor<f32> {
 // OPT: zc.state @v.master : tensor<3xf32> of @v
 // OPT: zc.adamw @v, {{.+}} master(@v.master)
 
+// -----
+
+// A routing's balancing bias (read only as zc.moe_route's `bias`) stays fp32 and gets no master:
+// train.bin moves it by steps of 1e-3, which bf16 would round away. The router weight goes low
+// and is read cast up, as the router's product stays fp32.
+zc.param @router : tensor<4x8xf32> = #zc.normal<std = 0.1>
+zc.param @router_bias : tensor<8xf32> = #zc.zeros
+// CHECK: zc.param @router : tensor<4x8xbf16>
+// CHECK: zc.param @router_bias : tensor<8xf32> = #zc.zeros
+zc.forward @routed(%x: tensor<2x3x4xf32>) -> tensor<f32> {
+  // CHECK: zc.param_ref @router_bias : tensor<8xf32>
+  // CHECK-NOT: zc.cast {{.+}} -> tensor<8xf32>
+  // CHECK: zc.moe_route %{{.+}} bias %{{.+}} : tensor<8xf32>
+  %r = zc.param_ref @router : tensor<4x8xf32>
+  %b = zc.param_ref @router_bias : tensor<8xf32>
+  %logits = zc.matmul %x, %r : tensor<2x3x4xf32>, tensor<4x8xf32> -> tensor<2x3x8xf32>
+  %w, %e, %rows, %o = zc.moe_route %logits bias %b : tensor<8xf32> top_k 2 sigmoid normalize
+      : tensor<2x3x8xf32> -> tensor<2x3x2xf32>, tensor<2x3x2xi32>, tensor<2x3x2xi32>, tensor<9xi32>
+  %l = zc.moe_aux_loss %logits, %e coef 1.0e-02 : tensor<2x3x8xf32>, tensor<2x3x2xi32> -> tensor<f32>
+  zc.return %l : tensor<f32>
+}
+// OPT-NOT: @router_bias.master
+// OPT-NOT: zc.adamw @router_bias
+
 // BAD: compute-type must be bf16 or f32, got 'f16'

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """train.bin's log of a Mixture-of-Experts model's routings (--log-json's moe_* fields and the
 console line), on meshes where the MoE layers sit on other ranks than rank 0's (pp), where
-tensor-parallel ranks route the same tokens (tp: counted once) and with accumulation:
+tensor-parallel ranks route the same tokens (tp: counted once), with accumulation and under full
+recomputation (the backward's recomputed routings not counted again):
 
   moe_routings    = MoE layers x data-parallel ranks x micro-batches
   moe_tokens_mean = rows per routing x top_k / experts (every token routed: dropless)
@@ -31,7 +32,7 @@ def main():
                                   "--log-json", log], check=True, env=env, capture_output=True, text=True).stdout
             return out, [json.loads(line) for line in open(log)]
         for np_, flags, dp, accum in ((1, [], 1, 1), (2, [], 2, 1), (2, ["--grad-accum", "2"], 2, 2),
-                                      (2, ["--tp", "2"], 1, 1), (2, ["--pp", "2", "--grad-accum", "2"], 1, 2),
+                                      (2, ["--tp", "2"], 1, 1), (1, ["--recompute", "full"], 1, 1), (2, ["--pp", "2", "--grad-accum", "2"], 1, 2),
                                       (4, ["--tp", "2", "--pp", "2", "--grad-accum", "2"], 1, 2)):
             name = f"np{np_}" + "".join(flags).replace("--", "-")
             out, records = run(model, np_, flags, name)
@@ -55,7 +56,7 @@ def main():
         print("FAIL:", f)
     if failures:
         sys.exit(1)
-    print(f"PASS: {layers} MoE layers, {experts} experts, top {k}: routings, mean, bounds and dropped tokens on 6 meshes")
+    print(f"PASS: {layers} MoE layers, {experts} experts, top {k}: routings, mean, bounds and dropped tokens on 7 meshes")
 
 if __name__ == "__main__":
     main()

@@ -193,7 +193,9 @@ def llama_loss(w, tokens, targets, heads):
         x = x + attn.transpose(1, 2).reshape(B, T, C) @ p("o_w")
         h = rms_norm(x, p("mlp_norm_g"), eps)
         if f"h{layer}_router_w" in w:
-            y, extra = sparse_moe(h, p("router_w"), p("experts_gate_w"), p("experts_up_w"), p("experts_down_w"))
+            bias = f"h{layer}_router_bias" if f"h{layer}_router_bias" in w else None
+            y, extra = sparse_moe(h, p("router_w"), p("experts_gate_w"), p("experts_up_w"), p("experts_down_w"),
+                                  w[bias] if bias else None, bias)
             x, aux = x + y, aux + extra
         else:
             x = x + (F.silu(h @ p("gate_w")) * (h @ p("up_w"))) @ p("down_w")
@@ -210,7 +212,7 @@ OPTIMIZER = {"kind": "adamw"}
 
 # The sparse MoE MLP of the model file (examples/gen_llama.py --experts): read_moe_settings.
 MOE = {"top_k": 2, "normalize": True, "aux": 0.0, "z": 0.0, "shards": 1, "capacity_factor": 0.0, "dropped": 0,
-       "groups": 1, "topk_groups": 1}
+       "groups": 1, "topk_groups": 1, "sigmoid": False, "scale": 1.0, "bias_rate": 0.0, "loads": {}}
 
 def read_moe_settings(path):
     text = open(path).read()
@@ -218,6 +220,10 @@ def read_moe_settings(path):
     if route:
         MOE["top_k"], MOE["normalize"] = int(route.group(1)), bool(route.group(2))
         MOE["capacity_factor"] = float(route.group(4)) if route.group(4) else 0.0
+    route = re.search(r"zc\.moe_route [^\n]* top_k \d+([^:]*):", text)
+    MOE["sigmoid"] = bool(route) and " sigmoid" in route.group(1)
+    scale = route and re.search(r" scale ([0-9.e+-]+)", route.group(1))
+    MOE["scale"] = float(scale.group(1)) if scale else 1.0
     groups = re.search(r"zc\.moe_route .* groups (\d+) topk_groups (\d+)", text)
     MOE["groups"], MOE["topk_groups"] = (int(groups.group(1)), int(groups.group(2))) if groups else (1, 1)
     aux = re.search(r"zc\.moe_aux_loss .* coef ([0-9.e+-]+)", text)
@@ -238,11 +244,21 @@ def kept_by_capacity(chosen, experts, capacity):
         counts += onehot.sum(0)
     return kept
 
-def sparse_moe(h, router, gate, up, down):
+def update_expert_biases(w):
+    """DeepSeek-V3's aux-loss-free balancing after a step: each layer's bias moves by the rate
+    towards the mean load, the loads being the step's choices over the whole batch (every rank's)."""
+    with torch.no_grad():
+        for name, load in MOE["loads"].items():
+            w[name] += MOE["bias_rate"] * torch.sign(load.mean() - load).to(w[name].dtype)
+    MOE["loads"] = {}
+
+def sparse_moe(h, router, gate, up, down, bias=None, bias_name=None):
     """Hugging Face's MixtralSparseMoeBlock on [B, T, C] (softmax router, top-k, renormalized unless
     the model says otherwise, SwiGLU experts; every expert computed densely and the chosen ones
     gathered: the same values as the sparse loop), group-limited as DeepSeek-V3's router where the
-    model says so, with a capacity DeepSpeed's gating (each
+    model says so, scored by each expert's sigmoid and chosen by score + bias where it says so
+    (DeepSeek-V3's router: the training forward's loads, which move the bias, go to MOE["loads"]),
+    with a capacity DeepSpeed's gating (each
     data-parallel rank's routing keeps its experts' first choices: kept_by_capacity; the kept
     weights renormalized), and this layer's Switch load-balancing loss (from the choices before
     any drop, as DeepSpeed counts them) and router z-loss, each over one data-parallel rank's rows
@@ -250,16 +266,19 @@ def sparse_moe(h, router, gate, up, down):
     B, T, C = h.shape
     E, K = router.shape[1], MOE["top_k"]
     logits = h @ router
-    probs = torch.softmax(logits, dim=-1)
-    choice = probs
+    probs = torch.sigmoid(logits) if MOE["sigmoid"] else torch.softmax(logits, dim=-1)
+    choice = probs if bias is None else probs + bias.detach()
     if MOE["groups"] > 1:  # DeepSeek-V3's group-limited routing (its get_topk_indices): the best groups' experts
         G = MOE["groups"]
-        group_scores = probs.view(B, T, G, E // G).topk(2, dim=-1).values.sum(-1)
+        group_scores = choice.view(B, T, G, E // G).topk(2, dim=-1).values.sum(-1)
         best = torch.topk(group_scores, MOE["topk_groups"], dim=-1).indices
         keep = torch.zeros(B, T, G, dtype=torch.bool).scatter_(-1, best, True)
         keep = keep[..., None].expand(B, T, G, E // G).reshape(B, T, E)
-        choice = probs.masked_fill(~keep, float("-inf"))
+        choice = choice.masked_fill(~keep, float("-inf"))
     chosen = torch.topk(choice, K, dim=-1).indices
+    if bias_name and torch.is_grad_enabled():
+        load = torch.bincount(chosen.reshape(-1), minlength=E).double()
+        MOE["loads"][bias_name] = MOE["loads"].get(bias_name, 0) + load
     top = torch.gather(probs, -1, chosen)
     rows = B // MOE["shards"]
     kept = torch.ones(chosen.shape, dtype=torch.bool)
@@ -274,6 +293,7 @@ def sparse_moe(h, router, gate, up, down):
     if MOE["normalize"]:
         # A token whose choices all dropped keeps weights of 0 (0 / tiny, not 0 / 0).
         top = top / top.sum(-1, keepdim=True).clamp_min(torch.finfo(top.dtype).tiny)
+    top = top * MOE["scale"]
     every = torch.einsum("btc,ecf->ebtf", h, gate)
     every = F.silu(every) * torch.einsum("btc,ecf->ebtf", h, up)
     every = torch.einsum("ebtf,efc->btec", every, down)  # [B, T, E, C]
@@ -350,6 +370,7 @@ def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip,
         # nanoGPT's and torchtitan's clip_grad_norm_ (max_norm inf: the norm, nothing clipped).
         norm = torch.nn.utils.clip_grad_norm_(list(w.values()), grad_clip if grad_clip > 0 else math.inf)
         opt.step()
+        update_expert_biases(w)
         seconds.append(time.perf_counter() - start)
         losses.append(loss.item())
         norms.append(norm.item())
@@ -367,7 +388,7 @@ def train_torch(kind, params, weights, data, batch, heads, steps, lr, grad_clip,
 ZCC_LOG = {"records": []}
 
 def train_zcc(zcc, model, params, weights, steps, lr, ranks, zero_stage, precision, data_flags, work,
-              compile_flags=()):
+              compile_flags=(), run_flags=()):
     exe = os.path.join(work, "train.bin")
     subprocess.run([zcc, model, "-o", exe, "--world-size", str(ranks), "--zero-stage", str(zero_stage),
                     "--precision", precision] + list(compile_flags), check=True)
@@ -376,7 +397,7 @@ def train_zcc(zcc, model, params, weights, steps, lr, ranks, zero_stage, precisi
         for name, _ in params:
             f.write(weights[name].contiguous().numpy().astype("<f4").tobytes())
     cmd = [exe, "--steps", str(steps), "--lr", str(lr), "--log-every", "1", "--log-json", log,
-           "--init-weights", init, "--export-weights", final] + data_flags
+           "--init-weights", init, "--export-weights", final] + data_flags + list(run_flags)
     if ranks > 1:
         cmd = ["mpirun", "-np", str(ranks)] + cmd
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, timeout=600)
@@ -413,6 +434,10 @@ def main():
     ap.add_argument("--eval-data")
     ap.add_argument("--eval-every", type=int, default=5)
     ap.add_argument("--eval-iters", type=int, default=2)
+    ap.add_argument("--moe-bias-update-rate", type=float, default=1e-3,
+                    help="the balancing biases' step (train.bin's flag), in both runs")
+    ap.add_argument("--zcc-bias-update-rate", type=float,
+                    help="train.bin's rate only (a planted defect: the bounds must catch a bias moved otherwise)")
     ap.add_argument("--reference-cache", help="a folder where the PyTorch reference runs are kept and reused")
     # no-aux-loss is hf_parity.py's (a Hugging Face MoE model's load-balancing loss left out).
     ap.add_argument("--planted-defect", choices=sorted(set(DEFECTS) - {"no-aux-loss"}),
@@ -424,6 +449,7 @@ def main():
     read_llama_settings(args.model)
     read_moe_settings(args.model)
     OPTIMIZER["kind"] = args.optimizer
+    MOE["bias_rate"] = args.moe_bias_update_rate
     MOE["shards"] = args.np // (args.tp * args.pp)
     if data_flags[:1] == ["--synthetic"]:
         data = TeacherData(params[0][1][0], params[-1][1][0], 1337)  # train.bin's default --seed
@@ -447,7 +473,7 @@ def main():
         return [vars(r) for r in runs]
     inputs = dict(model=file_digest(args.model), kind=args.kind, steps=args.steps, lr=args.lr, seed=args.seed,
                   optimizer=args.optimizer,
-                  clip=args.grad_clip, data=[file_digest(f) if os.path.isfile(f) else f for f in data_flags])
+                  clip=args.grad_clip, bias_rate=args.moe_bias_update_rate, data=[file_digest(f) if os.path.isfile(f) else f for f in data_flags])
     if MOE["aux"] or MOE["z"]:  # the routers' losses are each rank's: the reference depends on the ranks
         inputs["shards"] = MOE["shards"]
     runs = [TorchRun(**r) for r in cached(args.reference_cache, inputs, [__file__], reference)]
@@ -505,7 +531,9 @@ def main():
                          "--optimizer", args.optimizer]
         losses, norms, final, seconds, val = train_zcc(args.zcc, args.model, params, weights, args.steps, args.lr,
                                                       args.np, args.zero_stage, args.precision, data_flags, work,
-                                                      compile_flags)
+                                                      compile_flags, ["--moe-bias-update-rate", str(
+                                                          args.moe_bias_update_rate if args.zcc_bias_update_rate
+                                                          is None else args.zcc_bias_update_rate)])
     found = failures_of(losses, norms, final, val)
     for failure, _, _ in found:
         if failure:
