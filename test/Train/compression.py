@@ -194,7 +194,16 @@ def main():
                      f"{after_floor:.1e})" if parted < n else ""))
             if ours[0] > max(tolerance, 3 * floor[0]):
                 sys.exit(f"FAIL: {what}: the first step's loss (from the same weights) differs by {ours[0]:.1e}")
-            if len(zcc_losses) != n or parted < exact_steps or before > tolerance or after_ours > 10 * after_floor:
+            # Where DeepSpeed parts from itself within the first exact_steps (seen on an AVX2-only EPYC
+            # under 4-bit activations: at step 2, its step-1 losses already 5e-5 apart), no run can be
+            # held to TOLERANCE longer than DeepSpeed holds itself: the first step's check above and
+            # the spread after the parting are the bounds (before it: TOLERANCE or 3x DeepSpeed's own
+            # distance, whichever is wider), and the test says so.
+            if parted < exact_steps:
+                print(f"  note: DeepSpeed parts from itself before step {exact_steps} on this CPU: zcc is held to "
+                      f"its spread from step {parted + 1}")
+            within = max(tolerance, 3 * max(floor[:parted], default=0.0))  # as the first step's check
+            if len(zcc_losses) != n or before > within or after_ours > 10 * after_floor:
                 sys.exit(f"FAIL: {what}: the losses differ from DeepSpeed's init_compression beyond its own spread")
             if abs(zcc_losses[-1] - ds_losses[-1]) > 0.02 * ds_losses[-1]:
                 sys.exit(f"FAIL: {what}: the final losses differ by more than 2%")
