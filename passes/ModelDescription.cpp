@@ -116,11 +116,7 @@ FailureOr<llvm::json::Object> mlir::zc::describeModel(ModuleOp module, func::Fun
   for (auto &entry : masterOf)
     masters.insert(entry.second);
   // Aux-loss-free balancing: the parameters routings choose by, which train.bin moves by the loads.
-  DenseSet<StringAttr> expertBiases;
-  module.walk([&](MoeRouteOp route) {
-    if (StringAttr bias = route.getBiasParam())
-      expertBiases.insert(bias);
-  });
+  const DenseSet<StringAttr> expertBiases = expertBiasParams(module);
   for (ParamOp param : module.getOps<ParamOp>()) {
     RankedTensorType t = param.getTensorType();
     ParamSharding sharding = ParamSharding::of(param);

@@ -111,11 +111,7 @@ struct ZccOptimizerPass : zc::impl::ZccOptimizerBase<ZccOptimizerPass> {
         }
 
     // A routing's balancing bias gets no gradient by design: train.bin moves it (zc.moe_route).
-    DenseSet<StringAttr> expertBiases;
-    module.walk([&](MoeRouteOp route) {
-      if (StringAttr bias = route.getBiasParam())
-        expertBiases.insert(bias);
-    });
+    const DenseSet<StringAttr> expertBiases = expertBiasParams(module);
     SmallVector<ParamOp> params(module.getOps<ParamOp>());
     for (ParamOp param : params) {
       if (!accumulates.contains(param.getSymNameAttr())) {

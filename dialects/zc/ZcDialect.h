@@ -9,6 +9,8 @@
 
 #include <optional>
 
+#include "llvm/ADT/DenseSet.h"
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -134,6 +136,10 @@ struct ParamSharding {
 inline constexpr llvm::StringLiteral kEpSplitAttr = "zc.ep_split";
 /// The expert-parallel ranks `param` is split over (1: not an expert weight, or ep 1).
 int64_t expertRanksOf(ParamOp param);
+
+/// Aux-loss-free balancing (zc.moe_route's bias): the parameters routings choose experts by.
+/// They get no gradient by design; train.bin moves them by each step's loads.
+llvm::DenseSet<StringAttr> expertBiasParams(ModuleOp module);
 
 /// Offload (zcc-offload): a zc.state's or a sharded zc.param's `zc.tier` ("host" or "nvme";
 /// absent: the arena), and the module's `zc.offload = {tier, slots, slot_bytes, param_slots,

@@ -123,6 +123,15 @@ StringAttr MoeRouteOp::getBiasParam() {
   return {};
 }
 
+llvm::DenseSet<StringAttr> mlir::zc::expertBiasParams(ModuleOp module) {
+  llvm::DenseSet<StringAttr> biases;
+  module.walk([&](MoeRouteOp route) {
+    if (StringAttr bias = route.getBiasParam())
+      biases.insert(bias);
+  });
+  return biases;
+}
+
 LogicalResult MoeRouteOp::verify() {
   RankedTensorType logits = tensorOf(getLogits());
   const int64_t k = static_cast<int64_t>(getTopK());
