@@ -3,14 +3,17 @@
 
   hf_parity.py BIN_DIR (--hf-config CONFIG | --module FILE:FACTORY) --data FILE [--steps 20] [--tolerance 1e-4]
                [--np N] [--zero-stage S] [--precision fp32|bf16] [--batch B] [--context T] [--round-trip]
-               [--optimizer adamw|sgd] [--moe-aux-loss pooled|per-layer] [--zcc-flags '--tp 2'] [--planted-defect dropped-term|adam-epsilon|frozen-bias]
+               [--optimizer adamw|sgd] [--moe-aux-loss pooled|per-layer] [--zcc-flags '--tp 2'] [--moe-bias-update-rate X]
+               [--planted-defect dropped-term|adam-epsilon|frozen-bias|no-aux-loss|frozen-expert-bias]
 
 zcc-import writes model.mlir and the model's initial weights (its own initialization, --seed); train.bin
 starts from them (--init). PyTorch trains the very same nn.Module (the Hugging Face class the config
 names, built by the importer's code) from the same weights, with torch.optim.AdamW set as zcc's
 (weight decay 0.01 on matrices, none on vectors), on the batches train.bin reads (--data: bytes as
 tokens, torch_reference.TextData); a MoE model's load-balancing loss (output_router_logits) is each
-data-parallel rank's, over its part of the batch, as under DDP or FSDP. The per-step losses must stay within the bounds of
+data-parallel rank's, over its part of the batch, as under DDP or FSDP; a DeepSeek-V3 router's
+balancing bias moves after each step by --moe-bias-update-rate x sign(mean load - load), the loads
+over the whole batch, as DeepSeek-V3 trains it and train.bin does. The per-step losses must stay within the bounds of
 test/Train/reference_spread.py around PyTorch's float64 run: --tolerance (relative), or 10x the widest
 of PyTorch's own fp32 runs from weights one ulp apart, whichever is larger. --planted-defect D runs no
 train.bin: a PyTorch fp32 run with defect D must break those bounds.
@@ -40,6 +43,7 @@ from safetensors.torch import load_file  # noqa: E402
 
 from reference_spread import DEFECTS, Envelope, cached, check_planted, file_digest, samples_of  # noqa: E402
 from torch_reference import TextData  # noqa: E402
+from zcc_import import moe  # noqa: E402
 from zcc_import.source import CausalLMLoss, HuggingFaceSource, ModuleSource  # noqa: E402
 
 
@@ -52,8 +56,32 @@ def tied_names(mlir):
     return out
 
 
+def expert_bias_loads(model):
+    """{router: its loads this step [E]} for DeepSeek-V3's routers (moe.ROUTER_BIAS), filled by a
+    forward hook from the experts each training forward chose (the third of the router's outputs)."""
+    loads = {}
+    for module in model.modules():
+        if moe.is_biased_router(module):
+            loads[module] = torch.zeros(module.weight.shape[0], dtype=torch.float64)
+
+            def count(module, inputs, outputs):
+                loads[module] += torch.bincount(outputs[2].reshape(-1), minlength=loads[module].numel()).double()
+            module.register_forward_hook(count)
+    return loads
+
+
+def move_expert_biases(loads, rate):
+    """DeepSeek-V3's aux-loss-free balancing after a step (section 2.1.2), as train.bin does: each
+    router's bias moves by `rate` towards the mean load, the loads being every rank's choices."""
+    with torch.no_grad():
+        for module, load in loads.items():
+            bias = getattr(module, moe.ROUTER_BIAS)
+            bias += rate * torch.sign(load.mean() - load).to(bias.dtype)
+            load.zero_()
+
+
 def train_torch(source, state, data, batch, steps, lr, dtype=torch.float32, defect=None, optimizer="adamw",
-                shards=1):
+                shards=1, bias_rate=1e-3):
     """Per-step losses of the model trained in PyTorch from `state` (its initial weights) in `dtype`
     (float64: the reference's centre), with one of reference_spread.DEFECTS planted if given.
     shards: the data-parallel ranks whose losses are each their own (a MoE model's load-balancing
@@ -62,6 +90,9 @@ def train_torch(source, state, data, batch, steps, lr, dtype=torch.float32, defe
     model = source.build()
     model.load_state_dict(state, strict=False)  # a tied head: its alias is absent
     model = model.to(dtype).train()
+    loads = expert_bias_loads(model)
+    if defect == "frozen-expert-bias":
+        bias_rate = 0.0
     params = dict(model.named_parameters())
     decay = [p for p in params.values() if p.dim() >= 2]
     no_decay = [p for p in params.values() if p.dim() < 2]
@@ -92,6 +123,7 @@ def train_torch(source, state, data, batch, steps, lr, dtype=torch.float32, defe
         # zcc's default --grad-clip 1.0, as nanoGPT's and torchtitan's clip_grad_norm_.
         torch.nn.utils.clip_grad_norm_(list(params.values()), 1.0)
         opt.step()
+        move_expert_biases(loads, bias_rate)
         losses.append(loss.item())
     return losses
 
@@ -138,6 +170,8 @@ def main():
     ap.add_argument("--round-trip", action="store_true")
     ap.add_argument("--moe-aux-loss", choices=["pooled", "per-layer"], default="pooled", help="zcc-import's")
     ap.add_argument("--zcc-flags", default="", help="more zcc flags, a mesh for one ('--tp 2')")
+    ap.add_argument("--moe-bias-update-rate", type=float, default=1e-3,
+                    help="train.bin's, and the PyTorch run's for DeepSeek-V3's routers' balancing biases")
     ap.add_argument("--reference-cache", help="a folder where the PyTorch reference runs are kept and reused")
     ap.add_argument("--planted-defect", choices=sorted(DEFECTS),
                     help="run no train.bin: hold a PyTorch fp32 run with this defect to the bounds; passes if caught")
@@ -166,7 +200,8 @@ def main():
                 model_parallel *= int(args.zcc_flags[args.zcc_flags.index(flag) + 1])
         shards = args.np // model_parallel if getattr(source, "router_aux_coef", 0) else 1
         train = lambda state, **kw: train_torch(source, state, data, args.batch, args.steps, args.lr,
-                                                optimizer=args.optimizer, shards=shards, **kw)
+                                                optimizer=args.optimizer, shards=shards,
+                                                bias_rate=args.moe_bias_update_rate, **kw)
         # Shared by the variants of one model (--reference-cache): np, ZeRO stage, precision are train.bin's.
         # The model file names its own path: the source it was imported from stands for it.
         source_file = args.hf_config or args.module.rsplit(":", 1)[0]
@@ -175,6 +210,8 @@ def main():
                       steps=args.steps, lr=args.lr, batch=args.batch, context=args.context)
         if args.optimizer != "adamw" or shards > 1:
             inputs.update(optimizer=args.optimizer, shards=shards)
+        if args.moe_bias_update_rate != 1e-3:
+            inputs.update(bias_rate=args.moe_bias_update_rate)
         reference = cached(args.reference_cache, inputs, [__file__],
                            lambda: [train(initial, dtype=torch.float64)] + [train(s) for s in samples_of(initial)])
         centre = reference[0]
@@ -190,7 +227,7 @@ def main():
              "--precision", args.precision, "--optimizer", args.optimizer] + args.zcc_flags)
         log, ckpt = os.path.join(work, "log.jsonl"), os.path.join(work, "ckpt")
         cmd = [exe, "--data", args.data, "--steps", str(args.steps), "--lr", str(args.lr), "--log-every", "1",
-               "--log-json", log, "--init", weights]
+               "--log-json", log, "--init", weights, "--moe-bias-update-rate", str(args.moe_bias_update_rate)]
         if args.round_trip:
             cmd += ["--ckpt-dir", ckpt, "--ckpt-every", "10", "--ckpt-keep", "3"]
         if args.np > 1:
@@ -211,9 +248,10 @@ def main():
             for alias, name in tied_names(open(model).read()).items():
                 state[alias] = state[name]
             restored = source.build()
-            # Persistent buffers (a registered causal mask) are not trained: the model's own.
+            # Persistent buffers (a registered causal mask) are not trained: the model's own, unless
+            # zc trained them (a MoE router's balancing bias, a parameter in zc: the checkpoint's).
             buffers = {name for name, _ in restored.named_buffers()}
-            state.update({k: v for k, v in restored.state_dict().items() if k in buffers})
+            state.update({k: v for k, v in restored.state_dict().items() if k in buffers and k not in state})
             restored.load_state_dict(state, strict=True)
             x, y = data.batch(10 * args.batch, args.batch)
             with torch.no_grad():

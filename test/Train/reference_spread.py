@@ -46,6 +46,7 @@ DEFECTS = {
     "adam-epsilon": "AdamW's epsilon 1e-6 instead of 1e-8",
     "frozen-bias": "the 1-D parameters (biases, norm gains) are never updated",
     "no-aux-loss": "a MoE model trained without its load-balancing loss (output_router_logits ignored)",
+    "frozen-expert-bias": "a DeepSeek-V3 router's balancing bias never moved (its loads ignored)",
 }
 
 

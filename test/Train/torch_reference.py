@@ -440,7 +440,7 @@ def main():
                     help="train.bin's rate only (a planted defect: the bounds must catch a bias moved otherwise)")
     ap.add_argument("--reference-cache", help="a folder where the PyTorch reference runs are kept and reused")
     # no-aux-loss is hf_parity.py's (a Hugging Face MoE model's load-balancing loss left out).
-    ap.add_argument("--planted-defect", choices=sorted(set(DEFECTS) - {"no-aux-loss"}),
+    ap.add_argument("--planted-defect", choices=sorted(set(DEFECTS) - {"no-aux-loss", "frozen-expert-bias"}),
                     help="run no zcc: hold a PyTorch fp32 run with this defect to the bounds; passes if they catch it")
     args, data_flags = ap.parse_known_args()
     torch.set_num_threads(args.time_threads)

@@ -106,7 +106,10 @@ def run(args):
     weights = None
     if args.weights_out:
         real = weighted(source, args.seed, args.weights)
-        weights = {name: p.detach().float().contiguous() for name, p in real.named_parameters()}
+        # A buffer the capture made a parameter (a MoE router's balancing bias, moe.py) too.
+        tensors = {name: b for name, b in real.named_buffers() if name in captured.param_shapes}
+        tensors.update(real.named_parameters())
+        weights = {name: t.detach().float().contiguous() for name, t in tensors.items()}
 
     params = []
     for name in captured.param_shapes:

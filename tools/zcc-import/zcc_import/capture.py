@@ -42,6 +42,20 @@ class Captured:
 FOLD_BATCH = 2
 
 
+def refuse_latent_attention(model, label):
+    """DeepSeek-V2/V3's multi-head latent attention (MLA) has no zc form yet: its value heads are
+    narrower than its query/key heads, its rotary key is one head broadcast over all and joined to
+    each head's own part, its rotary interleaved. Refused by name before the export, rather than at
+    the first of its ops the lowering cannot map."""
+    for name, module in model.named_modules():
+        if hasattr(module, "kv_lora_rank") and hasattr(module, "kv_a_proj_with_mqa"):
+            raise ImportError_(f"{label}: {name} ({type(module).__name__}) is multi-head latent attention (MLA: "
+                               f"kv_lora_rank {module.kv_lora_rank}, qk_rope_head_dim "
+                               f"{getattr(module, 'qk_rope_head_dim', '?')}, v_head_dim "
+                               f"{getattr(module, 'v_head_dim', '?')}), which zc has no form for yet; its MoE block "
+                               f"imports beside an attention zc has (--module: docs/import.md)")
+
+
 def export(source, model, batch, context):
     wrapper = CausalLMLoss(source, model).train()
     tokens = torch.zeros(batch, context, dtype=torch.long, device="meta")
@@ -66,6 +80,10 @@ def input_values(exported, real_buffers):
 
 
 def capture(source, model, batch, context):
+    refuse_latent_attention(model, source.label)
+    # DeepSeek-V3's routers as leaf ops, their balancing biases parameters (moe.py), while the
+    # buffers are still real.
+    moe.leaf_routers(model, source.label)
     # The real buffers, by fully qualified name; the export sees them on meta like the rest.
     real_buffers = {name: b.detach().clone() for name, b in model.named_buffers(remove_duplicate=False)}
     model.to("meta")

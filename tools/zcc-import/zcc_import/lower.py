@@ -593,6 +593,8 @@ class Split:
 
 
 def lower_getitem(self, node):
+    if patterns.is_op(node.args[0], lower_moe.ROUTE_OP):
+        return lower_moe.lower_route_item(self, node)
     container = self.value(node.args[0])
     if isinstance(container, Split):
         return container.part(node.args[1], node)
@@ -707,6 +709,7 @@ HANDLERS = {
     aten.cross_entropy_loss.default: lower_cross_entropy,
     torch.ops.zcc.moe_experts.default: lower_moe.lower_moe_experts,
     torch.ops.zcc.load_balancing_loss.default: lower_moe.lower_balancing_loss,
+    torch.ops.zcc.moe_route.default: lower_moe.lower_route,
 }
 
 # The router's ops are read by lower_moe.router from the experts they feed.
@@ -735,6 +738,8 @@ MAPPED = {
     "aten.cross_entropy_loss (mean)": "zc.cross_entropy",
     "a MoE block: softmax top-k router (renormalized or not) + SwiGLU experts [E, 2F, C], [E, C, F]":
         "zc.moe_route, moe_dispatch, grouped_matmul, moe_combine",
+    "DeepSeek-V3's router (sigmoid, group-limited top-k, e_score_correction_bias, routed scale), checked on "
+    "probe weights": "zc.matmul + zc.moe_route ... bias %b sigmoid scale S groups G topk_groups M",
     "Hugging Face's load_balancing_loss_func (output_router_logits)": "zc.moe_aux_loss over every layer's tokens",
     "sigmoid(x @ w[1, C]) * shared (Qwen2-MoE's shared expert gate)": "zc.moe_shared_gate",
     "aten.dropout (p = 0), to(float32), contiguous, clone, alias, detach": "nothing",

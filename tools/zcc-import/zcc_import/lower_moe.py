@@ -17,11 +17,17 @@ and writes the layer as zc's:
     %ys = zc.grouped_matmul (act(gate) * up), %down_proj, %offsets transpose_rhs
     %y  = zc.moe_combine %ys, %w, %rows
 
+DeepSeek-V3's router arrives as one `zcc::moe_route` node (moe.py, its rule checked there) and is
+written as its linear and the routing: `zc.moe_route %logits bias %b : tensor<Exf32> top_k k
+sigmoid [normalize] scale S groups G topk_groups M` (the bias a parameter; groups only when more
+than one).
+
 Hugging Face keeps each expert's weights as a linear layer's, `[E, out, in]`, which the grouped
 product reads as they are (`transpose_rhs`); the parameters keep the model's names and shapes, for
 the checkpoint's way back. A router that is not this rule is refused with its line.
 """
 import operator
+from typing import NamedTuple
 
 import torch
 
@@ -43,11 +49,34 @@ def last_axis(dim, rank):
     return dim % rank == rank - 1
 
 
+class Rule(NamedTuple):
+    """A router's rule, as zc.moe_route's attributes; `logits` is the node whose value is the
+    router logits, `bias` the balancing bias's parameter node (or None)."""
+    logits: torch.fx.Node
+    k: int
+    normalize: bool
+    sigmoid: bool = False
+    scale: float = 1.0
+    groups: int = 1
+    topk_groups: int = 1
+    bias: torch.fx.Node = None
+
+
+ROUTE_OP = torch.ops.zcc.moe_route.default
+
+
 def router(self, node, index_node, weights_node):
-    """(logits node, top_k, normalize) of the top-k router that chose `index_node` and weighed the
-    choices `weights_node`, or an error naming the part that is not Hugging Face's rule."""
+    """The Rule of the router that chose `index_node` and weighed the choices `weights_node`: a
+    checked DeepSeek-V3 router (zcc::moe_route) or Hugging Face's softmax top-k router read from its
+    ATen ops; otherwise an error naming the part that is not either rule."""
     what = "a MoE router the importer does not recognize"
     index = patterns.strip(index_node)
+    if is_getitem(index, 2) and patterns.is_op(index.args[0], ROUTE_OP):
+        route = index.args[0]
+        if not (is_getitem(patterns.strip(weights_node), 1) and patterns.strip(weights_node).args[0] is route):
+            self.fail(node, f"{what}: the experts' weights are not those of the router that chose them")
+        _, _, bias, k, groups, topk_groups, normalize, scale = route.args
+        return Rule(route, k, normalize, True, scale, groups, topk_groups, bias)
     if not is_getitem(index, 1) or not patterns.is_op(index.args[0], aten.topk.default):
         self.fail(node, f"{what}: the experts' choices are not a topk's indices")
     topk = index.args[0]
@@ -72,7 +101,32 @@ def router(self, node, index_node, weights_node):
         normalize, weights = True, top
     if not (is_getitem(weights, 0) and weights.args[0] is topk):
         self.fail(node, f"{what}: the experts' weights are not the topk's values (renormalized or not)")
-    return logits, k, normalize
+    return Rule(logits, k, normalize)
+
+
+def lower_route(self, node):
+    """zcc::moe_route's value is its router logits, linear(hidden, weight) in f32: the routing
+    itself is written where the experts read it (route)."""
+    hidden, weight = node.args[0], node.args[1]
+    if patterns.strip(weight) not in self.cap.params:
+        self.fail(node, "a MoE router whose weight is not a parameter")
+    xv = self.tensor(hidden)
+    x = self.rows(xv, node.name)
+    w = self.tensor(weight).base
+    self.note_role(weight, "weight")
+    shape = x.shape[:-1] + (w.shape[0],)
+    lg = self.emit.op(node.name + "_logits", shape, f"zc.matmul {x.name}, {w.name} transpose_rhs : {x.type}, {w.type} "
+                                                     f"-> {Tensor('', shape).type}")
+    return View(lg, xv.shape[:-1] + (w.shape[0],))
+
+
+def lower_route_item(self, node):
+    """An item of zcc::moe_route: the logits (item 0) are a tensor like any; its choices and
+    weights are read by the experts they route (lower_moe_experts), nothing else."""
+    if node.args[1] == 0:
+        return self.value(node.args[0])
+    self.fail(node, "a MoE router's choices or weights read by something other than the experts they route: "
+                    "zc's routing hands them to the experts only")
 
 
 def logits_base(self, node, logits_node):
@@ -83,8 +137,9 @@ def logits_base(self, node, logits_node):
     return lg
 
 
-def route(self, node, lg, k, normalize):
+def route(self, node, lg, rule):
     """zc.moe_route: (weights, experts, rows, offsets)."""
+    k = rule.k
     E = lg.shape[-1]
     lead = lg.shape[:-1]
     fresh = lambda part: self.emit.fresh(f"{node.name}_{part}")
@@ -92,8 +147,18 @@ def route(self, node, lg, k, normalize):
     experts, rows = Tensor(fresh("experts"), lead + (k,), "i32"), Tensor(fresh("rows"), lead + (k,), "i32")
     offsets = Tensor(fresh("offsets"), (E + 1,), "i32")
     results = (weights, experts, rows, offsets)
-    flag = " normalize" if normalize else ""
-    self.emit.raw(f"{', '.join(t.name for t in results)} = zc.moe_route {lg.name} top_k {k}{flag} : {lg.type} -> "
+    bias = ""
+    if rule.bias is not None:
+        b = self.tensor(rule.bias).base
+        if patterns.strip(rule.bias) not in self.cap.params or b.shape != (E,):
+            self.fail(node, f"a MoE router's balancing bias that is not a [{E}] parameter")
+        self.note_role(rule.bias, "bias")
+        bias = f" bias {b.name} : {b.type}"
+    flags = " sigmoid" if rule.sigmoid else ""
+    flags += " normalize" if rule.normalize else ""
+    flags += f" scale {number(rule.scale)}" if rule.scale != 1.0 else ""
+    flags += f" groups {rule.groups} topk_groups {rule.topk_groups}" if rule.groups > 1 else ""
+    self.emit.raw(f"{', '.join(t.name for t in results)} = zc.moe_route {lg.name}{bias} top_k {k}{flags} : {lg.type} -> "
                   f"{', '.join(t.type for t in results)}")
     self.routes[lg.name] = (k, experts)
     return weights, experts, rows, offsets
@@ -114,16 +179,17 @@ def grouped(self, hint, xs, w, offsets):
 
 def lower_moe_experts(self, node):
     hidden, index, weights_node, gate_up, down, act = node.args
-    logits_node, k, normalize = router(self, node, index, weights_node)
+    rule = router(self, node, index, weights_node)
     for p in (gate_up, down):
         if patterns.strip(p) not in self.cap.params:
             self.fail(node, "MoE experts whose weights are not parameters")
     xv = self.tensor(hidden)
     x = self.rows(xv, node.name)
-    lg = logits_base(self, node, logits_node)
+    lg = logits_base(self, node, rule.logits)
     if lg.shape[:-1] != x.shape[:-1]:
         self.fail(node, f"router logits {list(lg.shape)} for tokens {list(x.shape)}: not the experts' tokens")
-    w, _, rows, offsets = route(self, node, lg, k, normalize)
+    w, _, rows, offsets = route(self, node, lg, rule)
+    k = rule.k
     R = x.numel() // x.shape[-1] * k  # dropless: every token's k choices
     C = x.shape[-1]
     xs = self.emit.op(node.name + "_xs", (R, C), f"zc.moe_dispatch {x.name}, {rows.name} : {x.type}, {rows.type} -> "
@@ -148,13 +214,17 @@ def balancing_loss(self, node, coef):
     batch axis still splits over data-parallel ranks). Its f_e is a fraction of the choices, Hugging
     Face's a count per token summed over the k: coef x k."""
     logits_nodes, E, k = node.args
-    layers = {patterns.strip(router(self, n, n.args[1], n.args[2])[0]): n for n in self.cap.graph.nodes
-              if patterns.is_op(n, torch.ops.zcc.moe_experts.default)}
+    rules = {n: router(self, n, n.args[1], n.args[2]) for n in self.cap.graph.nodes
+             if patterns.is_op(n, torch.ops.zcc.moe_experts.default)}
+    layers = {patterns.strip(rule.logits): n for n, rule in rules.items()}
     logits, experts = [], []
     for n in logits_nodes:
         layer = layers.get(patterns.strip(n))
         if layer is None:
             self.fail(node, "a load-balancing loss over logits that route no MoE layer")
+        if rules[layer].sigmoid:
+            self.fail(node, "a softmax load-balancing loss over a sigmoid router's logits (DeepSeek-V3 balances "
+                            "with its bias instead): zc.moe_aux_loss scores by softmax")
         self.value(layer)  # its route: the choices the loss counts
         lg = logits_base(self, node, n)
         routed_k, choices = self.routes[lg.name]
