@@ -15,7 +15,8 @@ core (train.bin's OpenMP threads; torch.set_num_threads).
             eager and under torch.compile; the faster is the peer (median step after warm-up).
 
 Also zrt's grouped product against one dense product of the same FLOPs (zrt-kernel-bench's
-BM_moe_expert_products: the model's expert products, even and skewed routing).
+BM_moe_expert_products: the model's expert products, even and skewed routing, forward and
+backward, each against the dense product of its direction).
 
 Prints the CPU, the versions, each side's median step (ms and tokens/s) and zcc / PyTorch.
 
@@ -117,8 +118,9 @@ def grouped_vs_dense(build):
                           "--benchmark_format=json", "--benchmark_min_time=1"], check=True, capture_output=True,
                          text=True).stdout
     rates = {b["label"]: b["flops"] for b in json.loads(out)["benchmarks"]}
-    dense = next(v for k, v in rates.items() if k.startswith("dense"))
-    return {k: v / dense for k, v in rates.items() if not k.startswith("dense")}, dense
+    # Each against the dense product of its own direction (the backward: both gradients).
+    dense = {k.endswith("backward"): v for k, v in rates.items() if k.startswith("dense")}
+    return {k: v / dense[k.endswith("backward")] for k, v in rates.items() if not k.startswith("dense")}, dense[False]
 
 
 def main():

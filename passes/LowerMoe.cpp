@@ -101,9 +101,10 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
         auto [E, K, N] = groupedDims(o.getInput(), o.getWeight(), t);
         call(b, "zrt_grouped_matmul", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], I64(rows), I64(E), I64(K),
                                        I64(N), I32(t)});
-        // Each expert's product in the plan at the balanced row count (zrt/MoeLayout.h).
+        // Each expert's product in the plan at the balanced row count (zrt/MoeLayout.h), as one
+        // whose m varies (the runtime's oneDNN primitive for any m).
         const int64_t code = dtypeCode(tensorOf(o.getInput()).getElementType()), even = zrt::plannedExpertRows(rows, E);
-        matmuls.insert({"matmul", {code, 1, even, N, K, 0, t, 0}});
+        matmuls.insert({"grouped_matmul_m", {code, 1, even, N, K, 0, t, 0}});
         return success();
       })
       .Case([&](GroupedMatmulGradOp o) {
@@ -112,11 +113,12 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
         call(b, "zrt_grouped_matmul_grad", {dtype(b, o.getInput()), p[0], p[1], p[2], p[3], p[4], p[5], I64(rows),
                                             I64(E), I64(K), I64(N), I32(t)});
         const int64_t code = dtypeCode(tensorOf(o.getInput()).getElementType()), even = zrt::plannedExpertRows(rows, E);
-        matmuls.insert({"matmul", {code, 1, even, K, N, 0, 1 - t, 0}}); // d rows = d out x W[e]^T (or x W[e])
+        // d rows = d out x W[e]^T (or x W[e]); d W[e] = d out^T x rows (or rows^T x d out), its k the rows.
+        matmuls.insert({"grouped_matmul_m", {code, 1, even, K, N, 0, 1 - t, 0}});
         if (t)
-          matmuls.insert({"matmul", {code, 1, N, K, even, 1, 0, 0}}); // d W[e] = d out^T x rows
+          matmuls.insert({"grouped_matmul_k", {code, 1, N, K, even, 1, 0, 0}});
         else
-          matmuls.insert({"matmul", {code, 1, K, N, even, 1, 0, 0}}); // d W[e] = rows^T x d out
+          matmuls.insert({"grouped_matmul_k", {code, 1, K, N, even, 1, 0, 0}});
         return success();
       })
       .Case([&](EpCountsOp o) {

@@ -72,8 +72,9 @@ public:
   void emitModelJson(StringRef symbol, const llvm::json::Value &json);
   /// Every product the lowered functions run, for the runtime to choose each one's path before
   /// the first step (zrt_plan_matmuls): rows of ["matmul", dtype, batch, m, n, k, trans_a,
-  /// trans_b, b_shared] and ["matmul_cross_entropy", dtype, rows, classes, channels, trans_w,
-  /// chunk_rows], each once, in a fixed order.
+  /// trans_b, b_shared], ["matmul_cross_entropy", dtype, rows, classes, channels, trans_w,
+  /// chunk_rows] and, for a grouped product's experts, ["grouped_matmul_m" or "_k", ...] as
+  /// "matmul"'s at the balanced row count, m or k being the expert's rows; each once, in a fixed order.
   llvm::json::Array matmulsJson() const;
 
 private:

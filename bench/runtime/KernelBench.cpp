@@ -184,23 +184,35 @@ void BM_zrt_attention_window(benchmark::State &state) {
 // SwiGLU experts of [512, 1792], 4 x 256 tokens x top 2 = 2048 dispatched rows), forward [rows, K]
 // x [K, N] per expert, against one dense product of the same FLOPs ([2048, 512] x [512, 1792]).
 // Argument: 0 every expert 256 rows; 1 a skewed routing (rows 2^-(e+1) of them, the rest to the
-// last: 1024, 512, ..., 16, 16); 2 the dense product. f32.
+// last: 1024, 512, ..., 16, 16); 2 the dense product; 3-5 the backward of each (both gradients:
+// dxs = dout W^T and dW = xs^T dout, twice the FLOPs). f32.
 void BM_moe_expert_products(benchmark::State &state) {
   constexpr int64_t kExperts = 8, kRows = 2048, K = 512, N = 1792;
-  std::vector<float> xs(kRows * K, 0.5f), w(kExperts * K * N, 0.25f), out(kRows * N);
+  const int64_t routing = state.range(0) % 3;
+  const bool backward = state.range(0) >= 3;
+  std::vector<float> xs(kRows * K, 0.5f), w(kExperts * K * N, 0.25f), out(kRows * N), dxs(kRows * K);
   std::vector<int32_t> offsets(kExperts + 1, 0);
   for (int64_t e = 0; e < kExperts; ++e)
-    offsets[e + 1] = offsets[e] + (state.range(0) == 1 ? (e + 1 < kExperts ? int32_t(kRows >> (e + 1)) : 0)
-                                                       : int32_t(kRows / kExperts));
+    offsets[e + 1] = offsets[e] + (routing == 1 ? (e + 1 < kExperts ? int32_t(kRows >> (e + 1)) : 0)
+                                                : int32_t(kRows / kExperts));
   offsets[kExperts] = kRows;
   for (auto _ : state) {
-    if (state.range(0) == 2)
+    if (routing == 2 && backward) {
+      zrt_matmul(ZRT_DTYPE_F32, out.data(), w.data(), dxs.data(), 1, kRows, K, N, 0, 1, 0);
+      zrt_matmul(ZRT_DTYPE_F32, xs.data(), out.data(), w.data(), 1, K, N, kRows, 1, 0, 0);
+    } else if (routing == 2) {
       zrt_matmul(ZRT_DTYPE_F32, xs.data(), w.data(), out.data(), 1, kRows, N, K, 0, 0, 0);
-    else
+    } else if (backward) {
+      zrt_grouped_matmul_grad(ZRT_DTYPE_F32, out.data(), xs.data(), w.data(), offsets.data(), dxs.data(), w.data(),
+                              kRows, kExperts, K, N, 0);
+    } else {
       zrt_grouped_matmul(ZRT_DTYPE_F32, xs.data(), w.data(), offsets.data(), out.data(), kRows, kExperts, K, N, 0);
+    }
   }
-  state.counters["flops"] = benchmark::Counter(2.0 * kRows * K * N * state.iterations(), benchmark::Counter::kIsRate);
-  state.SetLabel(state.range(0) == 2 ? "dense 2048x1792x512" : state.range(0) == 1 ? "8 experts, skewed" : "8 experts, even");
+  state.counters["flops"] = benchmark::Counter((backward ? 4.0 : 2.0) * kRows * K * N * state.iterations(),
+                                               benchmark::Counter::kIsRate);
+  const char *what = routing == 2 ? "dense 2048x1792x512" : routing == 1 ? "8 experts, skewed" : "8 experts, even";
+  state.SetLabel(std::string(what) + (backward ? ", backward" : ""));
 }
 
 BENCHMARK(BM_zrt_matmul_f32)->DenseRange(0, kShapeCount - 1)->Unit(benchmark::kMicrosecond);
@@ -215,6 +227,6 @@ BENCHMARK(BM_memcpy)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_add_f32)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_gelu_f32)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_adamw_f32)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_moe_expert_products)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_moe_expert_products)->DenseRange(0, 5)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_zrt_attention_window)->ArgsProduct({{0, 1024, 256}, {0, 1}})->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

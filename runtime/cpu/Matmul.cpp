@@ -59,18 +59,22 @@ public:
 
   /// The primitive for this type and shape, or nullopt (and why, in `why`) where oneDNN has
   /// none on this CPU.
+  /// A product whose m or k varies has one, made for any value of it (DNNL_RUNTIME_DIM_VAL).
   std::optional<dnnl::matmul> primitive(Type type, const MatmulShape &s, std::string *why = nullptr) {
-    Key key{type, s.batch, s.m, s.n, s.k, s.transA, s.transB, s.bShared};
+    const int64_t any = DNNL_RUNTIME_DIM_VAL;
+    const int64_t m = s.varies == MatmulVarying::M ? any : s.m, k = s.varies == MatmulVarying::K ? any : s.k;
+    Key key{type, s.batch, m, s.n, k, s.transA, s.transB, s.bShared};
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = primitives_.find(key);
     if (it == primitives_.end()) {
       Entry entry;
       try {
         // oneDNN 2.x (Debian 12): op descriptor first, then the primitive descriptor.
-        dnnl::matmul::desc opDesc(describe(type, s.batch, s.m, s.k, s.transA, false),
-                                  describe(type, s.batch, s.k, s.n, s.transB, s.bShared),
-                                  describe(type, s.batch, s.m, s.n, false, false));
+        dnnl::matmul::desc opDesc(describe(type, s.batch, m, k, s.transA, false),
+                                  describe(type, s.batch, k, s.n, s.transB, s.bShared),
+                                  describe(type, s.batch, m, s.n, false, false));
         entry.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(opDesc, engine_));
+        ++created_;
       } catch (const dnnl::error &e) {
         entry.why = e.what();
       }
@@ -101,16 +105,27 @@ private:
   static dnnl::memory::desc describe(Type type, int64_t batch, int64_t rows, int64_t cols,
                                      bool transposed, bool shared) {
     using dims = dnnl::memory::dims;
-    // Logical [batch, rows, cols]; a transposed operand is stored [batch, cols, rows].
+    // Logical [batch, rows, cols]; a transposed operand is stored [batch, cols, rows]. A size
+    // left to run time (DNNL_RUNTIME_DIM_VAL) leaves the strides it scales to run time too.
+    const int64_t any = DNNL_RUNTIME_DIM_VAL;
+    auto times = [&](int64_t x, int64_t y) { return x == any || y == any ? any : x * y; };
     dims shape{shared ? 1 : batch, rows, cols};
-    dims strides = transposed ? dims{rows * cols, 1, rows} : dims{rows * cols, cols, 1};
+    dims strides = transposed ? dims{times(rows, cols), 1, rows} : dims{times(rows, cols), cols, 1};
     return dnnl::memory::desc(shape, type, strides);
   }
 
+public:
+  int64_t created() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return created_;
+  }
+
+private:
   dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream_{engine_}; // CPU streams execute in the calling thread
   std::mutex mutex_;
   std::map<Key, Entry> primitives_;
+  int64_t created_ = 0;
 };
 
 std::string shapeText(const char *typeName, const MatmulShape &s) {
@@ -314,7 +329,9 @@ void plannedAs(int32_t dtype, MatmulPath anyShape, const T *a, const T *b, T *c,
     return;
   }
   const std::optional<MatmulPath> path = plannedMatmulPath(dtype, planned);
-  matmulOn(path && pathRuns(*path, dtype, shape) ? *path : anyShape, a, b, c, shape);
+  MatmulShape varying = shape;
+  varying.varies = planned.varies; // oneDNN's primitive for any such size, the one the plan timed
+  matmulOn(path && pathRuns(*path, dtype, varying) ? *path : anyShape, a, b, c, varying);
 }
 } // namespace
 
@@ -325,6 +342,8 @@ void matmulPlannedAs(const float *a, const float *b, float *c, const MatmulShape
 void matmulPlannedAs(const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape, const MatmulShape &planned) {
   plannedAs(ZRT_DTYPE_BF16, MatmulPath::Widen, a, b, c, shape, planned);
 }
+
+int64_t dnnlPrimitivesCreated() { return DnnlMatmul::instance().created(); }
 
 std::string describeMatmulPaths(const char *call) {
   std::string text;

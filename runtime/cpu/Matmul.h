@@ -14,12 +14,20 @@
 
 namespace zrt::cpu {
 
+/// Which size of a product changes from call to call: none, or m or k, an expert's row count in
+/// a grouped product (its rows' product, or its weight gradient's).
+enum class MatmulVarying : uint8_t { None, M, K };
+
 /// Shapes of one matmul call: C[b] (m x n) = op(A[b]) (m x k) * op(B[b]) (k x n)
 /// for b in [0, batch); A is stored m x k (k x m when transA), B k x n (n x k
-/// when transB); with bShared one B serves every batch element.
+/// when transB); with bShared one B serves every batch element. A product whose m or k
+/// `varies` runs on one oneDNN primitive made for any value of it (DNNL_RUNTIME_DIM_VAL), where a
+/// primitive per value would JIT a kernel for each expert's row count of each step; the plan
+/// keeps it apart from a fixed product of the same sizes, since the two run different code.
 struct MatmulShape {
   int64_t batch, m, n, k;
   bool transA, transB, bShared;
+  MatmulVarying varies = MatmulVarying::None;
 };
 
 /// f32 on the path the plan (cpu/MatmulPlan.h) chose for this shape, else the one ZRT_F32_MATMUL
@@ -55,10 +63,10 @@ bool pathRuns(MatmulPath path, int32_t dtype, const MatmulShape &shape);
 void matmulOn(MatmulPath path, const float *a, const float *b, float *c, const MatmulShape &shape);
 void matmulOn(MatmulPath path, const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape);
 
-/// A product whose shape changes from call to call (an expert's rows of a grouped product) on
-/// the path the installed plan chose for `planned`, the shape that stands for it; matmul()'s
-/// choice where no plan is installed, and a path that runs every shape where the planned one has
-/// no primitive for this shape.
+/// A product whose m or k changes from call to call (an expert's rows of a grouped product:
+/// `planned.varies` says which, and `planned` is the balanced count's shape that stands for it)
+/// on the path the installed plan chose for `planned`; matmul()'s choice where no plan is
+/// installed, and a path that runs every shape where the planned one has no primitive.
 void matmulPlannedAs(const float *a, const float *b, float *c, const MatmulShape &shape, const MatmulShape &planned);
 void matmulPlannedAs(const bf16 *a, const bf16 *b, bf16 *c, const MatmulShape &shape, const MatmulShape &planned);
 inline void matmulPlannedAs(const double *a, const double *b, double *c, const MatmulShape &shape,
@@ -73,6 +81,10 @@ std::optional<MatmulPath> forcedMatmulPath(int32_t dtype, const char *call);
 /// AMX tiles, widened elsewhere (measured on a Sapphire Rapids core without AMX; a plan measures
 /// instead of trusting it).
 MatmulPath ruleMatmulPath(int32_t dtype);
+
+/// How many oneDNN matmul primitives this process has created (each a JIT'ed kernel: the tests
+/// check that a varying product makes one, not one per size met).
+int64_t dnnlPrimitivesCreated();
 
 /// oneDNN's name for the instruction set it generates code for ("avx2", "avx512_core_bf16").
 std::string describeDnnlIsa();

@@ -21,7 +21,8 @@ struct MatmulKey {
   MatmulShape shape{};
   bool operator<(const MatmulKey &o) const;
   bool operator==(const MatmulKey &o) const { return !(*this < o) && !(o < *this); }
-  /// "bf16 1x2048x1152x384 nt" (batch x m x n x k, then trans_a/trans_b as n|t, "shared" if so).
+  /// "bf16 1x2048x1152x384 nt" (batch x m x n x k, then trans_a/trans_b as n|t, "shared" if so,
+  /// ", m varies" or ", k varies" if so).
   std::string describe() const;
 };
 
@@ -43,7 +44,8 @@ std::optional<MatmulPath> plannedMatmulPath(int32_t dtype, const MatmulShape &sh
 /// How many products ran outside an installed plan (none should: the tests check it).
 int64_t unplannedMatmulCalls();
 
-/// A plan as text, a product a line: "<dtype> <batch> <m> <n> <k> <ta> <tb> <shared> <path>".
+/// A plan as text, a product a line: "<dtype> <batch> <m> <n> <k> <ta> <tb> <shared> <path>"; the
+/// dtype "f32:m" (or ":k", and bf16's) for a product whose m (k) varies.
 std::string matmulPlanText(const MatmulPlan &plan);
 /// The plan `text` holds; a malformed line is a fatal error naming `call`.
 MatmulPlan parseMatmulPlan(const std::string &text, const char *call);

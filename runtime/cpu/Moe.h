@@ -322,8 +322,9 @@ void moeSharedGateGrad(const T *dy, const T *shared, const T *gate, int64_t toke
 /// out [rows, N] = xs [rows, K] x W[e] ([K, N]; with transposeRhs W[e] is [N, K], a linear
 /// layer's [out, in], and the product reads it transposed) for each expert e's rows
 /// [offsets[e], offsets[e + 1]): one product per expert with rows, at its row count, on the path
-/// the matmul plan chose for the balanced count of the `rows` (zrt/MoeLayout.h); the rows past
-/// offsets[experts] (capacity mode) zero.
+/// the matmul plan chose for the balanced count of the `rows` (zrt/MoeLayout.h), as a product
+/// whose m varies (one oneDNN primitive for every count); the rows past offsets[experts]
+/// (capacity mode) zero.
 template <class T>
 void groupedMatmul(const T *xs, const T *w, const int32_t *offsets, int64_t experts, int64_t rows, int64_t k,
                    int64_t n, T *out, bool transposeRhs = false) {
@@ -332,7 +333,7 @@ void groupedMatmul(const T *xs, const T *w, const int32_t *offsets, int64_t expe
     if (const int64_t count = offsets[e + 1] - offsets[e]; count > 0)
       matmulPlannedAs(xs + offsets[e] * k, w + e * k * n, out + offsets[e] * n,
                       MatmulShape{1, count, n, k, false, transposeRhs, false},
-                      MatmulShape{1, even, n, k, false, transposeRhs, false});
+                      MatmulShape{1, even, n, k, false, transposeRhs, false, MatmulVarying::M});
   zeroUnkeptRows(out, offsets[experts], rows, n);
 }
 
@@ -348,13 +349,15 @@ void groupedMatmulGrad(const T *dout, const T *xs, const T *w, const int32_t *of
     if (dxs && count > 0)
       matmulPlannedAs(dout + offsets[e] * n, w + e * k * n, dxs + offsets[e] * k,
                       MatmulShape{1, count, k, n, false, !transposeRhs, false},
-                      MatmulShape{1, even, k, n, false, !transposeRhs, false});
+                      MatmulShape{1, even, k, n, false, !transposeRhs, false, MatmulVarying::M});
     if (dw && count > 0 && transposeRhs)
       matmulPlannedAs(dout + offsets[e] * n, xs + offsets[e] * k, dw + e * k * n,
-                      MatmulShape{1, n, k, count, true, false, false}, MatmulShape{1, n, k, even, true, false, false});
+                      MatmulShape{1, n, k, count, true, false, false},
+                      MatmulShape{1, n, k, even, true, false, false, MatmulVarying::K});
     else if (dw && count > 0)
       matmulPlannedAs(xs + offsets[e] * k, dout + offsets[e] * n, dw + e * k * n,
-                      MatmulShape{1, k, n, count, true, false, false}, MatmulShape{1, k, n, even, true, false, false});
+                      MatmulShape{1, k, n, count, true, false, false},
+                      MatmulShape{1, k, n, even, true, false, false, MatmulVarying::K});
     else if (dw)
       for (int64_t i = 0; i < k * n; ++i)
         dw[e * k * n + i] = T(0.0f);

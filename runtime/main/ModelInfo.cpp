@@ -1,5 +1,7 @@
 #include "main/ModelInfo.h"
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 #include "core/Error.h"
@@ -148,10 +150,14 @@ ModelInfo parseModelInfo(const char *text) {
     // Programs compiled before the table existed have none: their shapes take the rule's path.
     for (const nlohmann::json &row : j.value("matmuls", nlohmann::json::array())) {
       const std::string op = row.at(0).get<std::string>(), dtype = row.at(1).get<std::string>();
-      if ((op != "matmul" && op != "matmul_cross_entropy") || (dtype != "f32" && dtype != "bf16"))
+      static const std::map<std::string, int64_t> kinds = {{"matmul", ZRT_MATMUL_PLAIN},
+                                                           {"matmul_cross_entropy", ZRT_MATMUL_CROSS_ENTROPY},
+                                                           {"grouped_matmul_m", ZRT_MATMUL_GROUPED_M},
+                                                           {"grouped_matmul_k", ZRT_MATMUL_GROUPED_K}};
+      if (!kinds.count(op) || (dtype != "f32" && dtype != "bf16"))
         fatal("zcc_model_json", "matmuls: unknown row [%s, %s]", op.c_str(), dtype.c_str());
       std::vector<int64_t> values(ZRT_MATMUL_ROW, 0);
-      values[0] = op == "matmul" ? ZRT_MATMUL_PLAIN : ZRT_MATMUL_CROSS_ENTROPY;
+      values[0] = kinds.at(op);
       values[1] = dtype == "bf16" ? ZRT_DTYPE_BF16 : ZRT_DTYPE_F32;
       for (size_t i = 2; i < row.size() && i < values.size(); ++i)
         values[i] = row.at(i).get<int64_t>();

@@ -56,7 +56,16 @@ typedef enum zrt_tier { ZRT_TIER_DEVICE = 0, ZRT_TIER_HOST = 1, ZRT_TIER_NVME = 
 ///   ZRT_MATMUL_PLAIN:         batch, m, n, k, trans_a, trans_b, b_shared (zrt_matmul's arguments)
 ///   ZRT_MATMUL_CROSS_ENTROPY: rows, classes, channels, trans_w, chunk_rows, 0, 0
 ///                             (zrt_matmul_cross_entropy's: the runtime knows its products)
-enum { ZRT_MATMUL_PLAIN = 0, ZRT_MATMUL_CROSS_ENTROPY = 1, ZRT_MATMUL_ROW = 9 };
+///   ZRT_MATMUL_GROUPED_M, _K: as PLAIN, for one expert's product of a grouped matmul, whose m
+///                             (the expert's rows) or k (a weight gradient's) is known only when
+///                             it runs: the sizes given are the balanced count's
+enum {
+  ZRT_MATMUL_PLAIN = 0,
+  ZRT_MATMUL_CROSS_ENTROPY = 1,
+  ZRT_MATMUL_GROUPED_M = 2,
+  ZRT_MATMUL_GROUPED_K = 3,
+  ZRT_MATMUL_ROW = 9
+};
 
 /// Per-rank counters for the executable's logs, indexed by collective kind:
 /// 0 all_gather, 1 reduce_scatter, 2 all_reduce, 3 broadcast, 4 pipeline sends. Bytes sent
