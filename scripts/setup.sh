@@ -7,7 +7,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22 lld-22 libomp-22-dev libclang-rt-22-dev
   ninja-build cmake pkg-config
   openmpi-bin libopenmpi-dev
-  libopenblas-dev libdnnl-dev
+  libopenblas-openmp-dev libdnnl-dev   # OpenBLAS's OpenMP build: runtime/CMakeLists.txt says why
   liburing-dev fio   # the NVMe store's io_uring engine; fio measures the disk the offload bench compares with
   nlohmann-json3-dev libgtest-dev libbenchmark-dev
   libtbb-dev   # the parallel algorithms under HIP-CPU (third_party/hip-cpu): the CUDA kernels run on the CPU in tests
