@@ -24,6 +24,14 @@
 //    (kContextRingAttr) and lower to zrt_ring_attention (key/value blocks around the
 //    context ring, merged by the online softmax) and zrt_rotary_context (global positions).
 //
+//  - Mixture of experts: routing is token by token, so each rank routes its own tokens through
+//    experts replicated over the context ranks (their gradients summed with the others');
+//    the dispatched rows are its tokens' k choices (with a capacity, its own capacity, as a
+//    data-parallel rank keeps its own), and what reads them (the grouped products, the
+//    activations and slices between them) follows them. The router z-loss is a mean over
+//    tokens like the cross-entropy; the load-balancing loss multiplies two statistics of the
+//    whole sequence's tokens, which no rank holds: refused.
+//
 // The loss is each rank's mean over its tokens; with equal parts the data-parallel mean of
 // those is the global one, as train.bin's logs and the gradients' average take it.
 //
@@ -114,6 +122,8 @@ private:
   void same(Value result, Value operand) {
     result.setType(operand.getType());
     tokenAxis[result] = tokenAxis.lookup(operand);
+    if (auto rows = dispatchedRows.find(operand); rows != dispatchedRows.end())
+      dispatchedRows[result] = rows->second;
   }
 
   /// `v` [B, L, H x D] this rank's tokens -> [B, ranks x L, H / ranks x D]: the whole sequence of
@@ -248,6 +258,17 @@ private:
         .Case([&](SliceOp o) -> LogicalResult {
           int64_t axis = tokenAxis.lookup(o.getInput());
           RankedTensorType in = tensorOf(o.getInput()), out = tensorOf(o.getResult());
+          if (auto whole = dispatchedRows.find(o.getInput()); whole != dispatchedRows.end()) {
+            // The dispatched rows, all of them (a fused gate/up product's halves).
+            if (o.getOffsets()[0] != 0 || out.getDimSize(0) != whole->second)
+              return unsupported(o, "it cuts the experts' dispatched rows");
+            SmallVector<int64_t> shape(out.getShape());
+            shape[0] = in.getDimSize(0);
+            o.getResult().setType(out.clone(shape));
+            tokenAxis[o.getResult()] = 0;
+            dispatchedRows[o.getResult()] = whole->second;
+            return success();
+          }
           if (o.getOffsets()[axis] != 0 || out.getDimSize(axis) != in.getDimSize(axis) * ranks)
             return unsupported(o, "it cuts the tokens");
           SmallVector<int64_t> shape(out.getShape());
@@ -324,6 +345,66 @@ private:
           tokenAxis[back.getResult()] = kTokenAxis;
           return success();
         })
+        // Mixture of experts: each rank routes its tokens (the expert offsets [E + 1] its own).
+        .Case([&](MoeRouteOp o) -> LogicalResult {
+          RankedTensorType logits = tensorOf(o.getLogits());
+          if (!isSplit(o.getLogits()) || tokenAxis.lookup(o.getLogits()) == logits.getRank() - 1 ||
+              (o.getBias() && isSplit(o.getBias())))
+            return unsupported(o, "only its logits may hold the tokens, on an axis before the experts'");
+          for (Value r : {o.getWeights(), o.getExperts(), o.getRows()}) {
+            SmallVector<int64_t> shape(logits.getShape());
+            shape.back() = tensorOf(r).getShape().back();
+            r.setType(tensorOf(r).clone(shape));
+            tokenAxis[r] = tokenAxis.lookup(o.getLogits());
+          }
+          return success();
+        })
+        .Case([&](MoeDispatchOp o) -> LogicalResult {
+          auto route = o.getRows().getDefiningOp<MoeRouteOp>();
+          if (!route || !isSplit(o.getInput()) || !isSplit(o.getRows()))
+            return unsupported(o, "its tokens and rows must come from this rank's routing");
+          Value rows = o.getResult();
+          const int64_t whole = tensorOf(rows).getDimSize(0);
+          rows.setType(tensorOf(rows).clone({route.getDispatchedRows(), tensorOf(rows).getDimSize(1)}));
+          tokenAxis[rows] = 0;
+          dispatchedRows[rows] = whole;
+          return success();
+        })
+        .Case([&](GroupedMatmulOp o) -> LogicalResult {
+          auto whole = dispatchedRows.find(o.getInput());
+          if (whole == dispatchedRows.end() || isSplit(o.getWeight()) || isSplit(o.getOffsets()))
+            return unsupported(o, "only its input may hold the tokens: the dispatched rows");
+          Value out = o.getResult();
+          out.setType(tensorOf(out).clone({tensorOf(o.getInput()).getDimSize(0), tensorOf(out).getDimSize(1)}));
+          tokenAxis[out] = 0;
+          dispatchedRows[out] = whole->second;
+          return success();
+        })
+        .Case([&](MoeCombineOp o) -> LogicalResult {
+          if (!dispatchedRows.count(o.getInput()) || !isSplit(o.getWeights()) || !isSplit(o.getRows()))
+            return unsupported(o, "its rows and weights must come from this rank's routing");
+          SmallVector<int64_t> shape(tensorOf(o.getWeights()).getShape());
+          shape.back() = tensorOf(o.getResult()).getShape().back();
+          o.getResult().setType(tensorOf(o.getResult()).clone(shape));
+          tokenAxis[o.getResult()] = tokenAxis.lookup(o.getWeights());
+          return success();
+        })
+        .Case([&](MoeSharedGateOp o) -> LogicalResult {
+          if (!isSplit(o.getShared()) || !isSplit(o.getGate()))
+            return unsupported(o, "an operand holds the whole sequence");
+          same(o.getResult(), o.getShared());
+          return success();
+        })
+        .Case([&](MoeZLossOp o) -> LogicalResult {
+          if (!isSplit(o.getLogits()))
+            return unsupported(o, "an operand holds the whole sequence");
+          return success(); // a mean over this rank's tokens, as the cross-entropy
+        })
+        .Case([&](MoeAuxLossOp o) {
+          return unsupported(o, "the load-balancing loss multiplies each expert's share of the choices by its mean "
+                                "score over the whole sequence, which no rank holds (a model without it, or with "
+                                "DeepSeek-V3's balancing bias, trains under --cp)");
+        })
         .Default([&](Operation *o) { return unsupported(o, "no rule splits it along the tokens"); });
   }
 
@@ -333,6 +414,7 @@ private:
   DenseMap<Value, int64_t> tokenAxis; // values holding this rank's tokens, and which axis they are on
   DenseMap<Value, int64_t> headsOf;   // values holding this rank's heads of the whole sequence: all heads
   DenseMap<Value, Value> byHeads;     // a value's cp_to_heads
+  DenseMap<Value, int64_t> dispatchedRows; // the experts' rows of this rank's tokens (axis 0): their whole count
 };
 
 struct ZccContextParallelPass : zc::impl::ZccContextParallelBase<ZccContextParallelPass> {

@@ -1,19 +1,19 @@
 // A Mixture-of-Experts model (test/Train/Inputs/mixtral.mlir) where its parts are not built yet:
 // a located error naming the op and a non-zero exit, no output. The CUDA backend has no MoE
-// kernels (the check precedes the backend's own); context parallelism has no rule that splits
-// the routing along the tokens.
+// kernels (the check precedes the backend's own); under context parallelism no rank holds the
+// whole sequence's statistics the load-balancing loss multiplies.
 // RUN: rm -f %t.bin
 // RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --target=cuda --emit=obj -o %t.bin 2>&1 | FileCheck %s --check-prefix=CUDA
 // RUN: test ! -e %t.bin
 // CUDA: mixtral.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'zc.moe_route' has no CUDA kernel yet: Mixture-of-Experts models train with --target cpu for now
 // RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 2 --cp 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=CP
-// CP: mixtral.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'zc.moe_route' op cannot run on a part of the sequence (--cp 2): no rule splits it along the tokens
+// CP: mixtral.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'zc.moe_aux_loss' op cannot run on a part of the sequence (--cp 2): the load-balancing loss multiplies each expert's share of the choices by its mean score over the whole sequence
 // Expert parallelism: a group must divide the data-parallel ranks, context parallelism does not
 // compose with it, the bound needs it, and a model must have experts (a pipeline's too).
 // RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 2 --ep 3 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-DIVIDE
 // EP-DIVIDE: zcc: error: --ep 3 must divide the 2 data-parallel ranks (--world-size / (--tp x --pp))
 // RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 4 --cp 2 --ep 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-CP
-// EP-CP: zcc: error: --ep with --cp is not supported: no rule splits the routing along the tokens
+// EP-CP: zcc: error: --ep with --cp is not supported yet: the expert groups are formed of data-parallel ranks only
 // RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 2 --moe-max-tokens-per-expert 10 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-BOUND
 // EP-BOUND: zcc: error: --moe-max-tokens-per-expert bounds the rows an expert-parallel rank receives: it needs --ep > 1
 // RUN: not zcc %zcc_src_root/examples/gpt.mlir --world-size 2 --ep 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-DENSE

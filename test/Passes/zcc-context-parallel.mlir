@@ -121,3 +121,46 @@ zc.forward @odd_heads(%x: tensor<1x8x6xf32> {zc.input = "features"}, %y: tensor<
 // RING: zc.rotary %{{.+}} heads 4 theta 1.000000e+04 {zc.context_ring = 2 : i64} : tensor<1x4x8xf32>
 // RING: zc.causal_attention {{.+}} heads 4 kv_heads 2 {zc.context_ring = 2 : i64}
 // RING: zc.rotary %{{.+}} heads 4 theta 1.000000e+04 inverse {zc.context_ring = 2 : i64}
+
+// -----
+
+// A MoE block over 2 context ranks: each routes its 4 of the 8 tokens (a sigmoid router with a
+// balancing bias, group-limited, as DeepSeek-V3's), dispatches their 2 x 4 x 2 = 16 rows, runs
+// the experts' products and SwiGLU on them and combines them back; the router z-loss is a mean
+// over this rank's tokens.
+zc.param @router : tensor<4x4xf32> = #zc.normal<std = 0.02>
+zc.param @bias : tensor<4xf32> = #zc.zeros
+zc.param @gate_up : tensor<4x4x12xf32> = #zc.normal<std = 0.02>
+zc.param @down : tensor<4x6x4xf32> = #zc.normal<std = 0.02>
+// CHECK-LABEL: zc.forward @moe
+zc.forward @moe(%x: tensor<2x8x4xf32> {zc.input = "features"}, %y: tensor<2x8x4xf32> {zc.input = "values"}) -> tensor<f32> {
+  %r = zc.param_ref @router : tensor<4x4xf32>
+  %b = zc.param_ref @bias : tensor<4xf32>
+  %wgu = zc.param_ref @gate_up : tensor<4x4x12xf32>
+  %wd = zc.param_ref @down : tensor<4x6x4xf32>
+  // CHECK: %[[LG:.+]] = zc.matmul {{.+}} -> tensor<2x4x4xf32>
+  %logits = zc.matmul %x, %r : tensor<2x8x4xf32>, tensor<4x4xf32> -> tensor<2x8x4xf32>
+  // CHECK: zc.moe_route %[[LG]] bias %{{.+}} : tensor<4xf32> top_k 2 sigmoid normalize scale 2.500000e+00 groups 2 topk_groups 1 : tensor<2x4x4xf32> -> tensor<2x4x2xf32>, tensor<2x4x2xi32>, tensor<2x4x2xi32>, tensor<5xi32>
+  %w, %e, %rows, %o = zc.moe_route %logits bias %b : tensor<4xf32> top_k 2 sigmoid normalize scale 2.5 groups 2 topk_groups 1
+      : tensor<2x8x4xf32> -> tensor<2x8x2xf32>, tensor<2x8x2xi32>, tensor<2x8x2xi32>, tensor<5xi32>
+  // CHECK: zc.moe_dispatch {{.+}} : tensor<2x4x4xf32>, tensor<2x4x2xi32> -> tensor<16x4xf32>
+  %xs = zc.moe_dispatch %x, %rows : tensor<2x8x4xf32>, tensor<2x8x2xi32> -> tensor<32x4xf32>
+  // CHECK: zc.grouped_matmul {{.+}} : tensor<16x4xf32>, tensor<4x4x12xf32>, tensor<5xi32> -> tensor<16x12xf32>
+  %gu = zc.grouped_matmul %xs, %wgu, %o : tensor<32x4xf32>, tensor<4x4x12xf32>, tensor<5xi32> -> tensor<32x12xf32>
+  // CHECK: zc.slice %{{.+}} [0, 0] : tensor<16x12xf32> -> tensor<16x6xf32>
+  %g = zc.slice %gu [0, 0] : tensor<32x12xf32> -> tensor<32x6xf32>
+  // CHECK: zc.slice %{{.+}} [0, 6] : tensor<16x12xf32> -> tensor<16x6xf32>
+  %u = zc.slice %gu [0, 6] : tensor<32x12xf32> -> tensor<32x6xf32>
+  %a = zc.silu %g : tensor<32x6xf32>
+  // CHECK: zc.mul {{.+}} : tensor<16x6xf32>
+  %h = zc.mul %a, %u : tensor<32x6xf32>
+  // CHECK: zc.grouped_matmul {{.+}} : tensor<16x6xf32>, tensor<4x6x4xf32>, tensor<5xi32> -> tensor<16x4xf32>
+  %ys = zc.grouped_matmul %h, %wd, %o : tensor<32x6xf32>, tensor<4x6x4xf32>, tensor<5xi32> -> tensor<32x4xf32>
+  // CHECK: zc.moe_combine {{.+}} : tensor<16x4xf32>, tensor<2x4x2xf32>, tensor<2x4x2xi32> -> tensor<2x4x4xf32>
+  %m = zc.moe_combine %ys, %w, %rows : tensor<32x4xf32>, tensor<2x8x2xf32>, tensor<2x8x2xi32> -> tensor<2x8x4xf32>
+  // CHECK: zc.moe_z_loss %[[LG]] coef 1.000000e-03 : tensor<2x4x4xf32> -> tensor<f32>
+  %z = zc.moe_z_loss %logits coef 0.001 : tensor<2x8x4xf32> -> tensor<f32>
+  %mse = zc.mse %m, %y : tensor<2x8x4xf32> -> tensor<f32>
+  %loss = zc.add %mse, %z : tensor<f32>
+  zc.return %loss : tensor<f32>
+}
