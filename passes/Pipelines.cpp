@@ -62,8 +62,6 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
        << options.moeMaxTokensPerExpert << "'";
   else if (ExpertBound::parse(options.moeMaxTokensPerExpert)->rowsFor(1) > 0 && options.expertParallel == 1)
     os << "--moe-max-tokens-per-expert bounds the rows an expert-parallel rank receives: it needs --ep > 1";
-  else if (options.expertParallel > 1 && options.contextParallel > 1)
-    os << "--ep with --cp is not supported yet: the expert groups are formed of data-parallel ranks only";
   else if (options.expertParallel > 1 &&
            (options.zeroQuantizedWeights || options.zeroHpzPartitionSize > 1 || options.zeroQuantizedGradients ||
             options.offloadOptimizer != "none" || options.offloadActivations != "none" || !options.compression.empty()))

@@ -8,12 +8,10 @@
 // CUDA: mixtral.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'zc.moe_route' has no CUDA kernel yet: Mixture-of-Experts models train with --target cpu for now
 // RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 2 --cp 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=CP
 // CP: mixtral.mlir:{{[0-9]+}}:{{[0-9]+}}: error: 'zc.moe_aux_loss' op cannot run on a part of the sequence (--cp 2): the load-balancing loss multiplies each expert's share of the choices by its mean score over the whole sequence
-// Expert parallelism: a group must divide the data-parallel ranks, context parallelism does not
-// compose with it, the bound needs it, and a model must have experts (a pipeline's too).
+// Expert parallelism: a group must divide the data-parallel ranks, the bound needs it, and a model
+// must have experts (a pipeline's too).
 // RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 2 --ep 3 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-DIVIDE
 // EP-DIVIDE: zcc: error: --ep 3 must divide the 2 data-parallel ranks (--world-size / (--tp x --pp))
-// RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 4 --cp 2 --ep 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-CP
-// EP-CP: zcc: error: --ep with --cp is not supported yet: the expert groups are formed of data-parallel ranks only
 // RUN: not zcc %zcc_src_root/test/Train/Inputs/mixtral.mlir --world-size 2 --moe-max-tokens-per-expert 10 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-BOUND
 // EP-BOUND: zcc: error: --moe-max-tokens-per-expert bounds the rows an expert-parallel rank receives: it needs --ep > 1
 // RUN: not zcc %zcc_src_root/examples/gpt.mlir --world-size 2 --ep 2 -o %t.bin 2>&1 | FileCheck %s --check-prefix=EP-DENSE

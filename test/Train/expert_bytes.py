@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Expert parallelism's traffic: the report's bytes, the runtime's counters and the formulas agree.
 
-usage: expert_bytes.py ZCC MODEL.mlir DATA-FLAGS... -- MESH...   MESH: np=N,ep=E[,zero=S]
+usage: expert_bytes.py ZCC MODEL.mlir DATA-FLAGS... -- MESH...   MESH: np=N,ep=E[,zero=S][,cp=C]
 
 How many rows an exchange moves depends on the routing, so the model's routers start at zero: every
 token's expert scores tie and each token chooses experts 0 .. k-1 (ties go to the lower index), on
@@ -18,6 +18,10 @@ G = ep ranks of an expert group, per step:
   (at ZeRO-3 the gathered parameters add theirs, so there only the all-to-alls are compared);
 - the log's tokens per expert: one expert receives every token of the rank (max = the rank's
   tokens), the others' none but the k chosen (min 0).
+
+With cp=C (the expert groups then pair context ranks, which route different parts of the same
+sequences) a rank's tokens are still the batch's over the N ranks, and its all-to-all counter holds
+the Ulysses exchanges too: the report's context-parallel bytes, which no routing changes.
 """
 import json, os, re, subprocess, sys, tempfile
 
@@ -48,11 +52,13 @@ def main():
         open(tied_model, "w").write(tied)
         for mesh in meshes:
             f = mesh_fields(mesh)
-            ranks, G, zero = int(f["np"]), int(f["ep"]), int(f.get("zero", "0"))
+            ranks, G, zero, cp = int(f["np"]), int(f["ep"]), int(f.get("zero", "0")), int(f.get("cp", "1"))
             exe = os.path.join(work, f"train-{mesh.replace(',', '-').replace('=', '')}.bin")
             subprocess.run([zcc, tied_model, "-o", exe, "--world-size", str(ranks), "--ep", str(G),
-                            "--zero-stage", str(zero), "--report=json"], check=True)
-            traffic = json.load(open(exe + ".report.json"))["expert_parallel"]
+                            "--zero-stage", str(zero), "--cp", str(cp), "--report=json"], check=True)
+            report = json.load(open(exe + ".report.json"))
+            traffic = report["expert_parallel"]
+            context_bytes = report["context_parallel"]["comm_bytes"] if cp > 1 else 0
             R = tokens // ranks * k
             row = 4 * d
             gathers = L * (G - 1) * (E + 1) * 4
@@ -65,15 +71,17 @@ def main():
             step = json.loads(open(log).readline())
             sent = step["comm_bytes_by_kind"]
             tied_bytes = 2 * L * (G - 1) * R * row
-            if sent["all_to_all"] != tied_bytes:
-                failures.append(f"{mesh}: rank 0 sent {sent['all_to_all']} B of all-to-all, formula {tied_bytes} B")
+            if sent["all_to_all"] != tied_bytes + context_bytes:
+                failures.append(f"{mesh}: rank 0 sent {sent['all_to_all']} B of all-to-all, formula {tied_bytes} B "
+                                f"+ the context exchanges' {context_bytes} B")
             if zero < 3 and sent["all_gather"] != gathers:
                 failures.append(f"{mesh}: rank 0 sent {sent['all_gather']} B of all-gathers, the offsets' {gathers} B")
             if step["moe_tokens_max"] != tokens // ranks or step["moe_tokens_min"] != 0:
                 failures.append(f"{mesh}: tokens per expert {step['moe_tokens_min']}..{step['moe_tokens_max']}, "
                                 f"not the tied routing's 0..{tokens // ranks}")
             print(f"{mesh}: report {traffic['comm_bytes']} B a step at a balanced routing (formula {balanced}); "
-                  f"rank 0 sent {sent['all_to_all']} B of all-to-all at the tied routing (formula {tied_bytes}), "
+                  f"rank 0 sent {sent['all_to_all']} B of all-to-all at the tied routing (formula {tied_bytes} + "
+                  f"{context_bytes} of the context exchanges), "
                   f"{sent['all_gather']} B of all-gathers")
     if failures:
         sys.exit("FAIL:\n  " + "\n  ".join(failures))
