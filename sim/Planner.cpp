@@ -178,10 +178,11 @@ FailureOr<PlannerResult> zcc::sim::planAuto(const PlannerRequest &request, const
                       // stage >= 1); more chunks than blocks only adds sends and arenas.
                       if (v > 1 && facts.blocks > 0 && pp * v > facts.blocks)
                         continue;
-                      // Expert parallelism (a MoE model): groups of ep data-parallel ranks
-                      // inside a node, dividing the experts (Megatron-Core: EP within NVLink).
-                      for (int64_t ep : powersOfTwo(std::min(dp, cluster.devicesPerNode / tp))) {
-                        if (ep > 1 && (facts.experts == 0 || facts.experts % ep || dp % ep || cp > 1 || zeroPlusPlus ||
+                      // Expert parallelism (a MoE model): groups of ep consecutive ranks of the
+                      // data axis (data x context) inside a node, dividing the experts
+                      // (Megatron-Core: EP within NVLink).
+                      for (int64_t ep : powersOfTwo(std::min(cp * dp, cluster.devicesPerNode / tp))) {
+                        if (ep > 1 && (facts.experts == 0 || facts.experts % ep || (cp * dp) % ep || zeroPlusPlus ||
                                        std::string(offload) != "none"))
                           continue;
                         PlanOutcome o;
