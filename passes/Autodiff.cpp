@@ -329,8 +329,11 @@ public:
         })
         .Case([&](MoeAuxLossOp o) {
           give(o.getLogits(), [&] {
-            return Value(MoeAuxLossGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(), o.getExperts(),
-                                                  o.getCoefAttr(), o.getSigmoidAttr()));
+            auto g = MoeAuxLossGradOp::create(b, o.getLogits().getType(), dy, o.getLogits(), o.getExperts(),
+                                              o.getCoefAttr(), o.getSigmoidAttr());
+            if (Attribute pooled = o->getAttr(kContextPooledAttr)) // the same pooled statistics
+              g->setAttr(kContextPooledAttr, pooled);
+            return Value(g);
           });
           return success();
         })

@@ -30,7 +30,9 @@
 //    data-parallel rank keeps its own), and what reads them (the grouped products, the
 //    activations and slices between them) follows them. The router z-loss is a mean over
 //    tokens like the cross-entropy; the load-balancing loss multiplies two statistics of the
-//    whole sequence's tokens, which no rank holds: refused.
+//    whole sequence's tokens, which no rank holds: each rank computes the whole loss from
+//    them summed over the context ranks (kContextPooledAttr; Megatron-Core reduces its
+//    tokens-per-expert over the tensor x context group likewise).
 //
 // The loss is each rank's mean over its tokens; with equal parts the data-parallel mean of
 // those is the global one, as train.bin's logs and the gradients' average take it.
@@ -345,6 +347,24 @@ private:
           tokenAxis[back.getResult()] = kTokenAxis;
           return success();
         })
+        // Values joined: along another axis than the tokens', or along theirs for a load-balancing
+        // loss only (Hugging Face's, pooling every layer's routings: a set of tokens, in no order).
+        .Case([&](ConcatOp o) -> LogicalResult {
+          const int64_t axis = tokenAxis.lookup(o.getInputs().front());
+          for (Value v : o.getInputs())
+            if (!isSplit(v) || tokenAxis.lookup(v) != axis)
+              return unsupported(o, "an operand holds the whole sequence");
+          if (static_cast<int64_t>(o.getAxis()) == axis &&
+              !llvm::all_of(o->getUsers(), [](Operation *u) { return isa<MoeAuxLossOp>(u); }))
+            return unsupported(o, "it joins along the tokens");
+          SmallVector<int64_t> shape(tensorOf(o.getInputs().front()).getShape());
+          shape[o.getAxis()] = 0;
+          for (Value v : o.getInputs())
+            shape[o.getAxis()] += tensorOf(v).getDimSize(o.getAxis());
+          o.getResult().setType(tensorOf(o.getResult()).clone(shape));
+          tokenAxis[o.getResult()] = axis;
+          return success();
+        })
         // Mixture of experts: each rank routes its tokens (the expert offsets [E + 1] its own).
         .Case([&](MoeRouteOp o) -> LogicalResult {
           RankedTensorType logits = tensorOf(o.getLogits());
@@ -400,10 +420,11 @@ private:
             return unsupported(o, "an operand holds the whole sequence");
           return success(); // a mean over this rank's tokens, as the cross-entropy
         })
-        .Case([&](MoeAuxLossOp o) {
-          return unsupported(o, "the load-balancing loss multiplies each expert's share of the choices by its mean "
-                                "score over the whole sequence, which no rank holds (a model without it, or with "
-                                "DeepSeek-V3's balancing bias, trains under --cp)");
+        .Case([&](MoeAuxLossOp o) -> LogicalResult {
+          if (!isSplit(o.getLogits()) || !isSplit(o.getExperts()))
+            return unsupported(o, "an operand holds the whole sequence");
+          o->setAttr(kContextPooledAttr, Builder(o).getI64IntegerAttr(ranks));
+          return success(); // the whole sequence's loss, its statistics pooled over the context ranks
         })
         .Default([&](Operation *o) { return unsupported(o, "no rule splits it along the tokens"); });
   }

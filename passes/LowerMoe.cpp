@@ -24,6 +24,12 @@ std::tuple<int64_t, int64_t, int64_t> groupedDims(Value input, Value weight, boo
   ArrayRef<int64_t> w = tensorOf(weight).getShape();
   return {w[0], tensorOf(input).getDimSize(1), transposed ? w[1] : w[2]};
 }
+
+/// The context ranks a load-balancing loss pools its statistics over (kContextPooledAttr), 1 if none.
+int64_t contextPooled(Operation *op) {
+  auto pooled = op->getAttrOfType<IntegerAttr>(kContextPooledAttr);
+  return pooled ? pooled.getInt() : 1;
+}
 } // namespace
 
 bool mlir::zc::lowering::isMoeOp(Operation *op) {
@@ -153,14 +159,15 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
       .Case([&](MoeAuxLossOp o) {
         auto [tokens, experts] = rowsCols(o.getLogits());
         call(b, "zrt_moe_aux_loss", {dtype(b, o.getLogits()), p[0], p[1], p[2], I64(tokens), I64(experts),
-                                     I64(rowsCols(o.getExperts()).second), I32(o.getSigmoid()), F64(o.getCoef())});
+                                     I64(rowsCols(o.getExperts()).second), I32(o.getSigmoid()), F64(o.getCoef()),
+                                     I64(contextPooled(o))});
         return success();
       })
       .Case([&](MoeAuxLossGradOp o) {
         auto [tokens, experts] = rowsCols(o.getLogits());
         call(b, "zrt_moe_aux_loss_grad",
              {dtype(b, o.getLogits()), p[0], p[1], p[2], p[3], I64(tokens), I64(experts),
-              I64(rowsCols(o.getExperts()).second), I32(o.getSigmoid()), F64(o.getCoef())});
+              I64(rowsCols(o.getExperts()).second), I32(o.getSigmoid()), F64(o.getCoef()), I64(contextPooled(o))});
         return success();
       })
       .Case([&](MoeZLossOp o) {

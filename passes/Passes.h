@@ -32,6 +32,12 @@ constexpr llvm::StringLiteral kRegatherAttr = "zc.regather";
 /// chunks of the sequence) at their global positions, attention passing key/value blocks
 /// around the context ranks.
 constexpr llvm::StringLiteral kContextRingAttr = "zc.context_ring";
+/// On zc.moe_aux_loss and its gradient under context parallelism, `zc.context_pooled = ranks`:
+/// the loss is the whole sequence's, its counts and score sums summed over the context ranks
+/// (one all-reduce of 2E values each) before the product; the gradient is that loss's with
+/// respect to this rank's logits, times `ranks` (each rank's objective holds the whole loss and
+/// train.bin averages them).
+constexpr llvm::StringLiteral kContextPooledAttr = "zc.context_pooled";
 constexpr llvm::StringLiteral kGradSumAttr = "zc.grad_sum";
 
 /// Set by zcc-recompute on the clones it puts in the backward pass.

@@ -31,8 +31,9 @@ struct Plan {
   // backward's second gather of a region's input, and the gradient sums of the parameters the
   // split ops read (norm gains, biases).
   int64_t regatherBytes = 0, gradSumBytes = 0;
-  // Context parallelism's exchanges (Ulysses' all-to-alls over the context group).
-  int64_t contextAllToAlls = 0, contextCommBytes = 0;
+  // Context parallelism's exchanges (Ulysses' all-to-alls over the context group; the
+  // load-balancing losses' statistics all-reduced over it).
+  int64_t contextAllToAlls = 0, contextAllReduces = 0, contextCommBytes = 0;
   // Expert parallelism: its all-to-alls and the counts' all-gathers, at a balanced routing (each
   // rank receives what it dispatches; the real bytes follow the routing).
   int64_t expertAllToAlls = 0, expertAllGathers = 0, expertCommBytes = 0;
@@ -105,6 +106,14 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan, const std::opt
         bytes += ranks * (block + kv * 4);
       plan.contextCommBytes += times * bytes;
       plan.commBytes += times * bytes;
+    } else if (auto pooled = op->getAttrOfType<IntegerAttr>(kContextPooledAttr);
+               pooled && isa<MoeAuxLossOp, MoeAuxLossGradOp>(op)) {
+      // The choices' counts and score sums [2E] in f32, summed over the context ranks.
+      const int64_t experts = tensorOf(op->getOperand(isa<MoeAuxLossOp>(op) ? 0 : 1)).getShape().back();
+      auto stats = RankedTensorType::get({2 * experts}, Float32Type::get(op->getContext()));
+      const int64_t bytes = allReduce(stats, pooled.getInt(), MeshAxis::context);
+      plan.contextAllReduces += times;
+      plan.contextCommBytes += bytes;
     } else if (auto counts = dyn_cast<EpCountsOp>(op)) { // every rank's offsets, one int32 each
       const int64_t ranks = static_cast<int64_t>(counts.getRanks());
       const int64_t bytes = times * (ranks - 1) * tensorOf(counts.getOffsets()).getNumElements() * 4;
@@ -389,6 +398,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
                                                  {"comm_bytes", plan.expertCommBytes},
                                                  {"routing", "balanced"}}},
           {"context_parallel", llvm::json::Object{{"all_to_all", plan.contextAllToAlls},
+                                                  {"all_reduce", plan.contextAllReduces},
                                                   {"comm_bytes", plan.contextCommBytes},
                                                   {"mode", contextMode}}},
           {"tensor_parallel",
@@ -483,6 +493,7 @@ struct ZccReportPass : zc::impl::ZccReportBase<ZccReportPass> {
                      ? "ring attention"
                      : "DeepSpeed-Ulysses")
              << "): all_to_all " << plan.contextAllToAlls
+             << (plan.contextAllReduces ? ", all_reduce " + std::to_string(plan.contextAllReduces) : std::string())
              << ", comm_bytes " << plan.contextCommBytes << "\n";
         else
           os << "  mesh                       tp " << tensorParallel << " x pp " << pipelineParallel << " x dp "

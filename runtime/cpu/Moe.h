@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "cpu/Matmul.h"
 #include "zrt/MoeLayout.h"
@@ -371,13 +372,16 @@ void groupedMatmulGrad(const T *dout, const T *xs, const T *w, const int32_t *of
 /// P_e: the mean score of expert e over the tokens), and, where `dlogits` is given, its gradient
 /// d logits [T, E] times `dloss` through the scores; f is counted, not differentiated (Switch
 /// Transformer, Mixtral's load_balancing_loss_func). Summed in double in token order, so the loss
-/// does not depend on the thread count.
-template <class T>
+/// does not depend on the thread count. With `pool` (context parallelism: these T tokens are this
+/// rank's part of every sequence, one of `parts`), pool(stats) sums the choices' counts and the
+/// score sums (stats [2E]) over the parts first: the loss is the whole sequence's, and the
+/// gradient is its gradient with respect to these tokens' logits times `parts` (each part's
+/// objective holds the whole loss, and train.bin averages them).
+template <class T, class Pool = std::nullptr_t>
 double moeAuxLoss(const T *logits, const int32_t *expert, const MoeRouting &r, double coef, double dloss,
-                  T *dlogits) {
+                  T *dlogits, Pool pool = nullptr, int64_t parts = 1) {
   using A = Acc<T>;
   const int64_t E = r.experts;
-  const double choices = double(r.tokens * r.topK);
   Scratch<double> mean(E), chose(E);
   Scratch<A> s(E);
   for (int64_t t = 0; t < r.tokens; ++t) {
@@ -387,15 +391,22 @@ double moeAuxLoss(const T *logits, const int32_t *expert, const MoeRouting &r, d
   }
   for (int64_t i = 0; i < r.tokens * r.topK; ++i)
     chose[expert[i]] += 1;
+  double tokens = double(r.tokens);
+  if constexpr (!std::is_same_v<Pool, std::nullptr_t>) {
+    pool(chose.data(), mean.data(), E);
+    tokens *= double(parts);
+  }
+  const double choices = tokens * double(r.topK);
   double loss = 0;
   for (int64_t e = 0; e < E; ++e)
-    loss += chose[e] / choices * mean[e] / double(r.tokens);
+    loss += chose[e] / choices * mean[e] / tokens;
   loss *= coef * double(E);
   if (dlogits) {
-    // d loss / d score[t, e] = coef E f_e / T, the same for every token.
+    // d loss / d score[t, e] = coef E f_e / T (the whole sequence's T, times the parts), the
+    // same for every token.
     Scratch<A> ds(E);
     for (int64_t e = 0; e < E; ++e)
-      ds[e] = static_cast<A>(dloss * coef * double(E) * chose[e] / choices / double(r.tokens));
+      ds[e] = static_cast<A>(dloss * coef * double(E) * chose[e] / choices / tokens * double(parts));
     parallelFor(r.tokens, 64, [&](int64_t t) {
       A *st = threadWorkspace<A>(E);
       moeScores(logits + t * E, E, r.score, st);

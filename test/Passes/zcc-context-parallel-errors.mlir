@@ -32,15 +32,3 @@ zc.forward @short(%ids: tensor<2x6xi32>, %tgt: tensor<2x6xi32>) -> tensor<f32> {
   zc.return %c : tensor<f32>
 }
 
-// -----
-
-// The load-balancing loss multiplies two statistics of the whole sequence's tokens.
-zc.forward @aux_loss(%x: tensor<2x8x4xf32> {zc.input = "features"}, %y: tensor<2x8x4xf32> {zc.input = "values"}) -> tensor<f32> {
-  %w, %e, %rows, %o = zc.moe_route %x top_k 2 normalize
-      : tensor<2x8x4xf32> -> tensor<2x8x2xf32>, tensor<2x8x2xi32>, tensor<2x8x2xi32>, tensor<5xi32>
-  // expected-error @+1 {{'zc.moe_aux_loss' op cannot run on a part of the sequence (--cp 2): the load-balancing loss multiplies each expert's share of the choices by its mean score over the whole sequence}}
-  %aux = zc.moe_aux_loss %x, %e coef 0.02 : tensor<2x8x4xf32>, tensor<2x8x2xi32> -> tensor<f32>
-  %mse = zc.mse %x, %y : tensor<2x8x4xf32> -> tensor<f32>
-  %loss = zc.add %mse, %aux : tensor<f32>
-  zc.return %loss : tensor<f32>
-}

@@ -164,3 +164,27 @@ zc.forward @moe(%x: tensor<2x8x4xf32> {zc.input = "features"}, %y: tensor<2x8x4x
   %loss = zc.add %mse, %z : tensor<f32>
   zc.return %loss : tensor<f32>
 }
+
+// -----
+
+// Hugging Face's load-balancing loss, every layer's routings pooled (joined along the tokens: a
+// set of them, whatever the order): each rank's the whole sequence's, from its statistics summed
+// over the context ranks, and so its gradient.
+zc.param @router : tensor<4x4xf32> = #zc.normal<std = 0.02>
+// CHECK-LABEL: zc.forward @aux_loss
+zc.forward @aux_loss(%x: tensor<2x8x4xf32> {zc.input = "features"}, %y: tensor<2x8x4xf32> {zc.input = "values"}) -> tensor<f32> {
+  %r = zc.param_ref @router : tensor<4x4xf32>
+  %l = zc.matmul %x, %r : tensor<2x8x4xf32>, tensor<4x4xf32> -> tensor<2x8x4xf32>
+  %w, %e, %rows, %o = zc.moe_route %l top_k 2 normalize
+      : tensor<2x8x4xf32> -> tensor<2x8x2xf32>, tensor<2x8x2xi32>, tensor<2x8x2xi32>, tensor<5xi32>
+  %lg = zc.concat %l, %l axis 1 : tensor<2x8x4xf32>, tensor<2x8x4xf32> -> tensor<2x16x4xf32>
+  %ex = zc.concat %e, %e axis 1 : tensor<2x8x2xi32>, tensor<2x8x2xi32> -> tensor<2x16x2xi32>
+  // CHECK: zc.concat {{.+}} axis 1 : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x8x4xf32>
+  // CHECK: zc.moe_aux_loss {{.+}} coef 2.000000e-02 {zc.context_pooled = 2 : i64} : tensor<2x8x4xf32>, tensor<2x8x2xi32> -> tensor<f32>
+  %aux = zc.moe_aux_loss %lg, %ex coef 0.02 : tensor<2x16x4xf32>, tensor<2x16x2xi32> -> tensor<f32>
+  %mse = zc.mse %x, %y : tensor<2x8x4xf32> -> tensor<f32>
+  %loss = zc.add %mse, %aux : tensor<f32>
+  zc.return %loss : tensor<f32>
+}
+// STEP-LABEL: func.func @aux_loss_step
+// STEP: zc.moe_aux_loss_grad {{.+}}zc.context_pooled = 2 : i64
