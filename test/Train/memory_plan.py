@@ -4,12 +4,14 @@ arena zcc --report=json announces is the arena train.bin allocates, and the byte
 steps actually write (train.bin paints the scratch region and finds the highest byte
 written) reach it within 1%.
 
-usage: memory_plan.py ZCC MODEL.mlir RANKS DATA-FLAGS...
+usage: memory_plan.py ZCC MODEL.mlir RANKS DATA-FLAGS... [-- ZCC-FLAGS...]   (a mesh: -- --cp 2 --ep 2)
 """
 import json, os, subprocess, sys, tempfile
 
 def main():
     zcc, model, ranks, data = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+    mesh = data[data.index("--") + 1:] if "--" in data else []
+    data = data[:data.index("--")] if "--" in data else data
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                       OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
     failures = []
@@ -17,7 +19,7 @@ def main():
         for stage in range(4):
             exe = os.path.join(work, f"train-z{stage}.bin")
             subprocess.run([zcc, model, "-o", exe, "--world-size", str(ranks), "--zero-stage", str(stage),
-                            "--report=json"], check=True)
+                            "--report=json"] + mesh, check=True)
             report = json.load(open(exe + ".report.json"))
             log = os.path.join(work, f"log-z{stage}.jsonl")
             subprocess.run(["mpirun", "-np", str(ranks), exe, "--steps", "2", "--log-every", "1",
