@@ -3,6 +3,7 @@
 #include "core/Communicator.h"
 
 #include <mpi.h>
+#include <omp.h>
 
 #include <sched.h>
 #include <unistd.h>
@@ -51,16 +52,18 @@ bool readRankCores(RankCores &out) {
 /// (libomp spins 200 ms before it sleeps). torchrun sets OMP_NUM_THREADS=1 for each process for
 /// this reason. Unless the user set OMP_NUM_THREADS, a rank takes its share instead: when the
 /// launcher bound it to some cores, those (OpenMP's default: the binding divided them already);
-/// else the usable cores divided among this node's ranks, at least one. Before MPI_Init and the
-/// first OpenMP region, which read it. (2-core Intel Xeon, 100 steps of examples/gpt.mlir, medians
+/// else the usable cores divided among this node's ranks, at least one. Before MPI_Init, which
+/// reads it, and set for this thread's OpenMP too: OpenBLAS's OpenMP build asks OpenMP for its
+/// thread count while the libraries load, and OpenMP reads OMP_NUM_THREADS only then. (2-core Intel Xeon, 100 steps of examples/gpt.mlir, medians
 /// of 4: np 4 with tp 2 at ZeRO-3 3.9 s against 5.0 s with two threads a rank, np 2 at ZeRO-3 2.3
 /// s against 2.65 s.)
 void shareCoresAmongLocalRanks() {
   RankCores cores;
   if (std::getenv("OMP_NUM_THREADS") || !readRankCores(cores) || cores.bound || cores.localRanks <= 1)
     return;
-  setenv("OMP_NUM_THREADS", std::to_string(std::max(1, cores.usable / cores.localRanks)).c_str(),
-         /*overwrite=*/0);
+  const int share = std::max(1, cores.usable / cores.localRanks);
+  setenv("OMP_NUM_THREADS", std::to_string(share).c_str(), /*overwrite=*/0);
+  omp_set_num_threads(share);
 }
 
 /// The communication stream's thread waits inside blocking MPI calls, and Open MPI waits by
