@@ -145,8 +145,9 @@ double zcc::sim::activationLowerBound(const PlanChoice &c, const ModelFacts &fac
   const double deferredInputs = inputs - groupedInputs,
                deferredOutputs = outputs - facts.groupedOutputElements * perMicroBatch;
   const bool full = c.recompute == "full", none = c.recompute == "none";
+  // One rank holds every block, and one micro-batch's activations of them all at once.
   if (c.pp == 1)
-    return none ? inputs : 0;
+    return std::max(none ? inputs : 0.0, keptPerBlock * double(std::max<int64_t>(facts.blocks, 0)));
   const std::vector<HeldMicroBatches> &held = heldByChunk(c);
   if (held.empty())
     return 0;

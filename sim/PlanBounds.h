@@ -58,7 +58,8 @@ double stashPerBlock(llvm::ArrayRef<mlir::ModuleOp> stages);
 /// chunk keeps from F to B per block from below too, the larger taken. Where the cut puts the
 /// blocks is not known here, so the rank that holds the most is bounded two ways, the larger
 /// taken: every chunk has at least floor(L / (p v)) of the L blocks; and the ranks' mean, the
-/// blocks beyond those on the chunks that hold the fewest micro-batches.
+/// blocks beyond those on the chunks that hold the fewest micro-batches. Without a pipeline, every
+/// block's `keptPerBlock` at once (one micro-batch's).
 double activationLowerBound(const PlanChoice &c, const ModelFacts &facts, bool bf16, double keptPerBlock);
 
 /// A lower bound of the step: every device's share of the matmuls at the best matmul rate, one
