@@ -385,7 +385,8 @@ extern "C" {
 void zrt_plan_matmuls(const void *table, int64_t rows, const void *recorded, void *text, int64_t capacity) {
   const char *call = "zrt_plan_matmuls";
   const std::vector<MatmulKey> keys = productsOfTable(static_cast<const int64_t *>(table), rows, call);
-  // OpenBLAS (the pthread build) keeps its own pool: as many threads as the kernels'.
+  // OpenBLAS's thread count (its OpenMP build, runtime/CMakeLists.txt, reads it from OpenMP only
+  // as it loads): the kernels' now.
   openblas_set_num_threads(omp_get_max_threads());
   const int32_t ranks = zrt_world_size(), rank = zrt_rank();
   std::string line;

@@ -52,9 +52,10 @@ bool readRankCores(RankCores &out) {
 /// (libomp spins 200 ms before it sleeps). torchrun sets OMP_NUM_THREADS=1 for each process for
 /// this reason. Unless the user set OMP_NUM_THREADS, a rank takes its share instead: when the
 /// launcher bound it to some cores, those (OpenMP's default: the binding divided them already);
-/// else the usable cores divided among this node's ranks, at least one. Before MPI_Init, which
-/// reads it, and set for this thread's OpenMP too: OpenBLAS's OpenMP build asks OpenMP for its
-/// thread count while the libraries load, and OpenMP reads OMP_NUM_THREADS only then. (2-core Intel Xeon, 100 steps of examples/gpt.mlir, medians
+/// else the usable cores divided among this node's ranks, at least one. Set in the environment,
+/// for what reads it later, and on OpenMP itself: OpenBLAS's OpenMP build asks OpenMP for its
+/// thread count while the libraries load, and OpenMP reads OMP_NUM_THREADS only then, before
+/// main. (2-core Intel Xeon, 100 steps of examples/gpt.mlir, medians
 /// of 4: np 4 with tp 2 at ZeRO-3 3.9 s against 5.0 s with two threads a rank, np 2 at ZeRO-3 2.3
 /// s against 2.65 s.)
 void shareCoresAmongLocalRanks() {

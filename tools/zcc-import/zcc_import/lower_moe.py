@@ -72,8 +72,8 @@ def router(self, node, index_node, weights_node):
     what = "a MoE router the importer does not recognize"
     index = patterns.strip(index_node)
     if is_getitem(index, 2) and patterns.is_op(index.args[0], ROUTE_OP):
-        route = index.args[0]
-        if not (is_getitem(patterns.strip(weights_node), 1) and patterns.strip(weights_node).args[0] is route):
+        route, weights = index.args[0], patterns.strip(weights_node)
+        if not (is_getitem(weights, 1) and weights.args[0] is route):
             self.fail(node, f"{what}: the experts' weights are not those of the router that chose them")
         _, _, bias, k, groups, topk_groups, normalize, scale = route.args
         return Rule(route, k, normalize, True, scale, groups, topk_groups, bias)
