@@ -131,14 +131,7 @@ void zrt_moe_route(int32_t dtype, const void *logits, const void *bias, void *we
                    const void *biasParam) {
   TraceScope trace("zrt_moe_route", TraceTrack::Compute);
   checkRouting("zrt_moe_route", tokens, experts, topK);
-  if (!(capacityFactor >= 0))
-    fatal("zrt_moe_route", "capacity factor %g: 0 (dropless) or positive", capacityFactor);
-  // Group-limited routing: whole groups of at least two experts, enough kept for the k choices.
-  if (groups < 1 || experts % groups != 0 || (groups > 1 && experts / groups < 2) || topkGroups < 1 ||
-      topkGroups > groups || (groups > 1 && topK > topkGroups * (experts / groups)))
-    fatal("zrt_moe_route", "%lld experts in %lld groups, choosing %lld among the best %lld groups' experts",
-          static_cast<long long>(experts), static_cast<long long>(groups), static_cast<long long>(topK),
-          static_cast<long long>(topkGroups));
+  checkRouteOptions("zrt_moe_route", experts, topK, capacityFactor, groups, topkGroups);
   MoeRouting r = routingOf(tokens, experts, topK, sigmoid, normalize, scale, capacityFactor);
   r.groups = groups;
   r.topkGroups = topkGroups;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/Error.h"
+#include "core/MoeRouteChecks.h"
 #include "cpu/Moe.h"
 
 namespace zrt::cpu {
@@ -21,12 +22,6 @@ inline MoeRouting routingOf(int64_t tokens, int64_t experts, int64_t topK, int32
   r.renormalize = normalize != 0;
   r.scale = scale;
   return r;
-}
-
-inline void checkRouting(const char *call, int64_t tokens, int64_t experts, int64_t topK) {
-  if (tokens < 0 || experts < 1 || topK < 1 || topK > experts)
-    fatal(call, "%lld tokens choosing %lld of %lld experts: need tokens >= 0 and 1 <= top_k <= experts",
-          static_cast<long long>(tokens), static_cast<long long>(topK), static_cast<long long>(experts));
 }
 
 /// Each choice names an expert in [0, experts).

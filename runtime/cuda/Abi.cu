@@ -45,12 +45,15 @@ namespace {
 
 void checkDataErrors() {
   CudaRuntime &r = current("zrt_read_loss");
-  int flags[2] = {0, 0};
+  int flags[4] = {0, 0, 0, 0};
   ZRT_CUDA_CHECK(cudaMemcpy(flags, r.errors, sizeof flags, cudaMemcpyDeviceToHost));
   if (flags[0])
     fatal("zrt_cross_entropy", "a label is outside [0, classes) in this step's batch");
   if (flags[1])
     fatal("zrt_embedding", "a token id is outside [0, vocabulary) in this step's batch");
+  if (flags[3])
+    fatal("zrt_moe", "a Mixture-of-Experts routing's rows or offsets lie outside its dispatched rows (a corrupt "
+                     "routing): the kernels wrote nothing through them");
 }
 
 } // namespace
@@ -91,8 +94,9 @@ void *zrt_init(int64_t expectedWorldSize, int64_t arenaBytes) {
     std::exit(1);
   }
   rt->device = std::make_unique<Device>(arenaBytes, rt->mpi); // stops with a clear message without a GPU
-  ZRT_CUDA_CHECK(cudaMalloc(&rt->errors, 3 * sizeof(int))); // [2]: zrt_arena_all_finite's flag
-  ZRT_CUDA_CHECK(cudaMemset(rt->errors, 0, 3 * sizeof(int)));
+  // [2]: zrt_arena_all_finite's flag, [3]: a MoE routing's row outside its rows (MoeAbi.cu)
+  ZRT_CUDA_CHECK(cudaMalloc(&rt->errors, 4 * sizeof(int)));
+  ZRT_CUDA_CHECK(cudaMemset(rt->errors, 0, 4 * sizeof(int)));
   startCommunicator(*rt, std::move(control));
   rt->counters.arena_bytes = arenaBytes;
   return rt->device->arena();

@@ -86,7 +86,7 @@ struct CudaRuntime {
   // zrt_set_step_gates' values in device memory (grown outside captures only).
   float *stepGates = nullptr;
   int64_t stepGateCount = 0, stepGateCapacity = 0;
-  int *errors = nullptr; // device: [0] a label out of range, [1] an id out of range
+  int *errors = nullptr; // device: [0] a label out of range, [1] an id out of range, [2] all_finite, [3] a MoE row
   int *finiteFlags = nullptr; // device: zrt_arena_first_nonfinite's flag per tensor
   // zrt_grad_norm's device buffers: kGradNormBlocks partial sums per tensor, this rank's and the
   // world's sums, and the last norm (zrt_last_grad_norm reads it; a replayed update rewrites it).

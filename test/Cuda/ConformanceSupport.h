@@ -125,6 +125,8 @@ void vocabParallel(std::mt19937 &rng, int64_t R);
 void attention(std::mt19937 &rng);
 // Ring attention's step kernels and rotary at context positions, over a ring of ranks simulated here.
 void ringAttention(std::mt19937 &rng);
+// The Mixture-of-Experts kernels (MoeConformance.cpp).
+void moe(std::mt19937 &rng);
 
 } // namespace conformance
 

@@ -564,7 +564,7 @@ int main(int argc, char **argv) {
     } else if (arg == "--fail-fast") {
       failFast = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--fail-fast] [--only elementwise|optimizers|matmuls|sums|quantize|rows|attention|ring|layouts|fused]"
+      std::fprintf(stderr, "usage: %s [--fail-fast] [--only elementwise|optimizers|matmuls|sums|quantize|rows|attention|ring|layouts|fused|moe]"
 #if !defined(ZRT_CUDA_ON_CPU)
                            " | --collectives"
 #endif
@@ -604,6 +604,8 @@ int main(int argc, char **argv) {
     layouts(rng);
   if (run("fused"))
     fusedMatmuls(rng);
+  if (run("moe"))
+    moe(rng);
 #if defined(ZRT_CUDA_ON_CPU)
   if (only.empty())
     inventory();

@@ -58,6 +58,10 @@ MUTATIONS = {
 # The host files the whole train.bin's broken builds compile from their own folder
 # (test/CudaOnCpu/CMakeLists.txt's ZRT_CUDA_ON_CPU_MUTABLE: keep the two lists equal).
 MUTABLE_HOST_FILES = ("Device.cu", "Collectives.cu", "HostStagedCommunicator.cpp")
+# The kernel files of the suite's broken copies, compiled from each copy's own sources: those that
+# include RowReduce.cuh (the block reductions a kernel mutation may break). CMakeLists.txt's
+# ZRT_CUDA_ON_CPU_ROW_SOURCES.
+MUTABLE_KERNEL_FILES = ("RowKernels.cu", "Moe.cu")
 
 KERNEL_DECL = re.compile(
     r"(template\s*<[^;{]*?>\s*)?__global__\s+(?:void\s+)?(__launch_bounds__\(([^)]*)\)\s+)?(?:void\s+)?"
@@ -169,13 +173,14 @@ def main():
             sys.exit(f"rewrite_launches.py: error: mutation {mutation}: its text is not in {file} exactly once "
                      "(the source changed: update MUTATIONS)")
         texts[matches[0]] = texts[matches[0]].replace(old, new)
-        # The broken copies recompile one file alone (CMakeLists.txt): RowKernels.cu for the suite's,
-        # one of MUTABLE_HOST_FILES for the whole train.bin's; a mutation must reach no other source.
+        # The broken copies recompile their own (CMakeLists.txt): MUTABLE_KERNEL_FILES for the
+        # suite's, one of MUTABLE_HOST_FILES for the whole train.bin's; a mutation must reach no other
+        # source (the others are compiled once, unbroken, and linked into every copy).
         reached = {os.path.basename(p) for p in texts if p.endswith((".cu", ".cpp")) and
                    (os.path.basename(p) == file or f'"cuda/{file}"' in texts[p])}
-        if reached not in [{"RowKernels.cu"}] + [{f} for f in MUTABLE_HOST_FILES]:
+        if not (reached <= set(MUTABLE_KERNEL_FILES) or reached in [{f} for f in MUTABLE_HOST_FILES]):
             sys.exit(f"rewrite_launches.py: error: mutation {mutation} reaches {sorted(reached)}: the broken "
-                     f"builds recompile RowKernels.cu or one of {MUTABLE_HOST_FILES} alone "
+                     f"builds recompile {MUTABLE_KERNEL_FILES} or one of {MUTABLE_HOST_FILES} alone "
                      "(test/CudaOnCpu/CMakeLists.txt)")
 
     # Kernels defined in headers (.cuh, .h: ColumnSums.cuh's) count as the .cu files' do: the inventory

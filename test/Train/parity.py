@@ -4,7 +4,10 @@
 Same model, seed and global batch: the loss curve must not depend on the world size
 (the model's batch is the global batch; zcc splits it over ranks x micro-batches).
 
-usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE [--norm-tolerance X] [--cuda-on-cpu-link SCRIPT] DATA-FLAGS... -- CONFIG...
+usage: parity.py ZCC MODEL.mlir STEPS TOLERANCE [--norm-tolerance X] [--cuda-on-cpu-link SCRIPT] [--moe-stats-exact]
+                 DATA-FLAGS... -- CONFIG...
+--moe-stats-exact: each step's routing statistics (the log's tokens per expert and dropped tokens) equal
+the reference's exactly (the configs must share its mesh: the statistics are per routing).
 CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism is what N leaves),
 ",sched=1f1b|zb-h1|interleaved-1f1b|zbv" (zcc --pp-schedule), ",interleave=V" (zcc --pp-interleave),
 ",sp=0" (zcc --no-sequence-parallel), ",ep=E" (zcc --ep: experts over E data-parallel ranks), ",maxtok=N"
@@ -110,7 +113,11 @@ def run(exe, steps, data, fields, work):
         raise subprocess.CalledProcessError(done.returncode, cmd)
     # Each step's loss and global gradient norm (the clipping every layout must compute alike).
     # With --eval-data among the data flags, the validation loss where it was taken (else None).
-    return [(r["loss"], r.get("grad_norm"), r.get("val_loss")) for r in map(json.loads, open(log))]
+    return [(r["loss"], r.get("grad_norm"), r.get("val_loss"), {k: v for k, v in r.items() if k in MOE_STATS})
+            for r in map(json.loads, open(log))]
+
+# The log's routing statistics (train.bin --log-json), compared by --moe-stats-exact.
+MOE_STATS = ("moe_tokens_min", "moe_tokens_mean", "moe_tokens_max", "moe_routings", "moe_dropped")
 
 # The gradient norm against the loss: a norm sums the squares of every gradient value, whose
 # rounding differences between layouts the loss averages away (seen at step 19: 1.8e-4 with
@@ -137,6 +144,10 @@ def main():
         at = rest.index("--cuda-on-cpu-link")
         cuda_link = rest[at + 1]
         del rest[at:at + 2]
+    # --moe-stats-exact: the same experts chosen, the same rows kept (routing is integers: no tolerance).
+    moe_exact = "--moe-stats-exact" in rest
+    if moe_exact:
+        rest.remove("--moe-stats-exact")
     split = rest.index("--")
     data, configs = rest[:split], rest[split + 1:]
     env = os.environ
@@ -167,7 +178,9 @@ def main():
             sys.exit(f"FAIL: the loss did not go down ({reference[0][0]} -> {reference[-1][0]})")
         worst = worst_norm = 0.0
         for config, curve in curves.items():
-            for step, ((a, norm_a, val_a), (b, norm_b, val_b)) in enumerate(zip(reference, curve)):
+            for step, ((a, norm_a, val_a, moe_a), (b, norm_b, val_b, moe_b)) in enumerate(zip(reference, curve)):
+                if moe_exact and (not moe_a or moe_a != moe_b):
+                    sys.exit(f"FAIL: {config} step {step + 1}: routing {moe_b} vs {moe_a} ({configs[0]})")
                 if (val_a is None) != (val_b is None) or (val_a is not None and abs(val_a - val_b) / val_a > tol):
                     sys.exit(f"FAIL: {config} step {step + 1}: val_loss {val_b} vs {val_a} ({configs[0]})")
                 rel = abs(a - b) / abs(a)
@@ -183,8 +196,9 @@ def main():
                     if rel > (max(tol, 1e-5) if step == 0 else norm_tolerance):
                         sys.exit(f"FAIL: {config} step {step + 1}: grad_norm {norm_b} vs {norm_a} ({configs[0]}), "
                                  f"relative difference {rel:.2e}")
+        routing = f", routing as the reference's each step ({reference[-1][3]})" if moe_exact else ""
         print(f"PASS: {len(curves)} configurations, {steps} steps, loss {reference[0][0]:.5f} -> "
-              f"{reference[-1][0]:.5f}, worst relative difference {worst:.2e} (grad_norm {worst_norm:.2e})")
+              f"{reference[-1][0]:.5f}, worst relative difference {worst:.2e} (grad_norm {worst_norm:.2e}){routing}")
 
 if __name__ == "__main__":
     main()
