@@ -352,7 +352,7 @@ OwningOpRef<ModuleOp> parseModel(llvm::SourceMgr &sourceMgr, MLIRContext &contex
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
 
-/// The CUDA backend has the Mixture-of-Experts kernels of one rank's experts (runtime/cuda/Moe.cu)
+/// The CUDA backend has the Mixture-of-Experts kernels of one rank's experts (runtime/cuda/Moe.h)
 /// but not yet expert parallelism's all-to-alls nor a load-balancing loss pooled over context
 /// ranks (issue 58): a MoE model that would need them is refused for --target cuda at its first
 /// routing (or balancing loss), rather than linked against calls the runtime lacks.

@@ -1,49 +1,23 @@
-// Mixture-of-Experts kernels of the CUDA backend (Moe.h): the CPU backend's runtime/cpu/Moe.h
-// on the device. The routing's choice runs a thread per token (a token's k best of E in
-// registers); its layout a block per expert, each placing that expert's choices in priority
-// order by a block-wide prefix count, so no atomics decide an order and a routing gives the same
-// rows on every run. Sums the CPU backend takes in double (the losses' statistics) are double
-// here too, in a fixed tree.
+// The routing, dispatch, combine and shared-expert gate of a Mixture-of-Experts layer on the
+// CUDA backend (Moe.h): the CPU backend's runtime/cpu/Moe.h on the device. The routing's choice
+// runs a thread per token (a token's k best of E in registers); its layout a block per expert,
+// each placing that expert's choices in priority order by a block-wide prefix count, so no
+// atomics decide an order and a routing gives the same rows on every run. The grouped product is
+// GroupedMatmul.cu's, the routers' losses MoeLoss.cu's.
 #include <cuda_bf16.h>
 
 #include "core/Error.h"
 #include "cuda/CudaCheck.h"
 #include "cuda/Dispatch.h"
 #include "cuda/Moe.h"
+#include "cuda/MoeCommon.cuh"
 #include "cuda/RowReduce.cuh"
 #include "cuda/Scratch.h"
-
-#include <climits>
 
 namespace zrt::cuda {
 namespace {
 
-constexpr int kThreads = 128;
-int blocks(int64_t n) { return gridStrideBlocks(n, kThreads); }
-
-/// Blocks of the placing and summing kernels.
-constexpr int kScanThreads = 256;
-
-/// One token's scores: the softmax over its E logits (its max and sum found once), or each
-/// logit's sigmoid. expf and a division, as the CPU backend's: the same choice where scores are close.
-struct TokenScores {
-  float top = 0, sum = 1;
-  bool sigmoid = false;
-  template <class T> __device__ void of(const T *l, int64_t experts, bool isSigmoid) {
-    sigmoid = isSigmoid;
-    if (sigmoid)
-      return;
-    top = float(l[0]);
-    for (int64_t e = 1; e < experts; ++e)
-      top = fmaxf(top, float(l[e]));
-    sum = 0;
-    for (int64_t e = 0; e < experts; ++e)
-      sum += expf(float(l[e]) - top);
-  }
-  __device__ float operator()(float logit) const {
-    return sigmoid ? 1.0f / (1.0f + expf(-logit)) : expf(logit - top) / sum;
-  }
-};
+using namespace moe;
 
 /// The k best of n candidates `allowed` by key (descending, ties to the lower index) into out[k];
 /// returns how many. cpu/Moe.h's topKOf, the keys kept beside the indices.
@@ -236,21 +210,6 @@ __device__ int64_t rowOfChoice(const int32_t *row, int64_t i, int64_t rows, int 
   return r;
 }
 
-/// The sum of a kScanThreads block's values in a fixed tree (the same bits every run); every
-/// thread gets it. All threads of the block call it, the same number of times.
-template <class V> __device__ V blockTreeSum(V v) {
-  __shared__ V partial[kScanThreads];
-  __syncthreads(); // an earlier call's readers are done
-  partial[threadIdx.x] = v;
-  __syncthreads();
-  for (int half = kScanThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half)
-      partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
-  return partial[0];
-}
-
 /// `*kept` = how many of the choices have a row.
 __global__ void countKept(const int32_t *row, int64_t choices, int *kept) {
   int mine = 0;
@@ -259,12 +218,6 @@ __global__ void countKept(const int32_t *row, int64_t choices, int *kept) {
   mine = blockTreeSum(mine);
   if (threadIdx.x == 0)
     *kept = mine;
-}
-
-/// The rows of x [rows, cols] past the first `*kept`, zero (capacity mode's unfilled rows).
-template <class T, class Kept> __global__ void zeroRowsPast(T *x, const Kept *kept, int64_t rows, int64_t cols) {
-  const int64_t from = static_cast<int64_t>(*kept) < rows ? static_cast<int64_t>(*kept) : rows;
-  ZRT_FOR_EACH(i, (rows - from) * cols) x[from * cols + i] = T(0.0f);
 }
 
 template <class T>
@@ -338,231 +291,6 @@ __global__ void sharedGateGradRows(const T *dy, const T *shared, const T *gate, 
   dot = blockSum(dot);
   if (threadIdx.x == 0)
     dgate[t] = T(dot * s * (1.0f - s));
-}
-
-// The grouped product: 64 x 64 output tiles, 256 threads of 4 x 4 outputs each (rows ty + 16 i,
-// columns tx + 16 j: neighbouring threads, neighbouring columns), 16-deep slices through shared
-// memory, f32 accumulation.
-constexpr int kTile = 64, kSlice = 16, kTileThreads = 256;
-
-/// Which expert's rows the block's tile of rows is: the tile-th of the experts' tiles in order
-/// (each expert's rows in whole tiles, its last one partial). Thread 0 walks the offsets, checking
-/// them; every thread gets the answer (expert -1: no tile, or bad offsets).
-struct RowTile {
-  int32_t expert, first, end;
-};
-__device__ RowTile findRowTile(const int32_t *offsets, int64_t experts, int64_t rows, int64_t tile, int *bad) {
-  __shared__ RowTile found;
-  if (threadIdx.x == 0) {
-    found = RowTile{-1, 0, 0};
-    if (offsets[0] != 0 || offsets[experts] > rows)
-      *bad = 1;
-    else
-      for (int64_t e = 0; e < experts; ++e) {
-        const int32_t count = offsets[e + 1] - offsets[e];
-        if (count < 0) {
-          *bad = 1;
-          break;
-        }
-        const int64_t tiles = (count + kTile - 1) / kTile;
-        if (tile < tiles) {
-          found = RowTile{static_cast<int32_t>(e), static_cast<int32_t>(offsets[e] + tile * kTile), offsets[e + 1]};
-          break;
-        }
-        tile -= tiles;
-      }
-  }
-  __syncthreads();
-  return found;
-}
-
-/// out[r, col] = sum_i a[r, i] B_e(i, col) over inner i < inner for an expert's rows r, where
-/// B_e(i, col) = w[e][col * inner + i] (bT) or w[e][i * cols + col].
-template <class T>
-__global__ void rowsTimesExpert(const T *a, const T *w, const int32_t *offsets, T *out, int64_t rows, int64_t experts,
-                                int64_t inner, int64_t cols, bool bT, int *bad) {
-  const RowTile tile = findRowTile(offsets, experts, rows, blockIdx.x, bad);
-  if (tile.expert < 0)
-    return;
-  __shared__ float as[kSlice][kTile], bs[kSlice][kTile];
-  const T *we = w + static_cast<int64_t>(tile.expert) * inner * cols;
-  const int64_t col0 = static_cast<int64_t>(blockIdx.y) * kTile;
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  float acc[4][4] = {};
-  for (int64_t i0 = 0; i0 < inner; i0 += kSlice) {
-    for (int idx = threadIdx.x; idx < kSlice * kTile; idx += kTileThreads) {
-      const int s = idx % kSlice, m = idx / kSlice; // a: along the row (its inner index) first
-      const int64_t r = tile.first + m, i = i0 + s;
-      as[s][m] = r < tile.end && i < inner ? float(a[r * inner + i]) : 0.0f;
-      const int n = idx % kTile, s2 = idx / kTile; // B: along the output columns first
-      const int64_t col = col0 + n, i2 = i0 + s2;
-      bs[s2][n] = col < cols && i2 < inner ? float(bT ? we[col * inner + i2] : we[i2 * cols + col]) : 0.0f;
-    }
-    __syncthreads();
-    for (int s = 0; s < kSlice; ++s)
-      for (int y = 0; y < 4; ++y)
-        for (int x = 0; x < 4; ++x)
-          acc[y][x] += as[s][ty + 16 * y] * bs[s][tx + 16 * x];
-    __syncthreads();
-  }
-  for (int y = 0; y < 4; ++y)
-    for (int x = 0; x < 4; ++x) {
-      const int64_t r = tile.first + ty + 16 * y, col = col0 + tx + 16 * x;
-      if (r < tile.end && col < cols)
-        out[r * cols + col] = T(acc[y][x]);
-    }
-}
-
-/// Block (x, y, e): out[e][i, j] = sum over expert e's rows r of p[r, i] q[r, j], for the weight's
-/// gradient (p [rows, pw], q [rows, qw], out [E, pw, qw]); zero where no row reached e.
-template <class T>
-__global__ void expertRowsProduct(const T *p, const T *q, const int32_t *offsets, T *out, int64_t rows,
-                                  int64_t experts, int64_t pw, int64_t qw, int *bad) {
-  const int64_t e = blockIdx.z;
-  __shared__ int32_t first, end;
-  if (threadIdx.x == 0) {
-    first = offsets[e], end = offsets[e + 1];
-    if (first < 0 || end < first || end > rows) {
-      *bad = 1;
-      first = end = 0;
-    }
-  }
-  __syncthreads();
-  __shared__ float ps[kSlice][kTile], qs[kSlice][kTile];
-  const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kTile, j0 = static_cast<int64_t>(blockIdx.y) * kTile;
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  float acc[4][4] = {};
-  for (int64_t r0 = first; r0 < end; r0 += kSlice) {
-    for (int idx = threadIdx.x; idx < kSlice * kTile; idx += kTileThreads) {
-      const int c = idx % kTile, s = idx / kTile; // along each row's columns: coalesced
-      const int64_t r = r0 + s;
-      ps[s][c] = r < end && i0 + c < pw ? float(p[r * pw + i0 + c]) : 0.0f;
-      qs[s][c] = r < end && j0 + c < qw ? float(q[r * qw + j0 + c]) : 0.0f;
-    }
-    __syncthreads();
-    for (int s = 0; s < kSlice; ++s)
-      for (int y = 0; y < 4; ++y)
-        for (int x = 0; x < 4; ++x)
-          acc[y][x] += ps[s][ty + 16 * y] * qs[s][tx + 16 * x];
-    __syncthreads();
-  }
-  T *oe = out + e * pw * qw;
-  for (int y = 0; y < 4; ++y)
-    for (int x = 0; x < 4; ++x) {
-      const int64_t i = i0 + ty + 16 * y, j = j0 + tx + 16 * x;
-      if (i < pw && j < qw)
-        oe[i * qw + j] = T(acc[y][x]);
-    }
-}
-
-dim3 tiles(const char *call, int64_t x, int64_t y, int64_t z = 1) {
-  if (x < 1 || x > INT32_MAX || y < 1 || y > 65535 || z < 1 || z > 65535)
-    fatal(call, "a grid of %lld x %lld x %lld tiles is outside CUDA's limits", static_cast<long long>(x),
-          static_cast<long long>(y), static_cast<long long>(z));
-  return dim3(static_cast<unsigned>(x), static_cast<unsigned>(y), static_cast<unsigned>(z));
-}
-
-/// Tiles of rows a grouped product's grid holds: every expert's rows in whole tiles.
-int64_t rowTiles(int64_t rows, int64_t experts) { return (rows + kTile - 1) / kTile + experts; }
-int64_t tilesOf(int64_t n) { return n > 0 ? (n + kTile - 1) / kTile : 1; }
-
-
-/// Each token's softmax max and sum (norm [2T]); nothing for sigmoid scores.
-template <class T> __global__ void tokenNormalizers(const T *logits, float *norm, int64_t tokens, int64_t experts) {
-  ZRT_FOR_EACH(t, tokens) {
-    TokenScores s;
-    s.of(logits + t * experts, experts, false);
-    norm[2 * t] = s.top, norm[2 * t + 1] = s.sum;
-  }
-}
-
-__device__ TokenScores scoresOf(const float *norm, int64_t t, bool sigmoid) {
-  TokenScores s;
-  s.sigmoid = sigmoid;
-  if (!sigmoid)
-    s.top = norm[2 * t], s.sum = norm[2 * t + 1];
-  return s;
-}
-
-/// Block e: stats[e] = the choices of expert e, stats[E + e] = its scores' sum over the tokens.
-template <class T>
-__global__ void expertBalance(const T *logits, const int32_t *expert, const float *norm, double *stats, int64_t tokens,
-                              int64_t experts, int64_t topK, bool sigmoid) {
-  const int64_t e = blockIdx.x;
-  double chose = 0, mean = 0;
-  for (int64_t i = threadIdx.x; i < tokens * topK; i += kScanThreads)
-    chose += expert[i] == e;
-  for (int64_t t = threadIdx.x; t < tokens; t += kScanThreads)
-    mean += double(scoresOf(norm, t, sigmoid)(float(logits[t * experts + e])));
-  chose = blockTreeSum(chose);
-  mean = blockTreeSum(mean);
-  if (threadIdx.x == 0)
-    stats[e] = chose, stats[experts + e] = mean;
-}
-
-/// coef E sum_e f_e P_e from the statistics, one thread.
-__global__ void auxLossTotal(const double *stats, float *loss, int64_t tokens, int64_t experts, int64_t topK,
-                             double coef) {
-  if (blockIdx.x != 0 || threadIdx.x != 0)
-    return;
-  const double choices = double(tokens) * double(topK);
-  double sum = 0;
-  for (int64_t e = 0; e < experts; ++e)
-    sum += stats[e] / choices * stats[experts + e] / double(tokens);
-  *loss = static_cast<float>(sum * coef * double(experts));
-}
-
-/// d logits: d loss / d score[t, e] = dloss coef E f_e / T for every token, through its scores.
-template <class T>
-__global__ void auxLossGradTokens(const float *dloss, const T *logits, const float *norm, const double *stats,
-                                  T *dlogits, int64_t tokens, int64_t experts, int64_t topK, bool sigmoid,
-                                  double coef) {
-  const double choices = double(tokens) * double(topK);
-  auto dsOf = [&](int64_t e) {
-    return static_cast<float>(double(*dloss) * coef * double(experts) * stats[e] / choices / double(tokens));
-  };
-  ZRT_FOR_EACH(t, tokens) {
-    const T *l = logits + t * experts;
-    const TokenScores s = scoresOf(norm, t, sigmoid);
-    float inner = 0;
-    if (!sigmoid)
-      for (int64_t e = 0; e < experts; ++e)
-        inner += dsOf(e) * s(float(l[e]));
-    for (int64_t e = 0; e < experts; ++e) {
-      const float se = s(float(l[e])), ds = dsOf(e);
-      dlogits[t * experts + e] = T(sigmoid ? ds * se * (1.0f - se) : se * (ds - inner));
-    }
-  }
-}
-
-template <class T> __device__ float logSumExp(const T *l, int64_t experts) {
-  TokenScores s;
-  s.of(l, experts, false);
-  return s.top + logf(s.sum);
-}
-
-/// One block: coef times the mean over the tokens of logsumexp(logits)^2.
-template <class T> __global__ void zLossTotal(const T *logits, float *loss, int64_t tokens, int64_t experts, double coef) {
-  double sum = 0;
-  for (int64_t t = threadIdx.x; t < tokens; t += kScanThreads) {
-    const double z = logSumExp(logits + t * experts, experts);
-    sum += z * z;
-  }
-  sum = blockTreeSum(sum);
-  if (threadIdx.x == 0)
-    *loss = static_cast<float>(coef * sum / double(tokens > 0 ? tokens : 1));
-}
-
-template <class T>
-__global__ void zLossGradTokens(const float *dloss, const T *logits, T *dlogits, int64_t tokens, int64_t experts,
-                                double coef) {
-  ZRT_FOR_EACH(t, tokens) {
-    const T *l = logits + t * experts;
-    const float z = logSumExp(l, experts);
-    const float g = static_cast<float>(double(*dloss) * 2.0 * coef / double(tokens)) * z;
-    for (int64_t e = 0; e < experts; ++e)
-      dlogits[t * experts + e] = T(g * expf(float(l[e]) - z));
-  }
 }
 
 void checkRoute(const char *call, const MoeRouteArgs &a) {
@@ -669,78 +397,6 @@ void moeSharedGateGrad(int32_t dtype, const void *dy, const void *shared, const 
                  (sharedGateGradRows<<<tiles("zrt_moe_shared_gate_grad", tokens, 1), kRowThreads, 0, s>>>(
                      static_cast<const T *>(dy), static_cast<const T *>(shared), static_cast<const T *>(gate),
                      static_cast<T *>(dshared), static_cast<T *>(dgate), cols)));
-}
-
-void groupedMatmul(int32_t dtype, const void *xs, const void *w, const int32_t *offsets, void *out, int64_t rows,
-                   int64_t experts, int64_t k, int64_t n, bool transposeRhs, int *bad, cudaStream_t s) {
-  ZRT_CUDA_TYPED("zrt_grouped_matmul", dtype, ({
-    rowsTimesExpert<<<tiles("zrt_grouped_matmul", rowTiles(rows, experts), tilesOf(n)), kTileThreads, 0, s>>>(
-        static_cast<const T *>(xs), static_cast<const T *>(w), offsets, static_cast<T *>(out), rows, experts, k, n,
-        transposeRhs, bad);
-    zeroRowsPast<<<blocks(rows * n), kThreads, 0, s>>>(static_cast<T *>(out), offsets + experts, rows, n);
-  }));
-}
-
-void groupedMatmulGrad(int32_t dtype, const void *dout, const void *xs, const void *w, const int32_t *offsets,
-                       void *dxs, void *dw, int64_t rows, int64_t experts, int64_t k, int64_t n, bool transposeRhs,
-                       int *bad, cudaStream_t s) {
-  ZRT_CUDA_TYPED("zrt_grouped_matmul_grad", dtype, ({
-    if (dxs) { // dout [rows, n] times W[e] read back: inner n, k columns
-      rowsTimesExpert<<<tiles("zrt_grouped_matmul_grad", rowTiles(rows, experts), tilesOf(k)), kTileThreads, 0, s>>>(
-          static_cast<const T *>(dout), static_cast<const T *>(w), offsets, static_cast<T *>(dxs), rows, experts, n,
-          k, !transposeRhs, bad);
-      zeroRowsPast<<<blocks(rows * k), kThreads, 0, s>>>(static_cast<T *>(dxs), offsets + experts, rows, k);
-    }
-    if (dw) { // dW[e] = xs^T dout ([k, n]) or, transposed, dout^T xs ([n, k])
-      const T *p = static_cast<const T *>(transposeRhs ? dout : xs), *q = static_cast<const T *>(transposeRhs ? xs : dout);
-      const int64_t pw = transposeRhs ? n : k, qw = transposeRhs ? k : n;
-      expertRowsProduct<<<tiles("zrt_grouped_matmul_grad", tilesOf(pw), tilesOf(qw), experts), kTileThreads, 0, s>>>(
-          p, q, offsets, static_cast<T *>(dw), rows, experts, pw, qw, bad);
-    }
-  }));
-}
-
-void moeAuxLoss(int32_t dtype, const void *logits, const int32_t *expert, float *loss, int64_t tokens,
-                int64_t experts, int64_t topK, bool sigmoid, double coef, cudaStream_t s) {
-  float *scratch = scratchFloats(2 * tokens + 4 * experts + 2);
-  float *norm = scratch;
-  double *stats = reinterpret_cast<double *>(scratch + 2 * tokens); // 8-byte aligned: an even count
-  ZRT_CUDA_TYPED("zrt_moe_aux_loss", dtype, ({
-    if (!sigmoid)
-      tokenNormalizers<<<blocks(tokens), kThreads, 0, s>>>(static_cast<const T *>(logits), norm, tokens, experts);
-    expertBalance<<<tiles("zrt_moe_aux_loss", experts, 1), kScanThreads, 0, s>>>(
-        static_cast<const T *>(logits), expert, norm, stats, tokens, experts, topK, sigmoid);
-    auxLossTotal<<<1, 1, 0, s>>>(stats, loss, tokens, experts, topK, coef);
-  }));
-}
-
-void moeAuxLossGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *expert, void *dlogits,
-                    int64_t tokens, int64_t experts, int64_t topK, bool sigmoid, double coef, cudaStream_t s) {
-  float *scratch = scratchFloats(2 * tokens + 4 * experts + 2);
-  float *norm = scratch;
-  double *stats = reinterpret_cast<double *>(scratch + 2 * tokens);
-  ZRT_CUDA_TYPED("zrt_moe_aux_loss_grad", dtype, ({
-    if (!sigmoid)
-      tokenNormalizers<<<blocks(tokens), kThreads, 0, s>>>(static_cast<const T *>(logits), norm, tokens, experts);
-    expertBalance<<<tiles("zrt_moe_aux_loss_grad", experts, 1), kScanThreads, 0, s>>>(
-        static_cast<const T *>(logits), expert, norm, stats, tokens, experts, topK, sigmoid);
-    auxLossGradTokens<<<blocks(tokens), kThreads, 0, s>>>(dloss, static_cast<const T *>(logits), norm, stats,
-                                                          static_cast<T *>(dlogits), tokens, experts, topK, sigmoid,
-                                                          coef);
-  }));
-}
-
-void moeZLoss(int32_t dtype, const void *logits, float *loss, int64_t tokens, int64_t experts, double coef,
-              cudaStream_t s) {
-  ZRT_CUDA_TYPED("zrt_moe_z_loss", dtype,
-                 (zLossTotal<<<1, kScanThreads, 0, s>>>(static_cast<const T *>(logits), loss, tokens, experts, coef)));
-}
-
-void moeZLossGrad(int32_t dtype, const float *dloss, const void *logits, void *dlogits, int64_t tokens,
-                  int64_t experts, double coef, cudaStream_t s) {
-  ZRT_CUDA_TYPED("zrt_moe_z_loss_grad", dtype,
-                 (zLossGradTokens<<<blocks(tokens), kThreads, 0, s>>>(dloss, static_cast<const T *>(logits),
-                                                                    static_cast<T *>(dlogits), tokens, experts, coef)));
 }
 
 } // namespace zrt::cuda
