@@ -47,6 +47,9 @@ cat README.md docs/*.md > "$out/data.txt"
 python3 examples/gen_gpt.py --layers 12 --dim 768 --heads 12 --context 1024 --vocab 50304 --batch "$batch" \
   > "$out/models/gpt2-124m.mlir"
 cp examples/llama.mlir "$out/models/llama.mlir"
+# Mixture of experts on the GPU (runtime/cuda/Moe.cu, GroupedMatmul.cu, MoeLoss.cu): the small Mixtral
+# (8 experts, top 2, balancing and z losses) against the CPU backend.
+cp test/Train/Inputs/mixtral.mlir "$out/models/mixtral.mlir"
 # bench/gpu_bench.py's cases (zcc against PyTorch compiled on the same card): GPT-2 124M at batch 8 and
 # 16, and the Llama-3.2-1B shape, bf16, T 1024 and 2048.
 python3 examples/gen_gpt.py --layers 12 --dim 768 --heads 12 --context 1024 --vocab 50304 --batch 8 \
@@ -59,7 +62,7 @@ for case in gpt2-b8 gpt2-b16 llama1b-b4; do
   "$bin/zcc" "$out/models/$case.mlir" --target=cuda --precision bf16 -o "$out/bin/$case.bin"
 done
 cp bench/gpu_bench.py "$out/"
-models=("gpt2-124m bf16" "llama fp32")
+models=("gpt2-124m bf16" "llama fp32" "mixtral fp32")
 export OMP_NUM_THREADS=$(nproc)
 for spec in "${models[@]}"; do
   set -- $spec
@@ -166,7 +169,8 @@ if [ "\$what" != bench ] && [ "\$what" != share ]; then
 timeout 240 "\$here/bin/zrt-cuda-conformance" 2>&1 | tee "\$out/conformance.txt" || status=1
 timeout 120 "\$here/bin/zrt-cuda-kernel-bench" 2>&1 | tee "\$out/kernel-bench.txt" || status=1
 runs="["
-for spec in "gpt2-124m bf16 on" "gpt2-124m bf16 off" "llama fp32 on" "llama fp32 off"; do
+for spec in "gpt2-124m bf16 on" "gpt2-124m bf16 off" "llama fp32 on" "llama fp32 off" "mixtral fp32 on" \
+            "mixtral fp32 off"; do
   set -- \$spec
   name=\$1 precision=\$2 graphs=\$3 tag=\$1-graphs-\$3
   timeout 120 "\$here/bin/\$name.bin" --data "\$here/data.txt" --steps $steps --log-every 1 --log-json "\$out/\$tag.jsonl" \
