@@ -15,6 +15,13 @@ inline void checkRouting(const char *call, int64_t tokens, int64_t experts, int6
           static_cast<long long>(tokens), static_cast<long long>(topK), static_cast<long long>(experts));
 }
 
+/// A dispatched tensor holds at most a row per choice.
+inline void checkDispatchedRows(const char *call, int64_t tokens, int64_t topK, int64_t rows) {
+  if (tokens < 0 || topK < 1 || rows < 0 || rows > tokens * topK)
+    fatal(call, "%lld dispatched rows for %lld tokens x %lld choices", static_cast<long long>(rows),
+          static_cast<long long>(tokens), static_cast<long long>(topK));
+}
+
 /// zrt_moe_route's options: the capacity factor (0: dropless) and group-limited routing (whole
 /// groups of at least two experts, enough kept for the k choices).
 inline void checkRouteOptions(const char *call, int64_t experts, int64_t topK, double capacityFactor, int64_t groups,

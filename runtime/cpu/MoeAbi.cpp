@@ -26,9 +26,7 @@ namespace {
 /// Each of the tokens x top_k choices goes to a row in [0, rows), or -1 (dropped), and the
 /// dispatched tensor has at most a row per choice.
 void checkRows(const char *call, const void *row, int64_t tokens, int64_t topK, int64_t rows) {
-  if (rows < 0 || rows > tokens * topK)
-    fatal(call, "%lld dispatched rows for %lld tokens x %lld choices", static_cast<long long>(rows),
-          static_cast<long long>(tokens), static_cast<long long>(topK));
+  checkDispatchedRows(call, tokens, topK, rows);
   const auto *r = static_cast<const int32_t *>(row);
   for (int64_t i = 0; i < tokens * topK; ++i)
     if (r[i] < -1 || r[i] >= rows)

@@ -293,11 +293,11 @@ __global__ void sharedGateGradRows(const T *dy, const T *shared, const T *gate, 
     dgate[t] = T(dot * s * (1.0f - s));
 }
 
+/// The GPU's own limits (the routing's sizes are core/MoeRouteChecks.h's, checked by MoeAbi.cu).
 void checkRoute(const char *call, const MoeRouteArgs &a) {
-  if (a.tokens < 0 || a.experts < 1 || a.topK < 1 || a.topK > a.experts || a.topK > kMoeMaxTopK)
-    fatal(call, "%lld tokens choosing %lld of %lld experts: need tokens >= 0 and 1 <= top_k <= experts, top_k "
-                "at most %lld on the GPU", static_cast<long long>(a.tokens), static_cast<long long>(a.topK),
-          static_cast<long long>(a.experts), static_cast<long long>(kMoeMaxTopK));
+  if (a.topK > kMoeMaxTopK)
+    fatal(call, "top_k %lld: at most %lld on the GPU", static_cast<long long>(a.topK),
+          static_cast<long long>(kMoeMaxTopK));
   if (a.groups > kMoeMaxGroups)
     fatal(call, "%lld expert groups: at most %lld on the GPU", static_cast<long long>(a.groups),
           static_cast<long long>(kMoeMaxGroups));

@@ -22,7 +22,8 @@ namespace zrt::cuda {
 constexpr int64_t kMoeMaxTopK = 16;
 constexpr int64_t kMoeMaxGroups = 64;
 
-/// What zrt_moe_route's caller asked for (zrt_abi.def).
+/// What zrt_moe_route's caller asked for (zrt_abi.def), its sizes and options already checked
+/// (core/MoeRouteChecks.h: MoeAbi.cu does); the functions below check only the GPU's own limits.
 struct MoeRouteArgs {
   int64_t tokens = 0, experts = 0, topK = 0;
   bool sigmoid = false, renormalize = true;

@@ -66,12 +66,6 @@ template <class V> void takeFromDevice(V *device, V *host, int64_t count) {
 
 int *badRow(const char *call) { return current(call).errors + 3; }
 
-void checkDispatched(const char *call, int64_t tokens, int64_t topK, int64_t rows) {
-  if (tokens < 0 || topK < 1 || rows < 0 || rows > tokens * topK)
-    fatal(call, "%lld dispatched rows for %lld tokens x %lld choices", static_cast<long long>(rows),
-          static_cast<long long>(tokens), static_cast<long long>(topK));
-}
-
 MoeRouteArgs routeArgs(const char *call, int64_t tokens, int64_t experts, int64_t topK, int32_t sigmoid,
                        int32_t normalize, double scale) {
   MoeRouteArgs a;
@@ -143,7 +137,7 @@ void zrt_moe_route_grad(int32_t dtype, const void *dweight, const void *logits, 
 void zrt_moe_dispatch(int32_t dtype, const void *x, const void *row, void *xs, int64_t tokens, int64_t topK,
                       int64_t cols, int64_t rows) {
   GpuScope trace("zrt_moe_dispatch", compute());
-  checkDispatched("zrt_moe_dispatch", tokens, topK, rows);
+  checkDispatchedRows("zrt_moe_dispatch", tokens, topK, rows);
   moeDispatch(dtype, x, static_cast<const int32_t *>(row), xs, tokens, topK, cols, rows, badRow("zrt_moe_dispatch"),
               compute());
 }
@@ -151,7 +145,7 @@ void zrt_moe_dispatch(int32_t dtype, const void *x, const void *row, void *xs, i
 void zrt_moe_dispatch_grad(int32_t dtype, const void *dxs, const void *row, void *dx, int64_t tokens, int64_t topK,
                            int64_t cols, int64_t rows) {
   GpuScope trace("zrt_moe_dispatch_grad", compute());
-  checkDispatched("zrt_moe_dispatch_grad", tokens, topK, rows);
+  checkDispatchedRows("zrt_moe_dispatch_grad", tokens, topK, rows);
   moeDispatchGrad(dtype, dxs, static_cast<const int32_t *>(row), dx, tokens, topK, cols, rows,
                   badRow("zrt_moe_dispatch_grad"), compute());
 }
@@ -159,7 +153,7 @@ void zrt_moe_dispatch_grad(int32_t dtype, const void *dxs, const void *row, void
 void zrt_moe_combine(int32_t dtype, const void *ys, const void *weight, const void *row, void *y, int64_t tokens,
                      int64_t topK, int64_t cols, int64_t rows) {
   GpuScope trace("zrt_moe_combine", compute());
-  checkDispatched("zrt_moe_combine", tokens, topK, rows);
+  checkDispatchedRows("zrt_moe_combine", tokens, topK, rows);
   moeCombine(dtype, ys, weight, static_cast<const int32_t *>(row), y, tokens, topK, cols, rows,
              badRow("zrt_moe_combine"), compute());
 }
@@ -167,7 +161,7 @@ void zrt_moe_combine(int32_t dtype, const void *ys, const void *weight, const vo
 void zrt_moe_combine_grad(int32_t dtype, const void *dy, const void *ys, const void *weight, const void *row,
                           void *dys, void *dweight, int64_t tokens, int64_t topK, int64_t cols, int64_t rows) {
   GpuScope trace("zrt_moe_combine_grad", compute());
-  checkDispatched("zrt_moe_combine_grad", tokens, topK, rows);
+  checkDispatchedRows("zrt_moe_combine_grad", tokens, topK, rows);
   moeCombineGrad(dtype, dy, ys, weight, static_cast<const int32_t *>(row), dys, dweight, tokens, topK, cols, rows,
                  badRow("zrt_moe_combine_grad"), compute());
 }
@@ -201,7 +195,7 @@ void zrt_grouped_matmul_grad(int32_t dtype, const void *dout, const void *xs, co
 void zrt_moe_aux_loss(int32_t dtype, const void *logits, const void *expert, void *loss, int64_t tokens,
                       int64_t experts, int64_t topK, int32_t sigmoid, double coef, int64_t contextRanks) {
   GpuScope trace("zrt_moe_aux_loss", compute());
-  routeArgs("zrt_moe_aux_loss", tokens, experts, topK, sigmoid, 0, 1.0);
+  checkRouting("zrt_moe_aux_loss", tokens, experts, topK);
   singleContextRank("zrt_moe_aux_loss", contextRanks);
   moeAuxLoss(dtype, logits, static_cast<const int32_t *>(expert), static_cast<float *>(loss), tokens, experts, topK,
              sigmoid != 0, coef, compute());
@@ -211,7 +205,7 @@ void zrt_moe_aux_loss_grad(int32_t dtype, const void *dloss, const void *logits,
                            int64_t tokens, int64_t experts, int64_t topK, int32_t sigmoid, double coef,
                            int64_t contextRanks) {
   GpuScope trace("zrt_moe_aux_loss_grad", compute());
-  routeArgs("zrt_moe_aux_loss_grad", tokens, experts, topK, sigmoid, 0, 1.0);
+  checkRouting("zrt_moe_aux_loss_grad", tokens, experts, topK);
   singleContextRank("zrt_moe_aux_loss_grad", contextRanks);
   moeAuxLossGrad(dtype, static_cast<const float *>(dloss), logits, static_cast<const int32_t *>(expert), dlogits,
                  tokens, experts, topK, sigmoid != 0, coef, compute());
