@@ -23,6 +23,9 @@ std::unique_ptr<llvm::Module> translate(mlir::ModuleOp module, llvm::LLVMContext
 /// Writes `llvmModule` as an object file for the host, in process.
 bool emitObject(llvm::Module &llvmModule, llvm::raw_pwrite_stream &os);
 
+/// Whether this zcc was built with the CUDA backend's runtime to link against.
+bool canLinkCudaBackend();
+
 /// Links `object` with the runtime (the CUDA backend's with `cuda`) into `output`.
 bool linkExecutable(llvm::StringRef object, llvm::StringRef output, bool cuda);
 

@@ -61,6 +61,14 @@ bool emitObject(llvm::Module &llvmModule, llvm::raw_pwrite_stream &os) {
 
 #include "zcc/RuntimeLink.inc"
 
+bool canLinkCudaBackend() {
+#ifdef ZCC_HAVE_CUDA_BACKEND
+  return true;
+#else
+  return false;
+#endif
+}
+
 /// Links `object` with the runtime into `output` with the C++ compiler zcc was built with.
 bool linkExecutable(StringRef object, StringRef output, bool cuda) {
   std::vector<std::string> args = {ZCC_LINK_DRIVER, object.str(), "-o", output.str()};

@@ -519,13 +519,11 @@ int zcc::runZccMain(int argc, char **argv) {
     problem = "--global-batch must be positive, got " + std::to_string(options.globalBatch);
   if (problem.empty() && options.target != "cpu" && options.target != "cuda")
     problem = "--target must be cpu or cuda, got " + options.target;
-#ifndef ZCC_HAVE_CUDA_BACKEND
   // The object is the same for both targets; only linking the executable needs the CUDA runtime
   // (test/CudaOnCpu links --emit=obj against the backend built on the CPU).
-  if (problem.empty() && options.target == "cuda" && options.emit == EmitKind::Exe)
+  if (problem.empty() && options.target == "cuda" && options.emit == EmitKind::Exe && !zcc::canLinkCudaBackend())
     problem = "this zcc was built without the CUDA backend (no CUDA toolkit, NCCL or MPI at build time); "
               "--emit=obj writes the object for a runtime built elsewhere";
-#endif
   if (!problem.empty()) {
     llvm::errs() << "zcc: error: " << problem << "\n";
     return 1;
