@@ -82,26 +82,31 @@ done
 # them (one node: mpirun starts its ranks itself, no orted).
 # (persistence threshold 0: the example's parameters are small, and ZeRO-3 would otherwise keep them whole)
 z3="--zero-stage 3 --param-persistence-threshold 0"
-share_cases=("zero3-np2 2 $z3" "zero3-np4 4 $z3" "zero2-np2 2 --zero-stage 2"
-             "tp2 2 --tp 2" "pp2 2 --pp 2 --grad-accum 2"
-             "pp2-interleaved 2 --pp 2 --pp-interleave 2 --grad-accum 2" "pp2-zbv 2 --pp 2 --pp-schedule zbv --grad-accum 4"
-             "cp2-ring 2 --cp 2 --cp-mode ring"
-             "cp2-ulysses 2 --cp 2 --cp-mode ulysses" "tp2-dp2-zero3 4 --tp 2 $z3"
-             "offload-zero3-np2 2 $z3 --offload-optimizer cpu --offload-param cpu")
+share_cases=("zero3-np2 2 gpt $z3" "zero3-np4 4 gpt $z3" "zero2-np2 2 gpt --zero-stage 2"
+             "tp2 2 gpt --tp 2" "pp2 2 gpt --pp 2 --grad-accum 2"
+             "pp2-interleaved 2 gpt --pp 2 --pp-interleave 2 --grad-accum 2"
+             "pp2-zbv 2 gpt --pp 2 --pp-schedule zbv --grad-accum 4"
+             "cp2-ring 2 gpt --cp 2 --cp-mode ring"
+             "cp2-ulysses 2 gpt --cp 2 --cp-mode ulysses" "tp2-dp2-zero3 4 gpt --tp 2 $z3"
+             "offload-zero3-np2 2 gpt $z3 --offload-optimizer cpu --offload-param cpu"
+             "mixtral-ep2 2 mixtral --ep 2" "mixtral-ep2-zero3 2 mixtral --ep 2 $z3"
+             "mixtral-ep2-tp2-zero3 4 mixtral --ep 2 --tp 2 $z3")
+# The share cases' models (gpt: the GPT example; mixtral: the small Mixtral, expert parallelism).
+declare -A share_models=([gpt]=examples/gpt.mlir [mixtral]=test/Train/Inputs/mixtral.mlir)
 : > "$out/share-cases.txt"
 for spec in "${share_cases[@]}"; do
   set -- $spec
-  name=$1 np=$2
-  shift 2
-  "$bin/zcc" examples/gpt.mlir --target=cuda --world-size "$np" "$@" -o "$out/bin/share-$name.bin"
-  "$bin/zcc" examples/gpt.mlir --world-size "$np" "$@" -o "$out/ref/share-$name-cpu.bin"
-  echo "gpu-bundle: the CPU backend's first $share_steps steps of the GPT example, $name"
+  name=$1 np=$2 model=$3
+  shift 3
+  "$bin/zcc" "${share_models[$model]}" --target=cuda --world-size "$np" "$@" -o "$out/bin/share-$name.bin"
+  "$bin/zcc" "${share_models[$model]}" --world-size "$np" "$@" -o "$out/ref/share-$name-cpu.bin"
+  echo "gpu-bundle: the CPU backend's first $share_steps steps of $model, $name"
   OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
     mpirun -np "$np" "$out/ref/share-$name-cpu.bin" --data test/Inputs/corpus.txt --steps "$share_steps" \
     --log-every 1 --log-json "$out/ref/share-$name.jsonl" > /dev/null
   rm "$out/ref/share-$name-cpu.bin"
   zero=$(echo "$*" | sed -n 's/.*--zero-stage \([0-9]\).*/\1/p')
-  echo "$name $np ${zero:-0}" >> "$out/share-cases.txt"
+  echo "$name $np ${zero:-0} $model" >> "$out/share-cases.txt"
 done
 cp test/Inputs/corpus.txt "$out/corpus.txt"
 cp examples/gpt.mlir "$out/models/gpt.mlir"
@@ -192,7 +197,7 @@ fi
 # compute-sanitizer's memcheck and racecheck on one ZeRO-3 step at np 2 where the machine has it.
 if [ "\$what" = share ] || [ "\$what" = all ]; then
   runs="["
-  while read -r name np zero; do
+  while read -r name np zero model; do
     tag=share-\$name
     timeout 150 "\$here/bin/mpirun" -np \$np --oversubscribe "\$here/bin/\$tag.bin" --data "\$here/corpus.txt" \
       --steps $share_steps --log-every 1 --log-json "\$out/\$tag.jsonl" < /dev/null > "\$out/\$tag.out" 2>&1 &
@@ -203,7 +208,7 @@ if [ "\$what" = share ] || [ "\$what" = all ]; then
     fi
     grep -m1 "^zcc: backend cuda: " "\$out/\$tag.out"  # the device, its sharing and the transport chosen
     echo "\$tag: largest process \$peak MiB (nvidia-smi); arena planned/measured per rank: \$(tail -1 "\$out/\$tag.jsonl" | python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); print(r["planned_arena_bytes"], r["measured_arena_bytes"])')"
-    runs+="{\"name\": \"\$tag\", \"model\": \"\$here/models/gpt.mlir\", \"gpus\": 1, \"zero\": \$zero, \"precision\": \"fp32\", \"gpu_log\": \"\$out/\$tag.jsonl\", \"cpu_log\": \"\$here/ref/\$tag.jsonl\", \"device\": \"\$device\", \"device_mib\": \$peak, \"warmup\": 1},"
+    runs+="{\"name\": \"\$tag\", \"model\": \"\$here/models/\$model.mlir\", \"gpus\": 1, \"zero\": \$zero, \"precision\": \"fp32\", \"gpu_log\": \"\$out/\$tag.jsonl\", \"cpu_log\": \"\$here/ref/\$tag.jsonl\", \"device\": \"\$device\", \"device_mib\": \$peak, \"warmup\": 1},"
   done < "\$here/share-cases.txt"
   echo "\${runs%,}]" > "\$out/share-runs.json"
   python3 "\$here/gpu_report.py" "\$out/share-runs.json" | tee "\$out/share-table.txt" || status=1

@@ -25,8 +25,8 @@ void runAlone(const CollectiveArgs &a, cudaStream_t s) {
     ZRT_CUDA_CHECK(cudaMemsetAsync(static_cast<char *>(a.recv) + valid * eb, 0, (a.count - valid) * eb, s));
 }
 
-/// The link counters (zrt_counters.bytes_in_node / _cross_node) of one collective.
-void countLinks(CudaRuntime &r, const Communicator *group, const CollectiveArgs &a, int ranks, int rank) {
+/// The node of each of `group`'s ranks, by group rank; empty where this rank is alone.
+std::vector<int> groupNodes(CudaRuntime &r, const Communicator *group, int ranks) {
   int perNode = r.linkNodeSize > 0 ? r.linkNodeSize : launcherLocalRanks();
   if (perNode <= 0)
     perNode = r.ranks;
@@ -38,7 +38,13 @@ void countLinks(CudaRuntime &r, const Communicator *group, const CollectiveArgs 
   else if (ranks == r.ranks) // the world
     for (int w = 0; w < r.ranks; ++w)
       nodes.push_back(w / perNode);
-  else
+  return nodes;
+}
+
+/// The link counters (zrt_counters.bytes_in_node / _cross_node) of one collective.
+void countLinks(CudaRuntime &r, const Communicator *group, const CollectiveArgs &a, int ranks, int rank) {
+  const std::vector<int> nodes = groupNodes(r, group, ranks);
+  if (nodes.empty())
     return; // alone: nothing sent
   const LinkBytes links = linkBytesSent(a, nodes.data(), ranks, rank);
   r.counters.bytes_in_node += links.inNode;
@@ -67,7 +73,59 @@ Communicator *axisGroup(CudaRuntime &r, int32_t axis) {
          : axis == ZRT_AXIS_NODE                                             ? r.node.get()
          : axis == ZRT_AXIS_CROSS                                            ? r.cross.get()
          : axis == ZRT_AXIS_HPZ                                              ? r.hpz.get()
-                                                                             : r.axes[axis].get();
+         : axis == ZRT_AXIS_EXPERT                                           ? r.expert.get()
+         : axis == ZRT_AXIS_EXPERT_DATA ? (r.expertData ? r.expertData.get() : axisGroup(r, ZRT_AXIS_DATA))
+                                        : r.axes[axis].get();
+}
+
+void exchangeOnAxis(int32_t axis, const char *call, const std::vector<PeerMessage> &sends,
+                    const std::vector<PeerMessage> &recvs, int64_t unitBytes) {
+  CudaRuntime &r = current(call);
+  if (r.capturing >= 0)
+    fatal(call, "an exchange whose counts the host reads cannot be captured in a CUDA graph");
+  Communicator *group = axisGroup(r, axis);
+  const int ranks = group ? group->size() : 1, me = group ? group->rank() : 0;
+  const std::vector<int> nodes = groupNodes(r, group, ranks);
+  std::vector<PeerMessage> toOthers, fromOthers, toSelf, fromSelf;
+  int64_t sent = 0;
+  for (const PeerMessage &m : sends) {
+    if (m.peer < 0 || m.peer >= ranks || m.units < 0)
+      fatal(call, "a message of %lld units to rank %d of a group of %d", static_cast<long long>(m.units), m.peer,
+            ranks);
+    (m.peer == me ? toSelf : toOthers).push_back(m);
+    if (m.peer == me)
+      continue;
+    const int64_t bytes = m.units * unitBytes;
+    sent += bytes;
+    if (!nodes.empty())
+      (nodes[m.peer] == nodes[me] ? r.counters.bytes_in_node : r.counters.bytes_cross_node) += bytes;
+  }
+  for (const PeerMessage &m : recvs) {
+    if (m.peer < 0 || m.peer >= ranks || m.units < 0)
+      fatal(call, "a message of %lld units from rank %d of a group of %d", static_cast<long long>(m.units), m.peer,
+            ranks);
+    (m.peer == me ? fromSelf : fromOthers).push_back(m);
+  }
+  if (toSelf.size() != fromSelf.size())
+    fatal(call, "%zu messages to itself and %zu from itself", toSelf.size(), fromSelf.size());
+  const int kind = static_cast<int>(Collective::AllToAll);
+  r.counters.calls[kind] += 1;
+  r.counters.bytes_sent[kind] += sent;
+  joinHostWork(r);
+  r.device->commWaitsForCompute();
+  {
+    GpuScope transfer(call, r.device->comm(), TraceTrack::Communication, sent);
+    for (size_t k = 0; k < toSelf.size(); ++k) {
+      if (toSelf[k].units != fromSelf[k].units)
+        fatal(call, "message %zu to itself has %lld units, its receive %lld", k,
+              static_cast<long long>(toSelf[k].units), static_cast<long long>(fromSelf[k].units));
+      ZRT_CUDA_CHECK(cudaMemcpyAsync(const_cast<void *>(fromSelf[k].buf), toSelf[k].buf, toSelf[k].units * unitBytes,
+                                     cudaMemcpyDeviceToDevice, r.device->comm()));
+    }
+    if (!toOthers.empty() || !fromOthers.empty())
+      static_cast<StreamCommunicator *>(group)->exchange(toOthers, fromOthers, unitBytes);
+  }
+  computeWaits(commDone(r));
 }
 
 cudaEvent_t issue(const CollectiveArgs &a) {
@@ -76,9 +134,9 @@ cudaEvent_t issue(const CollectiveArgs &a) {
     fatal(collectiveName(a.kind), "unknown dtype %d (0 = f32, 1 = bf16, 2 = i8)", a.dtype);
   if (a.dtype == 2 && (a.kind == Collective::ReduceScatter || a.kind == Collective::AllReduce))
     fatal(collectiveName(a.kind), "bytes (dtype 2) are moved, never reduced: dequantize first");
-  if (a.axis < 0 || a.axis > ZRT_AXIS_HPZ)
+  if (a.axis < 0 || a.axis > ZRT_AXIS_EXPERT_DATA)
     fatal(collectiveName(a.kind), "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, "
-                                  "5 context, 6 node, 7 cross, 8 hpz)", a.axis);
+                                  "5 context, 6 node, 7 cross, 8 hpz, 9 expert, 10 expert data)", a.axis);
   // The axis' group; a group of one rank copies.
   Communicator *group = axisGroup(r, a.axis);
   const int ranks = group ? group->size() : 1, rank = group ? group->rank() : 0;
@@ -165,7 +223,7 @@ void finalizeMesh(CudaRuntime &r) {
   for (std::unique_ptr<Communicator> &axis : r.axes)
     if (axis)
       axis->finalize();
-  for (std::unique_ptr<Communicator> *pipe : {&r.pipelineEnds, &r.context})
+  for (std::unique_ptr<Communicator> *pipe : {&r.pipelineEnds, &r.context, &r.expert, &r.expertData})
     if (*pipe)
       (*pipe)->finalize();
   for (std::vector<std::unique_ptr<Communicator>> &kind : r.pipeComms)
@@ -179,15 +237,25 @@ void finalizeMesh(CudaRuntime &r) {
   for (MPI_Comm &host : r.hostAxes)
     if (host != MPI_COMM_NULL)
       MPI_Comm_free(&host);
+  for (MPI_Comm *host : {&r.hostExpert, &r.hostExpertData})
+    if (*host != MPI_COMM_NULL)
+      MPI_Comm_free(host);
 }
 
 namespace {
 /// The MPI communicator of `axis` for host collectives; null for a one-rank group.
 MPI_Comm hostGroup(CudaRuntime &r, int32_t axis, const char *call) {
-  if (axis < 0 || axis > ZRT_AXIS_WORLD)
-    fatal(call, "unknown mesh axis %d for a host collective (0 data, 1 tensor, 2 pipeline, 3 world)", axis);
+  if ((axis < 0 || axis > ZRT_AXIS_WORLD) && axis != ZRT_AXIS_EXPERT && axis != ZRT_AXIS_EXPERT_DATA)
+    fatal(call, "unknown mesh axis %d for a host collective (0 data, 1 tensor, 2 pipeline, 3 world, 9 expert, "
+                "10 expert data)", axis);
   if (!r.mpi || r.ranks == 1)
     return MPI_COMM_NULL;
+  if (axis == ZRT_AXIS_EXPERT)
+    return r.hostExpert; // null: alone in it
+  if (axis == ZRT_AXIS_EXPERT_DATA && r.hostExpertData != MPI_COMM_NULL)
+    return r.hostExpertData;
+  if (axis == ZRT_AXIS_EXPERT_DATA)
+    axis = ZRT_AXIS_DATA;
   if (axis == ZRT_AXIS_WORLD || r.hostAxes[axis] == MPI_COMM_NULL)
     return axis == ZRT_AXIS_WORLD || axis == ZRT_AXIS_DATA ? MPI_COMM_WORLD : MPI_COMM_NULL;
   return r.hostAxes[axis];
@@ -280,9 +348,31 @@ void zrt_set_context(int32_t cp) {
   recordMembers(r, r.context.get(), color, coordinate % cp);
 }
 void zrt_set_experts(int32_t ep) {
-  current("zrt_set_experts");
-  if (ep != 1) // zcc refuses MoE models for --target cuda; a program that asks anyway stops here
-    fatal("zrt_set_experts", "expert parallelism (ep %d) is not supported by the CUDA backend yet", ep);
+  CudaRuntime &r = current("zrt_set_experts");
+  const int dp = r.meshSize[ZRT_AXIS_DATA], d = r.meshRank[ZRT_AXIS_DATA];
+  if (ep < 1 || dp % ep != 0)
+    fatal("zrt_set_experts", "%d expert-parallel ranks do not divide the %d ranks of the data axis", ep, dp);
+  if (r.expert || r.expertData)
+    fatal("zrt_set_experts", "called twice");
+  if (ep == 1)
+    return;
+  // Consecutive data coordinates form an expert group, as the CPU backend's (DeepSpeed-MoE's and
+  // Megatron-Core's order: expert parallelism inside data parallelism). Colours are the data
+  // group's (its tensor and pipeline coordinates) refined by the data coordinate.
+  const int dataGroup = r.meshRank[ZRT_AXIS_PIPELINE] * r.meshSize[ZRT_AXIS_TENSOR] + r.meshRank[ZRT_AXIS_TENSOR];
+  const int expertColor = dataGroup * (dp / ep) + d / ep, expertDataColor = dataGroup * ep + d % ep;
+  ZRT_CUDA_CHECK(cudaDeviceSynchronize()); // splitting is collective: nothing may be in flight
+  r.expert = r.comm->split(expertColor, d % ep);
+  recordMembers(r, r.expert.get(), expertColor, d % ep);
+  r.expertData = r.comm->split(expertDataColor, d / ep);
+  recordMembers(r, r.expertData.get(), expertDataColor, d / ep);
+  MPI_Comm_split(MPI_COMM_WORLD, expertColor, d % ep, &r.hostExpert);
+  MPI_Comm_split(MPI_COMM_WORLD, expertDataColor, d / ep, &r.hostExpertData);
+  // The exchanges' row counts are known only once the routing ran: the host reads them
+  // (ExpertParallel.cu), which a CUDA graph cannot replay.
+  r.commCapturable = false;
+  r.commDescription += "; expert parallelism's exchanges read their row counts on the host, steps not captured as "
+                       "CUDA graphs";
 }
 void zrt_set_hierarchy(int32_t nodeSize, int32_t hpz, int32_t linkNodeSize) {
   CudaRuntime &r = current("zrt_set_hierarchy");
@@ -444,10 +534,12 @@ struct MeshPlace {
 // groups as the CPU backend's: this rank alone (rank 0 of 1) where the group was not formed.
 MeshPlace meshPlace(const char *call, int32_t axis) {
   CudaRuntime &r = current(call);
-  // Expert parallelism's groups: without it (zrt_set_experts refuses ep > 1 here) this rank alone
-  // holds its experts, and the ranks holding the same ones are the data axis.
+  // Expert parallelism's groups: without it (ep 1) this rank alone holds its experts, and the
+  // ranks holding the same ones are the data axis.
   if (axis == ZRT_AXIS_EXPERT)
-    return {0, 1};
+    return r.expert ? MeshPlace{r.expert->rank(), r.expert->size()} : MeshPlace{0, 1};
+  if (axis == ZRT_AXIS_EXPERT_DATA && r.expertData)
+    return {r.expertData->rank(), r.expertData->size()};
   if (axis == ZRT_AXIS_EXPERT_DATA)
     axis = ZRT_AXIS_DATA;
   if (axis < 0 || axis > ZRT_AXIS_HPZ)

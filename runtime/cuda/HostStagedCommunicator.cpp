@@ -1,5 +1,6 @@
 #include "cuda/HostStagedCommunicator.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/Error.h"
@@ -145,6 +146,38 @@ public:
     toDevice(recv, hostRecv, bytes);
   }
 
+  /// The messages packed by peer into pinned memory (each peer's in its order), one
+  /// MPI_Alltoallv of the packed blocks, and the blocks unpacked into the receives.
+  void exchange(const std::vector<PeerMessage> &sends, const std::vector<PeerMessage> &recvs,
+                int64_t unitBytes) override {
+    const char *call = "zrt_ep_exchange";
+    const int n = size();
+    std::vector<int64_t> sendUnits(n, 0), recvUnits(n, 0);
+    for (const PeerMessage &m : sends)
+      sendUnits[checkedPeer(m, call)] += m.units;
+    for (const PeerMessage &m : recvs)
+      recvUnits[checkedPeer(m, call)] += m.units;
+    std::vector<int64_t> sendAt(n + 1, 0), recvAt(n + 1, 0);
+    for (int p = 0; p < n; ++p)
+      sendAt[p + 1] = sendAt[p] + sendUnits[p], recvAt[p + 1] = recvAt[p] + recvUnits[p];
+    char *send = sendBuffer_.reserve(std::max<int64_t>(sendAt[n] * unitBytes, 1), stream_, call);
+    char *recv = recvBuffer_.reserve(std::max<int64_t>(recvAt[n] * unitBytes, 1), stream_, call);
+    std::vector<int64_t> at(sendAt.begin(), sendAt.end() - 1);
+    for (const PeerMessage &m : sends) {
+      if (m.units > 0)
+        ZRT_CUDA_CHECK(cudaMemcpyAsync(send + at[m.peer] * unitBytes, m.buf, m.units * unitBytes,
+                                       cudaMemcpyDeviceToHost, stream_));
+      at[m.peer] += m.units;
+    }
+    ZRT_CUDA_CHECK(cudaStreamSynchronize(stream_)); // packed (and the last call's unpacking done)
+    host_->allToAllv(send, sendUnits.data(), recv, recvUnits.data(), unitBytes);
+    at.assign(recvAt.begin(), recvAt.end() - 1);
+    for (const PeerMessage &m : recvs) {
+      toDevice(const_cast<void *>(m.buf), recv + at[m.peer] * unitBytes, m.units * unitBytes);
+      at[m.peer] += m.units;
+    }
+  }
+
   void checkAgreement(const CollectiveArgs &args, int64_t sequence) override {
     host_->checkAgreement(args, sequence);
   }
@@ -155,6 +188,12 @@ public:
   }
 
 private:
+  int checkedPeer(const PeerMessage &m, const char *call) const {
+    if (m.peer < 0 || m.peer >= size() || m.peer == rank() || m.units < 0)
+      fatal(call, "a message of %lld units to or from rank %d of a group of %d (not itself)",
+            static_cast<long long>(m.units), m.peer, size());
+    return m.peer;
+  }
   /// Device -> host on the stream, then waits: the host reads it next. The wait also orders this
   /// call after every earlier one on the stream, whose device copies read the staging buffers.
   void toHost(char *host, const void *device, int64_t bytes) {

@@ -2,8 +2,8 @@
 // routing's integers checked on the host as the CPU backend's (runtime/cpu/MoeAbi.cpp) checks
 // them, the kernels on the compute stream, and the routing statistics and the balancing bias's
 // loads kept on the device (a step graph replays the routing: the host reads them only when
-// train.bin takes them, after the step). Not here: expert parallelism's all-to-alls and a
-// load-balancing loss pooled over context ranks (zcc refuses both for --target cuda).
+// train.bin takes them, after the step). Expert parallelism's exchanges: ExpertParallel.cu. Not
+// yet: a load-balancing loss pooled over context ranks (zcc refuses it for --target cuda).
 #include "zrt/zrt.h"
 
 #include <algorithm>

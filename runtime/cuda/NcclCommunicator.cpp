@@ -113,6 +113,17 @@ public:
     ZRT_NCCL_CHECK(ncclGroupEnd());
   }
 
+  /// One NCCL group: sends and receives between the same two ranks pair in the order issued.
+  void exchange(const std::vector<PeerMessage> &sends, const std::vector<PeerMessage> &recvs,
+                int64_t unitBytes) override {
+    ZRT_NCCL_CHECK(ncclGroupStart());
+    for (const PeerMessage &m : sends)
+      ZRT_NCCL_CHECK(ncclSend(m.buf, m.units * unitBytes, ncclUint8, m.peer, comm_, stream_));
+    for (const PeerMessage &m : recvs)
+      ZRT_NCCL_CHECK(ncclRecv(const_cast<void *>(m.buf), m.units * unitBytes, ncclUint8, m.peer, comm_, stream_));
+    ZRT_NCCL_CHECK(ncclGroupEnd());
+  }
+
   void checkAgreement(const CollectiveArgs &args, int64_t sequence) override {
     control_->checkAgreement(args, sequence);
   }

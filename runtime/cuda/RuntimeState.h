@@ -18,6 +18,7 @@
 #include "core/Trace.h"
 #include "cuda/Device.h"
 #include "cuda/HostOptimizer.h"
+#include "cuda/StreamCommunicator.h"
 #include "zrt/KernelMath.h"
 #include "zrt/zrt.h"
 
@@ -39,6 +40,11 @@ struct CudaRuntime {
   std::unique_ptr<Communicator> context;      // ZRT_AXIS_CONTEXT (zrt_set_context); null: alone in it
   // ZeRO++'s groups inside the data axis (zrt_set_hierarchy); null: alone in it.
   std::unique_ptr<Communicator> node, cross, hpz;
+  // Expert parallelism's groups inside the data axis (zrt_set_experts): ZRT_AXIS_EXPERT and
+  // ZRT_AXIS_EXPERT_DATA, and their MPI groups for host collectives. Null: this rank alone, and
+  // the data axis.
+  std::unique_ptr<Communicator> expert, expertData;
+  MPI_Comm hostExpert = MPI_COMM_NULL, hostExpertData = MPI_COMM_NULL;
   // The world ranks of each group's members by group rank (the link counters), and the world
   // ranks per physical node (0: the launcher's count).
   std::unordered_map<const Communicator *, std::vector<int>> members;
@@ -242,6 +248,12 @@ CollectiveArgs args(Collective kind, int32_t dtype, const void *send, void *recv
 cudaEvent_t issue(const CollectiveArgs &a);
 /// The group of a mesh axis (zrt_axis); null where this rank is alone in it.
 Communicator *axisGroup(CudaRuntime &r, int32_t axis);
+/// Point-to-point messages among the ranks of `axis`' group as one step on the communication
+/// stream (StreamCommunicator::exchange), after the compute issued so far; the compute waits for
+/// them. Messages a rank lists to itself are device copies, paired in order. Counted as one
+/// all-to-all: the bytes sent to the other ranks, by link.
+void exchangeOnAxis(int32_t axis, const char *call, const std::vector<PeerMessage> &sends,
+                    const std::vector<PeerMessage> &recvs, int64_t unitBytes);
 /// An event (from the pool) recorded after the work enqueued so far on the communication stream.
 cudaEvent_t commDone(CudaRuntime &r);
 /// `done` as a handle in flight, for zrt_wait.

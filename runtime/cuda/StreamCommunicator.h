@@ -6,13 +6,28 @@
 
 #include <cuda_runtime.h>
 #include <memory>
+#include <vector>
 
 #include "core/Communicator.h"
 
 namespace zrt::cuda {
 
+/// One point-to-point message of an exchange: `units` units at `buf` (device memory) to or from
+/// `peer` of the group.
+struct PeerMessage {
+  const void *buf;
+  int64_t units;
+  int peer;
+};
+
 class StreamCommunicator : public Communicator {
 public:
+  /// Messages to and from the group's other ranks as one step, enqueued on the stream (expert
+  /// parallelism's token exchange: its row counts change every call, so it is no fixed-size
+  /// collective). Each peer's messages to this rank pair with this rank's receives from it in the
+  /// order both list them, with equal units; `recvs`' buffers are written. None to itself.
+  virtual void exchange(const std::vector<PeerMessage> &sends, const std::vector<PeerMessage> &recvs,
+                        int64_t unitBytes) = 0;
   /// split() whose collectives and point to point run on `stream` instead of this one's (a
   /// pipeline's activations and gradients each on their own stream).
   virtual std::unique_ptr<Communicator> splitOn(int color, int key, cudaStream_t stream) = 0;

@@ -2,7 +2,8 @@
 // have no NCCL) on the shim's streams, under mpirun -np 2 and 3: every collective on device buffers
 // against values computed here, in and out of place, f32 and bf16, sum and average, ZeRO's padded
 // reduce-scatter, a split group and a split onto another stream, chained calls with no host wait
-// between them (the stream must order them), point to point and ring attention's exchange; and
+// between them (the stream must order them), point to point, ring attention's exchange and expert
+// parallelism's (several messages per peer); and
 // train.bin --comm's choice (runtime/cuda/CommChoice.h).
 #include <gtest/gtest.h>
 
@@ -226,6 +227,58 @@ TEST_F(StagedComm, PointToPointAndRingExchange) {
     expected[i] = previous * 64.f + i;
   EXPECT_EQ(fromDevice(recv, 64), expected);
   cudaFree(send), cudaFree(recv), cudaFree(ring);
+}
+
+// Expert parallelism's exchange: several messages to each peer of different sizes (one empty,
+// which neither side lists), each landing at its own place, in the order both sides list them.
+TEST_F(StagedComm, ExchangeOfSeveralMessagesPerPeer) {
+  // Rank s sends rank p (p != s) messages k = 0, 1, 2 of (s + p + k) % 3 + 1 units, skipping k = 1
+  // when s + p is even (an empty run); each unit is 2 floats: s, p, k and the unit index encoded.
+  const int64_t unit = 2;
+  auto units = [](int s, int p, int k) { return k == 1 && (s + p) % 2 == 0 ? 0 : (s + p + k) % 3 + 1; };
+  auto value = [](int s, int p, int k, int64_t u, int64_t i) { return s * 1000.f + p * 100 + k * 10 + u * 2 + i; };
+  std::vector<float> out, in;
+  std::vector<zrt::cuda::PeerMessage> sends, recvs;
+  struct Placed {
+    int peer, k;
+    int64_t at, units;
+  };
+  std::vector<Placed> sent, received;
+  for (int p = 0; p < ranks; ++p)
+    for (int k = 0; k < 3; ++k) {
+      if (p == rank)
+        continue;
+      if (const int64_t n = units(rank, p, k); n > 0) {
+        sent.push_back({p, k, static_cast<int64_t>(out.size()), n});
+        for (int64_t u = 0; u < n; ++u)
+          for (int64_t i = 0; i < unit; ++i)
+            out.push_back(value(rank, p, k, u, i));
+      }
+    }
+  // Received in reverse peer order, into a buffer with a gap after each message.
+  int64_t at = 0;
+  for (int s = ranks - 1; s >= 0; --s)
+    for (int k = 0; k < 3; ++k)
+      if (const int64_t n = s == rank ? 0 : units(s, rank, k); n > 0) {
+        received.push_back({s, k, at, n});
+        at += n * unit + 1;
+      }
+  float *send = onDevice(out.empty() ? std::vector<float>(1) : out);
+  float *recv = onDevice(std::vector<float>(at + 1, -1.f));
+  for (const Placed &m : sent)
+    sends.push_back({send + m.at, m.units, m.peer});
+  for (const Placed &m : received)
+    recvs.push_back({recv + m.at, m.units, m.peer});
+  comm->exchange(sends, recvs, unit * sizeof(float));
+  const std::vector<float> got = fromDevice(recv, at + 1);
+  for (const Placed &m : received) {
+    for (int64_t u = 0; u < m.units; ++u)
+      for (int64_t i = 0; i < unit; ++i)
+        EXPECT_EQ(got[m.at + u * unit + i], value(m.peer, rank, m.k, u, i)) << "from rank " << m.peer << ", message "
+                                                                           << m.k;
+    EXPECT_EQ(got[m.at + m.units * unit], -1.f) << "wrote past message " << m.k << " from rank " << m.peer;
+  }
+  cudaFree(send), cudaFree(recv);
 }
 
 TEST(CommChoice, AutoTakesNcclOnlyWithADevicePerRank) {

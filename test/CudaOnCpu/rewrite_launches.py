@@ -50,6 +50,14 @@ MUTATIONS = {
                                    "      if (sent > a.count) { toHost(send, static_cast<const char *>(a.send) + a.count * eb, "
                                    "(sent - a.count) * eb); toHost(send + (sent - a.count) * eb, a.send, a.count * eb); } "
                                    "else toHost(send, a.send, sent * eb);\n"),
+    # the MPI transport's point-to-point exchange (expert parallelism's token rows) unpacks every
+    # message from a peer from the start of that peer's block: a rank's second and later local
+    # experts get the first one's rows from that peer (one line: the lines keep their numbers).
+    "exchange-misplaces-rows": ("HostStagedCommunicator.cpp",
+                                "      toDevice(const_cast<void *>(m.buf), recv + at[m.peer] * unitBytes, "
+                                "m.units * unitBytes);\n",
+                                "      toDevice(const_cast<void *>(m.buf), recv + recvAt[m.peer] * unitBytes, "
+                                "m.units * unitBytes);\n"),
     "row-bound-off-by-one": ("RowKernels.cu",
                              "  ZRT_ROW_COLUMNS(c, cols) sum += math::mexp(float(xr[c]) - m);\n",
                              "  ZRT_ROW_COLUMNS(c, cols + 1) sum += math::mexp(float(xr[c]) - m);\n"),

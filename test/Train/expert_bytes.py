@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Expert parallelism's traffic: the report's bytes, the runtime's counters and the formulas agree.
 
-usage: expert_bytes.py ZCC MODEL.mlir DATA-FLAGS... -- MESH...   MESH: np=N,ep=E[,zero=S][,cp=C]
+usage: expert_bytes.py ZCC MODEL.mlir [--cuda-on-cpu-link SCRIPT] DATA-FLAGS... -- MESH...
+       MESH: np=N,ep=E[,zero=S][,cp=C][,target=cuda-on-cpu]
+
+target=cuda-on-cpu: the CUDA backend's train.bin (--target=cuda) linked against runtime/cuda on the
+CPU by SCRIPT (test/CudaOnCpu/link-train-bin.sh), run without CUDA graphs: its counters and report
+held to the same formulas.
 
 How many rows an exchange moves depends on the routing, so the model's routers start at zero: every
 token's expert scores tie and each token chooses experts 0 .. k-1 (ties go to the lower index), on
@@ -39,7 +44,13 @@ def model_shape(text):
 
 
 def main():
-    zcc, model, data, meshes = mesh_arguments(sys.argv)
+    argv = list(sys.argv)
+    cuda_link = None
+    if "--cuda-on-cpu-link" in argv:
+        at = argv.index("--cuda-on-cpu-link")
+        cuda_link = argv[at + 1]
+        del argv[at:at + 2]
+    zcc, model, data, meshes = mesh_arguments(argv)
     use_mpi()
     text = open(model).read()
     L, E, k, d, tokens = model_shape(text)
@@ -54,9 +65,16 @@ def main():
             f = mesh_fields(mesh)
             ranks, G, zero, cp = int(f["np"]), int(f["ep"]), int(f.get("zero", "0")), int(f.get("cp", "1"))
             exe = os.path.join(work, f"train-{mesh.replace(',', '-').replace('=', '')}.bin")
-            subprocess.run([zcc, tied_model, "-o", exe, "--world-size", str(ranks), "--ep", str(G),
-                            "--zero-stage", str(zero), "--cp", str(cp), "--report=json"], check=True)
-            report = json.load(open(exe + ".report.json"))
+            cuda = f.get("target") == "cuda-on-cpu"
+            if cuda and not cuda_link:
+                sys.exit("expert_bytes.py: target=cuda-on-cpu needs --cuda-on-cpu-link SCRIPT")
+            compiled = exe + ".o" if cuda else exe
+            subprocess.run([zcc, tied_model, "-o", compiled, "--world-size", str(ranks), "--ep", str(G),
+                            "--zero-stage", str(zero), "--cp", str(cp), "--report=json"]
+                           + (["--target=cuda", "--emit=obj"] if cuda else []), check=True)
+            if cuda:
+                subprocess.run([cuda_link, compiled, exe], check=True)
+            report = json.load(open(compiled + ".report.json"))
             traffic = report["expert_parallel"]
             context_bytes = report["context_parallel"]["comm_bytes"] if cp > 1 else 0
             R = tokens // ranks * k
@@ -67,7 +85,8 @@ def main():
                 failures.append(f"{mesh}: report {traffic}, formula {balanced} B at a balanced routing")
             log = os.path.join(work, f"log-{mesh}.jsonl")
             subprocess.run(["mpirun", "-np", str(ranks), exe, "--steps", "1", "--log-every", "1", "--log-json", log]
-                           + data, check=True, stdout=subprocess.DEVNULL, timeout=600)
+                           + (["--cuda-graphs", "off"] if cuda else []) + data,
+                           check=True, stdout=subprocess.DEVNULL, timeout=600)
             step = json.loads(open(log).readline())
             sent = step["comm_bytes_by_kind"]
             tied_bytes = 2 * L * (G - 1) * R * row

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Expert parallelism's memory (zcc --ep): what it saves, that the plan holds, and its bound.
 
-usage: expert_parallel.py ZCC MODEL.mlir DATA-FLAGS...
+usage: expert_parallel.py ZCC MODEL.mlir [--cuda-on-cpu-link SCRIPT] DATA-FLAGS...
+
+--cuda-on-cpu-link SCRIPT: every train.bin is the CUDA backend's (--target=cuda), linked against
+runtime/cuda on the CPU by SCRIPT (test/CudaOnCpu/link-train-bin.sh) and run without CUDA graphs:
+its device arena held to the same plan, its checkpoints and its bound's error the same.
 
 On 4 ranks, for ep 1, 2 and 4 at ZeRO 0-3 (every parameter sharded at ZeRO-3:
 --param-persistence-threshold 0):
@@ -21,17 +25,41 @@ import json, os, subprocess, sys, tempfile
 
 RANKS = 4
 
+# --cuda-on-cpu-link's script, when the train.bins are the CUDA backend's.
+CUDA_LINK = None
+
+
+def zcc_build(zcc, model, exe, flags, **run):
+    """zcc MODEL -o EXE FLAGS (for the CUDA backend: the object, then linked); the report's path."""
+    compiled = exe + ".o" if CUDA_LINK else exe
+    subprocess.run([zcc, model, "-o", compiled, *flags] + (["--target=cuda", "--emit=obj"] if CUDA_LINK else []),
+                   check=True, **run)
+    if CUDA_LINK:
+        subprocess.run([CUDA_LINK, compiled, exe], check=True)
+    return compiled + ".report.json"
+
+
+def train(exe, *flags, **run):
+    """mpirun of EXE on RANKS ranks (the CUDA backend's without graphs: HIP-CPU captures none)."""
+    graphs = ["--cuda-graphs", "off"] if CUDA_LINK else []
+    return subprocess.run(["mpirun", "-np", str(RANKS), exe, *graphs, *flags], timeout=600, **run)
+
 
 def compile_(zcc, model, exe, ep, zero, extra=()):
-    subprocess.run([zcc, model, "-o", exe, "--world-size", str(RANKS), "--zero-stage", str(zero), "--ep", str(ep),
-                    "--param-persistence-threshold", "0", "--report=json", *extra], check=True)
-    report = json.load(open(exe + ".report.json"))
+    report = json.load(open(zcc_build(zcc, model, exe, ["--world-size", str(RANKS), "--zero-stage", str(zero), "--ep",
+                                                      str(ep), "--param-persistence-threshold", "0", "--report=json",
+                                                      *extra])))
     described = json.loads(subprocess.run([exe, "--describe"], check=True, capture_output=True, text=True).stdout)
     return report, described
 
 
 def main():
+    global CUDA_LINK
     zcc, model, data = sys.argv[1], sys.argv[2], sys.argv[3:]
+    if "--cuda-on-cpu-link" in data:
+        at = data.index("--cuda-on-cpu-link")
+        CUDA_LINK = data[at + 1]
+        del data[at:at + 2]
     os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                       OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="1")
     failures = []
@@ -83,8 +111,8 @@ def main():
                                     f"all-gathers for {layers} layers (4 and 1 each)")
                 # Measured: the plan is what the steps write.
                 log = os.path.join(work, f"log-{tag}.jsonl")
-                subprocess.run(["mpirun", "-np", str(RANKS), exe, "--steps", "2", "--log-every", "1",
-                                "--log-json", log] + data, check=True, stdout=subprocess.DEVNULL, timeout=600)
+                train(exe, "--steps", "2", "--log-every", "1", "--log-json", log, *data, check=True,
+                      stdout=subprocess.DEVNULL)
                 last = [json.loads(line) for line in open(log)][-1]
                 planned, measured = last["planned_arena_bytes"], last["measured_arena_bytes"]
                 if planned != report["arena_bytes"] or not (0.99 * planned <= measured <= planned):
@@ -98,12 +126,11 @@ def main():
         # holding most plans what it writes.
         for schedule in ("1f1b", "zb-h1"):
             exe = os.path.join(work, f"train-ep2-pp2-{schedule}.bin")
-            subprocess.run([zcc, model, "-o", exe, "--world-size", str(RANKS), "--pp", "2", "--ep", "2",
-                            "--zero-stage", "1", "--pp-schedule", schedule, "--grad-accum", "2"], check=True,
-                           stderr=subprocess.DEVNULL)
+            zcc_build(zcc, model, exe, ["--world-size", str(RANKS), "--pp", "2", "--ep", "2", "--zero-stage", "1",
+                                        "--pp-schedule", schedule, "--grad-accum", "2"], stderr=subprocess.DEVNULL)
             log = os.path.join(work, f"log-pp-{schedule}.jsonl")
-            subprocess.run(["mpirun", "-np", str(RANKS), exe, "--steps", "2", "--log-every", "1", "--log-json", log]
-                           + data, check=True, stdout=subprocess.DEVNULL, timeout=600)
+            train(exe, "--steps", "2", "--log-every", "1", "--log-json", log, *data, check=True,
+                  stdout=subprocess.DEVNULL)
             last = [json.loads(line) for line in open(log)][-1]
             planned, measured = last["planned_arena_bytes"], last["measured_arena_bytes"]
             if not (0.99 * planned <= measured <= planned):
@@ -115,8 +142,7 @@ def main():
         ck = os.path.join(work, "ck")
         def losses(*flags):
             log = os.path.join(work, "log-ck.jsonl")
-            subprocess.run(["mpirun", "-np", str(RANKS), exe, "--log-every", "1", "--log-json", log, *flags] + data,
-                           check=True, stdout=subprocess.DEVNULL, timeout=600)
+            train(exe, "--log-every", "1", "--log-json", log, *flags, *data, check=True, stdout=subprocess.DEVNULL)
             return [json.loads(line)["loss"] for line in open(log) if "loss" in json.loads(line)]
         whole = losses("--steps", "4")
         losses("--steps", "2", "--ckpt-dir", ck, "--ckpt-every", "2")
@@ -130,8 +156,7 @@ def main():
         exe = os.path.join(work, "train-bound.bin")
         compile_(zcc, model, exe, 2, 3, ["--moe-max-tokens-per-expert", "1"])
         log = os.path.join(work, "log-bound.jsonl")
-        done = subprocess.run(["mpirun", "-np", str(RANKS), exe, "--steps", "2", "--log-every", "1",
-                               "--log-json", log] + data, capture_output=True, text=True, timeout=600)
+        done = train(exe, "--steps", "2", "--log-every", "1", "--log-json", log, *data, capture_output=True, text=True)
         steps = [line for line in open(log)] if os.path.exists(log) else []
         if done.returncode == 0 or "over the 1 the memory plan holds (zcc --moe-max-tokens-per-expert)" not in \
                 done.stderr or steps:
