@@ -345,25 +345,6 @@ OwningOpRef<ModuleOp> parseModel(llvm::SourceMgr &sourceMgr, MLIRContext &contex
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
 
-/// The CUDA backend has the Mixture-of-Experts kernels (runtime/cuda/Moe.h) and expert
-/// parallelism's exchanges (runtime/cuda/ExpertParallel.cu) but not yet a load-balancing loss
-/// pooled over context ranks (issue 58): a MoE model that would need it is refused for --target
-/// cuda at its first balancing loss, rather than linked against a call the runtime lacks.
-LogicalResult refuseMoeWithoutCudaKernels(ModuleOp module, const zc::ZccPipelineOptions &pipeline) {
-  if (pipeline.contextParallel == 1)
-    return success();
-  zc::MoeAuxLossOp auxLoss;
-  module.walk([&](zc::MoeAuxLossOp op) {
-    auxLoss = op;
-    return WalkResult::interrupt();
-  });
-  if (auxLoss)
-    return auxLoss.emitError() << "--cp " << static_cast<int64_t>(pipeline.contextParallel)
-                               << ": the load-balancing loss pooled over context ranks has no CUDA path yet: train "
-                                  "with --target cpu for now";
-  return success();
-}
-
 /// Runs zcc's pipeline (the same one `zcc-opt -zcc-pipeline` runs), honouring
 /// MLIR's pass-manager flags such as --mlir-print-ir-after-all.
 LogicalResult runPipeline(ModuleOp module, const zc::ZccPipelineOptions &pipeline) {
@@ -548,8 +529,6 @@ int zcc::runZccMain(int argc, char **argv) {
 
   OwningOpRef<ModuleOp> module = parseModel(sourceMgr, context, options.input);
   if (!module)
-    return 1;
-  if (options.target == "cuda" && failed(refuseMoeWithoutCudaKernels(*module, pipeline)))
     return 1;
   // --ep splits experts: the whole model must have some (a pipeline stage may have none).
   if (pipeline.expertParallel > 1 && !module->walk([](zc::MoeRouteOp) { return WalkResult::interrupt(); })

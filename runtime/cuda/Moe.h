@@ -13,6 +13,7 @@
 #define ZRT_CUDA_MOE_H
 
 #include <cstdint>
+#include <functional>
 #include <cuda_runtime.h>
 
 namespace zrt::cuda {
@@ -73,12 +74,23 @@ void groupedMatmulGrad(int32_t dtype, const void *dout, const void *xs, const vo
                        void *dxs, void *dw, int64_t rows, int64_t experts, int64_t k, int64_t n, bool transposeRhs,
                        int *bad, cudaStream_t s);
 
+/// Under context parallelism, the load-balancing loss's pool (cpu/Moe.h's moeAuxLoss with a
+/// pool): each of `parts` context ranks holds a part of every sequence, and `sum` adds the
+/// per-expert statistics (`count` f32 on the device: the choices' counts, then the score sums)
+/// over them, in the stream's order (a collective). parts 1: this rank's tokens alone.
+struct MoeContextPool {
+  int64_t parts = 1;
+  std::function<void(float *stats, int64_t count)> sum;
+};
+
 /// The load-balancing loss (f32 `*loss`) and its gradient times the f32 `*dloss` (cpu/Moe.h's
-/// moeAuxLoss, one rank's tokens: no context pooling), and the router z-loss.
+/// moeAuxLoss: the whole sequences' loss, pooled over `pool`'s parts), and the router z-loss.
 void moeAuxLoss(int32_t dtype, const void *logits, const int32_t *expert, float *loss, int64_t tokens,
-                int64_t experts, int64_t topK, bool sigmoid, double coef, cudaStream_t s);
+                int64_t experts, int64_t topK, bool sigmoid, double coef, cudaStream_t s,
+                const MoeContextPool &pool = {});
 void moeAuxLossGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *expert, void *dlogits,
-                    int64_t tokens, int64_t experts, int64_t topK, bool sigmoid, double coef, cudaStream_t s);
+                    int64_t tokens, int64_t experts, int64_t topK, bool sigmoid, double coef, cudaStream_t s,
+                    const MoeContextPool &pool = {});
 void moeZLoss(int32_t dtype, const void *logits, float *loss, int64_t tokens, int64_t experts, double coef,
               cudaStream_t s);
 void moeZLossGrad(int32_t dtype, const float *dloss, const void *logits, void *dlogits, int64_t tokens,

@@ -2,8 +2,8 @@
 // routing's integers checked on the host as the CPU backend's (runtime/cpu/MoeAbi.cpp) checks
 // them, the kernels on the compute stream, and the routing statistics and the balancing bias's
 // loads kept on the device (a step graph replays the routing: the host reads them only when
-// train.bin takes them, after the step). Expert parallelism's exchanges: ExpertParallel.cu. Not
-// yet: a load-balancing loss pooled over context ranks (zcc refuses it for --target cuda).
+// train.bin takes them, after the step); the load-balancing loss pooled over the context ranks by
+// one all-reduce. Expert parallelism's exchanges: ExpertParallel.cu.
 #include "zrt/zrt.h"
 
 #include <algorithm>
@@ -75,10 +75,19 @@ MoeRouteArgs routeArgs(const char *call, int64_t tokens, int64_t experts, int64_
   return a;
 }
 
-void singleContextRank(const char *call, int64_t contextRanks) {
-  if (contextRanks != 1)
-    fatal(call, "a load-balancing loss pooled over %lld context ranks has no CUDA path yet (issue 58)",
-          static_cast<long long>(contextRanks));
+/// The balancing loss's pool over the context ranks (cpu/MoeLossAbi.cpp's ContextPool): one f32
+/// all-reduce of the statistics on the context axis, after checking it is the compiled one.
+MoeContextPool contextPool(const char *call, int64_t contextRanks) {
+  if (contextRanks < 1)
+    fatal(call, "%lld context ranks", static_cast<long long>(contextRanks));
+  if (contextRanks == 1)
+    return {};
+  if (zrt_mesh_size(ZRT_AXIS_CONTEXT) != contextRanks)
+    fatal(call, "compiled for %lld context ranks, the mesh's context groups have %d",
+          static_cast<long long>(contextRanks), zrt_mesh_size(ZRT_AXIS_CONTEXT));
+  return {contextRanks, [](float *stats, int64_t count) {
+            runBlocking(args(Collective::AllReduce, ZRT_DTYPE_F32, stats, stats, count, 0, 0, -1, ZRT_AXIS_CONTEXT));
+          }};
 }
 
 } // namespace
@@ -196,9 +205,8 @@ void zrt_moe_aux_loss(int32_t dtype, const void *logits, const void *expert, voi
                       int64_t experts, int64_t topK, int32_t sigmoid, double coef, int64_t contextRanks) {
   GpuScope trace("zrt_moe_aux_loss", compute());
   checkRouting("zrt_moe_aux_loss", tokens, experts, topK);
-  singleContextRank("zrt_moe_aux_loss", contextRanks);
   moeAuxLoss(dtype, logits, static_cast<const int32_t *>(expert), static_cast<float *>(loss), tokens, experts, topK,
-             sigmoid != 0, coef, compute());
+             sigmoid != 0, coef, compute(), contextPool("zrt_moe_aux_loss", contextRanks));
 }
 
 void zrt_moe_aux_loss_grad(int32_t dtype, const void *dloss, const void *logits, const void *expert, void *dlogits,
@@ -206,9 +214,8 @@ void zrt_moe_aux_loss_grad(int32_t dtype, const void *dloss, const void *logits,
                            int64_t contextRanks) {
   GpuScope trace("zrt_moe_aux_loss_grad", compute());
   checkRouting("zrt_moe_aux_loss_grad", tokens, experts, topK);
-  singleContextRank("zrt_moe_aux_loss_grad", contextRanks);
   moeAuxLossGrad(dtype, static_cast<const float *>(dloss), logits, static_cast<const int32_t *>(expert), dlogits,
-                 tokens, experts, topK, sigmoid != 0, coef, compute());
+                 tokens, experts, topK, sigmoid != 0, coef, compute(), contextPool("zrt_moe_aux_loss_grad", contextRanks));
 }
 
 void zrt_moe_z_loss(int32_t dtype, const void *logits, void *loss, int64_t tokens, int64_t experts, double coef) {

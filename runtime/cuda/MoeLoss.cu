@@ -1,7 +1,8 @@
 // The routers' losses of a Mixture-of-Experts layer on the CUDA backend (Moe.h): Switch
 // Transformer's load-balancing loss (its per-expert statistics summed in double in a fixed tree,
-// as the CPU backend's) and ST-MoE's router z-loss, with their gradients. One rank's tokens: the
-// loss pooled over context ranks is the CPU backend's only (zcc refuses it for --target cuda).
+// as the CPU backend's) and ST-MoE's router z-loss, with their gradients. Under context parallelism
+// the balancing loss is the whole sequences': the statistics pooled over the context ranks in f32,
+// as the CPU backend pools them (MoeContextPool).
 #include <cuda_bf16.h>
 
 #include "core/Error.h"
@@ -49,26 +50,38 @@ __global__ void expertBalance(const T *logits, const int32_t *expert, const floa
     stats[e] = chose, stats[experts + e] = mean;
 }
 
-/// coef E sum_e f_e P_e from the statistics, one thread.
-__global__ void auxLossTotal(const double *stats, float *loss, int64_t tokens, int64_t experts, int64_t topK,
+/// The statistics through f32 and back, around the context pool's sum (the CPU backend pools them
+/// in f32: counts stay exact below 2^24 choices a layer).
+__global__ void statsToFloat(const double *stats, float *pooled, int64_t count) {
+  ZRT_FOR_EACH(i, count) pooled[i] = static_cast<float>(stats[i]);
+}
+__global__ void statsFromFloat(const float *pooled, double *stats, int64_t count) {
+  ZRT_FOR_EACH(i, count) stats[i] = pooled[i];
+}
+
+/// coef E sum_e f_e P_e from the statistics, one thread. `tokens`: the whole sequences' (this
+/// rank's times the context parts).
+__global__ void auxLossTotal(const double *stats, float *loss, double tokens, int64_t experts, int64_t topK,
                              double coef) {
   if (blockIdx.x != 0 || threadIdx.x != 0)
     return;
-  const double choices = double(tokens) * double(topK);
+  const double choices = tokens * double(topK);
   double sum = 0;
   for (int64_t e = 0; e < experts; ++e)
-    sum += stats[e] / choices * stats[experts + e] / double(tokens);
+    sum += stats[e] / choices * stats[experts + e] / tokens;
   *loss = static_cast<float>(sum * coef * double(experts));
 }
 
-/// d logits: d loss / d score[t, e] = dloss coef E f_e / T for every token, through its scores.
+/// d logits: d loss / d score[t, e] = dloss coef E f_e / T for every token, through its scores
+/// (T the whole sequences' tokens; times the parts: each part's objective holds the whole loss).
 template <class T>
 __global__ void auxLossGradTokens(const float *dloss, const T *logits, const float *norm, const double *stats,
                                   T *dlogits, int64_t tokens, int64_t experts, int64_t topK, bool sigmoid,
-                                  double coef) {
-  const double choices = double(tokens) * double(topK);
+                                  double coef, int64_t parts) {
+  const double pooled = double(tokens) * double(parts), choices = pooled * double(topK);
   auto dsOf = [&](int64_t e) {
-    return static_cast<float>(double(*dloss) * coef * double(experts) * stats[e] / choices / double(tokens));
+    return static_cast<float>(double(*dloss) * coef * double(experts) * stats[e] / choices / pooled *
+                              double(parts));
   };
   ZRT_FOR_EACH(t, tokens) {
     const T *l = logits + t * experts;
@@ -116,33 +129,59 @@ __global__ void zLossGradTokens(const float *dloss, const T *logits, T *dlogits,
 
 } // namespace
 
+namespace {
+
+/// Scratch for the balancing loss: each token's normalizers [2T], the statistics [2E] in double
+/// (8-byte aligned: an even count of floats before them), and their f32 copy for the pool [2E].
+struct AuxScratch {
+  float *norm;
+  double *stats;
+  float *pooled;
+};
+AuxScratch auxScratch(int64_t tokens, int64_t experts) {
+  float *scratch = scratchFloats(2 * tokens + 4 * experts + 2 + 2 * experts);
+  return {scratch, reinterpret_cast<double *>(scratch + 2 * tokens), scratch + 2 * tokens + 4 * experts + 2};
+}
+
+/// The statistics of this rank's tokens into `a.stats`, pooled over the context parts.
+template <class T>
+void balanceStats(const char *call, const T *logits, const int32_t *expert, const AuxScratch &a, int64_t tokens,
+                  int64_t experts, int64_t topK, bool sigmoid, cudaStream_t s, const MoeContextPool &pool) {
+  if (pool.parts < 1 || (pool.parts > 1 && !pool.sum))
+    fatal(call, "a context pool of %lld parts without a sum", static_cast<long long>(pool.parts));
+  if (!sigmoid)
+    tokenNormalizers<<<blocks(tokens), kThreads, 0, s>>>(logits, a.norm, tokens, experts);
+  expertBalance<<<tiles(call, experts, 1), kScanThreads, 0, s>>>(logits, expert, a.norm, a.stats, tokens, experts,
+                                                                  topK, sigmoid);
+  if (pool.parts == 1)
+    return;
+  statsToFloat<<<blocks(2 * experts), kThreads, 0, s>>>(a.stats, a.pooled, 2 * experts);
+  pool.sum(a.pooled, 2 * experts);
+  statsFromFloat<<<blocks(2 * experts), kThreads, 0, s>>>(a.pooled, a.stats, 2 * experts);
+}
+
+} // namespace
+
 void moeAuxLoss(int32_t dtype, const void *logits, const int32_t *expert, float *loss, int64_t tokens,
-                int64_t experts, int64_t topK, bool sigmoid, double coef, cudaStream_t s) {
-  float *scratch = scratchFloats(2 * tokens + 4 * experts + 2);
-  float *norm = scratch;
-  double *stats = reinterpret_cast<double *>(scratch + 2 * tokens); // 8-byte aligned: an even count
+                int64_t experts, int64_t topK, bool sigmoid, double coef, cudaStream_t s, const MoeContextPool &pool) {
+  const AuxScratch a = auxScratch(tokens, experts);
   ZRT_CUDA_TYPED("zrt_moe_aux_loss", dtype, ({
-    if (!sigmoid)
-      tokenNormalizers<<<blocks(tokens), kThreads, 0, s>>>(static_cast<const T *>(logits), norm, tokens, experts);
-    expertBalance<<<tiles("zrt_moe_aux_loss", experts, 1), kScanThreads, 0, s>>>(
-        static_cast<const T *>(logits), expert, norm, stats, tokens, experts, topK, sigmoid);
-    auxLossTotal<<<1, 1, 0, s>>>(stats, loss, tokens, experts, topK, coef);
+    balanceStats("zrt_moe_aux_loss", static_cast<const T *>(logits), expert, a, tokens, experts, topK, sigmoid, s,
+                 pool);
+    auxLossTotal<<<1, 1, 0, s>>>(a.stats, loss, double(tokens) * double(pool.parts), experts, topK, coef);
   }));
 }
 
 void moeAuxLossGrad(int32_t dtype, const float *dloss, const void *logits, const int32_t *expert, void *dlogits,
-                    int64_t tokens, int64_t experts, int64_t topK, bool sigmoid, double coef, cudaStream_t s) {
-  float *scratch = scratchFloats(2 * tokens + 4 * experts + 2);
-  float *norm = scratch;
-  double *stats = reinterpret_cast<double *>(scratch + 2 * tokens);
+                    int64_t tokens, int64_t experts, int64_t topK, bool sigmoid, double coef, cudaStream_t s,
+                    const MoeContextPool &pool) {
+  const AuxScratch a = auxScratch(tokens, experts);
   ZRT_CUDA_TYPED("zrt_moe_aux_loss_grad", dtype, ({
-    if (!sigmoid)
-      tokenNormalizers<<<blocks(tokens), kThreads, 0, s>>>(static_cast<const T *>(logits), norm, tokens, experts);
-    expertBalance<<<tiles("zrt_moe_aux_loss_grad", experts, 1), kScanThreads, 0, s>>>(
-        static_cast<const T *>(logits), expert, norm, stats, tokens, experts, topK, sigmoid);
-    auxLossGradTokens<<<blocks(tokens), kThreads, 0, s>>>(dloss, static_cast<const T *>(logits), norm, stats,
+    balanceStats("zrt_moe_aux_loss_grad", static_cast<const T *>(logits), expert, a, tokens, experts, topK, sigmoid,
+                 s, pool);
+    auxLossGradTokens<<<blocks(tokens), kThreads, 0, s>>>(dloss, static_cast<const T *>(logits), a.norm, a.stats,
                                                           static_cast<T *>(dlogits), tokens, experts, topK, sigmoid,
-                                                          coef);
+                                                          coef, pool.parts);
   }));
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ConformanceSupport.h"
+#include "cpu/MoeChecks.h"
 #include "cuda/Moe.h"
 #include "zrt/MoeLayout.h"
 #include "zrt/bf16.h"
@@ -171,6 +172,38 @@ void routeCase(std::mt19937 &rng, int32_t dt, const RouteCase &c) {
   zrt::cuda::moeAuxLossGrad(dt, static_cast<const float *>(dSeed.ptr), dLogits.ptr, ex, dlogits.ptr, T, E, K,
                             c.sigmoid, coef, nullptr);
   compare("moe_aux_loss_grad " + tag, decode(dlogits.host(), dt), decode(cDlogits, dt), tol);
+  if (dt == 0) {
+    // Pooled over context parts (the context-parallel loss): a stand-in pool where the other
+    // part's statistics are 0.5 of this one's, through f32 as the context all-reduce moves them,
+    // against the CPU backend's loss with the same pool.
+    const int64_t parts = 2;
+    zrt::cuda::MoeContextPool pool{parts, [](float *stats, int64_t count) {
+                                     std::vector<float> h(count);
+                                     cudaMemcpy(h.data(), stats, count * 4, cudaMemcpyDeviceToHost);
+                                     for (float &v : h)
+                                       v += 0.5f * v;
+                                     cudaMemcpy(stats, h.data(), count * 4, cudaMemcpyHostToDevice);
+                                   }};
+    auto cpuPool = [](double *chose, double *mean, int64_t experts) {
+      for (int64_t e = 0; e < experts; ++e) {
+        const float c = static_cast<float>(chose[e]), m = static_cast<float>(mean[e]);
+        chose[e] = c + 0.5f * c, mean[e] = m + 0.5f * m;
+      }
+    };
+    const zrt::cpu::MoeRouting r = zrt::cpu::routingOf(T, E, K, c.sigmoid, 0, 1.0);
+    const auto *hostLogits = reinterpret_cast<const float *>(lb.data());
+    const auto *hostExpert = reinterpret_cast<const int32_t *>(cExpert.data());
+    const float want = static_cast<float>(
+        zrt::cpu::moeAuxLoss(hostLogits, hostExpert, r, coef, 0.0, static_cast<float *>(nullptr), cpuPool, parts));
+    zrt::cuda::moeAuxLoss(dt, dLogits.ptr, ex, static_cast<float *>(loss.ptr), T, E, K, c.sigmoid, coef, nullptr,
+                          pool);
+    compare("moe_aux_loss pooled over 2 context parts " + tag, {lossOf()}, {want}, 1e-5);
+    std::vector<float> wantGrad(T * E);
+    zrt::cpu::moeAuxLoss(hostLogits, hostExpert, r, coef, double(seed), wantGrad.data(), cpuPool, parts);
+    zrt::cuda::moeAuxLossGrad(dt, static_cast<const float *>(dSeed.ptr), dLogits.ptr, ex, dlogits.ptr, T, E, K,
+                              c.sigmoid, coef, nullptr, pool);
+    compare("moe_aux_loss_grad pooled over 2 context parts " + tag, decode(dlogits.host(), dt), wantGrad, tol);
+  }
   zrt_moe_z_loss(dt, lb.data(), &cLoss, T, E, coef);
   zrt::cuda::moeZLoss(dt, dLogits.ptr, static_cast<float *>(loss.ptr), T, E, coef, nullptr);
   compare("moe_z_loss " + tag, {lossOf()}, {cLoss}, 1e-5);
