@@ -3,11 +3,13 @@
 // written once) over its time, as a fraction of a device-to-device copy's bandwidth; attention's
 // FLOP/s (4 T^2 D per head and sequence, halved for the causal mask; backward 2.5x); GPT-2's
 // products plain, with cuBLASLt's bias epilogue and as a product then a bias kernel (which of the
-// three is slow when a step's matmul_bias is); the q/k/v split's slice and its gradient's insert.
+// three is slow when a step's matmul_bias is); the q/k/v split's slice and its gradient's insert; the MoE
+// grouped product beside a dense product of its FLOPs.
 // bf16 and f32.
 //   build/bin/zrt-cuda-kernel-bench [--quick]       (exits 77 without a GPU)
 #include "cuda/Kernels.h"
 #include "cuda/Matmul.h"
+#include "cuda/Moe.h"
 
 #include <cuda_runtime.h>
 
@@ -166,6 +168,35 @@ int main(int argc, char **argv) {
            timeIt([&] { zrt::cuda::slice(dt, x.ptr, whole, y.ptr, box, 3, at, nullptr); }, iters), 2 * m);
       line(std::string("insert q/k/v 8x1024x768 of 2304 ") + type,
            timeIt([&] { zrt::cuda::insert(dt, y.ptr, box, x.ptr, whole, 3, at, nullptr); }, iters), 2 * m);
+    }
+    {
+      // The grouped product of a Mixture-of-Experts layer (Moe.h) at Mixtral 8x7B's expert shape
+      // (d 4096, hidden 14336; f32 at a quarter of each, its SIMT path being slow), 8 x 1024
+      // tokens top-2 spread evenly over the 8 experts, beside one dense product of the same FLOPs.
+      const int64_t E = 8, K = dt == 1 ? 4096 : 1024, N = dt == 1 ? 14336 : 3584, R = 2 * rows;
+      std::vector<int32_t> offsets(E + 1);
+      for (int64_t e = 0; e <= E; ++e)
+        offsets[e] = static_cast<int32_t>(e * R / E);
+      Buffer dOffsets((E + 1) * 4), xs(size_t(R) * K * 4), yr(size_t(R) * N * 4);
+      CHECK(cudaMemcpy(dOffsets.ptr, offsets.data(), (E + 1) * 4, cudaMemcpyHostToDevice));
+      const auto *off = dOffsets.as<int32_t>();
+      const double flops = 2.0 * R * N * K;
+      const std::string shape = " " + std::to_string(R) + "x" + std::to_string(K) + " x " + std::to_string(E) + "x" +
+                                std::to_string(K) + "x" + std::to_string(N) + " " + type;
+      auto tflops = [&](const std::string &what, double seconds, double work) {
+        std::printf("%-44s %10.1f %10.1f TFLOP/s\n", (what + shape).c_str(), seconds * 1e6, work / seconds / 1e12);
+      };
+      const int few = quick ? 1 : 5;
+      tflops("grouped_matmul", timeIt([&] {
+        zrt::cuda::groupedMatmul(dt, xs.ptr, dy.ptr, off, yr.ptr, R, E, K, N, false, bad.as<int>(), nullptr);
+      }, few), flops);
+      tflops("grouped_matmul_grad (dxs, dw)", timeIt([&] {
+        zrt::cuda::groupedMatmulGrad(dt, yr.ptr, xs.ptr, dy.ptr, off, out.ptr, x.ptr, R, E, K, N, false,
+                                     bad.as<int>(), nullptr);
+      }, few), 2 * flops);
+      tflops("matmul of the same FLOPs (cuBLASLt)", timeIt([&] {
+        zrt::cuda::matmul(dt, xs.ptr, dy.ptr, yr.ptr, 1, R, N, K, false, false, false, nullptr);
+      }, few), flops);
     }
     // Attention: batch 1, 32 heads of 128 (8 key/value heads), contexts 1024-4096; at 4096 also a
     // sliding window of 1024 (the FLOPs counted are the scores it keeps: T W - W (W - 1) / 2).
