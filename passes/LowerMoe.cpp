@@ -35,7 +35,8 @@ int64_t contextPooled(Operation *op) {
 bool mlir::zc::lowering::isMoeOp(Operation *op) {
   return isa<MoeRouteOp, MoeRouteGradOp, MoeDispatchOp, MoeDispatchGradOp, GroupedMatmulOp, GroupedMatmulGradOp,
              MoeCombineOp, MoeCombineGradOp, MoeSharedGateOp, MoeSharedGateGradOp, MoeAuxLossOp, MoeAuxLossGradOp,
-             MoeZLossOp, MoeZLossGradOp, EpCountsOp, EpDispatchOp, EpCombineOp>(op);
+             MoeZLossOp, MoeZLossGradOp, EpCountsOp, EpDispatchOp, EpCombineOp, EpDispatchStartOp,
+             EpCombineStartOp>(op);
 }
 
 LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p) {
@@ -133,16 +134,22 @@ LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRe
                                   I64(static_cast<int64_t>(o.getRows())), I64(static_cast<int64_t>(o.getMaxRows()))});
         return success();
       })
-      .Case<EpDispatchOp, EpCombineOp>([&](Operation *op) {
-        // p: the rows, the counts, the result; the local rows are the dispatching side's.
-        const bool dispatch = isa<EpDispatchOp>(op);
-        Value local = dispatch ? op->getOperand(0) : op->getResult(0);
-        Value received = dispatch ? op->getResult(0) : op->getOperand(0);
+      .Case<EpDispatchOp, EpCombineOp, EpDispatchStartOp, EpCombineStartOp>([&](Operation *op) {
+        // p: the rows, the counts, the result (a start's: what its wait yields); the local rows
+        // are the dispatching side's.
+        const bool dispatch = isa<EpDispatchOp, EpDispatchStartOp>(op);
+        const bool start = isa<EpDispatchStartOp, EpCombineStartOp>(op);
+        Value result = start ? Value(cast<WaitOp>(*op->getResult(0).getUsers().begin()).getResult()) : op->getResult(0);
+        Value local = dispatch ? op->getOperand(0) : result;
+        Value received = dispatch ? result : op->getOperand(0);
         const int64_t experts = tensorOf(op->getOperand(1)).getDimSize(1) - 1;
         const int64_t ranks = tensorOf(op->getOperand(1)).getDimSize(0);
-        call(b, dispatch ? "zrt_ep_dispatch" : "zrt_ep_combine",
-             {dtype(b, local), p[0], p[1], p[2], I64(dispatched(local)), I64(rowsCols(local).second), I64(experts),
-              I64(ranks), I64(dispatched(received))});
+        std::string name = dispatch ? "zrt_ep_dispatch" : "zrt_ep_combine";
+        Value handle = call(b, start ? name + "_start" : name,
+                            {dtype(b, local), p[0], p[1], p[2], I64(dispatched(local)), I64(rowsCols(local).second),
+                             I64(experts), I64(ranks), I64(dispatched(received))});
+        if (start)
+          handles[op->getResult(0)] = handle;
         return success();
       })
       .Case([&](MoeSharedGateOp o) {

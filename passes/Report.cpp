@@ -121,10 +121,11 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan, const std::opt
       plan.expertAllGathers += times;
       plan.commBytes += bytes;
       plan.expertCommBytes += bytes;
-    } else if (isa<EpDispatchOp, EpCombineOp>(op)) { // the rows of the other ranks' experts, balanced
+    } else if (isa<EpDispatchOp, EpCombineOp, EpDispatchStartOp, EpCombineStartOp>(op)) {
+      // the rows of the other ranks' experts, balanced
       auto counts = op->getOperand(1).getDefiningOp<EpCountsOp>();
       const int64_t ranks = op->getAttrOfType<IntegerAttr>("ranks").getInt();
-      RankedTensorType local = tensorOf(isa<EpDispatchOp>(op) ? op->getOperand(0) : op->getResult(0));
+      RankedTensorType local = expertLocalRows(op);
       const int64_t rows = counts ? static_cast<int64_t>(counts.getDispatched()) : local.getDimSize(0);
       const int64_t bytes = times * (ranks - 1) * rows / ranks * local.getDimSize(1) * elementBytes(local);
       plan.allToAlls += times;

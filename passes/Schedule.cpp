@@ -4,7 +4,11 @@
 // move up (parameter gathers prefetched a bounded number of groups ahead, the
 // reductions of the optimizer step all issued first) and waits move down (a
 // gradient bucket's reduce-scatter is waited on at the end of the backward
-// pass), so transfers run while the compute stream works.
+// pass), so transfers run while the compute stream works. Expert parallelism's
+// exchanges, whose rows the next op reads, get compute pulled in instead: the
+// later ops that do not depend on the rows in flight (a shared expert beside the
+// routed ones, its gradient) move up before the wait (Megatron-Core's
+// --moe-shared-expert-overlap, found from the graph).
 //
 // Same order on every rank: the pass is a deterministic function of the module,
 // which is the same on every rank (one compiled program), and the runtime's
@@ -73,7 +77,7 @@ void splitCollectives(Block &block) {
       continue;
     if (auto rs = dyn_cast<ReduceScatterOp>(op); rs && rs.getAxis() != MeshAxis::data)
       continue;
-    if (isa<AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp>(op))
+    if (isa<AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp, EpDispatchOp, EpCombineOp>(op))
       ops.push_back(&op);
   }
   for (Operation *op : ops) {
@@ -89,6 +93,10 @@ void splitCollectives(Block &block) {
       handle = AllReduceStartOp::create(b, loc, type, o.getKind(), o.getInput(), o.getRanks(), o.getAxis());
     else if (auto o = dyn_cast<AllToAllOp>(op))
       handle = AllToAllStartOp::create(b, loc, type, o.getInput(), o.getRanks(), o.getAxis());
+    else if (auto o = dyn_cast<EpDispatchOp>(op))
+      handle = EpDispatchStartOp::create(b, loc, type, o.getInput(), o.getCounts(), o.getRanks());
+    else if (auto o = dyn_cast<EpCombineOp>(op))
+      handle = EpCombineStartOp::create(b, loc, type, o.getInput(), o.getCounts(), o.getRanks());
     handle.getDefiningOp()->setDiscardableAttrs(op->getDiscardableAttrDictionary()); // what the report names
     op->getResult(0).replaceAllUsesWith(WaitOp::create(b, loc, handle).getResult());
     op->erase();
@@ -105,10 +113,16 @@ public:
     for (Operation &op : block)
       if (isStart(&op))
         starts.push_back(&op);
-    for (Operation *start : starts)
+    for (Operation *start : starts) {
+      if (isa<EpDispatchStartOp, EpCombineStartOp>(start))
+        hoistProducer(start);
       hoist(start);
+    }
     for (Operation *start : starts) // waits deferred to one place stay in issue order
       sink(cast<WaitOp>(*start->getResult(0).getUsers().begin()));
+    for (Operation *start : starts)
+      if (isa<EpDispatchStartOp, EpCombineStartOp>(start))
+        pullIndependentCompute(cast<WaitOp>(*start->getResult(0).getUsers().begin()));
   }
 
 private:
@@ -222,6 +236,56 @@ private:
 
   static bool deferrable(Operation *op) { return isPure(op) || isa<GradAccumulateOp>(op); }
 
+  /// The pure op whose result an exchange sends (moe_dispatch, the combine's gradient) moves up
+  /// to just after its operands' definitions, so the exchange can start before the compute the
+  /// graph happens to list first (the shared expert's gradient).
+  void hoistProducer(Operation *start) {
+    Operation *def = start->getOperand(0).getDefiningOp();
+    if (!def || def->getBlock() != &block || !isPure(def))
+      return;
+    Operation *after = nullptr; // the last of its operands' definitions in the block
+    for (Value v : def->getOperands())
+      if (Operation *d = v.getDefiningOp(); d && d->getBlock() == &block && (!after || after->isBeforeInBlock(d)))
+        after = d;
+    if (after)
+      def->moveAfter(after);
+    else
+      def->moveBefore(&block.front());
+  }
+
+  /// Moves the ops after `wait` that depend neither on its rows nor on anything that does up
+  /// before it, in their order, so they run while the exchange is in flight. The walk stops at
+  /// the first op that may not move (a side effect other than a gradient's accumulation, a
+  /// collective not on the rows, the terminator): effects keep their order, and collectives
+  /// their issue order.
+  void pullIndependentCompute(WaitOp wait) {
+    DenseSet<Operation *> dependent{wait.getOperation()};
+    DenseSet<Attribute> touched; // the symbols the dependent ops name (a gradient accumulated)
+    SmallVector<Operation *> independent;
+    for (Operation *cursor = wait->getNextNode(); cursor; cursor = cursor->getNextNode()) {
+      // An op naming what a dependent one names stays behind it (two accumulations into one
+      // gradient keep their order).
+      const bool depends = namesAny(cursor, touched) || llvm::any_of(cursor->getOperands(), [&](Value v) {
+                             Operation *def = v.getDefiningOp();
+                             return def && dependent.contains(def);
+                           });
+      // A collective on the rows (the combine after the dispatch) stays, and the walk goes on
+      // past it; any other collective, or an effect, ends it.
+      const bool collective = isStart(cursor) || isa<WaitOp>(cursor);
+      if (cursor->hasTrait<OpTrait::IsTerminator>() || (collective && !depends) || (!collective && !deferrable(cursor)))
+        break;
+      if (!depends) {
+        independent.push_back(cursor);
+        continue;
+      }
+      dependent.insert(cursor);
+      for (Attribute name : namedSymbols(cursor))
+        touched.insert(name);
+    }
+    for (Operation *op : independent)
+      op->moveBefore(wait);
+  }
+
   void sink(WaitOp wait) {
     Operation *start = wait.getHandle().getDefiningOp();
     DenseSet<Attribute> symbols;
@@ -238,7 +302,9 @@ private:
     // Tensor-parallel reductions feed the rest of the backward: only the data axis' defer.
     auto reduction = dyn_cast<AllReduceStartOp>(start);
     bool dataAxis = !reduction || reduction.getAxis() == MeshAxis::data;
-    bool deferAll = deferGradients && dataAxis && !isGatherStart(start) && !users.empty() &&
+    // Expert exchanges feed the layer's next op, whatever reads it last: never deferred so.
+    const bool expertRows = isa<EpDispatchStartOp, EpCombineStartOp>(start);
+    bool deferAll = deferGradients && dataAxis && !isGatherStart(start) && !expertRows && !users.empty() &&
                     llvm::all_of(users, [&](Operation *op) { return op->getBlock() == &block && deferrable(op); });
     SmallVector<Operation *> group{wait};
     if (deferAll) {

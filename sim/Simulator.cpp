@@ -97,12 +97,13 @@ std::optional<CollectiveCall> collectiveOf(Operation *op) {
   if (auto counts = dyn_cast<EpCountsOp>(op))
     return CollectiveCall{Collective::AllGather, MeshAxis::expert, ranksOf(op),
                           bytesOf(counts.getOffsets().getType()), false};
-  if (isa<EpDispatchOp, EpCombineOp>(op)) {
+  if (isa<EpDispatchOp, EpCombineOp, EpDispatchStartOp, EpCombineStartOp>(op)) {
     auto counts = op->getOperand(1).getDefiningOp<EpCountsOp>();
-    RankedTensorType local = tensorOf(isa<EpDispatchOp>(op) ? op->getOperand(0) : op->getResult(0));
+    RankedTensorType local = expertLocalRows(op);
     const double rows = counts ? double(counts.getDispatched()) : double(local.getDimSize(0));
     return CollectiveCall{Collective::AllToAll, MeshAxis::expert, ranksOf(op),
-                          rows * local.getDimSize(1) * local.getElementTypeBitWidth() / 8, false};
+                          rows * local.getDimSize(1) * local.getElementTypeBitWidth() / 8,
+                          isa<EpDispatchStartOp, EpCombineStartOp>(op)};
   }
   if (isa<CpToHeadsOp, CpToTokensOp>(op))
     return CollectiveCall{Collective::AllToAll, MeshAxis::context, ranksOf(op), bytesOf(op->getOperand(0).getType()),

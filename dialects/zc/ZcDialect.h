@@ -90,7 +90,18 @@ inline RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getT
 
 /// A collective issued on the communication stream, finished by its zc.wait.
 inline bool isCollectiveStart(Operation *op) {
-  return isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp, AllToAllStartOp>(op);
+  return isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp, AllToAllStartOp, EpDispatchStartOp,
+             EpCombineStartOp>(op);
+}
+
+/// An expert exchange's (zc.ep_dispatch, ep_combine or their starts) rows on the dispatching
+/// rank, [R, C]: the dispatch's input, the combine's result (a start's: what its wait yields).
+inline RankedTensorType expertLocalRows(Operation *op) {
+  if (isa<EpDispatchOp, EpDispatchStartOp>(op))
+    return tensorOf(op->getOperand(0));
+  if (auto start = dyn_cast<EpCombineStartOp>(op))
+    return cast<AsyncType>(start.getHandle().getType()).getValueType();
+  return tensorOf(op->getResult(0));
 }
 
 /// Sequence parallelism's split of a tensor over `ranks` ranks: rank r holds the r-th of

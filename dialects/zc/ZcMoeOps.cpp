@@ -286,3 +286,13 @@ LogicalResult EpCombineOp::verify() {
   return verifyExchange(*this, tensorOf(getResult()), tensorOf(getInput()), getCounts(),
                         static_cast<int64_t>(getRanks()));
 }
+
+LogicalResult EpDispatchStartOp::verify() {
+  return verifyExchange(*this, tensorOf(getInput()), cast<AsyncType>(getHandle().getType()).getValueType(),
+                        getCounts(), static_cast<int64_t>(getRanks()));
+}
+
+LogicalResult EpCombineStartOp::verify() {
+  return verifyExchange(*this, cast<AsyncType>(getHandle().getType()).getValueType(), tensorOf(getInput()),
+                        getCounts(), static_cast<int64_t>(getRanks()));
+}

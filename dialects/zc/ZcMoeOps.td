@@ -412,4 +412,47 @@ def ZC_EpCombineOp : ZC_Op<"ep_combine"> {
   let hasVerifier = 1;
 }
 
+// The asynchronous forms (zcc-schedule): issued on the communication stream, the rows
+// available from the matching zc.wait, so the compute that does not read them (a shared
+// expert, Megatron-Core's --moe-shared-expert-overlap) runs meanwhile. The counts are read when
+// the exchange starts; `input` must not change until the wait.
+
+def ZC_EpDispatchStartOp : ZC_Op<"ep_dispatch_start"> {
+  let summary = "Starts an ep_dispatch on the communication stream";
+  let description = [{
+    Same semantics as `zc.ep_dispatch`; the received rows are available from the matching
+    `zc.wait`.
+
+    ```mlir
+    %h = zc.ep_dispatch_start %xs, %all ranks 2
+        : tensor<512x64xf32>, tensor<2x9xi32> -> !zc.async<tensor<1024x64xf32>>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_IndexTensor:$counts, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_AsyncType:$handle);
+  let assemblyFormat = [{
+    $input `,` $counts `ranks` $ranks attr-dict `:` type($input) `,` type($counts) `->` qualified(type($handle))
+  }];
+  let hasVerifier = 1;
+}
+
+def ZC_EpCombineStartOp : ZC_Op<"ep_combine_start"> {
+  let summary = "Starts an ep_combine on the communication stream";
+  let description = [{
+    Same semantics as `zc.ep_combine`; the rows back home are available from the matching
+    `zc.wait`.
+
+    ```mlir
+    %h = zc.ep_combine_start %yr, %all ranks 2
+        : tensor<1024x64xf32>, tensor<2x9xi32> -> !zc.async<tensor<512x64xf32>>
+    ```
+  }];
+  let arguments = (ins ZC_FloatTensor:$input, ZC_IndexTensor:$counts, ConfinedAttr<I64Attr, [IntPositive]>:$ranks);
+  let results = (outs ZC_AsyncType:$handle);
+  let assemblyFormat = [{
+    $input `,` $counts `ranks` $ranks attr-dict `:` type($input) `,` type($counts) `->` qualified(type($handle))
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ZC_MOE_OPS_TD

@@ -294,11 +294,12 @@ void meshAllGather(int32_t axis, const float *send, float *recv, int64_t count) 
 void meshAllReduce(int32_t axis, float *buffer, int64_t count) {
   runBlocking(args(Collective::AllReduce, ZRT_DTYPE_F32, buffer, buffer, count, 0, 0, -1, axis));
 }
-// For expert parallelism (ExpertParallel.cpp): rows of `rowBytes` to and from each rank of
-// `axis` (Communicator::allToAllv), after the collectives issued before it, counted as an
-// all-to-all (the rows sent to the other ranks, by link).
-void meshAllToAllv(int32_t axis, const char *call, const void *send, const int64_t *sendRows, void *recv,
-                   const int64_t *recvRows, int64_t rowBytes) {
+// For expert parallelism (ExpertParallel.cpp): `move` exchanges rows of `rowBytes` among the
+// ranks of `axis` (Communicator::allToAllv), after the collectives issued before it, counted as an
+// all-to-all of sendRows[p] rows to each other rank p, by link. Inline (returns 0) or queued on the
+// communication stream (returns the handle zrt_wait takes).
+int64_t meshExchange(int32_t axis, const char *call, const std::vector<int64_t> &sendRows, int64_t rowBytes,
+                     std::function<void(Communicator &)> move, bool async) {
   RuntimeState &s = current(call);
   Communicator *comm = groupOf(s, axis, call);
   const int ranks = comm->size(), me = comm->rank();
@@ -316,14 +317,20 @@ void meshAllToAllv(int32_t axis, const char *call, const void *send, const int64
   s.counters.bytes_sent[kind] += sent;
   const int64_t sequence = ++s.sequence[comm];
   const bool check = s.checkAgreement && ranks > 1;
-  TraceScope trace(call, TraceTrack::Communication, sent);
-  s.counters.wait_seconds += s.stream->runInline([&] {
+  auto work = [comm, check, sequence, rowBytes, axis, call, sent, move = std::move(move)] {
     if (check) // the same call on every rank of the group (the counts differ: the row size agrees)
-      comm->checkAgreement(CollectiveArgs{Collective::AllToAll, ZRT_DTYPE_I8, send, recv, rowBytes, false, 0, -1,
-                                          axis},
+      comm->checkAgreement(CollectiveArgs{Collective::AllToAll, ZRT_DTYPE_I8, nullptr, nullptr, rowBytes, false, 0,
+                                          -1, axis},
                            sequence);
-    comm->allToAllv(send, sendRows, recv, recvRows, rowBytes);
-  });
+    TraceScope trace(call, TraceTrack::Communication, sent);
+    move(*comm);
+  };
+  // On the compute track: the issue (a started exchange) or the whole blocking one.
+  TraceScope issued(call, TraceTrack::Compute);
+  if (async)
+    return s.stream->enqueue(std::move(work));
+  s.counters.wait_seconds += s.stream->runInline(work);
+  return 0;
 }
 } // namespace zrt::cpu
 

@@ -78,8 +78,9 @@ Communicator *axisGroup(CudaRuntime &r, int32_t axis) {
                                         : r.axes[axis].get();
 }
 
-void exchangeOnAxis(int32_t axis, const char *call, const std::vector<PeerMessage> &sends,
-                    const std::vector<PeerMessage> &recvs, int64_t unitBytes) {
+int64_t exchangeOnAxis(int32_t axis, const char *call, const std::vector<PeerMessage> &sends,
+                       const std::vector<PeerMessage> &recvs, int64_t unitBytes, void *zero, int64_t zeroBytes,
+                       bool async) {
   CudaRuntime &r = current(call);
   if (r.capturing >= 0)
     fatal(call, "an exchange whose counts the host reads cannot be captured in a CUDA graph");
@@ -115,6 +116,8 @@ void exchangeOnAxis(int32_t axis, const char *call, const std::vector<PeerMessag
   r.device->commWaitsForCompute();
   {
     GpuScope transfer(call, r.device->comm(), TraceTrack::Communication, sent);
+    if (zeroBytes > 0)
+      ZRT_CUDA_CHECK(cudaMemsetAsync(zero, 0, zeroBytes, r.device->comm()));
     for (size_t k = 0; k < toSelf.size(); ++k) {
       if (toSelf[k].units != fromSelf[k].units)
         fatal(call, "message %zu to itself has %lld units, its receive %lld", k,
@@ -125,7 +128,10 @@ void exchangeOnAxis(int32_t axis, const char *call, const std::vector<PeerMessag
     if (!toOthers.empty() || !fromOthers.empty())
       static_cast<StreamCommunicator *>(group)->exchange(toOthers, fromOthers, unitBytes);
   }
+  if (async)
+    return inFlight(r, commDone(r));
   computeWaits(commDone(r));
+  return 0;
 }
 
 cudaEvent_t issue(const CollectiveArgs &a) {

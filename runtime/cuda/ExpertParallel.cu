@@ -69,10 +69,29 @@ std::vector<PeerMessage> byReceivedRun(const ExpertExchange &x, const void *rows
   return messages;
 }
 
-/// Rows [from, to) of `rows` zeroed on the compute stream (a tensor's rows past the routing's).
-void zeroRowsFrom(void *rows, int64_t from, int64_t to, int64_t rowBytes) {
-  if (to > from)
-    ZRT_CUDA_CHECK(cudaMemsetAsync(static_cast<char *>(rows) + from * rowBytes, 0, (to - from) * rowBytes, compute()));
+/// ep_dispatch (or, `dispatch` false, ep_combine): the group's offsets read back, the messages
+/// from this rank's rows by expert into the receivers' layout by run (or back), the rows past the
+/// received ones zero. Blocking, or started (the handle).
+int64_t exchange(bool dispatch, bool async, int32_t dtype, const void *in, const void *all, void *out,
+                 int64_t localRows, int64_t cols, int64_t experts, int64_t ranks, int64_t rows) {
+  const char *call = dispatch ? (async ? "zrt_ep_dispatch_start" : "zrt_ep_dispatch")
+                              : (async ? "zrt_ep_combine_start" : "zrt_ep_combine");
+  const int64_t rowBytes = rowBytesOf(call, dtype, cols);
+  const std::vector<int32_t> host = groupOffsets(all, experts, ranks);
+  const ExpertExchange x = exchangeOf(call, host.data(), experts, ranks);
+  int64_t received = 0;
+  if (dispatch) {
+    checkExchangedRows(call, x.dispatched(), x.received(x.me), localRows, rows);
+    const std::vector<PeerMessage> recvs = byReceivedRun(x, out, rowBytes, &received);
+    return exchangeOnAxis(ZRT_AXIS_EXPERT, call, byExpert(x, in, rowBytes), recvs, rowBytes,
+                          static_cast<char *>(out) + received * rowBytes, (rows - received) * rowBytes, async);
+  }
+  // Back to where they came from: ep_dispatch's messages reversed.
+  checkExchangedRows(call, x.received(x.me), x.dispatched(), rows, localRows);
+  const std::vector<PeerMessage> sends = byReceivedRun(x, in, rowBytes, &received);
+  return exchangeOnAxis(ZRT_AXIS_EXPERT, call, sends, byExpert(x, out, rowBytes), rowBytes,
+                        static_cast<char *>(out) + x.dispatched() * rowBytes, (localRows - x.dispatched()) * rowBytes,
+                        async);
 }
 
 } // namespace
@@ -95,29 +114,19 @@ void zrt_ep_counts(const void *offsets, void *all, void *localOffsets, int64_t e
 
 void zrt_ep_dispatch(int32_t dtype, const void *xs, const void *all, void *xr, int64_t localRows, int64_t cols,
                      int64_t experts, int64_t ranks, int64_t rows) {
-  const char *call = "zrt_ep_dispatch";
-  const int64_t rowBytes = rowBytesOf(call, dtype, cols);
-  const std::vector<int32_t> host = groupOffsets(all, experts, ranks);
-  const ExpertExchange x = exchangeOf(call, host.data(), experts, ranks);
-  checkExchangedRows(call, x.dispatched(), x.received(x.me), localRows, rows);
-  int64_t received = 0;
-  const std::vector<PeerMessage> recvs = byReceivedRun(x, xr, rowBytes, &received);
-  exchangeOnAxis(ZRT_AXIS_EXPERT, call, byExpert(x, xs, rowBytes), recvs, rowBytes);
-  zeroRowsFrom(xr, received, rows, rowBytes);
+  exchange(true, false, dtype, xs, all, xr, localRows, cols, experts, ranks, rows);
 }
-
 void zrt_ep_combine(int32_t dtype, const void *yr, const void *all, void *ys, int64_t localRows, int64_t cols,
                     int64_t experts, int64_t ranks, int64_t rows) {
-  const char *call = "zrt_ep_combine";
-  const int64_t rowBytes = rowBytesOf(call, dtype, cols);
-  const std::vector<int32_t> host = groupOffsets(all, experts, ranks);
-  const ExpertExchange x = exchangeOf(call, host.data(), experts, ranks);
-  checkExchangedRows(call, x.received(x.me), x.dispatched(), rows, localRows);
-  // Back to where they came from: ep_dispatch's messages reversed.
-  int64_t received = 0;
-  const std::vector<PeerMessage> sends = byReceivedRun(x, yr, rowBytes, &received);
-  exchangeOnAxis(ZRT_AXIS_EXPERT, call, sends, byExpert(x, ys, rowBytes), rowBytes);
-  zeroRowsFrom(ys, x.dispatched(), localRows, rowBytes);
+  exchange(false, false, dtype, yr, all, ys, localRows, cols, experts, ranks, rows);
+}
+int64_t zrt_ep_dispatch_start(int32_t dtype, const void *xs, const void *all, void *xr, int64_t localRows,
+                              int64_t cols, int64_t experts, int64_t ranks, int64_t rows) {
+  return exchange(true, true, dtype, xs, all, xr, localRows, cols, experts, ranks, rows);
+}
+int64_t zrt_ep_combine_start(int32_t dtype, const void *yr, const void *all, void *ys, int64_t localRows,
+                             int64_t cols, int64_t experts, int64_t ranks, int64_t rows) {
+  return exchange(false, true, dtype, yr, all, ys, localRows, cols, experts, ranks, rows);
 }
 
 } // extern "C"

@@ -249,11 +249,13 @@ cudaEvent_t issue(const CollectiveArgs &a);
 /// The group of a mesh axis (zrt_axis); null where this rank is alone in it.
 Communicator *axisGroup(CudaRuntime &r, int32_t axis);
 /// Point-to-point messages among the ranks of `axis`' group as one step on the communication
-/// stream (StreamCommunicator::exchange), after the compute issued so far; the compute waits for
-/// them. Messages a rank lists to itself are device copies, paired in order. Counted as one
-/// all-to-all: the bytes sent to the other ranks, by link.
-void exchangeOnAxis(int32_t axis, const char *call, const std::vector<PeerMessage> &sends,
-                    const std::vector<PeerMessage> &recvs, int64_t unitBytes);
+/// stream (StreamCommunicator::exchange), after the compute issued so far, with `zeroBytes` at
+/// `zero` cleared there too (the rows past the received ones). Messages a rank lists to itself are
+/// device copies, paired in order. Counted as one all-to-all: the bytes sent to the other ranks, by
+/// link. Blocking (the compute waits for it; returns 0) or started (returns zrt_wait's handle).
+int64_t exchangeOnAxis(int32_t axis, const char *call, const std::vector<PeerMessage> &sends,
+                       const std::vector<PeerMessage> &recvs, int64_t unitBytes, void *zero, int64_t zeroBytes,
+                       bool async);
 /// An event (from the pool) recorded after the work enqueued so far on the communication stream.
 cudaEvent_t commDone(CudaRuntime &r);
 /// `done` as a handle in flight, for zrt_wait.

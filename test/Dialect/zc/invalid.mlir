@@ -1716,6 +1716,22 @@ func.func @f(%yr: tensor<32x6xf32>, %all: tensor<2x5xi32>) {
 
 // -----
 
+func.func @f(%xs: tensor<16x8xf32>, %all: tensor<2x5xi32>) {
+  // expected-error @+1 {{'zc.ep_dispatch_start' op the rows must be [rows, C] on both sides, got 'tensor<16x8xf32>' and 'tensor<32x6xf32>'}}
+  %h = zc.ep_dispatch_start %xs, %all ranks 2 : tensor<16x8xf32>, tensor<2x5xi32> -> !zc.async<tensor<32x6xf32>>
+  return
+}
+
+// -----
+
+func.func @f(%yr: tensor<32x8xf32>, %all: tensor<3x5xi32>) {
+  // expected-error @+1 {{'zc.ep_combine_start' op counts must be a zc.ep_counts' `all` [2, experts + 1], got 'tensor<3x5xi32>'}}
+  %h = zc.ep_combine_start %yr, %all ranks 2 : tensor<32x8xf32>, tensor<3x5xi32> -> !zc.async<tensor<16x8xf32>>
+  return
+}
+
+// -----
+
 func.func @f(%l: tensor<8xf32>, %e: tensor<9xi32>) {
   // expected-error @+1 {{'zc.moe_aux_loss' op logits must be [tokens..., experts], got 'tensor<8xf32>'}}
   %a = zc.moe_aux_loss %l, %e coef 0.01 : tensor<8xf32>, tensor<9xi32> -> tensor<f32>

@@ -608,6 +608,13 @@ func.func @moe(%x: tensor<2x4x8xf32>, %router: tensor<8x4xf32>, %w1: tensor<4x8x
   %xr = zc.ep_dispatch %xs, %all ranks 2 : tensor<16x8xf32>, tensor<2x5xi32> -> tensor<32x8xf32>
   // CHECK: zc.ep_combine %{{.+}}, %{{.+}} ranks 2 : tensor<32x8xf32>, tensor<2x5xi32> -> tensor<16x8xf32>
   %xb = zc.ep_combine %xr, %all ranks 2 : tensor<32x8xf32>, tensor<2x5xi32> -> tensor<16x8xf32>
+  // Started on the communication stream (zcc-schedule), each awaited by zc.wait.
+  // CHECK: zc.ep_dispatch_start %{{.+}}, %{{.+}} ranks 2 : tensor<16x8xf32>, tensor<2x5xi32> -> !zc.async<tensor<32x8xf32>>
+  %hd = zc.ep_dispatch_start %xs, %all ranks 2 : tensor<16x8xf32>, tensor<2x5xi32> -> !zc.async<tensor<32x8xf32>>
+  %xr2 = zc.wait %hd : !zc.async<tensor<32x8xf32>>
+  // CHECK: zc.ep_combine_start %{{.+}}, %{{.+}} ranks 2 : tensor<32x8xf32>, tensor<2x5xi32> -> !zc.async<tensor<16x8xf32>>
+  %hc = zc.ep_combine_start %xr2, %all ranks 2 : tensor<32x8xf32>, tensor<2x5xi32> -> !zc.async<tensor<16x8xf32>>
+  %xb2 = zc.wait %hc : !zc.async<tensor<16x8xf32>>
   // CHECK: zc.moe_shared_gate %{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<2x4x1xf32>
   %sg = zc.moe_shared_gate %x, %gl : tensor<2x4x8xf32>, tensor<2x4x1xf32>
   // CHECK: zc.moe_shared_gate_grad %{{.+}}, %{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<2x4x1xf32>
