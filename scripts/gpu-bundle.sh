@@ -50,6 +50,7 @@ cp examples/llama.mlir "$out/models/llama.mlir"
 # Mixture of experts on the GPU (runtime/cuda/Moe.cu, GroupedMatmul.cu, MoeLoss.cu): the small Mixtral
 # (8 experts, top 2, balancing and z losses) against the CPU backend.
 cp test/Train/Inputs/mixtral.mlir "$out/models/mixtral.mlir"
+cp test/Train/Inputs/mixtral-shared.mlir "$out/models/mixtral-shared.mlir"
 # bench/gpu_bench.py's cases (zcc against PyTorch compiled on the same card): GPT-2 124M at batch 8 and
 # 16, and the Llama-3.2-1B shape, bf16, T 1024 and 2048.
 python3 examples/gen_gpt.py --layers 12 --dim 768 --heads 12 --context 1024 --vocab 50304 --batch 8 \
@@ -90,9 +91,11 @@ share_cases=("zero3-np2 2 gpt $z3" "zero3-np4 4 gpt $z3" "zero2-np2 2 gpt --zero
              "cp2-ulysses 2 gpt --cp 2 --cp-mode ulysses" "tp2-dp2-zero3 4 gpt --tp 2 $z3"
              "offload-zero3-np2 2 gpt $z3 --offload-optimizer cpu --offload-param cpu"
              "mixtral-ep2 2 mixtral --ep 2" "mixtral-ep2-zero3 2 mixtral --ep 2 $z3"
-             "mixtral-ep2-tp2-zero3 4 mixtral --ep 2 --tp 2 $z3")
-# The share cases' models (gpt: the GPT example; mixtral: the small Mixtral, expert parallelism).
-declare -A share_models=([gpt]=examples/gpt.mlir [mixtral]=test/Train/Inputs/mixtral.mlir)
+             "mixtral-ep2-tp2-zero3 4 mixtral --ep 2 --tp 2 $z3" "mixtral-shared-ep2 2 mixtral-shared --ep 2")
+# The share cases' models (gpt: the GPT example; mixtral: the small Mixtral, expert parallelism;
+# mixtral-shared: with a shared expert, which the exchanges overlap).
+declare -A share_models=([gpt]=examples/gpt.mlir [mixtral]=test/Train/Inputs/mixtral.mlir
+                         [mixtral-shared]=test/Train/Inputs/mixtral-shared.mlir)
 : > "$out/share-cases.txt"
 for spec in "${share_cases[@]}"; do
   set -- $spec

@@ -97,21 +97,31 @@ __global__ void rowsTimesExpert(const T *a, const T *w, const int32_t *offsets, 
     }
 }
 
+/// Expert e's rows [first, end) from the offsets, checked by thread 0 (none, and the flag set,
+/// where they are out of order or past the rows); every thread gets them.
+struct RowRange {
+  int32_t first, end;
+};
+__device__ RowRange expertRowRange(const int32_t *offsets, int64_t e, int64_t rows, int *bad) {
+  __shared__ RowRange range;
+  if (threadIdx.x == 0) {
+    range = RowRange{offsets[e], offsets[e + 1]};
+    if (range.first < 0 || range.end < range.first || range.end > rows) {
+      *bad = 1;
+      range = RowRange{0, 0};
+    }
+  }
+  __syncthreads();
+  return range;
+}
+
 /// Block (x, y, e): out[e][i, j] = sum over expert e's rows r of p[r, i] q[r, j], for the weight's
 /// gradient (p [rows, pw], q [rows, qw], out [E, pw, qw]); zero where no row reached e.
 template <class T>
 __global__ void expertRowsProduct(const T *p, const T *q, const int32_t *offsets, T *out, int64_t rows,
                                   int64_t experts, int64_t pw, int64_t qw, int *bad) {
   const int64_t e = blockIdx.z;
-  __shared__ int32_t first, end;
-  if (threadIdx.x == 0) {
-    first = offsets[e], end = offsets[e + 1];
-    if (first < 0 || end < first || end > rows) {
-      *bad = 1;
-      first = end = 0;
-    }
-  }
-  __syncthreads();
+  const auto [first, end] = expertRowRange(offsets, e, rows, bad);
   __shared__ float ps[kSlice][kTile], qs[kSlice][kTile];
   const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kTile, j0 = static_cast<int64_t>(blockIdx.y) * kTile;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -203,15 +213,7 @@ __global__ void rowsTimesExpertTc(const bf16 *a, const bf16 *w, const int32_t *o
 __global__ void expertRowsProductTc(const bf16 *p, const bf16 *q, const int32_t *offsets, bf16 *out, int64_t rows,
                                     int64_t experts, int64_t pw, int64_t qw, int *bad) {
   const int64_t e = blockIdx.z;
-  __shared__ int32_t first, end;
-  if (threadIdx.x == 0) {
-    first = offsets[e], end = offsets[e + 1];
-    if (first < 0 || end < first || end > rows) {
-      *bad = 1;
-      first = end = 0;
-    }
-  }
-  __syncthreads();
+  const auto [first, end] = expertRowRange(offsets, e, rows, bad);
   __shared__ bf16 ps[kTcSlice * kTileLd], qs[kTcSlice * kTileLd];
   __shared__ float stage[kTile * kStageLd];
   const int64_t i0 = static_cast<int64_t>(blockIdx.x) * kTile, j0 = static_cast<int64_t>(blockIdx.y) * kTile;
