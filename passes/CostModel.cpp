@@ -134,8 +134,8 @@ double mlir::zc::estimatedFlops(Operation *op) {
   };
   if (auto mm = dyn_cast<GroupedMatmulOp>(op))
     return received(mm.getOffsets(), mm.getInput()) * gemm(mm.getInput(), mm.getResult(), 0);
-  if (auto mm = dyn_cast<GroupedMatmulGradOp>(op))
-    return received(mm.getOffsets(), mm.getInput()) * 2 * gemm(mm.getInput(), mm.getGrad(), 0);
+  if (auto mm = dyn_cast<GroupedMatmulGradOp>(op)) // the products whose results are read (zcc-schedule splits them)
+    return received(mm.getOffsets(), mm.getInput()) * groupedGradProducts(mm) * gemm(mm.getInput(), mm.getGrad(), 0);
   // The head's three products (logits, the input's and the weight's gradients) and its loss.
   if (auto head = dyn_cast<MatmulCrossEntropyOp>(op)) {
     double x = tensorOf(head.getInput()).getNumElements(), w = tensorOf(head.getWeight()).getNumElements();

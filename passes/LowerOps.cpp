@@ -112,6 +112,11 @@ LogicalResult Lowering::lowerOp(Operation *op, ImplicitLocOpBuilder &b) {
     // An async collective writes the tensor its zc.wait yields.
     if (isa<AsyncType>(v.getType()))
       v = cast<WaitOp>(*v.getUsers().begin()).getResult();
+    // A grouped product's gradient nobody reads is not computed: a null buffer (groupedGradProducts).
+    if (isa<GroupedMatmulGradOp>(op) && v.use_empty()) {
+      p.push_back(LLVM::ZeroOp::create(b, ptrType));
+      continue;
+    }
     if (!isa<RankedTensorType>(v.getType()))
       return op->emitOpError("has a result that is not a tensor");
     FailureOr<Value> ptr = pointer(b, v);

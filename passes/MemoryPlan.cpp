@@ -211,6 +211,8 @@ FailureOr<int64_t> planFunction(func::FuncOp fn, MemoryPlan &plan) {
           plan.argumentOf[result] = stash;
           continue;
         }
+        if (isa<GroupedMatmulGradOp>(op) && result.use_empty()) // not computed: no buffer (groupedGradProducts)
+          continue;
         int64_t bytes = tensorBytes(type);
         if (auto gather = dyn_cast<GatherParamOp>(op)) // the gathered shards, padding included
           bytes = ParamSharding::of(SymbolTable::lookupNearestSymbolFrom<ParamOp>(

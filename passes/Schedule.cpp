@@ -8,7 +8,8 @@
 // exchanges, whose rows the next op reads, get compute pulled in instead: the
 // later ops that do not depend on the rows in flight (a shared expert beside the
 // routed ones, its gradient) move up before the wait (Megatron-Core's
-// --moe-shared-expert-overlap, found from the graph).
+// --moe-shared-expert-overlap, found from the graph), and the experts' weight
+// gradients move down after the backward's return exchange starts.
 //
 // Same order on every rank: the pass is a deterministic function of the module,
 // which is the same on every rank (one compiled program), and the runtime's
@@ -20,6 +21,7 @@
 
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
+#include "runtime/main/PipelineSchedule.h"
 
 namespace mlir::zc {
 #define GEN_PASS_DEF_ZCCSCHEDULE
@@ -66,6 +68,30 @@ void mlir::zc::expandParamGathers(Block &block) {
 }
 
 namespace {
+
+/// Under expert parallelism, each expert gradient product whose rows' gradient and weights'
+/// gradient are both read becomes two: the rows' where it was (the exchange home needs it), the
+/// weights' moved down to just before its first reader (the gradient's accumulation), so it runs
+/// while the rows' gradient is on its way (after the exchange starts, before its wait).
+void splitExpertWeightGradients(Block &block) {
+  if (block.getOps<EpDispatchOp>().empty() && block.getOps<EpCombineOp>().empty())
+    return;
+  SmallVector<GroupedMatmulGradOp> grads;
+  for (auto grad : block.getOps<GroupedMatmulGradOp>())
+    if (!grad.getInputGrad().use_empty() && !grad.getWeightGrad().use_empty())
+      grads.push_back(grad);
+  for (GroupedMatmulGradOp grad : grads) {
+    OpBuilder b(grad->getBlock(), std::next(grad->getIterator()));
+    auto weights = cast<GroupedMatmulGradOp>(b.clone(*grad));
+    grad.getWeightGrad().replaceAllUsesWith(weights.getWeightGrad());
+    Operation *first = nullptr;
+    for (Operation *user : weights.getWeightGrad().getUsers())
+      if (Operation *at = block.findAncestorOpInBlock(*user); at && (!first || at->isBeforeInBlock(first)))
+        first = at;
+    if (first)
+      weights->moveBefore(first);
+  }
+}
 
 /// Each blocking collective as a start and its wait, adjacent.
 void splitCollectives(Block &block) {
@@ -372,6 +398,10 @@ struct ZccSchedulePass : zc::impl::ZccScheduleBase<ZccSchedulePass> {
         continue;
       Block &block = fn.getBody().front();
       expandParamGathers(block);
+      // A zero-bubble stage defers its weight gradients itself (zcc-pipeline-split-backward: W),
+      // which must not read the routing's integers from B.
+      if (!module->hasAttr("zc.pipeline") || !zcc::pipeline::splitsBackward(pipelineSchedule(module)))
+        splitExpertWeightGradients(block);
       splitCollectives(block);
       Scheduler(block, prefetch, cap, /*deferGradients=*/role.getValue() == "step").run();
     }

@@ -103,7 +103,7 @@ double ClusterCost::opSeconds(Operation *op) const {
     // routing's rows (what the memory plan and the matmul plan assume too).
     if (isa<GroupedMatmulOp, GroupedMatmulGradOp>(op)) {
       calls = double(tensorOf(op->getOperand(isa<GroupedMatmulOp>(op) ? 1 : 2)).getDimSize(0)) *
-              (isa<GroupedMatmulGradOp>(op) ? 2 : 1);
+              (isa<GroupedMatmulGradOp>(op) ? std::max<int64_t>(1, groupedGradProducts(op)) : 1);
       perCall = flops / calls;
     }
     bool bf16 = isBf16(op->getOperand(0));

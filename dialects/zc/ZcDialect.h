@@ -94,6 +94,13 @@ inline bool isCollectiveStart(Operation *op) {
              EpCombineStartOp>(op);
 }
 
+/// The products a zc.grouped_matmul_grad computes: its rows' gradient and its weights', each only
+/// where read (zcc-schedule splits them so the weights' runs during an exchange; the runtime is
+/// passed no buffer for a result nobody reads, and the memory plan holds none).
+inline int64_t groupedGradProducts(Operation *op) {
+  return int64_t(!op->getResult(0).use_empty()) + int64_t(!op->getResult(1).use_empty());
+}
+
 /// An expert exchange's (zc.ep_dispatch, ep_combine or their starts) rows on the dispatching
 /// rank, [R, C]: the dispatch's input, the combine's result (a start's: what its wait yields).
 inline RankedTensorType expertLocalRows(Operation *op) {

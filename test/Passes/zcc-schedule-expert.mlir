@@ -6,7 +6,8 @@
 // the routed experts, as DeepseekV3MoE adds it. zcc-schedule starts each exchange where the blocking
 // one was and pulls the shared expert (and, in the backward, its gradient) up between the start and
 // the wait: the rows fly while it computes. Megatron-Core asks for this with
-// --moe-shared-expert-overlap; here it follows from the graph.
+// --moe-shared-expert-overlap; here it follows from the graph. The experts' weight gradients run
+// during the backward's return exchange.
 
 zc.param @router : tensor<8x4xf32> = #zc.normal<std = 0.02>
 zc.param @gate : tensor<4x8x12xf32> = #zc.normal<std = 0.02>
@@ -58,8 +59,14 @@ zc.forward @moe(%x: tensor<2x16x8xf32>, %t: tensor<2x16x8xf32>) -> tensor<f32> {
 // CHECK: zc.matmul {{.+}} -> tensor<2x16x16xf32>
 // CHECK: %[[DYR:.+]] = zc.wait %[[DH]] : !zc.async<tensor<128x8xf32>>
 // CHECK-NEXT: zc.grouped_matmul_grad %[[DYR]]
-// CHECK: zc.ep_combine_start
-// CHECK: zc.wait
+// The experts' weight gradients are computed apart from their rows' (each grouped_matmul_grad
+// twice, one result read of each) and run while the rows' gradient goes home.
+// CHECK: %[[DXR:.+]] = zc.ep_combine_start
+// CHECK-NEXT: %{{.+}}, %[[DWD:.+]] = zc.grouped_matmul_grad %[[DYR]]
+// CHECK-NEXT: zc.grad_accumulate @down, %[[DWD]]
+// CHECK: zc.grad_accumulate @up
+// CHECK: zc.grad_accumulate @gate
+// CHECK-NEXT: zc.wait %[[DXR]]
 
 // Lowered: the exchanges start on the communication stream and zrt_wait takes their handles.
 // LLVM-LABEL: llvm.func @zcc_step
