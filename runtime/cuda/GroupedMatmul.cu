@@ -163,6 +163,24 @@ __device__ inline void stageAccumulators(float *stage, const TcFragC (&acc)[2], 
   __syncthreads();
 }
 
+/// One slice's products into the warp's two accumulators: its 16-row fragment of the left
+/// operand at `a` (`Layout` as stored: row-major, k along a row of `ld`; col-major, k down the
+/// rows of `ld`; `kStride` elements between one k and the next), the right operand's slice at `b`
+/// ([32 k][kTileLd], row-major), fragment columns fn0 and fn0 + 1.
+template <class Layout>
+__device__ inline void accumulateTcSlice(TcFragC (&acc)[2], const bf16 *a, int kStride, int ld, const bf16 *b,
+                                         int fn0) {
+  for (int kk = 0; kk < kTcSlice; kk += 16) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, Layout> fa;
+    wmma::load_matrix_sync(fa, a + kk * kStride, ld);
+    for (int f = 0; f < 2; ++f) {
+      wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major> fb;
+      wmma::load_matrix_sync(fb, b + kk * kTileLd + (fn0 + f) * 16, kTileLd);
+      wmma::mma_sync(acc[f], fa, fb, acc[f]);
+    }
+  }
+}
+
 /// rowsTimesExpert for bf16 on tensor cores.
 __global__ void rowsTimesExpertTc(const bf16 *a, const bf16 *w, const int32_t *offsets, bf16 *out, int64_t rows,
                                   int64_t experts, int64_t inner, int64_t cols, bool bT, int *bad) {
@@ -188,15 +206,7 @@ __global__ void rowsTimesExpertTc(const bf16 *a, const bf16 *w, const int32_t *o
       bs[sb * kTileLd + n] = col < cols && ib < inner ? (bT ? we[col * inner + ib] : we[ib * cols + col]) : zero;
     }
     __syncthreads();
-    for (int kk = 0; kk < kTcSlice; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> fa;
-      wmma::load_matrix_sync(fa, as + fm * 16 * kSliceLd + kk, kSliceLd);
-      for (int f = 0; f < 2; ++f) {
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major> fb;
-        wmma::load_matrix_sync(fb, bs + kk * kTileLd + (fn0 + f) * 16, kTileLd);
-        wmma::mma_sync(acc[f], fa, fb, acc[f]);
-      }
-    }
+    accumulateTcSlice<wmma::row_major>(acc, as + fm * 16 * kSliceLd, 1, kSliceLd, bs, fn0);
     __syncthreads();
   }
   stageAccumulators(stage, acc, fm, fn0);
@@ -230,15 +240,7 @@ __global__ void expertRowsProductTc(const bf16 *p, const bf16 *q, const int32_t 
       qs[s * kTileLd + c] = r < end && j0 + c < qw ? q[r * qw + j0 + c] : zero;
     }
     __syncthreads();
-    for (int kk = 0; kk < kTcSlice; kk += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::col_major> fa;
-      wmma::load_matrix_sync(fa, ps + kk * kTileLd + fm * 16, kTileLd);
-      for (int f = 0; f < 2; ++f) {
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major> fb;
-        wmma::load_matrix_sync(fb, qs + kk * kTileLd + (fn0 + f) * 16, kTileLd);
-        wmma::mma_sync(acc[f], fa, fb, acc[f]);
-      }
-    }
+    accumulateTcSlice<wmma::col_major>(acc, ps + fm * 16, kTileLd, kTileLd, qs, fn0);
     __syncthreads();
   }
   stageAccumulators(stage, acc, fm, fn0);
