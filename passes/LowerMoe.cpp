@@ -35,8 +35,8 @@ int64_t contextPooled(Operation *op) {
 bool mlir::zc::lowering::isMoeOp(Operation *op) {
   return isa<MoeRouteOp, MoeRouteGradOp, MoeDispatchOp, MoeDispatchGradOp, GroupedMatmulOp, GroupedMatmulGradOp,
              MoeCombineOp, MoeCombineGradOp, MoeSharedGateOp, MoeSharedGateGradOp, MoeAuxLossOp, MoeAuxLossGradOp,
-             MoeZLossOp, MoeZLossGradOp, EpCountsOp, EpDispatchOp, EpCombineOp, EpDispatchStartOp,
-             EpCombineStartOp>(op);
+             MoeZLossOp, MoeZLossGradOp, EpCountsOp>(op) ||
+         isExpertExchange(op);
 }
 
 LogicalResult Lowering::lowerMoe(Operation *op, ImplicitLocOpBuilder &b, ArrayRef<Value> p) {

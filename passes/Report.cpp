@@ -121,12 +121,10 @@ void countCollectives(func::FuncOp fn, int64_t times, Plan &plan, const std::opt
       plan.expertAllGathers += times;
       plan.commBytes += bytes;
       plan.expertCommBytes += bytes;
-    } else if (isa<EpDispatchOp, EpCombineOp, EpDispatchStartOp, EpCombineStartOp>(op)) {
-      // the rows of the other ranks' experts, balanced
-      auto counts = op->getOperand(1).getDefiningOp<EpCountsOp>();
+    } else if (isExpertExchange(op)) { // the rows of the other ranks' experts, balanced
       const int64_t ranks = op->getAttrOfType<IntegerAttr>("ranks").getInt();
       RankedTensorType local = expertLocalRows(op);
-      const int64_t rows = counts ? static_cast<int64_t>(counts.getDispatched()) : local.getDimSize(0);
+      const int64_t rows = expertBalancedRows(op);
       const int64_t bytes = times * (ranks - 1) * rows / ranks * local.getDimSize(1) * elementBytes(local);
       plan.allToAlls += times;
       plan.expertAllToAlls += times;

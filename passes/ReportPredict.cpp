@@ -34,12 +34,9 @@ double mlir::zc::report::collectiveSeconds(Operation *op, const CostModel &costs
   }
   if (auto o = dyn_cast<AllReduceOp>(op))
     return allReduce(tensorOf(o.getInput()), o.getRanks());
-  if (isa<EpDispatchOp, EpCombineOp, EpDispatchStartOp, EpCombineStartOp>(op)) {
-    // (ranks - 1) / ranks of the rows at a balanced routing (ep_counts' `dispatched`), priced as
-    // the all-to-all above
+  if (isExpertExchange(op)) { // (ranks - 1) / ranks of the balanced rows, priced as the all-to-all above
     RankedTensorType local = expertLocalRows(op);
-    auto counts = op->getOperand(1).getDefiningOp<EpCountsOp>();
-    const double rows = counts ? double(counts.getDispatched()) : double(local.getDimSize(0));
+    const double rows = double(expertBalancedRows(op));
     const double ranks = double(op->getAttrOfType<IntegerAttr>("ranks").getInt());
     return costs.allGather.seconds((ranks - 1) / ranks * rows * local.getDimSize(1) * elementBytes(local));
   }

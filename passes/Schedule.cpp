@@ -103,7 +103,7 @@ void splitCollectives(Block &block) {
       continue;
     if (auto rs = dyn_cast<ReduceScatterOp>(op); rs && rs.getAxis() != MeshAxis::data)
       continue;
-    if (isa<AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp, EpDispatchOp, EpCombineOp>(op))
+    if (isa<AllGatherOp, ReduceScatterOp, AllReduceOp, AllToAllOp>(op) || isExpertExchange(&op))
       ops.push_back(&op);
   }
   for (Operation *op : ops) {
@@ -140,14 +140,14 @@ public:
       if (isStart(&op))
         starts.push_back(&op);
     for (Operation *start : starts) {
-      if (isa<EpDispatchStartOp, EpCombineStartOp>(start))
+      if (isExpertExchange(start))
         hoistProducer(start);
       hoist(start);
     }
     for (Operation *start : starts) // waits deferred to one place stay in issue order
       sink(cast<WaitOp>(*start->getResult(0).getUsers().begin()));
     for (Operation *start : starts)
-      if (isa<EpDispatchStartOp, EpCombineStartOp>(start))
+      if (isExpertExchange(start))
         pullIndependentCompute(cast<WaitOp>(*start->getResult(0).getUsers().begin()));
   }
 
@@ -329,7 +329,7 @@ private:
     auto reduction = dyn_cast<AllReduceStartOp>(start);
     bool dataAxis = !reduction || reduction.getAxis() == MeshAxis::data;
     // Expert exchanges feed the layer's next op, whatever reads it last: never deferred so.
-    const bool expertRows = isa<EpDispatchStartOp, EpCombineStartOp>(start);
+    const bool expertRows = isExpertExchange(start);
     bool deferAll = deferGradients && dataAxis && !isGatherStart(start) && !expertRows && !users.empty() &&
                     llvm::all_of(users, [&](Operation *op) { return op->getBlock() == &block && deferrable(op); });
     SmallVector<Operation *> group{wait};

@@ -97,10 +97,9 @@ std::optional<CollectiveCall> collectiveOf(Operation *op) {
   if (auto counts = dyn_cast<EpCountsOp>(op))
     return CollectiveCall{Collective::AllGather, MeshAxis::expert, ranksOf(op),
                           bytesOf(counts.getOffsets().getType()), false};
-  if (isa<EpDispatchOp, EpCombineOp, EpDispatchStartOp, EpCombineStartOp>(op)) {
-    auto counts = op->getOperand(1).getDefiningOp<EpCountsOp>();
+  if (isExpertExchange(op)) {
     RankedTensorType local = expertLocalRows(op);
-    const double rows = counts ? double(counts.getDispatched()) : double(local.getDimSize(0));
+    const double rows = double(expertBalancedRows(op));
     return CollectiveCall{Collective::AllToAll, MeshAxis::expert, ranksOf(op),
                           rows * local.getDimSize(1) * local.getElementTypeBitWidth() / 8,
                           isa<EpDispatchStartOp, EpCombineStartOp>(op)};

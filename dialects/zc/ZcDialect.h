@@ -101,14 +101,27 @@ inline int64_t groupedGradProducts(Operation *op) {
   return int64_t(!op->getResult(0).use_empty()) + int64_t(!op->getResult(1).use_empty());
 }
 
-/// An expert exchange's (zc.ep_dispatch, ep_combine or their starts) rows on the dispatching
-/// rank, [R, C]: the dispatch's input, the combine's result (a start's: what its wait yields).
+/// Expert parallelism's row exchanges: zc.ep_dispatch, ep_combine, or their starts.
+inline bool isExpertExchange(Operation *op) {
+  return isa<EpDispatchOp, EpCombineOp, EpDispatchStartOp, EpCombineStartOp>(op);
+}
+
+/// An expert exchange's rows on the dispatching rank, [R, C]: the dispatch's input, the combine's
+/// result (a start's: what its wait yields).
 inline RankedTensorType expertLocalRows(Operation *op) {
   if (isa<EpDispatchOp, EpDispatchStartOp>(op))
     return tensorOf(op->getOperand(0));
   if (auto start = dyn_cast<EpCombineStartOp>(op))
     return cast<AsyncType>(start.getHandle().getType()).getValueType();
   return tensorOf(op->getResult(0));
+}
+
+/// The rows an expert exchange moves at a balanced routing (what the report, the cost model and
+/// the simulator price): each rank receives as many as it dispatched (its zc.ep_counts'
+/// `dispatched`), or without the counts op the dispatching side's whole tensor.
+inline int64_t expertBalancedRows(Operation *op) {
+  auto counts = op->getOperand(1).getDefiningOp<EpCountsOp>();
+  return counts ? static_cast<int64_t>(counts.getDispatched()) : expertLocalRows(op).getDimSize(0);
 }
 
 /// Sequence parallelism's split of a tensor over `ranks` ranks: rank r holds the r-th of

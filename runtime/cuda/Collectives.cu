@@ -540,15 +540,11 @@ struct MeshPlace {
 // groups as the CPU backend's: this rank alone (rank 0 of 1) where the group was not formed.
 MeshPlace meshPlace(const char *call, int32_t axis) {
   CudaRuntime &r = current(call);
-  // Expert parallelism's groups: without it (ep 1) this rank alone holds its experts, and the
-  // ranks holding the same ones are the data axis.
-  if (axis == ZRT_AXIS_EXPERT)
-    return r.expert ? MeshPlace{r.expert->rank(), r.expert->size()} : MeshPlace{0, 1};
-  if (axis == ZRT_AXIS_EXPERT_DATA && r.expertData)
-    return {r.expertData->rank(), r.expertData->size()};
-  if (axis == ZRT_AXIS_EXPERT_DATA)
+  // Expert parallelism's groups: without it (ep 1) this rank alone holds its experts (axisGroup:
+  // none), and the ranks holding the same ones are the data axis.
+  if (axis == ZRT_AXIS_EXPERT_DATA && !r.expertData)
     axis = ZRT_AXIS_DATA;
-  if (axis < 0 || axis > ZRT_AXIS_HPZ)
+  if (axis < 0 || axis > ZRT_AXIS_EXPERT_DATA)
     fatal(call, "unknown mesh axis %d (0 data, 1 tensor, 2 pipeline, 3 world, 4 pipeline ends, 5 context, 6 node, "
                 "7 cross, 8 hpz, 9 expert, 10 expert data)", axis);
   if (axis == ZRT_AXIS_WORLD)
