@@ -7,9 +7,13 @@ bytes against Korthikanti et al. 2022, Figure 7.
 Each run is compiled as zcc's own graph (examples/gen_gpt.py, examples/gen_llama.py at the
 published shapes, no weights) for the published mesh, and simulated on the shipped cluster:
 
-  - torchtitan docs/performance.md, FSDP2 (ZeRO-3) on 64 A100 80GB, sequence 8192, local batch 1,
-    bf16: Llama 3 8B with op-level selective activation checkpointing 2,973 tokens/s per GPU;
-    Llama 3 70B with full checkpointing 331 tokens/s per GPU.
+  - torchtitan docs/performance.md, FSDP2 (ZeRO-3) on 64 A100 80GB, bf16, gradients reduce-scattered in
+    fp32 (its default mixed_precision_reduce = "float32": zcc --reduce-precision fp32): Llama 3 8B
+    (sequence 8192, local batch 1) with op-level selective activation checkpointing 2,973 tokens/s per
+    GPU; Llama 3 70B with full checkpointing 331 tokens/s per GPU; Llama 2 13B (sequence 4096, local
+    batch 2) without checkpointing 2,162 and with op-level 1,904 tokens/s per GPU; Llama 2 70B with full
+    checkpointing (local batch 2) 353 and with op-level (local batch 1) 355 tokens/s per GPU. torchtitan
+    checkpoints each TransformerBlock: its full is zcc's --recompute layer, its op-level policy zcc's op.
   - Korthikanti et al. 2022 (arXiv 2205.05198) Table 5, full recomputation, Selene (DGX A100
     80GB), sequence 2048, fp16: 22B tp 8 (1.42 s), 175B tp 8 x pp 8 x 3 virtual stages (18.13 s),
     530B tp 8 x pp 35 x 3 (49.05 s), 1T tp 8 x pp 64 (94.42 s).
@@ -26,8 +30,10 @@ published shapes, no weights) for the published mesh, and simulated on the shipp
 Megatron-LM materialized the attention scores in 2022: its rows are simulated with
 --sim-attention materialized (the error that counts) and with zcc's flash attention (the
 difference is what materialized attention explains). Megatron's full recomputation keeps each
-layer's input and recomputes the layer in the backward: zcc's --recompute full, which a pipeline
+layer's input and recomputes the layer in the backward: zcc's --recompute layer, which a pipeline
 stage applies inside itself as one rank does (zcc-pipeline-keep: a stage's forward runs once).
+Megatron's bf16 runs reduce their gradients in fp32 (arguments.py: "bfloat16 requires gradient
+accumulation and all-reduce to be done in fp32"): the Mixtral row's --reduce-precision fp32.
 """
 import argparse
 import json
@@ -52,43 +58,63 @@ def megatron_moe_flops(batch, seq, layers, hidden, heads, kv_heads, ffn, topk, v
 RUNS = [
     ("Llama 3 8B, FSDP2 64xA100, SAC op", [LLAMA, "--layers", "32", "--dim", "4096", "--heads", "32", "--kv-heads", "8",
      "--ffn", "14336", "--context", "8192", "--vocab", "128256", "--batch", "64", "--theta", "500000"],
-     ["--world-size", "64", "--zero-stage", "3", "--recompute", "op"], 8192 / 2973.0,
+     ["--world-size", "64", "--zero-stage", "3", "--recompute", "op", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 8192 / 2973.0,
      "torchtitan performance.md: 2,973 tokens/s/GPU", "flash"),
     ("Llama 3 70B, FSDP2 64xA100, full AC", [LLAMA, "--layers", "80", "--dim", "8192", "--heads", "64", "--kv-heads", "8",
      "--ffn", "28672", "--context", "8192", "--vocab", "128256", "--batch", "64", "--theta", "500000"],
-     ["--world-size", "64", "--zero-stage", "3", "--recompute", "full"], 8192 / 331.0,
+     ["--world-size", "64", "--zero-stage", "3", "--recompute", "layer", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 8192 / 331.0,
      "torchtitan performance.md: 331 tokens/s/GPU", "flash"),
+    ("Llama 2 13B, FSDP2 64xA100, no AC", [LLAMA, "--layers", "40", "--dim", "5120", "--heads", "40", "--kv-heads", "40", "--ffn", "13824",
+     "--context", "4096", "--vocab", "32000", "--batch", "128", "--theta", "10000"],
+     ["--world-size", "64", "--zero-stage", "3", "--recompute", "none", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 2 * 4096 / 2162.0,
+     "torchtitan performance.md (Llama 2): 2,162 tokens/s/GPU", "flash"),
+    ("Llama 2 13B, FSDP2 64xA100, SAC op", [LLAMA, "--layers", "40", "--dim", "5120", "--heads", "40", "--kv-heads", "40", "--ffn", "13824",
+     "--context", "4096", "--vocab", "32000", "--batch", "128", "--theta", "10000"],
+     ["--world-size", "64", "--zero-stage", "3", "--recompute", "op", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 2 * 4096 / 1904.0,
+     "torchtitan performance.md (Llama 2): 1,904 tokens/s/GPU", "flash"),
+    ("Llama 2 70B, FSDP2 64xA100, full AC", [LLAMA, "--layers", "80", "--dim", "8192", "--heads", "64", "--kv-heads", "8", "--ffn", "28672",
+     "--context", "4096", "--vocab", "32000", "--batch", "128", "--theta", "10000"],
+     ["--world-size", "64", "--zero-stage", "3", "--recompute", "layer", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 2 * 4096 / 353.0,
+     "torchtitan performance.md (Llama 2): 353 tokens/s/GPU", "flash"),
+    ("Llama 2 70B, FSDP2 64xA100, SAC op, b1", [LLAMA, "--layers", "80", "--dim", "8192", "--heads", "64", "--kv-heads", "8", "--ffn", "28672",
+     "--context", "4096", "--vocab", "32000", "--batch", "64", "--theta", "10000"],
+     ["--world-size", "64", "--zero-stage", "3", "--recompute", "op", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 4096 / 355.0,
+     "torchtitan performance.md (Llama 2): 355 tokens/s/GPU", "flash"),
     ("GPT 22B, tp 8", [GPT, "--layers", "48", "--dim", "6144", "--heads", "64", "--context", "2048", "--vocab", "51200",
-     "--batch", "4"], ["--world-size", "8", "--tp", "8", "--recompute", "full", "--no-sequence-parallel"], 1.42,
+     "--batch", "4"], ["--world-size", "8", "--tp", "8", "--recompute", "layer", "--no-sequence-parallel"], 1.42,
      "Korthikanti et al. Table 5", "materialized"),
     ("GPT 175B, tp 8 x pp 8 x 3", [GPT, "--layers", "96", "--dim", "12288", "--heads", "96", "--context", "2048",
      "--vocab", "51200", "--batch", "64"], ["--world-size", "64", "--tp", "8", "--pp", "8", "--pp-interleave", "3",
-     "--grad-accum", "64", "--recompute", "full", "--no-sequence-parallel"], 18.13, "Korthikanti et al. Table 5",
+     "--grad-accum", "64", "--recompute", "layer", "--no-sequence-parallel"], 18.13, "Korthikanti et al. Table 5",
      "materialized"),
     ("GPT 530B, tp 8 x pp 35 x 3", [GPT, "--layers", "105", "--dim", "20480", "--heads", "128", "--context", "2048",
      "--vocab", "51200", "--batch", "280"], ["--world-size", "280", "--tp", "8", "--pp", "35", "--pp-interleave", "3",
-     "--grad-accum", "280", "--recompute", "full", "--no-sequence-parallel"], 49.05, "Korthikanti et al. Table 5",
+     "--grad-accum", "280", "--recompute", "layer", "--no-sequence-parallel"], 49.05, "Korthikanti et al. Table 5",
      "materialized"),
     ("GPT 1T, tp 8 x pp 64", [GPT, "--layers", "128", "--dim", "25600", "--heads", "160", "--context", "2048",
      "--vocab", "51200", "--batch", "512"], ["--world-size", "512", "--tp", "8", "--pp", "64", "--grad-accum", "512",
-     "--recompute", "full", "--no-sequence-parallel"], 94.42, "Korthikanti et al. Table 5", "materialized"),
+     "--recompute", "layer", "--no-sequence-parallel"], 94.42, "Korthikanti et al. Table 5", "materialized"),
     ("Mixtral 8x7B, tp1 ep8 pp4x8, 64xH100", [LLAMA, "--layers", "32", "--dim", "4096", "--heads", "32", "--kv-heads",
      "8", "--ffn", "14336", "--context", "4096", "--vocab", "32000", "--batch", "256", "--theta", "1000000",
      "--experts", "8", "--top-k", "2", "--aux-coef", "0.01"],
      ["--world-size", "64", "--pp", "4", "--pp-interleave", "8", "--ep", "8", "--grad-accum", "16",
-      "--zero-stage", "1", "--recompute", "none", "--moe-max-tokens-per-expert", "1.25x"],
+      "--zero-stage", "1", "--recompute", "none", "--moe-max-tokens-per-expert", "1.25x", "--reduce-precision", "fp32"],
      megatron_moe_flops(256, 4096, 32, 4096, 32, 8, 14336, 2, 32000) / (468e12 * 64),
      "Megatron-Core MoE README: 468 TFLOPS/GPU", "flash", "dgx-h100"),
 ]
 
 # Figure 7 of Korthikanti et al.: activation memory of the 22B model relative to tensor parallelism
-# alone, per layer, from their formulas sbh(10 + 24/t + 5as/(ht)) and its variants.
-FIGURE7 = [("tensor parallel (baseline)", ["--no-sequence-parallel", "--recompute", "none"], 100.0),
-           ("+ sequence parallel", ["--recompute", "none"], 66.8),
-           ("+ selective recompute", ["--no-sequence-parallel", "--recompute", "selective"], 49.4),
-           ("+ both", ["--recompute", "selective"], 16.2),
-           ("full recompute", ["--no-sequence-parallel", "--recompute", "full"], 7.6),
-           ("full recompute + sequence parallel", ["--recompute", "full"], None)]
+# alone, per layer, from their formulas sbh(10 + 24/t + 5as/(ht)) and its variants; and the same
+# formulas without the attention scores' 5as/(ht) (what flash attention, zcc's, never stores):
+# sbh(10 + 24/t) the baseline, 34sbh/t with sequence parallelism, 2sbh (2sbh/t) kept by full.
+# Megatron's full recomputation is zcc's --recompute layer; zcc's full keeps two values a layer.
+FIGURE7 = [("tensor parallel (baseline)", ["--no-sequence-parallel", "--recompute", "none"], 100.0, 100.0),
+           ("+ sequence parallel", ["--recompute", "none"], 66.8, 32.7),
+           ("+ selective recompute", ["--no-sequence-parallel", "--recompute", "selective"], 49.4, 100.0),
+           ("+ both", ["--recompute", "selective"], 16.2, 32.7),
+           ("full recompute (layer)", ["--no-sequence-parallel", "--recompute", "layer"], 7.6, 15.4),
+           ("full recompute (layer) + seq. parallel", ["--recompute", "layer"], None, 1.9),
+           ("zcc's full (two values a layer)", ["--no-sequence-parallel", "--recompute", "full"], None, None)]
 
 
 def generate(args, path):
@@ -133,15 +159,16 @@ def main():
     generate([GPT, "--layers", "48", "--dim", "6144", "--heads", "64", "--context", "2048", "--vocab", "51200",
               "--batch", "8"], model)
     base = None
-    print(f"{'configuration':36} {'zcc bytes':>14} {'zcc %':>7} {'paper %':>8}")
-    for name, flags, paper in FIGURE7:
+    print(f"{'configuration':40} {'zcc bytes':>14} {'zcc %':>7} {'paper %':>8} {'no scores %':>12}")
+    for name, flags, paper, flash in FIGURE7:
         report = os.path.join(out, "fig7")
         subprocess.run([args.zcc, model, "--world-size", "8", "--tp", "8", "--precision", "bf16", "--verify-only",
                         "--report=json", "-o", report] + flags, check=True)
         with open(report + ".report.json") as f:
             peak = json.load(f)["activation_peak_bytes"]
         base = base or peak
-        print(f"{name:36} {peak:14d} {100 * peak / base:6.1f}% {'' if paper is None else f'{paper:7.1f}%'}")
+        print(f"{name:40} {peak:14d} {100 * peak / base:6.1f}% {'' if paper is None else f'{paper:7.1f}%':>8} "
+              f"{'' if flash is None else f'{flash:11.1f}%'}")
 
 
 if __name__ == "__main__":

@@ -418,6 +418,33 @@ def ZccZero : Pass<"zcc-zero", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::zc::ZcDialect"];
 }
 
+def ZccReducePrecision : Pass<"zcc-reduce-precision", "mlir::ModuleOp"> {
+  let summary = "Gradient reductions over the data-parallel ranks summed in fp32";
+  let description = [{
+    With `precision=fp32`, every `zc.all_reduce` and `zc.reduce_scatter` over the
+    `data` or `expert_data` axis whose input is bf16 (a gradient under
+    `--precision bf16`) reduces that input cast up to fp32, and its result is cast
+    back to bf16 where the gradient buffer or the optimizer reads it: FSDP2's
+    `reduce_dtype=torch.float32` (torchtitan's default) and Megatron-LM's fp32
+    gradient reduction. Twice the bytes on the wire; the sum of N ranks rounded
+    once. Tensor parallelism's reductions are left alone. `precision=bf16` (the
+    default) changes nothing.
+
+    ```mlir
+    %gs = zc.reduce_scatter avg %dw ranks 2 : tensor<4x3xbf16> -> tensor<6xbf16>
+    // becomes
+    %dw32 = zc.cast %dw : tensor<4x3xbf16> -> tensor<4x3xf32>
+    %gs32 = zc.reduce_scatter avg %dw32 ranks 2 : tensor<4x3xf32> -> tensor<6xf32>
+    %gs = zc.cast %gs32 : tensor<6xf32> -> tensor<6xbf16>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "What gradient reductions sum in: bf16 (the gradients' own) or fp32">,
+  ];
+  let dependentDialects = ["::mlir::zc::ZcDialect"];
+}
+
 def ZccGradClip : Pass<"zcc-grad-clip", "mlir::ModuleOp"> {
   let summary = "Global gradient-norm clipping in the update (clip_grad_norm_)";
   let description = [{
@@ -702,10 +729,25 @@ def ZccRecompute : Pass<"zcc-recompute", "mlir::ModuleOp"> {
       byte it frees (elementwise ops, normalizations, softmax; not matmuls or
       attention, O(K) per byte). A per-op cost, not a list of op names;
     * `op`: torchtitan's op-level selective checkpointing: selective's values
-      and every second matmul (in forward order) of each span between
-      checkpoints; attention and the other matmuls stay kept;
+      and every second matmul (in forward order) of each transformer layer
+      (`layer`'s checkpoints: torchtitan checkpoints each TransformerBlock, so
+      the residual after the attention is recomputed from the output
+      projection's output); attention, the other matmuls and the
+      tensor-parallel reductions' outputs (torchtitan saves its collectives')
+      stay kept;
     * `full`: everything but the checkpoints, the forward values alone in
-      flight where they are defined (each block's input, the residual stream);
+      flight where they are defined (each block's input, the residual stream:
+      a transformer layer's input and the residual after its attention), so a
+      span's last product (the attention's output projection, the MLP's down
+      projection), whose output the backward pass does not read, is not re-run;
+    * `layer`: everything but each transformer layer's input (Megatron-LM's
+      `--recompute-granularity full`, torchtitan's full activation
+      checkpointing): full's checkpoints less those that end a span with an
+      attention and start one without, and a tensor-parallel reduction of the
+      forward pass may run again. The whole layer re-runs in the backward pass,
+      its output projection and its tensor-parallel all-reduces (or
+      reduce-scatters) too: half full's kept bytes per layer for about 10% more
+      FLOPs of a transformer's step;
     * `auto`: the fewest recompute FLOPs whose arena fits `budget`, measured
       by running `evaluate-pipeline` (the rest of the pipeline) on a copy and
       planning its memory, among none, selective, full recomputation of the
@@ -723,7 +765,7 @@ def ZccRecompute : Pass<"zcc-recompute", "mlir::ModuleOp"> {
     op kind the values recomputed and kept and why) for the report.
   }];
   let options = [
-    Option<"policy", "policy", "std::string", "\"none\"", "none, selective, full or auto">,
+    Option<"policy", "policy", "std::string", "\"none\"", "none, selective, op, full, layer or auto">,
     Option<"flopsPerByte", "flops-per-byte", "double", "4.0", "selective: most FLOPs per freed byte">,
     Option<"budget", "budget", "int64_t", "0", "auto: arena bytes per rank to fit">,
     Option<"search", "search", "std::string", "\"auto\"",

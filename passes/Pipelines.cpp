@@ -91,8 +91,8 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
   else if (options.memoryBudget < 0)
     os << "--memory-budget must be positive, got " << options.memoryBudget;
   else if (options.recompute != "none" && options.recompute != "selective" && options.recompute != "op" &&
-           options.recompute != "full" && options.recompute != "auto")
-    os << "--recompute must be none, selective, op, full or auto, got " << options.recompute;
+           options.recompute != "full" && options.recompute != "layer" && options.recompute != "auto")
+    os << "--recompute must be none, selective, op, full, layer or auto, got " << options.recompute;
   else if (options.recompute == "auto" && options.memoryBudget <= 0)
     os << "--recompute auto chooses what fits --memory-budget: give one";
   else if (options.prefetch < 0)
@@ -102,6 +102,11 @@ std::string mlir::zc::checkPipelineOptions(const ZccPipelineOptions &options) {
           "whole weight";
   else if (options.precision != "fp32" && options.precision != "bf16")
     os << "--precision must be fp32 or bf16, got " << options.precision;
+  else if (options.reducePrecision != "fp32" && options.reducePrecision != "bf16")
+    os << "--reduce-precision must be fp32 or bf16, got " << options.reducePrecision;
+  else if (options.reducePrecision == "fp32" && options.zeroQuantizedGradients)
+    os << "--reduce-precision fp32 and --zero-quantized-gradients contradict each other: qgZ reduces int4 "
+          "gradients";
   else if (!options.report.empty() && options.report != "text" && options.report != "json")
     os << "--report is text or json, got " << options.report;
   else if (!options.optimizer.empty() && options.optimizer != "adamw" && options.optimizer != "sgd")
@@ -157,6 +162,9 @@ void addTrainingStatePasses(OpPassManager &pm, const ZccPipelineOptions &options
     pm.addPass(createZccDataParallel({dataRanks, options.gradAccum}));
   else
     pm.addPass(createZccZero({options.zeroStage, dataRanks, options.gradAccum, options.persistenceThreshold}));
+  // The bf16 gradients' reductions summed in fp32 (FSDP2's reduce_dtype, Megatron-LM's).
+  if (options.reducePrecision == "fp32" && dataRanks > 1)
+    pm.addPass(createZccReducePrecision({options.reducePrecision}));
   pm.addPass(createCSEPass());
   // The global gradient norm, and the clipped gradient the optimizers read.
   pm.addPass(createZccGradClip({options.gradClip, dataRanks, options.tensorParallel}));

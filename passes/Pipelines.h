@@ -84,6 +84,11 @@ struct ZccPipelineOptions : public PassPipelineOptions<ZccPipelineOptions> {
       llvm::cl::init("")};
   Option<std::string> precision{*this, "precision", llvm::cl::desc("fp32, or bf16 compute with fp32 master weights"),
                                 llvm::cl::init("fp32")};
+  Option<std::string> reducePrecision{
+      *this, "reduce-precision",
+      llvm::cl::desc("What gradient reductions over the data-parallel ranks sum in under --precision bf16: bf16 "
+                     "(the gradients' own) or fp32 (FSDP2's reduce_dtype=float32, Megatron-LM's: twice the bytes)"),
+      llvm::cl::init("bf16")};
   Option<double> bucketMb{*this, "bucket-mb",
                           llvm::cl::desc("Gradient bucket size in MiB (<0: from the cost model, 0: off)"),
                           llvm::cl::init(-1)};

@@ -47,7 +47,9 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       module.emitError("zcc-recompute: run zcc-autodiff first");
       return signalPassFailure();
     }
-    StepAnalysis analysis(step);
+    // Megatron's and torchtitan's checkpoints are a layer's input; zcc's own full and
+    // selective also keep the residual after the attention.
+    StepAnalysis analysis(step, /*layers=*/policy == "layer" || policy == "op", /*rerunReductions=*/policy == "layer");
     if (!analysis.valid() || policy == "none") {
       record(module, "none", "none", 0, 0, {});
       return;
@@ -58,6 +60,10 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
       plan = mixPlan(analysis, all, 0);
     } else if (policy == "full") {
       plan = mixPlan(analysis, all, analysis.blocks());
+    } else if (policy == "layer") {
+      plan = mixPlan(analysis, all, analysis.blocks());
+      plan.name = "layer (each layer's input kept, the layer re-run)";
+      plan.closure.rerunReductions = true;
     } else if (policy == "op") {
       plan = opPlan(analysis, all);
     } else if (policy == "auto") {
@@ -70,7 +76,7 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
         return signalPassFailure();
       plan = std::move(*found);
     } else {
-      module.emitError("zcc-recompute: policy must be none, selective, op, full or auto, got '") << policy << "'";
+      module.emitError("zcc-recompute: policy must be none, selective, op, full, layer or auto, got '") << policy << "'";
       return signalPassFailure();
     }
     // Why each value would be kept, judged before the rewrite moves the backward uses.
@@ -198,11 +204,13 @@ struct ZccRecomputePass : zc::impl::ZccRecomputeBase<ZccRecomputePass> {
 
   /// torchtitan's op-level selective checkpointing (`selective_ac_option = "op"`, its Llama
   /// default): the products' and attention's outputs are kept except every second product of
-  /// each block, counted in forward order, and everything else is recomputed. Here: selective's
-  /// cheap values, plus the even-numbered products of each span between checkpoints (a Llama
-  /// layer's two spans, q k v o then gate up down, recompute k, o and up: torchtitan's choice
-  /// counted over the whole layer). Their inputs are values a kept product's weight gradient
-  /// reads anyway; the recomputed products cost their forward FLOPs again in backward.
+  /// each block, counted in forward order, and everything else is recomputed. Here, over the
+  /// layers' spans (`analysis` has only the layers' inputs as checkpoints, as torchtitan wraps
+  /// each TransformerBlock): selective's cheap values, plus the even-numbered products of each
+  /// layer (torchtitan's separate q k v o gate up down recompute k, o and up; zcc's fused q/k/v
+  /// makes that o and up), and the residual after the attention recomputed from o's output.
+  /// Their inputs are values a kept product's weight gradient reads anyway; the recomputed
+  /// products cost their forward FLOPs again in backward.
   Plan opPlan(const StepAnalysis &analysis, ArrayRef<Candidate> all) const {
     Plan plan = mixPlan(analysis, all, 0);
     plan.name = "op (selective, and every second product of each span between checkpoints)";

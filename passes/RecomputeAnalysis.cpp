@@ -17,7 +17,8 @@
 using namespace mlir;
 using namespace mlir::zc;
 
-StepAnalysis::StepAnalysis(func::FuncOp step) : step(step) {
+StepAnalysis::StepAnalysis(func::FuncOp step, bool layers, bool rerunReductions)
+    : step(step), layers(layers), rerunReductions(rerunReductions) {
   for (Operation &op : step.getBody().front()) {
     if (auto c = dyn_cast<arith::ConstantOp>(op); c && c->hasAttr(kBackwardSeedAttr))
       seed = c;
@@ -42,6 +43,11 @@ bool StepAnalysis::recomputable(Operation *op) const {
   // than kept whole.
   if (auto gather = dyn_cast<AllGatherOp>(op); gather && gather.getAxis() == MeshAxis::tensor)
     return !isBackward(op);
+  // A row-parallel product's partial sums, reduced again where a whole layer re-runs (every rank
+  // of the tensor group clones the same reductions in the same order).
+  if (rerunReductions && isa<AllReduceOp, ReduceScatterOp>(op))
+    return !isBackward(op) && (isa<AllReduceOp>(op) ? cast<AllReduceOp>(op).getAxis()
+                                                    : cast<ReduceScatterOp>(op).getAxis()) == MeshAxis::tensor;
   return !isBackward(op) && isPure(op) && op->getNumResults() != 0 &&
          op->getName().getDialectNamespace() == ZcDialect::getDialectNamespace() && !isa<ParamRefOp>(op);
 }
@@ -114,12 +120,39 @@ const StepAnalysis::Checkpoints &StepAnalysis::found() const {
   for (auto [i, op] : llvm::enumerate(ops))
     if (llvm::any_of(op->getResults(), [&](Value r) { return kept.contains(r); }))
       checkpointCache->ops.push_back(static_cast<int64_t>(i));
+  if (layers)
+    keepLayerInputsOnly(seedIndex);
   return *checkpointCache;
+}
+
+void StepAnalysis::keepLayerInputsOnly(int64_t seedIndex) const {
+  // A transformer layer is two spans between checkpoints: one with the attention, then the MLP
+  // (or the experts) without. The residual between them is not a layer's input: drop each
+  // checkpoint that ends a span with an attention and starts one without (the last layer's
+  // output starts the head's span, which has none, but ends the MLP's: it stays).
+  std::vector<int64_t> &at = checkpointCache->ops;
+  auto hasAttention = [&](int64_t from, int64_t to) { // ops in (from, to]
+    for (int64_t i = from + 1; i <= to; ++i)
+      if (isa<CausalAttentionOp>(ops[i]))
+        return true;
+    return false;
+  };
+  std::vector<int64_t> layerInputs;
+  for (size_t k = 0; k < at.size(); ++k) {
+    const int64_t before = k == 0 ? -1 : at[k - 1], after = k + 1 < at.size() ? at[k + 1] : seedIndex - 1;
+    if (hasAttention(before, at[k]) && !hasAttention(at[k], after)) {
+      for (Value r : ops[at[k]]->getResults())
+        checkpointCache->values.erase(r);
+      continue;
+    }
+    layerInputs.push_back(at[k]);
+  }
+  at = std::move(layerInputs);
 }
 
 double mlir::zc::applyRecompute(func::FuncOp step, ArrayRef<Candidate> chosen, const Closure &closure,
                                 DenseSet<int64_t> *cloned) {
-  StepAnalysis a(step);
+  StepAnalysis a(step, /*layers=*/false, closure.rerunReductions);
   DenseMap<Operation *, int64_t> indexOf;
   for (auto [i, op] : llvm::enumerate(a.ops))
     indexOf[op] = static_cast<int64_t>(i);

@@ -30,7 +30,13 @@ struct Candidate {
 /// The step function's forward/backward split and its candidates.
 class StepAnalysis {
 public:
-  explicit StepAnalysis(func::FuncOp step);
+  /// `layers`: the checkpoints are the transformer layers' inputs only (Megatron-LM's
+  /// --recompute-granularity full, torchtitan's activation checkpointing of each
+  /// TransformerBlock: the residual after a layer's attention is recomputed, not kept).
+  /// `rerunReductions`: a tensor-parallel reduction of the forward pass may run again in
+  /// backward (the row-parallel products re-run with their all-reduce, as Megatron's
+  /// recomputed forward does; torchtitan's op-level policy saves the collectives' outputs).
+  StepAnalysis(func::FuncOp step, bool layers = false, bool rerunReductions = false);
 
   bool valid() const { return seed != nullptr; }
   bool isBackward(Operation *op) const { return !op->isBeforeInBlock(seed); }
@@ -68,6 +74,7 @@ public:
   int64_t blockOf(int64_t index) const;
 
   func::FuncOp step;
+  bool layers = false, rerunReductions = false;
   Operation *seed = nullptr; // the backward pass's first op
   std::vector<Operation *> ops;
 
@@ -78,6 +85,8 @@ private:
   };
   /// Found on first use (quadratic in the step's length; the rewrite does not need it).
   const Checkpoints &found() const;
+  /// `layers`: drops the checkpoints inside a layer (the residual after its attention).
+  void keepLayerInputsOnly(int64_t seedIndex) const;
   mutable std::optional<Checkpoints> checkpointCache;
 };
 
@@ -89,6 +98,7 @@ struct Closure {
   double flopsPerByte = std::numeric_limits<double>::infinity();
   DenseSet<int64_t> checkpointOps; // indices of ops whose results are kept
   DenseSet<int64_t> fullOps;       // recomputed whatever their cost (a mix's fully recomputed blocks)
+  bool rerunReductions = false;    // StepAnalysis's: tensor-parallel reductions recomputable
 };
 
 /// Recomputes the values `chosen` (and what `closure` adds; views follow) in `step`'s

@@ -2,6 +2,8 @@
 
 #include "sim/ClusterCost.h"
 
+#include "sim/EagerKernels.h"
+
 #include "passes/CostModel.h"
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
@@ -109,8 +111,14 @@ double ClusterCost::opSeconds(Operation *op) const {
     bool bf16 = isBf16(op->getOperand(0));
     return calls * overhead + flops / (cluster_.peakFlops(bf16) * cluster_.matmulCurve(bf16).at(perCall));
   }
-  if (isa<CausalAttentionOp, CausalAttentionGradOp>(op) && attention_ == AttentionKernel::Materialized)
-    return materializedAttentionSeconds(op);
+  // Eager PyTorch's kernels for what zcc runs as one (and the copies around its attention).
+  const std::vector<double> eager = rowKernels_ == RowKernels::Eager ? eagerKernelBytes(op) : std::vector<double>{};
+  const bool attention = isa<CausalAttentionOp, CausalAttentionGradOp>(op);
+  if (!eager.empty() && !attention)
+    return memoryKernelsSeconds(eager);
+  const double copies = attention ? memoryKernelsSeconds(eager) : 0;
+  if (attention && attention_ == AttentionKernel::Materialized)
+    return copies + materializedAttentionSeconds(op);
   if (isa<CausalAttentionOp, CausalAttentionGradOp>(op)) {
     bool forward = isa<CausalAttentionOp>(op);
     double peak = cluster_.peakFlops(isBf16(op->getOperand(forward ? 0 : 1)));
@@ -122,7 +130,7 @@ double ClusterCost::opSeconds(Operation *op) const {
     const int64_t heads = forward ? cast<CausalAttentionOp>(op).getNumHeads()
                                   : cast<CausalAttentionGradOp>(op).getNumHeads();
     const double pairs = double(tensorOf(op->getOperand(forward ? 0 : 1)).getDimSize(0)) * double(heads);
-    return overhead + flops / (peak * cluster_.attentionEfficiency(forward, flops / pairs));
+    return copies + overhead + flops / (peak * cluster_.attentionEfficiency(forward, flops / pairs));
   }
   double bytes;
   if (auto e = dyn_cast<EmbeddingOp>(op)) // reads the rows it writes, not the whole table
@@ -144,6 +152,14 @@ double ClusterCost::opSeconds(Operation *op) const {
   if (bytes <= 0)
     return 0;
   return overhead + bytes / (cluster_.memoryBytesPerSecond * cluster_.memoryEfficiency.at(bytes));
+}
+
+double ClusterCost::memoryKernelsSeconds(const std::vector<double> &bytes) const {
+  double seconds = 0;
+  for (double b : bytes) // a kernel over a row's statistics moves next to nothing: its launch counts
+    seconds += cluster_.kernelOverheadSeconds +
+               (b > 0 ? b / (cluster_.memoryBytesPerSecond * cluster_.memoryEfficiency.at(b)) : 0);
+  return seconds;
 }
 
 double ClusterCost::materializedAttentionSeconds(Operation *op) const {

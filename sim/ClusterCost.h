@@ -61,10 +61,16 @@ enum class Collective { AllGather, ReduceScatter, AllReduce, AllToAll, Send };
 /// batched matmuls each way. For comparing with runs of that software, not for zcc's own plans.
 enum class AttentionKernel { Flash, Materialized };
 
+/// How the row ops (norms, the rotary embedding, the gated MLP's activation) are priced: as zcc
+/// runs them, one kernel each, or as PyTorch eager runs a model's Python code (sim/EagerKernels.h),
+/// for comparing with runs of torchtitan without torch.compile. Not for zcc's own plans.
+enum class RowKernels { Fused, Eager };
+
 class ClusterCost {
 public:
-  ClusterCost(const Cluster &cluster, const Mesh &mesh, AttentionKernel attention = AttentionKernel::Flash)
-      : cluster_(cluster), mesh_(mesh), attention_(attention) {}
+  ClusterCost(const Cluster &cluster, const Mesh &mesh, AttentionKernel attention = AttentionKernel::Flash,
+              RowKernels rowKernels = RowKernels::Fused)
+      : cluster_(cluster), mesh_(mesh), attention_(attention), rowKernels_(rowKernels) {}
 
   /// Seconds of compute op `op` on one device; 0 for views and references.
   double opSeconds(mlir::Operation *op) const;
@@ -83,10 +89,13 @@ public:
 
 private:
   double materializedAttentionSeconds(mlir::Operation *op) const;
+  /// Seconds of kernels moving these bytes each (RowKernels::Eager's decompositions).
+  double memoryKernelsSeconds(const std::vector<double> &bytes) const;
 
   const Cluster &cluster_;
   Mesh mesh_;
   AttentionKernel attention_;
+  RowKernels rowKernels_;
 };
 
 /// The cluster's prices for the passes that read zcc's alpha-beta cost model (zcc-bucket's

@@ -144,7 +144,7 @@ double zcc::sim::activationLowerBound(const PlanChoice &c, const ModelFacts &fac
   // What W reads of B's: the products' but the grouped ones' (ModelFacts).
   const double deferredInputs = inputs - groupedInputs,
                deferredOutputs = outputs - facts.groupedOutputElements * perMicroBatch;
-  const bool full = c.recompute == "full", none = c.recompute == "none";
+  const bool full = c.recompute == "full" || c.recompute == "layer", none = c.recompute == "none";
   // One rank holds every block, and one micro-batch's activations of them all at once.
   if (c.pp == 1)
     return std::max(none ? inputs : 0.0, keptPerBlock * double(std::max<int64_t>(facts.blocks, 0)));
@@ -182,7 +182,7 @@ double zcc::sim::activationLowerBound(const PlanChoice &c, const ModelFacts &fac
 
 double zcc::sim::stepLowerBound(const PlanChoice &c, const ModelFacts &facts, double scale, const Cluster &cluster, bool bf16) {
   const double best = cluster.matmulCurve(bf16).best();
-  const double again = c.recompute == "full" ? 1 : 0, devices = double(c.tp * c.cp * c.pp * c.dp);
+  const double again = c.recompute == "full" || c.recompute == "layer" ? 1 : 0, devices = double(c.tp * c.cp * c.pp * c.dp);
   const double peak = cluster.peakFlops(bf16);
   double seconds = facts.forwardMatmulFlops * scale * (3 + again) / devices / (peak * best);
   // Flash attention: the forward (again where recomputed) and its gradient, 2.5 forwards' FLOPs.

@@ -324,7 +324,7 @@ SimResult zcc::sim::simulate(ArrayRef<ModuleOp> stages, const Cluster &cluster, 
   r.modelFlopsPerStep = request.modelFlopsPerStep;
   r.peakFlopsPerDevice = cluster.peakFlops(request.bf16);
   r.deviceMemoryBytes = cluster.memoryBytes;
-  const ClusterCost cost(cluster, request.mesh, request.attention);
+  const ClusterCost cost(cluster, request.mesh, request.attention, request.rowKernels);
   const int64_t p = request.mesh.pp, v = std::max<int64_t>(1, request.mesh.interleave), m = request.microBatches;
   const int64_t chunks = static_cast<int64_t>(stages.size());
   // The table the stages run (runtime/main/PipelineSchedule.h): the request's schedule (over

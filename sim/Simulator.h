@@ -72,6 +72,7 @@ struct SimRequest {
   double tokensPerStep = 0;
   bool trace = false;
   AttentionKernel attention = AttentionKernel::Flash;
+  RowKernels rowKernels = RowKernels::Fused;
 };
 
 struct StageResult {

@@ -24,6 +24,7 @@ struct SimulateFlags {
   int64_t interleave = 1;    // --pp-interleave
   std::string schedule;      // --pp-schedule (the stages of an interleaved one compile as 1F1B or zb-h1)
   bool materializedAttention = false; // --sim-attention materialized
+  bool eagerRowKernels = false;       // --sim-row-kernels eager
 };
 
 /// Runs `zcc --simulate` (the plan `pipeline` describes, on the cluster) or `zcc --plan auto`

@@ -178,8 +178,11 @@ struct DriverOptions {
   cl::opt<std::string> recompute{
       "recompute",
       cl::desc("Activations recomputed in backward: none, selective (cheap ops per FLOPs/byte), op (selective and "
-               "every second matmul of a block: torchtitan's op-level policy), full (all but block inputs), auto "
-               "(fewest FLOPs that fit --memory-budget)"),
+               "every second matmul of a block: torchtitan's op-level policy), full (all but the residual stream: each "
+               "layer's input and the residual after its attention), layer (all but each layer's input: the layer "
+               "re-run, its row-parallel products and tensor-parallel all-reduces too, as Megatron-LM's "
+               "--recompute-granularity full and torchtitan's full AC), auto (fewest FLOPs that fit "
+               "--memory-budget)"),
       cl::init("none"), cl::cat(category)};
   cl::opt<std::string> memoryBudget{
       "memory-budget",
@@ -247,6 +250,12 @@ struct DriverOptions {
       cl::value_desc("FILE"), cl::init(""), cl::cat(category)};
   cl::opt<std::string> precision{"precision", cl::desc("fp32, or bf16 compute with fp32 master weights and optimizer state"), cl::init("fp32"),
                                  cl::cat(category)};
+  cl::opt<std::string> reducePrecision{
+      "reduce-precision",
+      cl::desc("What the gradient reductions over the data-parallel ranks sum in under --precision bf16: bf16 (the "
+               "gradients' own) or fp32 (cast up, summed, cast back: FSDP2's reduce_dtype=float32, torchtitan's "
+               "default, and Megatron-LM's; twice the bytes on the wire)"),
+      cl::init("bf16"), cl::cat(category)};
   // The simulator and the planner (sim/, docs/simulator.md).
   cl::opt<std::string> cluster{
       "cluster",
@@ -268,6 +277,13 @@ struct DriverOptions {
                "(materialized: the whole score matrix in memory, softmax and dropout over it), to compare with runs "
                "of that software"),
       cl::init("flash"), cl::cat(category)};
+  cl::opt<std::string> simRowKernels{
+      "sim-row-kernels",
+      cl::desc("With --simulate: price the norms, the rotary embedding and the gated MLP's activation as zcc runs "
+               "them (fused, the default: one kernel each) or as PyTorch eager runs torchtitan's Llama code (eager: "
+               "each line of the module a kernel over the whole tensor, the norm in fp32, the keys and values "
+               "repeated for grouped-query attention), to compare with runs of that software"),
+      cl::init("fused"), cl::cat(category)};
   cl::opt<int64_t> ppInterleave{
       "pp-interleave",
       cl::desc("Chunks of layers (virtual pipeline stages) per pipeline rank, run by Megatron-LM's interleaved 1F1B "
@@ -457,6 +473,7 @@ int zcc::runZccMain(int argc, char **argv) {
   }
   pipeline.optimizer = options.optimizer;
   pipeline.precision = options.precision;
+  pipeline.reducePrecision = options.reducePrecision;
   pipeline.compression = options.compression;
   const bool planAuto = options.plan == "auto";
   if (!options.plan.empty() && !planAuto)
@@ -485,6 +502,8 @@ int zcc::runZccMain(int argc, char **argv) {
     problem = "--sim-trace writes --simulate's predicted step: add --simulate";
   if (problem.empty() && options.simAttention != "flash" && options.simAttention != "materialized")
     problem = "--sim-attention must be flash or materialized, got " + options.simAttention;
+  if (problem.empty() && options.simRowKernels != "fused" && options.simRowKernels != "eager")
+    problem = "--sim-row-kernels must be fused or eager, got " + options.simRowKernels;
   if (problem.empty() && options.globalBatch < 0)
     problem = "--global-batch must be positive, got " + std::to_string(options.globalBatch);
   if (problem.empty() && options.target != "cpu" && options.target != "cuda")
@@ -552,6 +571,7 @@ int zcc::runZccMain(int argc, char **argv) {
     flags.interleave = pipeline.pipelineChunks; // the flag's, or a plan file's
     flags.schedule = pipeline.pipelineSchedule;
     flags.materializedAttention = options.simAttention == "materialized";
+    flags.eagerRowKernels = options.simRowKernels == "eager";
     if (pipeline.report == "json")
       flags.jsonReport = options.output == "-" ? "-" : options.output + ".report.json";
     zc::ZccPipelineOptions simulated;

@@ -63,6 +63,7 @@ int simulateOne(ModuleOp model, const zc::ZccPipelineOptions &pipeline, const Cl
   request.tokensPerStep = tokens;
   request.trace = !flags.traceFile.empty();
   request.attention = flags.materializedAttention ? AttentionKernel::Materialized : AttentionKernel::Flash;
+  request.rowKernels = flags.eagerRowKernels ? RowKernels::Eager : RowKernels::Fused;
   SimResult result = simulate(compiled->stages, cluster, request);
   if (flags.jsonReport == "-") {
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{{"simulated", result.toJson()}}))

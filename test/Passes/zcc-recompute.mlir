@@ -96,7 +96,7 @@
 // Z3FULL-NOT: zc.gather_param
 // Z3FULL: return
 
-// BAD: policy must be none, selective, op, full or auto, got 'most'
+// BAD: policy must be none, selective, op, full, layer or auto, got 'most'
 
 zc.param @g0 : tensor<16xf32> = #zc.ones
 zc.param @b0 : tensor<16xf32> = #zc.zeros

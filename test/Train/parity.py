@@ -13,7 +13,7 @@ CONFIG: "np=N" plus optional ",tp=T", ",pp=P" (the device mesh: data parallelism
 ",sp=0" (zcc --no-sequence-parallel), ",ep=E" (zcc --ep: experts over E data-parallel ranks), ",maxtok=N"
 (zcc --moe-max-tokens-per-expert), ",cp=C" (zcc --cp: each sequence's tokens over C ranks), ",cpmode=ring|ulysses" (zcc --cp-mode),
 ",accum=K", ",zero=S", ",precision=bf16", ",persist=T",
-",recompute=selective|op|full", ",headchunk=SIZE" (zcc --head-chunk), ",offload=cpu|nvme" (zcc
+",recompute=selective|op|full|layer", ",reduce=fp32" (zcc --reduce-precision), ",headchunk=SIZE" (zcc --head-chunk), ",offload=cpu|nvme" (zcc
 --offload-optimizer; nvme: the store in the test's temporary directory), ",param=cpu|nvme" (zcc
 --offload-param), ",swapbuf=SIZE" (zcc
 --offload-buffer-size), ",act=cpu" (zcc --offload-activations), ",compression=NAME" (zcc --compression
@@ -71,6 +71,7 @@ def build(zcc, model, fields, work, cuda_link):
                    + (["--pp-schedule", fields["sched"]] if "sched" in fields else [])
                    + (["--pp-interleave", fields["interleave"]] if "interleave" in fields else [])
                    + (["--no-sequence-parallel"] if fields.get("sp") == "0" else [])
+                   + (["--reduce-precision", fields["reduce"]] if "reduce" in fields else [])
                    + (ZEROPP_FLAGS if "zeropp" in fields else [])
                    + (["--cp", fields["cp"]] if "cp" in fields else [])
                    + (["--ep", fields["ep"]] if "ep" in fields else [])

@@ -6,7 +6,10 @@
   - the 1F1B bubble shrinks with more micro-batches and with virtual stages;
   - materialized attention costs more than flash attention;
   - ZeRO++ (qwZ, hpZ, qgZ) exposes less data-parallel communication than ZeRO-3 across a slow
-    network (its hops priced on the node's and the network's links).
+    network (its hops priced on the node's and the network's links);
+  - eager PyTorch's row kernels (--sim-row-kernels eager) move the bytes of torchtitan's code;
+  - fp32 gradient reductions (--reduce-precision fp32) move twice the bf16 ones' bytes;
+  - a layer recomputed whole (--recompute layer) costs more than full's spans.
 usage: sim_properties.py ZCC SRC_ROOT FLAT_CLUSTER WORKDIR"""
 import json
 import os
@@ -91,3 +94,44 @@ zeropp = sim(gpt, slow, "--world-size", "16", "--zero-stage", "3", "--ranks-per-
 exposed = lambda r: r["breakdown_s"]["exposed_comm_data"]
 check("ZeRO++ exposes less communication across a slow network", exposed(zeropp) < 0.3 * exposed(zero3),
       f"{exposed(zero3) * 1e3:.1f} ms ZeRO-3, {exposed(zeropp) * 1e3:.1f} ms ZeRO++")
+
+# The peers' ways, priced (bench/published_runs_bench.py compiles runs of torchtitan and Megatron-LM
+# with them): eager PyTorch's row kernels (sim/EagerKernels.cpp: torchtitan's RMSNorm is 9x the
+# fused kernel's bytes, the SwiGLU's silu and mul 5/3x), gradients reduced in fp32 (twice the
+# reduce-scatters' bytes), and a layer recomputed whole (more than full's half-layer spans).
+def per_kind(model, cluster_path, *flags):
+    trace = os.path.join(work, "kinds.json")
+    subprocess.run([zcc, model, "--simulate", "--cluster", cluster_path, "--sim-trace", trace] + list(flags),
+                   check=True, capture_output=True)
+    kinds = {}
+    for e in json.load(open(trace))["traceEvents"]:
+        if e.get("ph") == "X" and e.get("pid") == 0:
+            name = e["name"].split(" ")[0]
+            kinds[name] = kinds.get(name, 0) + e["dur"]
+    return kinds
+
+
+llama = os.path.join(work, "llama.mlir")
+with open(llama, "w") as f:
+    subprocess.run([sys.executable, os.path.join(root, "examples", "gen_llama.py"), "--layers", "2", "--dim", "256",
+                    "--heads", "8", "--kv-heads", "2", "--ffn", "688", "--context", "128", "--vocab", "256",
+                    "--batch", "8"], check=True, stdout=f)
+rows = cluster("memory-bound", device__memory_bytes_per_s=1e11)
+fused = per_kind(llama, rows, "--precision", "bf16")
+eager = per_kind(llama, rows, "--precision", "bf16", "--sim-row-kernels", "eager")
+norm, swiglu = eager["zc.rmsnorm"] / fused["zc.rmsnorm"], eager["zc.swiglu"] / fused["zc.swiglu"]
+check("eager row kernels move what torchtitan's code moves", 8.5 < norm < 9.5 and 1.5 < swiglu < 1.8 and
+      eager["zc.matmul"] == fused["zc.matmul"], f"rmsnorm {norm:.2f}x, swiglu {swiglu:.2f}x the fused kernels' time")
+
+bf16_reduce = per_kind(gpt, flat, "--world-size", "8", "--zero-stage", "2", "--precision", "bf16")
+fp32_reduce = per_kind(gpt, flat, "--world-size", "8", "--zero-stage", "2", "--precision", "bf16",
+                       "--reduce-precision", "fp32")
+ratio = fp32_reduce["zc.reduce_scatter_start"] / bf16_reduce["zc.reduce_scatter_start"]
+check("fp32 gradient reductions move twice the bytes", 1.8 < ratio < 2.05 and "zc.cast" in fp32_reduce,
+      f"reduce-scatters {ratio:.2f}x the bf16 ones' time")
+
+full = sim(gpt, flat, "--world-size", "2", "--tp", "2", "--recompute", "full")
+layer = sim(gpt, flat, "--world-size", "2", "--tp", "2", "--recompute", "layer")
+check("a layer recomputed whole costs more than full", layer["breakdown_s"]["recompute"] >
+      1.2 * full["breakdown_s"]["recompute"], f"recompute {full['breakdown_s']['recompute'] * 1e3:.3f} ms full, "
+      f"{layer['breakdown_s']['recompute'] * 1e3:.3f} ms layer")
