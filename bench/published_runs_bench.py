@@ -54,32 +54,34 @@ def megatron_moe_flops(batch, seq, layers, hidden, heads, kv_heads, ffn, topk, v
         (1 + kv_heads / heads + seq / hidden) + ffn / hidden * topk * 1.5 + vocab / (2 * layers * hidden))
 
 
+def llama(layers, dim, heads, kv_heads, ffn, context, vocab, batch, theta):
+    """examples/gen_llama.py's arguments for a dense Llama of these shapes (batch: the global one)."""
+    return [LLAMA, "--layers", str(layers), "--dim", str(dim), "--heads", str(heads), "--kv-heads", str(kv_heads),
+            "--ffn", str(ffn), "--context", str(context), "--vocab", str(vocab), "--batch", str(batch),
+            "--theta", str(theta)]
+
+
+def torchtitan(recompute):
+    """A torchtitan run on 64 A100s as it ran: FSDP2 (ZeRO-3), its checkpointing, fp32 gradient
+    reduce-scatters (mixed_precision_reduce), eager PyTorch's row kernels (no torch.compile)."""
+    return ["--world-size", "64", "--zero-stage", "3", "--recompute", recompute, "--reduce-precision", "fp32",
+            "--sim-row-kernels", "eager"]
+
+
 # name, generator args, zcc args, published step seconds, source, attention as the peer ran it[, cluster]
 RUNS = [
-    ("Llama 3 8B, FSDP2 64xA100, SAC op", [LLAMA, "--layers", "32", "--dim", "4096", "--heads", "32", "--kv-heads", "8",
-     "--ffn", "14336", "--context", "8192", "--vocab", "128256", "--batch", "64", "--theta", "500000"],
-     ["--world-size", "64", "--zero-stage", "3", "--recompute", "op", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 8192 / 2973.0,
-     "torchtitan performance.md: 2,973 tokens/s/GPU", "flash"),
-    ("Llama 3 70B, FSDP2 64xA100, full AC", [LLAMA, "--layers", "80", "--dim", "8192", "--heads", "64", "--kv-heads", "8",
-     "--ffn", "28672", "--context", "8192", "--vocab", "128256", "--batch", "64", "--theta", "500000"],
-     ["--world-size", "64", "--zero-stage", "3", "--recompute", "layer", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 8192 / 331.0,
-     "torchtitan performance.md: 331 tokens/s/GPU", "flash"),
-    ("Llama 2 13B, FSDP2 64xA100, no AC", [LLAMA, "--layers", "40", "--dim", "5120", "--heads", "40", "--kv-heads", "40", "--ffn", "13824",
-     "--context", "4096", "--vocab", "32000", "--batch", "128", "--theta", "10000"],
-     ["--world-size", "64", "--zero-stage", "3", "--recompute", "none", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 2 * 4096 / 2162.0,
-     "torchtitan performance.md (Llama 2): 2,162 tokens/s/GPU", "flash"),
-    ("Llama 2 13B, FSDP2 64xA100, SAC op", [LLAMA, "--layers", "40", "--dim", "5120", "--heads", "40", "--kv-heads", "40", "--ffn", "13824",
-     "--context", "4096", "--vocab", "32000", "--batch", "128", "--theta", "10000"],
-     ["--world-size", "64", "--zero-stage", "3", "--recompute", "op", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 2 * 4096 / 1904.0,
-     "torchtitan performance.md (Llama 2): 1,904 tokens/s/GPU", "flash"),
-    ("Llama 2 70B, FSDP2 64xA100, full AC", [LLAMA, "--layers", "80", "--dim", "8192", "--heads", "64", "--kv-heads", "8", "--ffn", "28672",
-     "--context", "4096", "--vocab", "32000", "--batch", "128", "--theta", "10000"],
-     ["--world-size", "64", "--zero-stage", "3", "--recompute", "layer", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 2 * 4096 / 353.0,
-     "torchtitan performance.md (Llama 2): 353 tokens/s/GPU", "flash"),
-    ("Llama 2 70B, FSDP2 64xA100, SAC op, b1", [LLAMA, "--layers", "80", "--dim", "8192", "--heads", "64", "--kv-heads", "8", "--ffn", "28672",
-     "--context", "4096", "--vocab", "32000", "--batch", "64", "--theta", "10000"],
-     ["--world-size", "64", "--zero-stage", "3", "--recompute", "op", "--reduce-precision", "fp32", "--sim-row-kernels", "eager"], 4096 / 355.0,
-     "torchtitan performance.md (Llama 2): 355 tokens/s/GPU", "flash"),
+    ("Llama 3 8B, FSDP2 64xA100, SAC op", llama(32, 4096, 32, 8, 14336, 8192, 128256, 64, 500000),
+     torchtitan("op"), 8192 / 2973.0, "torchtitan performance.md: 2,973 tokens/s/GPU", "flash"),
+    ("Llama 3 70B, FSDP2 64xA100, full AC", llama(80, 8192, 64, 8, 28672, 8192, 128256, 64, 500000),
+     torchtitan("layer"), 8192 / 331.0, "torchtitan performance.md: 331 tokens/s/GPU", "flash"),
+    ("Llama 2 13B, FSDP2 64xA100, no AC", llama(40, 5120, 40, 40, 13824, 4096, 32000, 128, 10000),
+     torchtitan("none"), 2 * 4096 / 2162.0, "torchtitan performance.md (Llama 2): 2,162 tokens/s/GPU", "flash"),
+    ("Llama 2 13B, FSDP2 64xA100, SAC op", llama(40, 5120, 40, 40, 13824, 4096, 32000, 128, 10000),
+     torchtitan("op"), 2 * 4096 / 1904.0, "torchtitan performance.md (Llama 2): 1,904 tokens/s/GPU", "flash"),
+    ("Llama 2 70B, FSDP2 64xA100, full AC", llama(80, 8192, 64, 8, 28672, 4096, 32000, 128, 10000),
+     torchtitan("layer"), 2 * 4096 / 353.0, "torchtitan performance.md (Llama 2): 353 tokens/s/GPU", "flash"),
+    ("Llama 2 70B, FSDP2 64xA100, SAC op, b1", llama(80, 8192, 64, 8, 28672, 4096, 32000, 64, 10000),
+     torchtitan("op"), 4096 / 355.0, "torchtitan performance.md (Llama 2): 355 tokens/s/GPU", "flash"),
     ("GPT 22B, tp 8", [GPT, "--layers", "48", "--dim", "6144", "--heads", "64", "--context", "2048", "--vocab", "51200",
      "--batch", "4"], ["--world-size", "8", "--tp", "8", "--recompute", "layer", "--no-sequence-parallel"], 1.42,
      "Korthikanti et al. Table 5", "materialized"),
