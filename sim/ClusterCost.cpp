@@ -182,6 +182,10 @@ double ClusterCost::materializedAttentionSeconds(Operation *op) const {
   return cluster_.kernelOverheadSeconds * (forward ? 5 : 8) + seconds;
 }
 
+bool ClusterCost::collectivesTakeCompute() const {
+  return cluster_.sharedCores > 0 && std::min(mesh_.world(), cluster_.devicesPerNode) >= cluster_.sharedCores;
+}
+
 bool ClusterCost::crossesNodes(MeshAxis axis, int64_t ranks) const {
   return ranks * mesh_.stride(axis) > cluster_.devicesPerNode;
 }

@@ -80,6 +80,12 @@ public:
   double collectiveSeconds(Collective kind, mlir::zc::MeshAxis axis, int64_t ranks, double bytes) const;
   /// The link a group of `axis` crosses ("nvlink" or "network").
   bool crossesNodes(mlir::zc::MeshAxis axis, int64_t ranks) const;
+  /// Whether a rank's collectives take the core its compute runs on: CPU ranks (one compute
+  /// thread each) at least as many as the node's cores leave the runtime's communication thread
+  /// no core of its own, so a collective overlapped with compute delays that compute as long as
+  /// it runs (issue 40's note: ZeRO-2's reduce-scatters overlapped with the backward measured as
+  /// slow as ZeRO-1's left exposed in the update). GPUs (no shared cores) never do.
+  bool collectivesTakeCompute() const;
 
   /// FLOPs op `op` performs (flash attention: the causal half), the ones its time is priced on.
   static double opFlops(mlir::Operation *op);

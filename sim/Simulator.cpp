@@ -216,9 +216,9 @@ FunctionTime timeFunction(func::FuncOp fn, const ClusterCost &cost, bool isUpdat
       double begin = std::max(stream, clock);
       stream = begin + seconds;
       span(&op, 1, begin, stream, c->bytes);
-      if (c->async) {
+      if (c->async && !cost.collectivesTakeCompute()) {
         finish[op.getResult(0)] = {stream, c->axis};
-      } else { // the compute thread waits for the stream and the call
+      } else { // the compute thread waits for the stream and the call (or shares its core with them)
         expose(c->axis, stream - clock);
         clock = stream;
       }

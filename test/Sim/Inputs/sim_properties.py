@@ -9,7 +9,8 @@
     network (its hops priced on the node's and the network's links);
   - eager PyTorch's row kernels (--sim-row-kernels eager) move the bytes of torchtitan's code;
   - fp32 gradient reductions (--reduce-precision fp32) move twice the bf16 ones' bytes;
-  - a layer recomputed whole (--recompute layer) costs more than full's spans.
+  - a layer recomputed whole (--recompute layer) costs more than full's spans;
+  - where CPU ranks fill the node's cores, overlapped collectives delay the compute.
 usage: sim_properties.py ZCC SRC_ROOT FLAT_CLUSTER WORKDIR"""
 import json
 import os
@@ -135,3 +136,20 @@ layer = sim(gpt, flat, "--world-size", "2", "--tp", "2", "--recompute", "layer")
 check("a layer recomputed whole costs more than full", layer["breakdown_s"]["recompute"] >
       1.2 * full["breakdown_s"]["recompute"], f"recompute {full['breakdown_s']['recompute'] * 1e3:.3f} ms full, "
       f"{layer['breakdown_s']['recompute'] * 1e3:.3f} ms layer")
+
+# Ranks that fill the node's cores: the communication thread has no core of its own, so ZeRO-2's
+# reduce-scatters, overlapped with the backward where the node has a spare core, delay the
+# compute as long as they run (each rank's compute thread shares its core with them).
+slow_links = dict(links__intra_node__bytes_per_s=1e8)
+zero2 = ("--world-size", "2", "--zero-stage", "2")
+spare = sim(gpt, cluster("spare-core", node__cores=3, **slow_links), *zero2)
+filled = sim(gpt, cluster("filled-cores", node__cores=2, **slow_links), *zero2)
+gpu = sim(gpt, cluster("no-shared-cores", **slow_links), *zero2)
+collectives = per_kind(gpt, cluster("filled-cores", node__cores=2, **slow_links), *zero2)
+reduce_scatter = collectives.get("zc.reduce_scatter_start", 0) * 1e-6
+exposed = lambda r: r["breakdown_s"]["exposed_comm_data"]
+check("collectives delay the compute where ranks fill the cores", spare["step_s"] == gpu["step_s"] and
+      exposed(filled) >= exposed(spare) + 0.9 * reduce_scatter - 1e-9 and
+      abs(filled["step_s"] - sum(filled["breakdown_s"].values())) < 1e-3 * filled["step_s"],
+      f"exposed data-parallel comm {exposed(spare) * 1e3:.3f} ms with a spare core, {exposed(filled) * 1e3:.3f} ms "
+      f"without (reduce-scatters {reduce_scatter * 1e3:.3f} ms)")
